@@ -1,0 +1,1 @@
+/* record.c: placeholder until implemented */

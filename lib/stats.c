@@ -1,0 +1,1 @@
+/* stats.c: placeholder until implemented */

@@ -1,0 +1,1 @@
+/* sum.c: placeholder until implemented */

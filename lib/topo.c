@@ -1,0 +1,1 @@
+/* topo.c: placeholder until implemented */

@@ -1,0 +1,67 @@
+# tests/lib.sh: sourced by every *.sh test.  Provides the configured paths,
+# a launcher that always runs under a timeout, and small assertions.
+# A hang is a failure: timeout exits 124 (or 137 after -k), never 0.
+set -u
+. "${BB_TEST_ENV:?run through make check (BB_TEST_ENV unset)}"
+B="$abs_top_builddir"
+S="$abs_top_srcdir"
+BB_TIMEOUT="${BB_TIMEOUT:-120}"
+# Hydra honours MPIEXEC_TIMEOUT as well; keep it just inside our own timeout.
+MPIEXEC_TIMEOUT="${MPIEXEC_TIMEOUT:-$((BB_TIMEOUT - 5))}"
+export MPIEXEC_TIMEOUT
+bb_failures=0
+bb_checks=0
+BB_TMP=$(mktemp -d "${TMPDIR:-/tmp}/bbtest.XXXXXX")
+trap 'rm -rf "$BB_TMP"' EXIT
+
+# bb_mpirun NP CMD...: run CMD on NP ranks under a timeout.
+bb_mpirun() {
+    np=$1; shift
+    timeout -k 5 "$BB_TIMEOUT" $MPIEXEC -n "$np" "$@"
+}
+
+# bb_serial CMD...: a singleton launch (no mpiexec) under a timeout.
+bb_serial() {
+    timeout -k 5 "$BB_TIMEOUT" "$@"
+}
+
+# bb_expect_rc WANT GOT WHAT: record one check.
+bb_expect_rc() {
+    bb_checks=$((bb_checks + 1))
+    if [ "$2" -ne "$1" ]; then
+        echo "FAIL: $3: exit $2, expected $1" >&2
+        bb_failures=$((bb_failures + 1))
+    else
+        echo "ok: $3 (exit $2)"
+    fi
+}
+
+# bb_expect_grep PATTERN FILE WHAT
+bb_expect_grep() {
+    bb_checks=$((bb_checks + 1))
+    if grep -q -e "$1" "$2"; then
+        echo "ok: $3"
+    else
+        echo "FAIL: $3: /$1/ not in $2:" >&2
+        sed 's/^/    /' "$2" >&2
+        bb_failures=$((bb_failures + 1))
+    fi
+}
+
+# bb_expect_true WHAT CMD...: CMD must exit 0.
+bb_expect_true() {
+    what=$1; shift
+    bb_checks=$((bb_checks + 1))
+    if "$@"; then
+        echo "ok: $what"
+    else
+        echo "FAIL: $what" >&2
+        bb_failures=$((bb_failures + 1))
+    fi
+}
+
+# bb_finish: exit status of the test script (1 if any check failed or none ran).
+bb_finish() {
+    echo "$bb_checks checks, $bb_failures failed"
+    [ "$bb_checks" -gt 0 ] && [ "$bb_failures" -eq 0 ]
+}

@@ -403,6 +403,68 @@ int64_t bb_rss_peak_bytes(void);
 /* Local.  Current RSS in bytes (/proc/self/statm), or -1. */
 int64_t bb_rss_current_bytes(void);
 
+/* ------------------------------------------------------------------------ */
+/* Benchmark harness (harness.c): what every executable shares              */
+/* ------------------------------------------------------------------------ */
+
+/* One executable's run: MPI, the world, the record, the output path.
+ * Only rank 0 prints; the harness prints nothing on other ranks. */
+typedef struct bb_bench bb_bench_t;
+
+/* Initializes MPI (MPI_Init_thread, MPI_THREAD_FUNNELED requested), binds
+ * MPI_COMM_WORLD and creates the record for benchmark ("sum", ...).  name is
+ * the program name used in messages ("bbench-sum").  Failure here is fatal:
+ * message on stderr and exit 3. */
+bb_bench_t *bb_bench_init(int *argc, char ***argv, const char *name,
+                          const char *benchmark);
+
+bb_world_t *bb_bench_world(bb_bench_t *bench);
+int bb_bench_rank(const bb_bench_t *bench);
+int bb_bench_size(const bb_bench_t *bench);
+MPI_Comm bb_bench_comm(const bb_bench_t *bench);
+bb_record_t *bb_bench_record(bb_bench_t *bench);
+const bb_topology_info_t *bb_bench_topology(const bb_bench_t *bench);
+
+/* Usage error: rank 0 prints "NAME: message" and "Try 'NAME --help'." on
+ * stderr; every rank finalizes MPI and exits 2.  Call it on every rank
+ * (each rank parses the same argv, so each finds the same error). */
+void bb_bench_usage(bb_bench_t *bench, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
+
+/* Rank 0 prints text to stdout, every rank finalizes and exits 0 (--help,
+ * --version). */
+void bb_bench_exit_text(bb_bench_t *bench, const char *text)
+    __attribute__((noreturn));
+
+/* Fatal error (MPI error, poisoned phase): this rank prints the message on
+ * stderr and calls MPI_Abort(MPI_COMM_WORLD, 3).  No record is written. */
+void bb_bench_fatal(bb_bench_t *bench, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
+
+/* Collective.  Remember path (may be NULL: no record file) and have rank 0
+ * check, before any measurement, that a record can be written there; every
+ * rank learns the answer and a bad path is a usage error (exit 2). */
+void bb_bench_set_output(bb_bench_t *bench, const char *path);
+
+/* Collective.  Capture provenance and topology into the record and print
+ * the header lines on rank 0 (ranks, hosts, cores, oversubscription). */
+void bb_bench_capture(bb_bench_t *bench);
+
+/* Collective.  The number of repetitions per sample that fits budget_s,
+ * from the rank maximum of one call's time; identical on every rank,
+ * clamped to [1, max_reps]. */
+int64_t bb_bench_reps_for_budget(bb_bench_t *bench, double call_s,
+                                 double budget_s, int64_t max_reps);
+
+/* Rank 0 prints a progress line on stderr (long sweeps). */
+void bb_bench_progress(bb_bench_t *bench, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Collective.  Writes the record (rank 0, atomically, if an output path was
+ * set), frees everything, finalizes MPI and returns exit_code for main().
+ * A write failure turns the exit code into 1 with a message. */
+int bb_bench_finish(bb_bench_t *bench, int exit_code);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,1 @@
+/* harness.c: placeholder until implemented */

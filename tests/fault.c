@@ -1,0 +1,116 @@
+/* fault.c: a PMPI interposer for fault-injection tests (never installed).
+ *
+ * Preloaded with LD_PRELOAD.  BB_FAULT=NAME:N[,NAME:N...] makes the N-th call
+ * (1-based) of MPI function NAME fail with MPI_ERR_OTHER, without calling the
+ * real function, on the world ranks listed in BB_FAULT_RANK (comma list;
+ * default: every rank).  Calls with no fault pass straight to PMPI_. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { F_IALLREDUCE, F_ALLREDUCE, F_TEST, F_WAIT, F_ISEND, F_IRECV, F_ALLTOALLW, F_N };
+static const char *const fault_names[F_N] = {
+    "MPI_Iallreduce", "MPI_Allreduce", "MPI_Test", "MPI_Wait",
+    "MPI_Isend", "MPI_Irecv", "MPI_Alltoallw"
+};
+static long fault_at[F_N];    /* 0: never */
+static long fault_calls[F_N];
+static int fault_ready;
+
+static int rank_selected(void)
+{
+    const char *ranks = getenv("BB_FAULT_RANK");
+    int me = 0;
+    if (ranks == NULL || *ranks == '\0')
+        return 1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &me);
+    for (const char *p = ranks; *p;) {
+        char *end;
+        long r = strtol(p, &end, 10);
+        if (end == p)
+            return 0;
+        if (r == me)
+            return 1;
+        p = (*end == ',') ? end + 1 : end;
+    }
+    return 0;
+}
+
+static void fault_setup(void)
+{
+    fault_ready = 1;
+    const char *spec = getenv("BB_FAULT");
+    if (spec == NULL || !rank_selected())
+        return;
+    char *copy = strdup(spec);
+    for (char *item = strtok(copy, ","); item; item = strtok(NULL, ",")) {
+        char *colon = strchr(item, ':');
+        long n = 1;
+        if (colon) {
+            *colon = '\0';
+            n = strtol(colon + 1, NULL, 10);
+        }
+        for (int i = 0; i < F_N; i++)
+            if (strcmp(item, fault_names[i]) == 0)
+                fault_at[i] = n;
+    }
+    free(copy);
+}
+
+/* 1 if this call of function f must fail. */
+static int fault_hit(int f)
+{
+    if (!fault_ready)
+        fault_setup();
+    fault_calls[f]++;
+    if (fault_at[f] > 0 && fault_calls[f] == fault_at[f]) {
+        fprintf(stderr, "bbfault: injecting failure into %s call %ld\n",
+                fault_names[f], fault_calls[f]);
+        return 1;
+    }
+    return 0;
+}
+
+int MPI_Iallreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op,
+                   MPI_Comm c, MPI_Request *req)
+{
+    return fault_hit(F_IALLREDUCE) ? MPI_ERR_OTHER
+                                   : PMPI_Iallreduce(s, r, n, t, op, c, req);
+}
+
+int MPI_Allreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op,
+                  MPI_Comm c)
+{
+    return fault_hit(F_ALLREDUCE) ? MPI_ERR_OTHER : PMPI_Allreduce(s, r, n, t, op, c);
+}
+
+int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
+{
+    return fault_hit(F_TEST) ? MPI_ERR_OTHER : PMPI_Test(req, flag, st);
+}
+
+int MPI_Wait(MPI_Request *req, MPI_Status *st)
+{
+    return fault_hit(F_WAIT) ? MPI_ERR_OTHER : PMPI_Wait(req, st);
+}
+
+int MPI_Isend(const void *b, int n, MPI_Datatype t, int dest, int tag,
+              MPI_Comm c, MPI_Request *req)
+{
+    return fault_hit(F_ISEND) ? MPI_ERR_OTHER : PMPI_Isend(b, n, t, dest, tag, c, req);
+}
+
+int MPI_Irecv(void *b, int n, MPI_Datatype t, int src, int tag, MPI_Comm c,
+              MPI_Request *req)
+{
+    return fault_hit(F_IRECV) ? MPI_ERR_OTHER : PMPI_Irecv(b, n, t, src, tag, c, req);
+}
+
+int MPI_Alltoallw(const void *sb, const int sc[], const int sd[],
+                  const MPI_Datatype st[], void *rb, const int rc[],
+                  const int rd[], const MPI_Datatype rt[], MPI_Comm c)
+{
+    return fault_hit(F_ALLTOALLW) ? MPI_ERR_OTHER
+                                  : PMPI_Alltoallw(sb, sc, sd, st, rb, rc, rd, rt, c);
+}

@@ -231,7 +231,8 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
 
 /* Local.  The sequence the next call will present. */
 int64_t bb_sum_phase_sequence(const bb_sum_phase_t *phase);
-/* Local.  Counted bytes the phase holds now (0 between calls). */
+/* Local.  Counted bytes the phase holds now: the 144 control bytes
+ * between calls, 144 + 16*count during one. */
 int64_t bb_sum_phase_tracked_live(const bb_sum_phase_t *phase);
 int bb_sum_phase_poisoned(const bb_sum_phase_t *phase);
 
@@ -249,6 +250,246 @@ bb_status_t bb_sum_phase_destroy(bb_sum_phase_t *phase);
 /* Bounded transfer phase (transfer.c)                                      */
 /* ------------------------------------------------------------------------ */
 /* (declared with issue 3) */
+
+/* A W=1 byte transport from one source rank to one destination rank of the
+ * world, on a duplicate of the world communicator (payload tag 0, receipt
+ * tag 1).  Every rank of the world takes part in every agreement, including
+ * ranks that hold no data.  One ticket at a time. */
+
+/* Agreement array layout: int64[9], reduced MIN then MAX. */
+enum {
+    BB_TRANSFER_SEQUENCE = 0, BB_TRANSFER_PHASE_ID, BB_TRANSFER_EPOCH,
+    BB_TRANSFER_SOURCE, BB_TRANSFER_DESTINATION, BB_TRANSFER_NBYTES,
+    BB_TRANSFER_CAP, BB_TRANSFER_BATCHES, BB_TRANSFER_STATUS,
+    BB_TRANSFER_FIELDS
+};
+/* Counted control storage per rank: three 72-byte agreement arrays and the
+ * 16-byte receipt [ticket sequence, status code]. */
+#define BB_TRANSFER_CONTROL_BYTES (3 * BB_TRANSFER_FIELDS * 8)
+#define BB_TRANSFER_RECEIPT_BYTES 16
+#define BB_TRANSFER_CENSUS_BYTES \
+    (BB_TRANSFER_CONTROL_BYTES + BB_TRANSFER_RECEIPT_BYTES)  /* 232 */
+#define BB_TRANSFER_TAG_PAYLOAD 0
+#define BB_TRANSFER_TAG_RECEIPT 1
+
+/* Packed status word: 0 success, else 8*rank + stage (stage 1..4). */
+#define BB_TRANSFER_CODE(rank, stage) (8 * (int64_t)(rank) + (int64_t)(stage))
+
+typedef struct bb_transfer_phase bb_transfer_phase_t;
+
+/* A ticket is a small handle in caller storage; the phase owns the ticket's
+ * state (buffers, requests), so dropping the handle loses nothing.  A handle
+ * is valid for exactly one begin; once finished (or from a failed begin)
+ * every call on it gives BB_ERR_STATE. */
+typedef struct bb_transfer_ticket {
+    bb_transfer_phase_t *phase;
+    int64_t generation;   /* 0: never live */
+} bb_transfer_ticket_t;
+
+/* The source's payload.  Called on the source rank only. */
+typedef struct bb_transfer_provider {
+    /* Local, MPI-free.  Sets *data_out to *len_out bytes owned by the
+     * provider (NULL with length 0 is allowed).  Nonzero return: provider
+     * failure, a local preflight refusal.  The phase copies the bytes into
+     * its own buffer. */
+    int (*prepare)(void *arg, const void **data_out, int64_t *len_out);
+    /* Called exactly once for every non-NULL array prepare produced, right
+     * after the copy (success and refusal alike).  May be NULL. */
+    void (*release)(void *arg, const void *data);
+    void *arg;
+} bb_transfer_provider_t;
+
+/* The destination's consumer.  Called on the destination rank only, after
+ * payload completion and the status agreement, with a read-only view of the
+ * nbytes received.  Nonzero return: consumer failure (a consumer refusal).
+ * *value_out (may be left NULL) stays private until the terminal agreement;
+ * it is handed to the caller on success and given to discard (if not NULL)
+ * when the ticket is refused after all. */
+typedef struct bb_transfer_consumer {
+    int (*consume)(void *arg, const void *data, int64_t nbytes,
+                   void **value_out);
+    void (*discard)(void *arg, void *value);
+    void *arg;
+} bb_transfer_consumer_t;
+
+/* One compute batch for run(): MPI-free, finite, independent of the payload.
+ * Nonzero return: compute failure; no later batch of this rank runs.
+ * batch NULL means empty batches (the progress polls still happen). */
+typedef struct bb_transfer_compute {
+    int (*batch)(void *arg, int64_t index);
+    void *arg;
+} bb_transfer_compute_t;
+
+typedef struct bb_transfer_contract {
+    int64_t phase_id;     /* >= 0, common to all ranks */
+    int64_t epoch;        /* >= 0 */
+    int64_t source;       /* world rank that prepares */
+    int64_t destination;  /* world rank that consumes (may equal source) */
+    int64_t nbytes;       /* 0 <= nbytes <= max_bytes */
+    int64_t max_bytes;    /* cap on each payload buffer, <= INT32_MAX */
+    int64_t batches;      /* >= 0: compute batches (run) or the caller's
+                             declared batches (ticket API) */
+} bb_transfer_contract_t;
+
+/* finish()'s local_error: anything other than these two is invalid and is
+ * turned into a compute refusal (never a rank-local error). */
+enum { BB_TRANSFER_LOCAL_OK = 0, BB_TRANSFER_LOCAL_FAILED = 1 };
+
+/* Why this rank failed locally (never sent: only the packed code is). */
+typedef enum bb_transfer_local {
+    BB_TRANSFER_CAUSE_NONE = 0,
+    BB_TRANSFER_CAUSE_CONTRACT,    /* negative or out-of-range field */
+    BB_TRANSFER_CAUSE_OVER_CAP,    /* nbytes > max_bytes */
+    BB_TRANSFER_CAUSE_PROVIDER,    /* prepare returned nonzero */
+    BB_TRANSFER_CAUSE_LENGTH,      /* prepare's length is not nbytes */
+    BB_TRANSFER_CAUSE_NOMEM,       /* payload buffer allocation failed */
+    BB_TRANSFER_CAUSE_COMPUTE,     /* a compute batch or local_error failed */
+    BB_TRANSFER_CAUSE_INVALID_ERROR, /* local_error was not 0 or 1 */
+    BB_TRANSFER_CAUSE_CONSUMER,    /* consume failed or was missing */
+    BB_TRANSFER_CAUSE_RECEIPT,     /* source: unexpected receipt */
+    BB_TRANSFER_CAUSE_MPI          /* an MPI call failed here (fatal) */
+} bb_transfer_local_t;
+
+/* This rank's part in a ticket. */
+typedef enum bb_transfer_role {
+    BB_TRANSFER_ROLE_NONE = 0,    /* no data: agreements only */
+    BB_TRANSFER_ROLE_SOURCE,
+    BB_TRANSFER_ROLE_DESTINATION,
+    BB_TRANSFER_ROLE_SAME_RANK    /* source == destination: one local copy */
+} bb_transfer_role_t;
+
+/* Local metrics of one ticket (this rank only; no telemetry collective).
+ * Times are seconds.  A negative time or count means "not measured by the
+ * phase" (the ticket API leaves compute to the caller). */
+typedef struct bb_transfer_metrics {
+    bb_status_t status;       /* BB_OK, BB_REFUSED, BB_ERR_MPI, ... */
+    int64_t sequence;         /* the sequence this rank presented */
+    int64_t phase_id, epoch, source, destination, nbytes, batches;
+    int rank, ranks;
+    bb_transfer_role_t role;
+    int first_call;           /* 1: the phase's first ticket */
+    double prepare_s;         /* validation, allocation, prepare and copy */
+    double admission_s;       /* the MIN and MAX preflight Allreduces */
+    double post_s;            /* posting (plus any test post delay) */
+    double compute_s;         /* run(): sum of batch callbacks; ticket: -1 */
+    double progress_s;        /* cumulative progress polls */
+    double payload_wait_s;    /* completing the payload request(s) */
+    double status_agreement_s;/* the status MAX agreement */
+    double consumer_s;        /* the consume callback (destination) */
+    double receipt_wait_s;    /* sending or receiving the receipt */
+    double terminal_agreement_s; /* the terminal MAX agreement */
+    double total_s;           /* begin through finish, inclusive of all */
+    int64_t batches_executed; /* run(): batch callbacks run; ticket: -1 */
+    int64_t polls;            /* progress polls (MPI_Test or none) */
+    int completed_during_batches; /* 1: a poll saw the local payload
+                                     complete; 0: not; -1: this rank posts
+                                     no payload request */
+    int64_t payload_bytes;    /* bytes this rank sent or received (nbytes
+                                 on data ranks once admitted, else 0) */
+    int64_t tracked_bytes;    /* peak counted bytes: 232 + owned payload */
+    int max_inflight;         /* peak live requests (<= 2 src, <= 1 dst) */
+    int requests_posted;      /* point-to-point requests posted */
+    int64_t code;             /* the agreed status word (0: success) */
+    bb_transfer_local_t local_cause;
+    bb_refusal_t refusal;     /* stage NONE on success; TRANSPORT (this
+                                 rank, local) on an MPI error */
+} bb_transfer_metrics_t;
+
+/* Collective over the world: duplicates its communicator once
+ * (MPI_ERRORS_RETURN on the duplicate).  Failure is a setup failure.
+ * Caller owns *phase_out (bb_transfer_phase_close). */
+bb_status_t bb_transfer_phase_create(bb_world_t *world,
+                                     bb_transfer_phase_t **phase_out);
+
+/* Collective.  Frees the duplicate and the phase.  Refused locally, before
+ * any MPI call, while a ticket is live (BB_ERR_STATE) or the phase is
+ * poisoned (BB_ERR_POISONED; the phase stays retained). */
+bb_status_t bb_transfer_phase_close(bb_transfer_phase_t *phase);
+
+/* Collective.  Preflight (prepare on the source, validation and buffers on
+ * data ranks), the nine-field MIN/MAX agreement, then posting: source
+ * receipt Irecv + payload Isend, destination payload Irecv, same rank one
+ * local copy, other ranks nothing.  BB_OK: *ticket_out is live.
+ * BB_REFUSED: preflight or contract refusal on every rank, nothing posted,
+ * sequence consumed.  BB_ERR_MPI: poisoned.  Thread, reentry and state
+ * misuse (a live ticket) return before any MPI call.  *ticket_out and
+ * metrics_out (may be NULL) are written on every return. */
+bb_status_t bb_transfer_phase_begin(bb_transfer_phase_t *phase,
+                                    const bb_transfer_provider_t *provider,
+                                    const bb_transfer_contract_t *contract,
+                                    bb_transfer_ticket_t *ticket_out,
+                                    bb_transfer_metrics_t *metrics_out);
+
+/* Local.  One poll: MPI_Test on this rank's payload request (none on
+ * inactive and same-rank ranks).  *complete_out (may be NULL) is 1 once the
+ * local payload is complete.  BB_ERR_STATE for a finished ticket. */
+bb_status_t bb_transfer_ticket_progress(bb_transfer_ticket_t *ticket,
+                                        int *complete_out);
+
+/* Collective.  Completes the payload, status MAX agreement (compute failure
+ * anywhere skips consumption everywhere), destination consumes or records
+ * refusal and sends the receipt, source validates it, terminal MAX
+ * agreement; then publishes or refuses and retires the ticket.
+ * local_error: BB_TRANSFER_LOCAL_OK or _FAILED (compute failed here).
+ * BB_OK: on the destination *value_out is the consumer's value (caller
+ * owns it); elsewhere NULL.  BB_REFUSED: compute, consumer or receipt
+ * refusal, identical on every rank.  value_out and metrics_out may be
+ * NULL; metrics are written on every return. */
+bb_status_t bb_transfer_ticket_finish(bb_transfer_ticket_t *ticket,
+                                      const bb_transfer_consumer_t *consumer,
+                                      int local_error, void **value_out,
+                                      bb_transfer_metrics_t *metrics_out);
+
+/* Collective.  begin, then contract->batches compute batches with one
+ * progress poll after each successful batch, then finish. */
+bb_status_t bb_transfer_phase_run(bb_transfer_phase_t *phase,
+                                  const bb_transfer_provider_t *provider,
+                                  const bb_transfer_consumer_t *consumer,
+                                  const bb_transfer_compute_t *compute,
+                                  const bb_transfer_contract_t *contract,
+                                  void **value_out,
+                                  bb_transfer_metrics_t *metrics_out);
+
+/* Local accessors. */
+int64_t bb_transfer_phase_sequence(const bb_transfer_phase_t *phase);
+int64_t bb_transfer_phase_tracked_live(const bb_transfer_phase_t *phase);
+int bb_transfer_phase_inflight(const bb_transfer_phase_t *phase);
+int bb_transfer_phase_poisoned(const bb_transfer_phase_t *phase);
+int bb_transfer_phase_active(const bb_transfer_phase_t *phase);
+/* Tickets begun on this phase, and their outcomes. */
+typedef struct bb_transfer_phase_stats {
+    int64_t begun, admitted, completed, refused;
+    bb_transfer_metrics_t first;   /* the first ticket (cold call) */
+    bb_transfer_metrics_t latest;  /* the latest finished or refused one */
+} bb_transfer_phase_stats_t;
+void bb_transfer_phase_stats(const bb_transfer_phase_t *phase,
+                             bb_transfer_phase_stats_t *stats_out);
+/* Local.  Phases (this process) that hold a posted ticket: the module-level
+ * registry that keeps them reachable until they retire.  Poisoned phases
+ * never retire. */
+size_t bb_transfer_live_count(void);
+
+/* Demonstration and test hooks, local, on this rank only.
+ * set_sequence: present another sequence next (a divergence).
+ * set_post_delay: sleep between admission and posting.
+ * set_corrupt_byte: on the destination, flip one bit of payload byte
+ *   offset (if < nbytes) after completion, before consumption, on every
+ *   later ticket; -1 turns it off.
+ * set_receipt_fault: the destination sends a wrong receipt on every later
+ *   ticket: 1 a wrong generation (sequence), 2 a wrong status code;
+ *   0 turns it off. */
+void bb_transfer_phase_set_sequence(bb_transfer_phase_t *phase,
+                                    int64_t sequence);
+void bb_transfer_phase_set_post_delay(bb_transfer_phase_t *phase,
+                                      double seconds);
+void bb_transfer_phase_set_corrupt_byte(bb_transfer_phase_t *phase,
+                                        int64_t offset);
+void bb_transfer_phase_set_receipt_fault(bb_transfer_phase_t *phase, int kind);
+
+/* Static name of a role ("source", "destination", "same-rank", "none") and
+ * of a local cause ("provider", ...). */
+const char *bb_transfer_role_name(bb_transfer_role_t role);
+const char *bb_transfer_cause_name(bb_transfer_local_t cause);
 
 /* ------------------------------------------------------------------------ */
 /* Redistribution (redist.c)                                                */
@@ -287,7 +528,9 @@ int bb_stats_reduce_max(MPI_Comm comm, const double *local, int n,
  * M/Mi = 2^20, G/Gi = 2^30 (case-insensitive), or an exact decimal exponent
  * such as 1e6.  Lists: comma-separated items, each a size or a range
  * LO:HI[:STEP] where STEP is xF (multiply, default x2) or +D (add); a range
- * includes LO and every step <= HI. */
+ * includes LO and every step <= HI.  A multiplying range from 0 goes 0, 1,
+ * F, F^2, ...  A value must be whole (1.5K = 1536; 1.5 and 1e-3 are
+ * refused).  At most 4096 values per list. */
 typedef struct bb_size_list {
     int64_t *values;  /* caller owns (bb_size_list_clear) */
     size_t n;
@@ -402,6 +645,177 @@ bb_status_t bb_provenance_capture(bb_world_t *world, int thread_requested,
 int64_t bb_rss_peak_bytes(void);
 /* Local.  Current RSS in bytes (/proc/self/statm), or -1. */
 int64_t bb_rss_current_bytes(void);
+
+/* ------------------------------------------------------------------------ */
+/* Comparison (compare.c): record sets, regressions, contract changes       */
+/* ------------------------------------------------------------------------ */
+/* (declared with issue 6)  Local, MPI-free: usable without MPI_Init. */
+
+/* The records of one file, or of every *.json file in one directory (not
+ * recursive, in name order), each read with bb_record_read. */
+typedef struct bb_record_set bb_record_set_t;
+
+/* Local.  Loads path and checks what comparison needs beyond the record
+ * shape (topology.ranks, quantity units, timing medians and ranges).
+ * BB_ERR_IO (missing path, empty directory) or BB_ERR_PARSE; err names the
+ * file and the place in it.  Caller owns *set_out (bb_record_set_free). */
+bb_status_t bb_record_set_load(const char *path, bb_record_set_t **set_out,
+                               char *err, size_t errlen);
+void bb_record_set_free(bb_record_set_t *set);
+size_t bb_record_set_records(const bb_record_set_t *set);
+size_t bb_record_set_points(const bb_record_set_t *set);
+
+/* The rule, applied to every timing (unit "s" with a median and a range)
+ * of every matched point, with t = tolerance:
+ *   regression:  cand.median > base.median * (1 + t) and cand.min > base.max
+ *   improvement: base.median > cand.median * (1 + t) and base.min > cand.max
+ * Deterministic quantities (unit byte or count without samples, except rss,
+ * or marked "deterministic": true) and the point status must be equal;
+ * a difference is a contract change. */
+#define BB_COMPARE_DEFAULT_TOLERANCE 0.10
+
+typedef struct bb_compare_summary {
+    size_t matched;            /* point pairs */
+    size_t unmatched_base;     /* points only in the base */
+    size_t unmatched_candidate;
+    size_t regressions;        /* timings regressed */
+    size_t improvements;       /* timings improved */
+    size_t contract_changes;   /* deterministic or status differences */
+    size_t warnings;           /* distinct provenance differences */
+} bb_compare_summary_t;
+
+/* Local.  Matches points by benchmark, parameters (member order ignored)
+ * and topology.ranks, and judges them.  *report_out is a new cJSON object
+ * (schema "bbench.compare/1"; caller owns, cJSON_Delete) holding every pair,
+ * timing, contract change, unmatched point and warning.  BB_ERR_PARSE when a
+ * point appears twice in one set (err names both places). */
+bb_status_t bb_compare_sets(const bb_record_set_t *base,
+                            const bb_record_set_t *cand, double tolerance,
+                            cJSON **report_out,
+                            bb_compare_summary_t *summary_out, char *err,
+                            size_t errlen);
+
+/* Exit code for a summary: 2 nothing matched, 1 a contract change, or a
+ * regression unless report_only, else 0. */
+int bb_compare_exit_code(const bb_compare_summary_t *summary, int report_only);
+
+typedef enum bb_compare_format {
+    BB_COMPARE_TABLE = 0,  /* aligned text */
+    BB_COMPARE_MARKDOWN,   /* GitHub tables */
+    BB_COMPARE_JSON        /* the report itself */
+} bb_compare_format_t;
+
+/* Local.  The report as text; all_timings 0 lists only "elapsed" and the
+ * timings that moved.  Caller owns the string (bb_free); NULL on
+ * allocation failure. */
+char *bb_compare_render(const cJSON *report, bb_compare_format_t format,
+                        int all_timings);
+
+/* Local.  Tab-separated values for plotting: a header line, then one line
+ * per point: file, point index, benchmark, ranks, status, every parameter
+ * seen in the set (first-seen order; "-" where a point lacks it), and for
+ * each named quantity NAME, NAME.min, NAME.max (median and range of a
+ * timing, the value and NaN NaN otherwise, NaN when absent or null).
+ * Caller owns *tsv_out (bb_free). */
+bb_status_t bb_record_set_extract(const bb_record_set_t *set,
+                                  const char *const *quantities, size_t nq,
+                                  char **tsv_out, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------------ */
+/* Overlap (overlap.c): figures of merit and the compute kernel             */
+/* ------------------------------------------------------------------------ */
+/* (declared with issue 4) */
+
+/* The formulas, as stored in records and printed by --help.  All inputs are
+ * seconds; every figure is a ratio (1 = 100 %). */
+#define BB_OVERLAP_FORMULA \
+    "max(0, min(1, (t_comm + t_compute - t_polled) / min(t_comm, t_compute)))"
+#define BB_OVERLAP_OSU_FORMULA \
+    "max(0, 1 - (t_total - t_compute_in) / t_pure)"
+#define BB_OVERLAP_IMB_FORMULA \
+    "max(0, min(1, (t_pure + t_cpu - t_ovrl) / min(t_pure, t_cpu)))"
+#define BB_OVERLAP_IMB_CODE_FORMULA \
+    "max(0, min(1, (t_pure + t_cpu - t_ovrl) / max(t_pure, t_cpu)))"
+#define BB_OVERLAP_SPEEDUP_FORMULA "t_immediate / t_polled"
+#define BB_OVERLAP_SLOWDOWN_FORMULA "t_compute_in_polled / t_compute"
+
+/* A derived figure: a value, or undefined with a static reason. */
+typedef struct bb_overlap_figure {
+    int defined;        /* 1: value holds the figure; 0: see reason */
+    double value;       /* 0 when undefined (never report it as such) */
+    double raw;         /* the value before clamping (0 when undefined) */
+    int clamped;        /* 1: raw lay outside the figure's bounds */
+    const char *reason; /* static; NULL when defined */
+} bb_overlap_figure_t;
+
+/* Local, pure.  Every function returns BB_ERR_ARG (figure untouched) for a
+ * NULL output, a negative or non-finite time, or an impossible count; a
+ * zero denominator is not an error but an undefined figure. */
+
+/* bbench's headline: BB_OVERLAP_FORMULA with t_overlapped = t_polled.
+ * 1: the shorter of communication and compute was hidden entirely; 0: the
+ * overlapped run took as long as both run one after the other (or longer).
+ * Undefined when min(t_comm, t_compute) == 0. */
+bb_status_t bb_overlap_ratio(double t_comm, double t_compute,
+                             double t_overlapped, bb_overlap_figure_t *out);
+
+/* OSU-style (osu_iallreduce): 1 - (t_total - t_compute_in) / t_pure,
+ * bounded below by 0 only, as OSU does (it can exceed 1 when t_total <
+ * t_compute_in).  Undefined when t_pure == 0. */
+bb_status_t bb_overlap_osu(double t_total, double t_compute_in, double t_pure,
+                           bb_overlap_figure_t *out);
+
+/* IMB-NBC style.  BB_OVERLAP_IMB_DOC is the formula of the IMB user guide
+ * (denominator min(t_pure, t_cpu)); BB_OVERLAP_IMB_CODE the one IMB's
+ * source computes for IMB-NBC (denominator max(t_pure, t_cpu)).  Clamped to
+ * [0, 1].  Undefined when the denominator is 0. */
+typedef enum bb_overlap_imb_variant {
+    BB_OVERLAP_IMB_DOC = 0,
+    BB_OVERLAP_IMB_CODE = 1
+} bb_overlap_imb_variant_t;
+bb_status_t bb_overlap_imb(double t_pure, double t_cpu, double t_ovrl,
+                           bb_overlap_imb_variant_t variant,
+                           bb_overlap_figure_t *out);
+
+/* t_immediate / t_polled (> 1: overlapping paid off).  Undefined when
+ * t_polled == 0. */
+bb_status_t bb_overlap_speedup(double t_immediate, double t_polled,
+                               bb_overlap_figure_t *out);
+
+/* Compute slowdown under communication: compute time measured inside the
+ * polled run over compute alone.  Undefined when t_compute == 0. */
+bb_status_t bb_overlap_slowdown(double t_compute_inside, double t_compute,
+                                bb_overlap_figure_t *out);
+
+/* Fraction of samples in which the payload completed during the batches:
+ * completed / samples, 0 <= completed <= samples.  Undefined for 0 samples. */
+bb_status_t bb_overlap_fraction(int64_t completed, int64_t samples,
+                                bb_overlap_figure_t *out);
+
+/* The compute kernel every overlap measurement uses: an MPI-free,
+ * cache-resident floating-point loop, independent of any payload.  Its rate
+ * is calibrated once per process. */
+typedef struct bb_compute {
+    double iters_per_s;      /* calibrated rate (fastest of the trials) */
+    double slowest_iters_per_s; /* slowest trial: the calibration's spread */
+    int trials;
+    double trial_s;          /* minimum duration of one trial */
+    double calibration_s;    /* wall time the calibration took */
+} bb_compute_t;
+
+/* Local, MPI-free.  Runs trials >= 1 trials of at least trial_s > 0 seconds
+ * each and keeps the fastest rate. */
+bb_status_t bb_compute_calibrate(int trials, double trial_s,
+                                 bb_compute_t *compute_out);
+
+/* Local.  Iterations that take about seconds (>= 0) at the calibrated rate;
+ * 0 for 0 seconds. */
+int64_t bb_compute_iterations(const bb_compute_t *compute, double seconds);
+
+/* Local, MPI-free.  Runs the kernel for iterations and returns a value that
+ * depends on every iteration (accumulate it somewhere the compiler cannot
+ * discard, so the work is not optimized away). */
+double bb_compute_run(int64_t iterations);
 
 /* ------------------------------------------------------------------------ */
 /* Benchmark harness (harness.c): what every executable shares              */

@@ -1,1 +1,193 @@
-/* harness.c: placeholder until implemented */
+/* harness.c: what every bbench executable shares: MPI start-up, usage and
+ * fatal exits, the output check, provenance capture and the final write.
+ * Rank 0 does all printing. */
+#include "config.h"
+#include "internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct bb_bench {
+    const char *name;
+    bb_world_t *world;
+    bb_record_t *record;
+    int rank, size;
+    int thread_requested;
+    char *output;             /* NULL: no record file */
+    bb_topology_info_t topology;
+};
+
+bb_bench_t *bb_bench_init(int *argc, char ***argv, const char *name,
+                          const char *benchmark)
+{
+    /* MPICH makes asynchronous progress only with MPI_THREAD_MULTIPLE, so
+     * ask for it exactly when the user asked for asynchronous progress. */
+    const char *async = getenv("MPIR_CVAR_ASYNC_PROGRESS");
+    int requested = (async != NULL && strcmp(async, "1") == 0)
+                        ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED;
+    int provided = 0;
+    if (MPI_Init_thread(argc, argv, requested, &provided) != MPI_SUCCESS) {
+        fprintf(stderr, "%s: MPI_Init_thread failed\n", name);
+        exit(BB_EXIT_FATAL);
+    }
+    bb_bench_t *bench = calloc(1, sizeof *bench);
+    if (bench == NULL) {
+        fprintf(stderr, "%s: out of memory\n", name);
+        MPI_Abort(MPI_COMM_WORLD, BB_EXIT_FATAL);
+    }
+    bench->name = name;
+    bench->thread_requested = requested;
+    bb_status_t st = bb_world_bind(MPI_COMM_WORLD, &bench->world);
+    if (st != BB_OK) {
+        fprintf(stderr, "%s: cannot bind MPI_COMM_WORLD: %s (thread level %s)\n",
+                name, bb_status_string(st), bb_thread_level_name(provided));
+        MPI_Abort(MPI_COMM_WORLD, BB_EXIT_FATAL);
+    }
+    bench->rank = bb_world_rank(bench->world);
+    bench->size = bb_world_size(bench->world);
+    st = bb_record_create(benchmark, *argc, *argv, &bench->record);
+    if (st != BB_OK)
+        bb_bench_fatal(bench, "cannot create the record: %s", bb_status_string(st));
+    return bench;
+}
+
+bb_world_t *bb_bench_world(bb_bench_t *bench) { return bench->world; }
+int bb_bench_rank(const bb_bench_t *bench) { return bench->rank; }
+int bb_bench_size(const bb_bench_t *bench) { return bench->size; }
+MPI_Comm bb_bench_comm(const bb_bench_t *bench) { return bb_world_comm(bench->world); }
+bb_record_t *bb_bench_record(bb_bench_t *bench) { return bench->record; }
+const bb_topology_info_t *bb_bench_topology(const bb_bench_t *bench) { return &bench->topology; }
+
+static void bench_free(bb_bench_t *bench)
+{
+    bb_record_free(bench->record);
+    bb_world_release(bench->world);
+    free(bench->output);
+    free(bench);
+}
+
+void bb_bench_usage(bb_bench_t *bench, const char *fmt, ...)
+{
+    if (bench->rank == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "%s: ", bench->name);
+        vfprintf(stderr, fmt, ap);
+        fprintf(stderr, "\nTry '%s --help' for more information.\n", bench->name);
+        va_end(ap);
+    }
+    bench_free(bench);
+    MPI_Finalize();
+    exit(BB_EXIT_USAGE);
+}
+
+void bb_bench_exit_text(bb_bench_t *bench, const char *text)
+{
+    if (bench->rank == 0)
+        fputs(text, stdout);
+    bench_free(bench);
+    MPI_Finalize();
+    exit(BB_EXIT_OK);
+}
+
+void bb_bench_fatal(bb_bench_t *bench, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: rank %d: fatal: ", bench->name, bench->rank);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, BB_EXIT_FATAL);
+    exit(BB_EXIT_FATAL);  /* not reached with a conforming MPI */
+}
+
+void bb_bench_set_output(bb_bench_t *bench, const char *path)
+{
+    /* Rank 0 decides; the verdict travels so every rank exits together. */
+    char err[512] = "";
+    int bad = 0;
+    if (path != NULL && bench->rank == 0)
+        bad = bb_record_check_path(path, err, sizeof err) != BB_OK;
+    if (MPI_Bcast(&bad, 1, MPI_INT, 0, bb_bench_comm(bench)) != MPI_SUCCESS)
+        bb_bench_fatal(bench, "MPI_Bcast failed while checking --output");
+    if (bad)
+        bb_bench_usage(bench, "--output %s: %s", path, err);
+    free(bench->output);
+    bench->output = path ? strdup(path) : NULL;
+}
+
+void bb_bench_capture(bb_bench_t *bench)
+{
+    cJSON *runtime = NULL, *topology = NULL;
+    bb_status_t st = bb_provenance_capture(bench->world, bench->thread_requested,
+                                           &runtime, &topology, &bench->topology);
+    if (st != BB_OK)
+        bb_bench_fatal(bench, "provenance capture failed: %s", bb_status_string(st));
+    if (bench->rank != 0)
+        return;
+    bb_record_set(bench->record, "runtime", runtime);
+    bb_record_set(bench->record, "topology", topology);
+    const bb_topology_info_t *t = &bench->topology;
+    printf("# %s %s: %d rank%s on %d host%s (%d cores, %d PUs on rank 0's host)",
+           bench->name, bb_version(), t->ranks, t->ranks == 1 ? "" : "s",
+           t->hosts, t->hosts == 1 ? "" : "s", t->cores_per_host, t->pus_per_host);
+    if (t->oversubscribed)
+        printf(": OVERSUBSCRIBED, %d ranks on a host of %d cores; timings include "
+               "time-sharing\n", t->max_ranks_per_host, t->cores_per_host);
+    else
+        printf(": not oversubscribed\n");
+    printf("# thread level %s requested, %s provided\n",
+           bb_thread_level_name(bench->thread_requested),
+           bb_thread_level_name(bb_world_thread_level(bench->world)));
+    fflush(stdout);
+}
+
+int64_t bb_bench_reps_for_budget(bb_bench_t *bench, double call_s,
+                                 double budget_s, int64_t max_reps)
+{
+    double slowest = call_s;
+    if (bb_stats_reduce_max(bb_bench_comm(bench), &call_s, 1, &slowest) != MPI_SUCCESS)
+        bb_bench_fatal(bench, "MPI_Allreduce failed while calibrating repetitions");
+    int64_t reps = max_reps;
+    if (slowest > 0.0 && budget_s / slowest < (double)max_reps)
+        reps = (int64_t)(budget_s / slowest);
+    return reps < 1 ? 1 : reps;
+}
+
+void bb_bench_progress(bb_bench_t *bench, const char *fmt, ...)
+{
+    if (bench->rank != 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", bench->name);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+}
+
+int bb_bench_finish(bb_bench_t *bench, int exit_code)
+{
+    int code = exit_code;
+    if (bench->rank == 0 && bench->output != NULL) {
+        char err[512] = "";
+        if (bb_record_write(bench->record, bench->output, err, sizeof err) != BB_OK) {
+            fprintf(stderr, "%s: cannot write the record %s: %s\n", bench->name,
+                    bench->output, err);
+            if (code == BB_EXIT_OK)
+                code = BB_EXIT_FAILURE;
+        } else {
+            printf("# record written to %s\n", bench->output);
+        }
+    }
+    fflush(stdout);
+    /* Every rank leaves with the same code. */
+    MPI_Bcast(&code, 1, MPI_INT, 0, bb_bench_comm(bench));
+    bench_free(bench);
+    MPI_Finalize();
+    return code;
+}

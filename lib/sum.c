@@ -1,1 +1,259 @@
-/* sum.c: placeholder until implemented */
+/* sum.c: the bounded sum phase.
+ *
+ * Every rank presents six int64 fields [sequence, phase_id, epoch, count,
+ * cap, refusal]; two Allreduces (MIN then MAX) decide admission.  Only an
+ * admitted phase posts its one MPI_Iallreduce, so a bad input on one rank is
+ * a clean refusal on all ranks.  The phase performs no I/O. */
+#include "config.h"
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct bb_sum_phase {
+    bb_world_t *world;        /* borrowed */
+    int64_t sequence;         /* the next sequence this rank presents */
+    int64_t sequence_override;
+    int has_override;
+    double post_delay_s;
+    int active;               /* inside bb_sum_phase_run: reentry guard */
+    int poisoned;
+    /* Control storage: three 48-byte arrays, independent of rank count. */
+    int64_t local[BB_SUM_FIELDS];
+    int64_t min[BB_SUM_FIELDS];
+    int64_t max[BB_SUM_FIELDS];
+    /* Payload storage, owned by the phase only during a call. */
+    double *send;
+    double *recv;
+    int64_t tracked_live;
+    MPI_Request request;
+    bb_poison_node_t poison;  /* fatal-list link; used once if poisoned */
+};
+
+bb_status_t bb_sum_phase_create(bb_world_t *world, bb_sum_phase_t **phase_out)
+{
+    if (world == NULL || phase_out == NULL)
+        return BB_ERR_ARG;
+    if (bb_world_check_owner(world) != BB_OK)
+        return BB_ERR_THREAD;
+    bb_sum_phase_t *phase = calloc(1, sizeof *phase);
+    if (phase == NULL)
+        return BB_ERR_NOMEM;
+    phase->world = world;
+    phase->request = MPI_REQUEST_NULL;
+    phase->tracked_live = BB_SUM_CONTROL_BYTES;
+    *phase_out = phase;
+    return BB_OK;
+}
+
+int64_t bb_sum_phase_sequence(const bb_sum_phase_t *phase) { return phase->sequence; }
+int64_t bb_sum_phase_tracked_live(const bb_sum_phase_t *phase) { return phase->tracked_live; }
+int bb_sum_phase_poisoned(const bb_sum_phase_t *phase) { return phase->poisoned; }
+
+void bb_sum_phase_set_sequence(bb_sum_phase_t *phase, int64_t sequence)
+{
+    phase->sequence_override = sequence;
+    phase->has_override = 1;
+}
+
+void bb_sum_phase_set_post_delay(bb_sum_phase_t *phase, double seconds)
+{
+    phase->post_delay_s = seconds > 0.0 ? seconds : 0.0;
+}
+
+bb_status_t bb_sum_phase_destroy(bb_sum_phase_t *phase)
+{
+    if (phase == NULL)
+        return BB_OK;
+    if (phase->poisoned)
+        return BB_ERR_POISONED;  /* stays on the fatal list, never freed */
+    if (phase->active)
+        return BB_ERR_STATE;
+    free(phase);
+    return BB_OK;
+}
+
+/* Local contract check; the cause stays on this rank, only a bit travels. */
+static bb_sum_local_t contract_check(const bb_sum_contract_t *c)
+{
+    if (c->phase_id < 0 || c->epoch < 0 || c->count < 0 || c->max_elements < 0)
+        return BB_SUM_LOCAL_NEGATIVE;
+    if (c->count > INT32_MAX || c->max_elements > INT32_MAX)
+        return BB_SUM_LOCAL_RANGE;
+    if (c->count > c->max_elements)
+        return BB_SUM_LOCAL_OVER_CAP;
+    return BB_SUM_LOCAL_NONE;
+}
+
+static void payload_release(bb_sum_phase_t *phase)
+{
+    free(phase->send);
+    free(phase->recv);
+    phase->send = NULL;
+    phase->recv = NULL;
+    phase->tracked_live = BB_SUM_CONTROL_BYTES;
+}
+
+/* Prepare and copy this rank's contribution into owned buffers.  Every
+ * provider array is released exactly once, whatever happens. */
+static bb_sum_local_t contribution_prepare(bb_sum_phase_t *phase,
+                                           const bb_sum_provider_t *provider,
+                                           int64_t count)
+{
+    const double *data = NULL;
+    int64_t len = 0;
+    bb_sum_local_t cause = BB_SUM_LOCAL_NONE;
+
+    if (provider->prepare(provider->arg, &data, &len) != 0)
+        cause = BB_SUM_LOCAL_PROVIDER;
+    else if (len != count || (count > 0 && data == NULL))
+        cause = BB_SUM_LOCAL_LENGTH;
+    if (cause == BB_SUM_LOCAL_NONE && count > 0) {
+        phase->send = malloc((size_t)count * sizeof(double));
+        phase->recv = malloc((size_t)count * sizeof(double));
+        if (phase->send == NULL || phase->recv == NULL) {
+            payload_release(phase);
+            cause = BB_SUM_LOCAL_NOMEM;
+        } else {
+            memcpy(phase->send, data, (size_t)count * sizeof(double));
+            phase->tracked_live = BB_SUM_CONTROL_BYTES + 16 * count;
+        }
+    }
+    if (data != NULL && provider->release != NULL)
+        provider->release(provider->arg, data);
+    return cause;
+}
+
+/* An MPI error during admission, posting or progress: keep everything the
+ * MPI library may still touch reachable forever and refuse all later use. */
+static bb_status_t phase_poison(bb_sum_phase_t *phase)
+{
+    phase->poisoned = 1;
+    bb_poison_retain(&phase->poison, BB_POISON_SUM, phase);
+    return BB_ERR_MPI;
+}
+
+bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
+                             const bb_sum_provider_t *provider,
+                             const bb_sum_contract_t *contract,
+                             double **result_out, bb_sum_metrics_t *metrics_out)
+{
+    bb_sum_metrics_t m;
+    memset(&m, 0, sizeof m);
+    m.refusal.rank = -1;
+    double t_start = bb_time_now();
+
+    /* Misuse is answered locally, before any MPI call. */
+    if (phase == NULL || provider == NULL || provider->prepare == NULL
+        || contract == NULL || result_out == NULL)
+        m.status = BB_ERR_ARG;
+    else if (phase->poisoned)
+        m.status = BB_ERR_POISONED;
+    else if (bb_world_check_owner(phase->world) != BB_OK)
+        m.status = BB_ERR_THREAD;
+    else if (phase->active)
+        m.status = BB_ERR_REENTRY;
+    if (m.status != BB_OK) {
+        if (metrics_out != NULL)
+            *metrics_out = m;
+        return m.status;
+    }
+
+    MPI_Comm comm = bb_world_comm(phase->world);
+    phase->active = 1;
+    *result_out = NULL;
+    m.rank = bb_world_rank(phase->world);
+    m.ranks = bb_world_size(phase->world);
+    m.sequence = phase->has_override ? phase->sequence_override : phase->sequence;
+    phase->has_override = 0;
+    m.phase_id = contract->phase_id;
+    m.epoch = contract->epoch;
+    m.count = contract->count;
+
+    /* 1. Local preflight; a failure becomes a refusal bit, not an early
+     * return, so that every rank still reaches admission. */
+    m.local_cause = contract_check(contract);
+    if (m.local_cause == BB_SUM_LOCAL_NONE)
+        m.local_cause = contribution_prepare(phase, provider, contract->count);
+    double t_prepared = bb_time_now();
+    m.prepare_s = t_prepared - t_start;
+    m.tracked_bytes = phase->tracked_live;
+
+    /* 2. Admission: MIN then MAX over the six fields. */
+    phase->local[BB_SUM_SEQUENCE] = m.sequence;
+    phase->local[BB_SUM_PHASE_ID] = contract->phase_id;
+    phase->local[BB_SUM_EPOCH] = contract->epoch;
+    phase->local[BB_SUM_COUNT] = contract->count;
+    phase->local[BB_SUM_CAP] = contract->max_elements;
+    phase->local[BB_SUM_REFUSAL] = m.local_cause != BB_SUM_LOCAL_NONE;
+    int rc = bb_agree_minmax(comm, phase->local, BB_SUM_FIELDS, phase->min, phase->max);
+    double t_admitted = bb_time_now();
+    m.admission_s = t_admitted - t_prepared;
+    if (rc != MPI_SUCCESS) {
+        m.status = phase_poison(phase);
+        m.refusal.stage = BB_STAGE_TRANSPORT;
+        m.refusal.rank = m.rank;
+        goto out_metrics;
+    }
+    /* The sequence is consumed whether or not the phase is admitted. */
+    phase->sequence++;
+    if (!bb_agree_fields_equal(phase->min, phase->max, 0, BB_SUM_REFUSAL)
+        || phase->max[BB_SUM_REFUSAL] != 0) {
+        payload_release(phase);
+        m.status = BB_REFUSED;
+        m.refusal.stage = phase->max[BB_SUM_REFUSAL] != 0 ? BB_STAGE_PREFLIGHT
+                                                           : BB_STAGE_CONTRACT;
+        m.refusal.rank = -1;  /* one bit per rank: no rank is attributed */
+        m.refusal.sequence = phase->max[BB_SUM_SEQUENCE];
+        goto out_inactive;
+    }
+
+    /* 3. Payload: one Iallreduce, one Test, Wait if incomplete.  No callback
+     * runs while the request is live. */
+    bb_time_sleep(phase->post_delay_s);
+    double dummy_send = 0.0, dummy_recv = 0.0;  /* count 0: valid addresses */
+    double t_post = bb_time_now();
+    rc = MPI_Iallreduce(phase->send ? (void *)phase->send : &dummy_send,
+                        phase->recv ? (void *)phase->recv : &dummy_recv,
+                        (int)contract->count, MPI_DOUBLE, MPI_SUM, comm,
+                        &phase->request);
+    double t_posted = bb_time_now();
+    m.post_s = t_posted - t_post;
+    if (rc != MPI_SUCCESS) {
+        m.status = phase_poison(phase);
+        m.refusal.stage = BB_STAGE_TRANSPORT;
+        m.refusal.rank = m.rank;
+        goto out_metrics;
+    }
+    m.requests_posted = 1;
+    m.max_inflight = 1;
+    int done = 0;
+    rc = MPI_Test(&phase->request, &done, MPI_STATUS_IGNORE);
+    double t_tested = bb_time_now();
+    m.test_s = t_tested - t_posted;
+    if (rc == MPI_SUCCESS && !done)
+        rc = MPI_Wait(&phase->request, MPI_STATUS_IGNORE);
+    m.wait_s = bb_time_now() - t_tested;
+    if (rc != MPI_SUCCESS) {
+        m.status = phase_poison(phase);
+        m.refusal.stage = BB_STAGE_TRANSPORT;
+        m.refusal.rank = m.rank;
+        goto out_metrics;
+    }
+    m.test_completed = done;
+
+    /* 4. Publish only now: the receive buffer becomes the caller's. */
+    *result_out = phase->recv;
+    phase->recv = NULL;
+    payload_release(phase);
+    m.payload_bytes = 8 * contract->count;
+    m.status = BB_OK;
+
+out_inactive:
+    phase->active = 0;
+out_metrics:
+    m.total_s = bb_time_now() - t_start;
+    if (metrics_out != NULL)
+        *metrics_out = m;
+    return m.status;
+}

@@ -1,0 +1,223 @@
+/* test-overlap: the overlap figures on synthetic times (full overlap, none,
+ * partial, clamping, zero compute, zero communication, bad input), the
+ * peer-style variants, and the compute kernel's calibration.  Serial: no
+ * MPI_Init. */
+#include "config.h"
+#include "bbench.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int passed, failed;
+
+#define CHECK(cond)                                                         \
+    do {                                                                    \
+        if (cond) {                                                         \
+            passed++;                                                       \
+        } else {                                                            \
+            failed++;                                                       \
+            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);          \
+        }                                                                   \
+    } while (0)
+
+/* The inputs below are small binary fractions (multiples of 1/8), so every
+ * figure is exact and compared with ==. */
+#define CHECK_FIG(call, want)                                               \
+    do {                                                                    \
+        bb_overlap_figure_t f_;                                             \
+        memset(&f_, 0x5a, sizeof f_);                                       \
+        bb_status_t st_ = (call);                                           \
+        if (st_ == BB_OK && f_.defined == 1 && f_.value == (want)           \
+            && f_.reason == NULL) {                                         \
+            passed++;                                                       \
+        } else {                                                            \
+            failed++;                                                       \
+            printf("FAIL %s:%d: %s = %.17g (status %d, defined %d), "       \
+                   "expected %.17g\n", __FILE__, __LINE__, #call, f_.value, \
+                   (int)st_, f_.defined, (double)(want));                   \
+        }                                                                   \
+    } while (0)
+
+#define CHECK_UNDEFINED(call)                                               \
+    do {                                                                    \
+        bb_overlap_figure_t f_;                                             \
+        memset(&f_, 0x5a, sizeof f_);                                       \
+        bb_status_t st_ = (call);                                           \
+        CHECK(st_ == BB_OK);                                                \
+        CHECK(f_.defined == 0);                                             \
+        CHECK(f_.reason != NULL && f_.reason[0] != '\0');                   \
+        CHECK(f_.value == 0.0);                                             \
+    } while (0)
+
+static void test_ratio(void)
+{
+    bb_overlap_figure_t f;
+
+    /* Full: the overlapped run lasts as long as the longer part alone. */
+    CHECK_FIG(bb_overlap_ratio(1.0, 2.0, 2.0, &f_), 1.0);
+    CHECK_FIG(bb_overlap_ratio(2.0, 1.0, 2.0, &f_), 1.0);
+    /* None: as long as both in sequence. */
+    CHECK_FIG(bb_overlap_ratio(1.0, 2.0, 3.0, &f_), 0.0);
+    /* Partial: 0.5 of the 1 s communication hidden behind 2 s compute. */
+    CHECK_FIG(bb_overlap_ratio(1.0, 2.0, 2.5, &f_), 0.5);
+    CHECK_FIG(bb_overlap_ratio(0.5, 0.5, 0.625, &f_), 0.75);
+    /* Denominator is the shorter part, whichever it is. */
+    CHECK_FIG(bb_overlap_ratio(4.0, 1.0, 4.75, &f_), 0.25);
+
+    /* Clamping: slower than sequential gives 0, faster than the longer
+     * part alone (noise) gives 1; raw and clamped keep the truth. */
+    CHECK(bb_overlap_ratio(1.0, 2.0, 4.0, &f) == BB_OK);
+    CHECK(f.defined && f.value == 0.0 && f.clamped && f.raw == -1.0);
+    CHECK(bb_overlap_ratio(1.0, 2.0, 1.5, &f) == BB_OK);
+    CHECK(f.defined && f.value == 1.0 && f.clamped && f.raw == 1.5);
+    CHECK(bb_overlap_ratio(1.0, 2.0, 2.5, &f) == BB_OK);
+    CHECK(!f.clamped && f.raw == 0.5);
+
+    /* Zero compute, zero communication: undefined with a reason, never 0. */
+    CHECK_UNDEFINED(bb_overlap_ratio(1.0, 0.0, 1.0, &f_));
+    CHECK_UNDEFINED(bb_overlap_ratio(0.0, 1.0, 1.0, &f_));
+    CHECK_UNDEFINED(bb_overlap_ratio(0.0, 0.0, 0.0, &f_));
+    CHECK(bb_overlap_ratio(1.0, 0.0, 1.0, &f) == BB_OK);
+    CHECK(strstr(f.reason, "compute") != NULL);
+    CHECK(bb_overlap_ratio(0.0, 1.0, 1.0, &f) == BB_OK);
+    CHECK(strstr(f.reason, "communication") != NULL);
+
+    /* Bad input is an error and leaves the figure alone. */
+    memset(&f, 0, sizeof f);
+    f.value = 42.0;
+    CHECK(bb_overlap_ratio(-1.0, 1.0, 1.0, &f) == BB_ERR_ARG);
+    CHECK(bb_overlap_ratio(1.0, -0.125, 1.0, &f) == BB_ERR_ARG);
+    CHECK(bb_overlap_ratio(1.0, 1.0, -1.0, &f) == BB_ERR_ARG);
+    CHECK(bb_overlap_ratio(NAN, 1.0, 1.0, &f) == BB_ERR_ARG);
+    CHECK(bb_overlap_ratio(1.0, INFINITY, 1.0, &f) == BB_ERR_ARG);
+    CHECK(bb_overlap_ratio(1.0, 1.0, 1.0, NULL) == BB_ERR_ARG);
+    CHECK(f.value == 42.0);
+}
+
+static void test_osu(void)
+{
+    bb_overlap_figure_t f;
+    /* OSU calibrates compute to the pure communication time: t_pure = 1.
+     * Full overlap: total equals the compute; none: compute + pure. */
+    CHECK_FIG(bb_overlap_osu(1.0, 1.0, 1.0, &f_), 1.0);
+    CHECK_FIG(bb_overlap_osu(2.0, 1.0, 1.0, &f_), 0.0);
+    CHECK_FIG(bb_overlap_osu(1.25, 1.0, 1.0, &f_), 0.75);
+    /* Bounded below only: worse than sequential is 0, clamped. */
+    CHECK(bb_overlap_osu(3.0, 1.0, 1.0, &f) == BB_OK);
+    CHECK(f.value == 0.0 && f.clamped && f.raw == -1.0);
+    /* Not bounded above: OSU reports above 100 % when total < compute. */
+    CHECK(bb_overlap_osu(0.5, 1.0, 1.0, &f) == BB_OK);
+    CHECK(f.value == 1.5 && !f.clamped);
+    /* It differs from bbench's ratio when compute is not calibrated to the
+     * communication: 1 s comm, 4 s compute, 4.5 s total. */
+    CHECK_FIG(bb_overlap_osu(4.5, 4.0, 1.0, &f_), 0.5);
+    CHECK_FIG(bb_overlap_ratio(1.0, 4.0, 4.5, &f_), 0.5);
+    /* ... and when compute is shorter than communication. */
+    CHECK_FIG(bb_overlap_osu(4.5, 1.0, 4.0, &f_), 0.125);
+    CHECK_FIG(bb_overlap_ratio(4.0, 1.0, 4.5, &f_), 0.5);
+    /* Zero compute is defined for OSU (it only divides by t_pure): 0 s
+     * compute, total == pure means nothing hidden. */
+    CHECK_FIG(bb_overlap_osu(1.0, 0.0, 1.0, &f_), 0.0);
+    CHECK_UNDEFINED(bb_overlap_osu(1.0, 1.0, 0.0, &f_));
+    CHECK(bb_overlap_osu(-1.0, 1.0, 1.0, &f) == BB_ERR_ARG);
+    CHECK(bb_overlap_osu(1.0, 1.0, 1.0, NULL) == BB_ERR_ARG);
+}
+
+static void test_imb(void)
+{
+    bb_overlap_figure_t f;
+    /* The documented formula equals bbench's ratio on the same inputs. */
+    CHECK_FIG(bb_overlap_imb(1.0, 2.0, 2.5, BB_OVERLAP_IMB_DOC, &f_), 0.5);
+    CHECK_FIG(bb_overlap_imb(1.0, 2.0, 2.0, BB_OVERLAP_IMB_DOC, &f_), 1.0);
+    CHECK_FIG(bb_overlap_imb(1.0, 2.0, 3.0, BB_OVERLAP_IMB_DOC, &f_), 0.0);
+    /* The code's denominator is the longer part: 0.5 s hidden of 2 s. */
+    CHECK_FIG(bb_overlap_imb(1.0, 2.0, 2.5, BB_OVERLAP_IMB_CODE, &f_), 0.25);
+    /* Both agree at full and no overlap only when the parts are equal. */
+    CHECK_FIG(bb_overlap_imb(1.0, 1.0, 1.0, BB_OVERLAP_IMB_CODE, &f_), 1.0);
+    CHECK_FIG(bb_overlap_imb(1.0, 2.0, 2.0, BB_OVERLAP_IMB_CODE, &f_), 0.5);
+    /* Clamped to [0, 1] both ways. */
+    CHECK(bb_overlap_imb(1.0, 2.0, 1.0, BB_OVERLAP_IMB_DOC, &f) == BB_OK);
+    CHECK(f.value == 1.0 && f.clamped && f.raw == 2.0);
+    CHECK(bb_overlap_imb(1.0, 2.0, 5.0, BB_OVERLAP_IMB_CODE, &f) == BB_OK);
+    CHECK(f.value == 0.0 && f.clamped);
+    /* Zero compute: undefined for the documented form (min is 0), but the
+     * code form divides by the communication and says 0 overlap. */
+    CHECK_UNDEFINED(bb_overlap_imb(1.0, 0.0, 1.0, BB_OVERLAP_IMB_DOC, &f_));
+    CHECK_FIG(bb_overlap_imb(1.0, 0.0, 1.0, BB_OVERLAP_IMB_CODE, &f_), 0.0);
+    CHECK_UNDEFINED(bb_overlap_imb(0.0, 0.0, 0.0, BB_OVERLAP_IMB_CODE, &f_));
+    CHECK(bb_overlap_imb(1.0, 1.0, 1.0, (bb_overlap_imb_variant_t)7, &f)
+          == BB_ERR_ARG);
+    CHECK(bb_overlap_imb(1.0, -1.0, 1.0, BB_OVERLAP_IMB_DOC, &f) == BB_ERR_ARG);
+}
+
+static void test_speedup_slowdown_fraction(void)
+{
+    bb_overlap_figure_t f;
+    CHECK_FIG(bb_overlap_speedup(3.0, 2.0, &f_), 1.5);
+    CHECK_FIG(bb_overlap_speedup(2.0, 4.0, &f_), 0.5); /* overlap hurt */
+    CHECK_UNDEFINED(bb_overlap_speedup(1.0, 0.0, &f_));
+    CHECK(bb_overlap_speedup(1.0, -2.0, &f) == BB_ERR_ARG);
+
+    CHECK_FIG(bb_overlap_slowdown(2.5, 2.0, &f_), 1.25);
+    CHECK_FIG(bb_overlap_slowdown(0.0, 2.0, &f_), 0.0);
+    CHECK_UNDEFINED(bb_overlap_slowdown(1.0, 0.0, &f_));
+    CHECK(bb_overlap_slowdown(NAN, 1.0, &f) == BB_ERR_ARG);
+
+    CHECK_FIG(bb_overlap_fraction(3, 4, &f_), 0.75);
+    CHECK_FIG(bb_overlap_fraction(0, 5, &f_), 0.0);
+    CHECK_FIG(bb_overlap_fraction(5, 5, &f_), 1.0);
+    CHECK_UNDEFINED(bb_overlap_fraction(0, 0, &f_));
+    CHECK(bb_overlap_fraction(6, 5, &f) == BB_ERR_ARG);
+    CHECK(bb_overlap_fraction(-1, 5, &f) == BB_ERR_ARG);
+    CHECK(bb_overlap_fraction(1, -5, &f) == BB_ERR_ARG);
+}
+
+static void test_compute(void)
+{
+    bb_compute_t c;
+    CHECK(bb_compute_calibrate(0, 0.01, &c) == BB_ERR_ARG);
+    CHECK(bb_compute_calibrate(1, 0.0, &c) == BB_ERR_ARG);
+    CHECK(bb_compute_calibrate(1, 0.01, NULL) == BB_ERR_ARG);
+    CHECK(bb_compute_calibrate(3, 0.005, &c) == BB_OK);
+    CHECK(c.iters_per_s > 0.0 && isfinite(c.iters_per_s));
+    CHECK(c.slowest_iters_per_s > 0.0 && c.slowest_iters_per_s <= c.iters_per_s);
+    CHECK(c.trials == 3);
+    CHECK(c.calibration_s >= 3 * 0.005);
+
+    CHECK(bb_compute_iterations(&c, 0.0) == 0);
+    CHECK(bb_compute_iterations(&c, -1.0) == 0);
+    CHECK(bb_compute_iterations(NULL, 1.0) == 0);
+    int64_t n = bb_compute_iterations(&c, 0.01);
+    CHECK(n > 0);
+    /* Twice the time, twice the iterations (up to rounding). */
+    int64_t n2 = bb_compute_iterations(&c, 0.02);
+    CHECK(n2 >= 2 * n - 1 && n2 <= 2 * n + 1);
+
+    /* The kernel does work that depends on the count: different counts give
+     * different results, equal counts the same (it has no hidden state). */
+    double r0 = bb_compute_run(0), r1 = bb_compute_run(1000);
+    CHECK(r0 != r1);
+    CHECK(bb_compute_run(1000) == r1);
+    CHECK(isfinite(bb_compute_run(n)));
+
+    /* A run at the calibrated rate never beats the fastest trial by much:
+     * the calibration is not wildly off (a loose bound; slower under load
+     * is allowed, faster than 0.5x the requested time is not). */
+    double t0 = bb_time_now();
+    volatile double sink = bb_compute_run(n);
+    double took = bb_time_now() - t0;
+    (void)sink;
+    CHECK(took >= 0.5 * 0.01);
+}
+
+int main(void)
+{
+    test_ratio();
+    test_osu();
+    test_imb();
+    test_speedup_slowdown_fraction();
+    test_compute();
+    printf("test-overlap: %d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}

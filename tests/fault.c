@@ -3,7 +3,10 @@
  * Preloaded with LD_PRELOAD.  BB_FAULT=NAME:N[,NAME:N...] makes the N-th call
  * (1-based) of MPI function NAME fail with MPI_ERR_OTHER, without calling the
  * real function, on the world ranks listed in BB_FAULT_RANK (comma list;
- * default: every rank).  Calls with no fault pass straight to PMPI_. */
+ * default: every rank).  Calls with no fault pass straight to PMPI_.
+ * Test programs link this file directly to count calls (fault.h). */
+#include "fault.h"
+
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +73,14 @@ static int fault_hit(int f)
         return 1;
     }
     return 0;
+}
+
+long bbfault_calls(const char *name)
+{
+    for (int i = 0; i < F_N; i++)
+        if (strcmp(name, fault_names[i]) == 0)
+            return fault_calls[i];
+    return -1;
 }
 
 int MPI_Iallreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op,

@@ -1,0 +1,93 @@
+#!/bin/sh
+# quickstart.sh: set up bbench on a fresh Debian 12 machine and use it.
+#
+#   sh scripts/quickstart.sh run    packages, bootstrap, configure, build, then
+#                                   the default job: a short sum sweep on 2 ranks
+#                                   (table on stdout, record in build/quickstart/)
+#   sh scripts/quickstart.sh test   the same set-up, then the whole test suite
+#
+# Run as root or with sudo available (apt-get).  BUILD=dir chooses the build
+# directory (default build/ in the source tree); CONFIGURE_FLAGS are added to
+# configure.  With CI=true the test mode also builds with -Werror, runs the
+# sanitizer build's tests and make distcheck.
+set -eu
+
+mode=${1:-run}
+case "$mode" in
+    run|test) ;;
+    *) echo "usage: sh scripts/quickstart.sh run|test" >&2; exit 2 ;;
+esac
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-$src/build}
+packages="mpich libmpich-dev libhwloc-dev hwloc libcjson-dev autoconf automake libtool \
+pkg-config make gcc gnuplot-nox"
+
+step() { printf '\n=== %s\n' "$*"; }
+
+# 1. Packages, only those missing (so that an installed machine needs no network).
+missing=
+for p in $packages; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+        || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    step "installing:$missing"
+    sudo=
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo apt-get update
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends $missing
+fi
+
+# 2. Bootstrap, configure, build.
+step "bootstrap"
+(cd "$src" && autoreconf -fi)
+werror=
+[ "${CI:-}" = true ] && werror=--enable-werror
+step "configure in $build"
+mkdir -p "$build"
+# shellcheck disable=SC2086
+(cd "$build" && "$src/configure" $werror ${CONFIGURE_FLAGS:-})
+step "build"
+make -C "$build" -j"$(nproc)"
+
+if [ "$mode" = run ]; then
+    step "default job: mpiexec -n 2 bbench-sum --count 1:64K:x4"
+    mkdir -p "$build/quickstart"
+    timeout 300 mpiexec -n 2 "$build/bench/bbench-sum" --count 1:64K:x4 \
+        --output "$build/quickstart/sum.json"
+    exit 0
+fi
+
+# 3. Tests.  A summary line "N passed, N failed" closes the run.
+status=0
+step "make check"
+make -C "$build" check || status=1
+log="$build/test-suite.log"
+summary() {
+    pass=$(sed -n 's/^# PASS: *//p' "$1" | head -n 1)
+    fail=$(sed -n 's/^# FAIL: *//p' "$1" | head -n 1)
+    errs=$(sed -n 's/^# ERROR: *//p' "$1" | head -n 1)
+    echo "$2: ${pass:-0} passed, $(( ${fail:-0} + ${errs:-0} )) failed"
+}
+[ -f "$log" ] && summary "$log" "make check" > "$build/check-summary.txt"
+if [ "${CI:-}" = true ]; then
+    step "sanitizer build (ASan + UBSan) and its tests"
+    san="$build-sanitizers"
+    mkdir -p "$san"
+    (cd "$san" && "$src/configure" --enable-werror --enable-sanitizers) \
+        && make -C "$san" -j"$(nproc)" && make -C "$san" check || status=1
+    [ -f "$san/test-suite.log" ] && summary "$san/test-suite.log" "sanitizer make check" \
+        >> "$build/check-summary.txt"
+    step "make distcheck"
+    make -C "$build" distcheck || status=1
+fi
+[ -f "$build/check-summary.txt" ] && cat "$build/check-summary.txt"
+if [ "$status" -ne 0 ]; then
+    for trs in $(find "$build" "$build-sanitizers" -name '*.trs' 2>/dev/null); do
+        grep -q ':test-result: \(FAIL\|ERROR\)' "$trs" || continue
+        step "failed: ${trs%.trs}.log"
+        tail -n 60 "${trs%.trs}.log"
+    done
+fi
+exit $status

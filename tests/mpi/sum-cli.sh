@@ -1,0 +1,108 @@
+#!/bin/sh
+# bbench-sum end to end: tables, records, refusal demonstrations, usage errors.
+. "$(dirname "$0")/../lib.sh"
+
+sum="$B/bench/bbench-sum"
+get="$B/tests/record-get"
+out="$BB_TMP/out"
+err="$BB_TMP/err"
+rec="$BB_TMP/r.json"
+
+# A measured run on 2 ranks, with a record.
+bb_mpirun 2 "$sum" --count 1,1K --samples 3 --reps 5 --output "$rec" > "$out" 2> "$err"
+bb_expect_rc 0 $? "2 ranks, counts 1 and 1K"
+bb_expect_grep "protocol_us.*raw_us.*ratio" "$out" "table header with both modes"
+bb_expect_grep "^ *1K .* ok$" "$out" "a row for 1K"
+bb_expect_grep "record written" "$out" "record announced"
+bb_expect_true "record schema" test "$("$get" "$rec" schema)" = bbench.record/1
+bb_expect_true "4 points (2 counts x 2 modes)" test "$("$get" "$rec" points.#)" = 4
+bb_expect_true "ranks recorded" test "$("$get" "$rec" topology.ranks)" = 2
+bb_expect_true "3 raw samples" test "$("$get" "$rec" points.2.quantities.elapsed.samples.#)" = 3
+bb_expect_true "protocol mode first" test "$("$get" "$rec" points.2.parameters.mode)" = protocol
+bb_expect_true "payload bytes of 1K doubles" \
+    test "$("$get" "$rec" points.2.quantities.communication.payload.value)" = 8192
+bb_expect_true "tracked bytes 144 + 16*1024" \
+    test "$("$get" "$rec" points.2.quantities.memory.tracked_live.value)" = 16528
+bb_expect_true "network.bytes is null with a reason" \
+    test "$("$get" "$rec" points.2.quantities.network.bytes.value)" = null
+bb_expect_true "first call kept apart" "$get" "$rec" points.0.first_call.elapsed.value
+bb_expect_true "mpi library recorded" "$get" "$rec" runtime.mpi_library
+for q in elapsed phase.prepare phase.admission phase.test communication.wait \
+         communication.payload communication.max_inflight memory.tracked_live \
+         memory.rss_peak memory.mpi_internal; do
+    bb_expect_true "quantity $q" "$get" "$rec" "points.0.quantities.$q.unit"
+done
+
+# Oversubscription is said, on 4 ranks of this 2-core machine.
+cores=$(nproc)
+bb_mpirun 4 "$sum" --count 1,64 --samples 3 --reps 2 > "$out" 2> "$err"
+bb_expect_rc 0 $? "4 ranks"
+if [ "$cores" -lt 4 ]; then
+    bb_expect_grep "OVERSUBSCRIBED" "$out" "4 ranks on $cores cores said to be oversubscribed"
+fi
+
+# A singleton launch, without mpiexec.
+bb_serial "$sum" --count 8 --samples 3 --reps 2 > "$out" 2> "$err"
+bb_expect_rc 0 $? "singleton bbench-sum"
+
+# Refusals asked for: recorded as refused, exit 0, and the run goes on.
+for np in 2 3; do
+    last=$((np - 1))
+    bb_mpirun "$np" "$sum" --count 1,16 --reps 2 --mode protocol --refuse-rank "$last" \
+        --output "$rec" > "$out" 2> "$err"
+    bb_expect_rc 0 $? "-n $np --refuse-rank $last"
+    bb_expect_true "-n $np both points refused" \
+        test "$("$get" "$rec" points.1.status)" = refused
+    bb_expect_true "-n $np refusal stage preflight" \
+        test "$("$get" "$rec" points.1.refusal.stage)" = preflight
+    bb_expect_true "-n $np refused payload is null" \
+        test "$("$get" "$rec" points.1.quantities.communication.payload.value)" = null
+    for field in phase_id epoch count cap sequence; do
+        bb_mpirun "$np" "$sum" --count 4 --reps 2 --mode protocol \
+            --mismatch-rank "0:$field" --output "$rec" > "$out" 2> "$err"
+        bb_expect_rc 0 $? "-n $np --mismatch-rank 0:$field"
+        bb_expect_true "-n $np $field mismatch is a contract refusal" \
+            test "$("$get" "$rec" points.0.refusal.stage)" = contract
+    done
+done
+
+# A refusal nobody asked for (count over the cap) is a measured failure.
+bb_mpirun 2 "$sum" --count 100 --max-elements 10 --reps 2 --output "$rec" > "$out" 2> "$err"
+bb_expect_rc 1 $? "count over --max-elements exits 1"
+bb_expect_true "and is recorded as refused" test "$("$get" "$rec" points.0.status)" = refused
+
+# Slow participants complete.
+bb_mpirun 2 "$sum" --count 1K --reps 1 --warmup 0 --delay-prepare 0:0.05 > "$out" 2> "$err"
+bb_expect_rc 0 $? "--delay-prepare 0:0.05"
+bb_mpirun 2 "$sum" --count 1K --reps 1 --warmup 0 --delay-post 1:0.05 > "$out" 2> "$err"
+bb_expect_rc 0 $? "--delay-post 1:0.05"
+
+# Usage errors: exit 2 on every rank, a message, no record.
+usage() {
+    what=$1; shift
+    rm -f "$rec"
+    bb_mpirun 2 "$sum" "$@" > "$out" 2> "$err"
+    bb_expect_rc 2 $? "usage: $what"
+    bb_expect_grep "bbench-sum: " "$err" "usage: $what: message"
+    bb_expect_true "usage: $what: no record" test ! -e "$rec"
+}
+usage "range with HI < LO" --count 8:1 --output "$rec"
+usage "bad suffix" --count 4Q --output "$rec"
+usage "too few samples" --samples 2 --output "$rec"
+usage "unknown mode" --mode fast --output "$rec"
+usage "unknown option" --bogus --output "$rec"
+usage "missing value" --output "$rec" --count
+usage "rank out of range" --refuse-rank 5 --output "$rec"
+usage "unknown field" --mismatch-rank 0:colour --output "$rec"
+usage "negative delay" --delay-post 0:-1 --output "$rec"
+usage "stray argument" extra --output "$rec"
+usage "missing output directory" --output "$BB_TMP/none/r.json"
+bb_expect_grep "none" "$err" "the bad directory is named"
+
+bb_mpirun 2 "$sum" --help > "$out" 2> "$err"
+bb_expect_rc 0 $? "--help"
+bb_expect_grep "^Usage: bbench-sum" "$out" "--help text on stdout"
+bb_mpirun 1 "$sum" --version > "$out" 2> "$err"
+bb_expect_rc 0 $? "--version"
+bb_expect_grep "bbench-sum (bbench)" "$out" "--version text"
+bb_finish

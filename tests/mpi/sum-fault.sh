@@ -1,0 +1,40 @@
+#!/bin/sh
+# Fault injection: a failing MPI call poisons the sum phase; the job aborts
+# with exit 3 and leaves no record.
+. "$(dirname "$0")/../lib.sh"
+
+out="$BB_TMP/out"
+fault_so="$B/tests/.libs/libbbfault.so"
+# The interposer is preloaded; ASan (when configured) must not insist on
+# coming first.
+ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
+export ASAN_OPTIONS
+
+poison() {
+    np=$1 call=$2
+    BB_FAULT="$call" BB_FAULT_RANK=0 bb_mpirun "$np" "$B/tests/mpi/test-sum" poison \
+        > "$out" 2>&1
+    rc=$?
+    bb_expect_rc 3 $rc "-n $np: $call fails: job aborted with 3"
+    bb_expect_grep "rank 0: poison: [0-9]* passed, 0 failed" "$out" \
+        "-n $np: $call: poisoned, later calls refused, resources retained"
+}
+poison 1 MPI_Iallreduce:1
+poison 2 MPI_Iallreduce:1
+poison 2 MPI_Test:1
+poison 2 MPI_Wait:1
+poison 2 MPI_Allreduce:1
+poison 3 MPI_Wait:1
+
+# bbench-sum itself: fatal exit 3, no record, no temporary left behind.
+mkdir -p "$BB_TMP/rec"
+for call in MPI_Iallreduce:3 MPI_Test:2; do
+    LD_PRELOAD="$fault_so" BB_FAULT="$call" BB_FAULT_RANK=1 \
+        bb_mpirun 2 "$B/bench/bbench-sum" --count 1,1K --reps 2 \
+        --output "$BB_TMP/rec/r.json" > "$out" 2>&1
+    bb_expect_rc 3 $? "bbench-sum with $call failing on rank 1 exits 3"
+    bb_expect_grep "fatal" "$out" "bbench-sum $call: fatal message"
+    bb_expect_true "bbench-sum $call: no record and no temporary file" \
+        test -z "$(ls -A "$BB_TMP/rec")"
+done
+bb_finish

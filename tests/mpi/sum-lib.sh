@@ -1,0 +1,17 @@
+#!/bin/sh
+# The sum phase library on real MPI: a singleton launch and 1 to 4 ranks.
+. "$(dirname "$0")/../lib.sh"
+
+out="$BB_TMP/out"
+bb_serial "$B/tests/mpi/test-sum" > "$out" 2>&1
+bb_expect_rc 0 $? "singleton test-sum (no mpiexec)"
+bb_expect_grep "on 1 ranks: [0-9]* passed, 0 failed" "$out" "singleton summary"
+
+for np in 1 2 3 4; do
+    bb_mpirun "$np" "$B/tests/mpi/test-sum" > "$out" 2>&1
+    rc=$?
+    bb_expect_rc 0 $rc "test-sum at -n $np"
+    [ $rc -eq 0 ] || cat "$out" >&2
+    bb_expect_grep "on $np ranks: [0-9]* passed, 0 failed" "$out" "-n $np summary"
+done
+bb_finish

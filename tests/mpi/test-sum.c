@@ -1,0 +1,441 @@
+/* test-sum: the bounded sum phase on real MPI, at any rank count.
+ *
+ * Linked with tests/fault.c, so every MPI_Allreduce / MPI_Iallreduce the
+ * library makes is counted: "posts no payload" and "rejected before any MPI
+ * call" are checked against those counters.  The test's own cross-rank
+ * checks use PMPI_ directly so that they are not counted.
+ *
+ *   test-sum            every behaviour case; prints "N passed, N failed"
+ *   test-sum poison     run one phase while BB_FAULT makes a call fail, check
+ *                       the poisoning on the failing rank, then MPI_Abort(3)
+ */
+#include "config.h"
+#include "bbench.h"
+#include "fault.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, ranks;
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                 \
+    do {                                                                 \
+        if (cond) {                                                      \
+            passed++;                                                    \
+        } else {                                                         \
+            failed++;                                                    \
+            fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                                \
+            fprintf(stderr, "\n");                                       \
+        }                                                                \
+    } while (0)
+
+/* A provider whose behaviour each case sets. */
+typedef struct provider {
+    double *data;
+    int64_t len;         /* length handed out */
+    int fail;            /* return nonzero ... */
+    int fail_with_data;  /* ... and still hand out an array */
+    double delay_s;
+    long prepared, released;
+    int64_t bad_release; /* releases of an array we did not hand out */
+    /* reentry case */
+    bb_sum_phase_t *reenter;
+    bb_status_t reenter_status;
+    long reenter_mpi_calls;
+} provider_t;
+
+static int provider_prepare(void *arg, const double **data_out, int64_t *len_out)
+{
+    provider_t *p = arg;
+    bb_time_sleep(p->delay_s);
+    if (p->reenter != NULL) {
+        long before = bbfault_calls("MPI_Allreduce") + bbfault_calls("MPI_Iallreduce");
+        bb_sum_contract_t c = { 0, 0, 0, 0 };
+        bb_sum_provider_t inner = { provider_prepare, NULL, NULL };
+        double *r = NULL;
+        p->reenter_status = bb_sum_phase_run(p->reenter, &inner, &c, &r, NULL);
+        p->reenter_mpi_calls = bbfault_calls("MPI_Allreduce")
+                               + bbfault_calls("MPI_Iallreduce") - before;
+    }
+    if (p->fail && !p->fail_with_data)
+        return 1;
+    *data_out = p->data;
+    *len_out = p->len;
+    p->prepared++;
+    return p->fail ? 1 : 0;
+}
+
+static void provider_release(void *arg, const double *data)
+{
+    provider_t *p = arg;
+    if (data != p->data)
+        p->bad_release++;
+    p->released++;
+}
+
+static void provider_fill(provider_t *p, int64_t count)
+{
+    free(p->data);
+    p->data = malloc((size_t)(count + 1) * sizeof(double));
+    for (int64_t i = 0; i <= count; i++)
+        p->data[i] = (double)(i % 97 + rank);
+    p->len = count;
+}
+
+static int sum_ok(const double *r, int64_t count)
+{
+    for (int64_t i = 0; i < count; i++)
+        if (r[i] != (double)ranks * (double)(i % 97) + (double)ranks * (ranks - 1) / 2.0)
+            return 0;
+    return 1;
+}
+
+/* Every rank holds the same value? (uncounted PMPI reductions) */
+static int same_everywhere(int64_t v)
+{
+    int64_t lo, hi;
+    PMPI_Allreduce(&v, &lo, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+    PMPI_Allreduce(&v, &hi, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    return lo == hi;
+}
+
+static int all_true(int v)
+{
+    int lo;
+    PMPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return lo;
+}
+
+static bb_sum_contract_t contract_for(int64_t phase_id, int64_t count)
+{
+    bb_sum_contract_t c = { phase_id, 7, count, count };
+    return c;
+}
+
+/* One successful phase with checked output; returns 1 if right everywhere. */
+static int run_success(bb_sum_phase_t *phase, provider_t *p, int64_t count,
+                       int64_t phase_id)
+{
+    bb_sum_provider_t prov = { provider_prepare, provider_release, p };
+    bb_sum_contract_t c = contract_for(phase_id, count);
+    double *r = NULL;
+    bb_sum_metrics_t m;
+    provider_fill(p, count);
+    long posted = bbfault_calls("MPI_Iallreduce");
+    bb_status_t st = bb_sum_phase_run(phase, &prov, &c, &r, &m);
+    int ok = st == BB_OK && sum_ok(r, count) && (count > 0 || r == NULL)
+             && bbfault_calls("MPI_Iallreduce") - posted == 1
+             && m.requests_posted == 1 && m.max_inflight == 1
+             && m.payload_bytes == 8 * count && m.tracked_bytes == 144 + 16 * count
+             && m.ranks == ranks && m.rank == rank && m.phase_id == phase_id;
+    bb_free(r);
+    return all_true(ok);
+}
+
+static void case_success(bb_world_t *world)
+{
+    bb_sum_phase_t *phase;
+    provider_t p = { 0 };
+    CHECK(bb_sum_phase_create(world, &phase) == BB_OK, "create");
+    CHECK(bb_sum_phase_tracked_live(phase) == BB_SUM_CONTROL_BYTES, "144 control bytes");
+    const int64_t counts[] = { 0, 1, 7, 1000, 65536 };
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        int64_t seq = bb_sum_phase_sequence(phase);
+        CHECK(run_success(phase, &p, counts[i], (int64_t)i),
+              "count %lld sums correctly on every rank", (long long)counts[i]);
+        CHECK(bb_sum_phase_sequence(phase) == seq + 1, "sequence consumed on success");
+    }
+    CHECK(p.prepared == p.released && p.bad_release == 0,
+          "provider arrays released once: %ld prepared, %ld released",
+          p.prepared, p.released);
+    CHECK(bb_sum_phase_destroy(phase) == BB_OK, "destroy");
+    free(p.data);
+}
+
+/* How a refusal case perturbs one rank (or all). */
+typedef enum perturb {
+    P_PROVIDER, P_PROVIDER_DATA, P_OVER_CAP, P_LENGTH, P_PHASE_ID, P_EPOCH,
+    P_COUNT, P_CAP, P_NEGATIVE_ID, P_NEGATIVE_EPOCH, P_SEQUENCE, P_RANGE
+} perturb_t;
+
+static const char *const perturb_names[] = {
+    "provider failure", "provider failure with an array", "count > cap",
+    "wrong length", "phase_id mismatch", "epoch mismatch", "count mismatch",
+    "cap mismatch", "negative phase_id", "negative epoch", "sequence divergence",
+    "count > INT32_MAX"
+};
+
+/* Run one refused phase where `who` (a rank, or -1 for all) is perturbed,
+ * then a correct phase on the same object. */
+static void case_refusal(bb_world_t *world, perturb_t what, int who,
+                         bb_stage_t want_stage)
+{
+    const char *name = perturb_names[what];
+    bb_sum_phase_t *phase;
+    provider_t p = { 0 };
+    bb_sum_provider_t prov = { provider_prepare, provider_release, &p };
+    int64_t count = 100;
+    CHECK(bb_sum_phase_create(world, &phase) == BB_OK, "create");
+    CHECK(run_success(phase, &p, count, 1), "%s: warm-up phase", name);
+    provider_fill(&p, count + 1);
+    p.len = count;
+    bb_sum_contract_t c = contract_for(2, count);
+    int me = who < 0 || who == rank;
+    if (me) {
+        switch (what) {
+        case P_PROVIDER: p.fail = 1; break;
+        case P_PROVIDER_DATA: p.fail = 1; p.fail_with_data = 1; break;
+        case P_OVER_CAP: c.max_elements = count - 1; break;
+        case P_LENGTH: p.len = count - 1; break;
+        case P_PHASE_ID: c.phase_id = 3; break;
+        case P_EPOCH: c.epoch = 8; break;
+        case P_COUNT: c.count = count + 1; c.max_elements = count + 1; p.len = count + 1; break;
+        case P_CAP: c.max_elements = count + 5; break;
+        case P_NEGATIVE_ID: c.phase_id = -1; break;
+        case P_NEGATIVE_EPOCH: c.epoch = -2; break;
+        case P_SEQUENCE:
+            bb_sum_phase_set_sequence(phase, bb_sum_phase_sequence(phase) + 10);
+            break;
+        case P_RANGE: c.count = (int64_t)INT32_MAX + 1; c.max_elements = c.count; break;
+        }
+    }
+    int64_t seq = bb_sum_phase_sequence(phase);
+    long posted = bbfault_calls("MPI_Iallreduce");
+    long allreduces = bbfault_calls("MPI_Allreduce");
+    long released = p.released;
+    double *r = (double *)&p;  /* must be reset to NULL on refusal */
+    bb_sum_metrics_t m;
+    bb_status_t st = bb_sum_phase_run(phase, &prov, &c, &r, &m);
+    CHECK(all_true(st == BB_REFUSED), "%s: refused on every rank (got %s)", name,
+          bb_status_string(st));
+    CHECK(r == NULL, "%s: no output published", name);
+    CHECK(all_true(bbfault_calls("MPI_Iallreduce") == posted),
+          "%s: no payload posted", name);
+    CHECK(all_true(bbfault_calls("MPI_Allreduce") - allreduces == 2),
+          "%s: exactly two admission Allreduces", name);
+    CHECK(all_true(m.requests_posted == 0 && m.payload_bytes == 0),
+          "%s: metrics say nothing posted", name);
+    CHECK(all_true(m.refusal.stage == want_stage), "%s: stage %s, want %s", name,
+          bb_stage_name(m.refusal.stage), bb_stage_name(want_stage));
+    CHECK(same_everywhere(m.refusal.stage) && same_everywhere(m.refusal.rank)
+              && same_everywhere(m.refusal.sequence),
+          "%s: identical diagnostics on every rank", name);
+    CHECK(m.refusal.rank == -1, "%s: no rank attributed", name);
+    int64_t want_seq = what == P_SEQUENCE ? seq + 10 : seq;
+    CHECK(m.refusal.sequence == want_seq, "%s: sequence %lld, want max presented %lld",
+          name, (long long)m.refusal.sequence, (long long)want_seq);
+    CHECK(bb_sum_phase_sequence(phase) == seq + 1, "%s: sequence consumed", name);
+    CHECK(bb_sum_phase_tracked_live(phase) == BB_SUM_CONTROL_BYTES,
+          "%s: payload buffers released", name);
+    long want_released = (p.prepared > 0 && (!p.fail || p.fail_with_data)) ? 1 : 0;
+    if (what == P_OVER_CAP || what == P_NEGATIVE_ID || what == P_NEGATIVE_EPOCH
+        || what == P_RANGE)
+        want_released = me ? 0 : 1;  /* invalid contract: prepare is not called */
+    else if ((what == P_PROVIDER) && me)
+        want_released = 0;            /* the provider handed out nothing */
+    CHECK(p.released - released == want_released,
+          "%s: provider arrays released %ld times, want %ld", name,
+          p.released - released, want_released);
+    p.fail = p.fail_with_data = 0;
+    CHECK(run_success(phase, &p, count, 4), "%s: the next phase succeeds", name);
+    CHECK(p.prepared == p.released && p.bad_release == 0,
+          "%s: every array released exactly once (%ld/%ld)", name, p.prepared, p.released);
+    CHECK(bb_sum_phase_destroy(phase) == BB_OK, "destroy");
+    free(p.data);
+}
+
+static void case_delays(bb_world_t *world)
+{
+    bb_sum_phase_t *phase;
+    provider_t p = { 0 };
+    CHECK(bb_sum_phase_create(world, &phase) == BB_OK, "create");
+    p.delay_s = rank == 0 ? 0.2 : 0.0;
+    CHECK(run_success(phase, &p, 5000, 1), "delayed prepare on rank 0 completes");
+    p.delay_s = 0.0;
+    if (rank == ranks - 1)
+        bb_sum_phase_set_post_delay(phase, 0.2);
+    double t0 = bb_time_now();
+    CHECK(run_success(phase, &p, 5000, 2), "delayed posting on the last rank completes");
+    double waited = bb_time_now() - t0;
+    CHECK(all_true(waited >= 0.19), "every rank waited for the late poster (%.3f s)", waited);
+    bb_sum_phase_set_post_delay(phase, 0.0);
+    CHECK(bb_sum_phase_destroy(phase) == BB_OK, "destroy");
+    free(p.data);
+}
+
+static void case_reuse(bb_world_t *world)
+{
+    bb_sum_phase_t *phase;
+    provider_t p = { 0 };
+    bb_sum_provider_t prov = { provider_prepare, provider_release, &p };
+    CHECK(bb_sum_phase_create(world, &phase) == BB_OK, "create");
+    provider_fill(&p, 1000);
+    bb_sum_contract_t c = contract_for(9, 1000);
+    int ok = 1;
+    int64_t rss_start = 0, tracked_max = 0;
+    for (int i = 0; i < 1000; i++) {
+        if (i == 50)
+            rss_start = bb_rss_current_bytes();  /* after allocator warm-up */
+        double *r = NULL;
+        bb_sum_metrics_t m;
+        ok &= bb_sum_phase_run(phase, &prov, &c, &r, &m) == BB_OK && sum_ok(r, 1000);
+        bb_free(r);
+        if (m.tracked_bytes > tracked_max)
+            tracked_max = m.tracked_bytes;
+        ok &= bb_sum_phase_tracked_live(phase) == BB_SUM_CONTROL_BYTES;
+    }
+    int64_t rss_end = bb_rss_current_bytes();
+    CHECK(all_true(ok), "1000 reused phases all correct, 144 bytes between calls");
+    CHECK(tracked_max == 144 + 16 * 1000, "tracked peak %lld", (long long)tracked_max);
+    CHECK(rss_start > 0 && rss_end - rss_start < 1024 * 1024,
+          "RSS flat over 950 phases: %lld -> %lld bytes", (long long)rss_start,
+          (long long)rss_end);
+    CHECK(bb_sum_phase_sequence(phase) == 1000, "1000 sequences consumed");
+    CHECK(p.prepared == 1000 && p.released == 1000, "1000 arrays released once each");
+    CHECK(bb_sum_phase_destroy(phase) == BB_OK, "destroy");
+    free(p.data);
+}
+
+typedef struct thread_arg {
+    bb_sum_phase_t *phase;
+    bb_status_t status;
+} thread_arg_t;
+
+static void *thread_call(void *arg)
+{
+    thread_arg_t *t = arg;
+    provider_t p = { 0 };
+    bb_sum_provider_t prov = { provider_prepare, provider_release, &p };
+    bb_sum_contract_t c = contract_for(0, 0);
+    double *r = NULL;
+    t->status = bb_sum_phase_run(t->phase, &prov, &c, &r, NULL);
+    return NULL;
+}
+
+static void case_misuse(bb_world_t *world)
+{
+    bb_sum_phase_t *phase;
+    provider_t p = { 0 };
+    CHECK(bb_sum_phase_create(world, &phase) == BB_OK, "create");
+
+    /* Another thread: rejected before any MPI call. */
+    long calls = bbfault_calls("MPI_Allreduce") + bbfault_calls("MPI_Iallreduce");
+    thread_arg_t t = { phase, BB_OK };
+    pthread_t th;
+    pthread_create(&th, NULL, thread_call, &t);
+    pthread_join(th, NULL);
+    CHECK(t.status == BB_ERR_THREAD, "call from another thread: %s",
+          bb_status_string(t.status));
+    CHECK(bbfault_calls("MPI_Allreduce") + bbfault_calls("MPI_Iallreduce") == calls,
+          "no MPI call from the other thread");
+    CHECK(bb_sum_phase_sequence(phase) == 0, "no sequence consumed by the thread call");
+
+    /* Reentry from prepare: rejected locally, the outer phase still works. */
+    p.reenter = phase;
+    CHECK(run_success(phase, &p, 10, 1), "outer phase succeeds around a reentrant call");
+    CHECK(p.reenter_status == BB_ERR_REENTRY, "reentrant call: %s",
+          bb_status_string(p.reenter_status));
+    CHECK(p.reenter_mpi_calls == 0, "reentrant call made no MPI call");
+    p.reenter = NULL;
+
+    bb_sum_contract_t c = contract_for(0, 0);
+    double *r = NULL;
+    CHECK(bb_sum_phase_run(phase, NULL, &c, &r, NULL) == BB_ERR_ARG, "NULL provider");
+    CHECK(bb_sum_phase_destroy(phase) == BB_OK, "destroy");
+    free(p.data);
+}
+
+/* BB_FAULT makes one MPI call fail on some rank: that rank must see
+ * BB_ERR_MPI, a poisoned phase that refuses later calls without MPI and keeps
+ * its resources; then the job must be aborted (exit 3). */
+static int run_poison(bb_world_t *world)
+{
+    bb_sum_phase_t *phase;
+    provider_t p = { 0 };
+    bb_sum_provider_t prov = { provider_prepare, provider_release, &p };
+    int64_t count = 1 << 16;
+    if (bb_sum_phase_create(world, &phase) != BB_OK)
+        return 1;
+    provider_fill(&p, count);
+    bb_sum_contract_t c = contract_for(1, count);
+    /* The last rank posts late, so the first rank's Test cannot complete and
+     * it reaches MPI_Wait. */
+    if (rank == ranks - 1 && ranks > 1)
+        bb_sum_phase_set_post_delay(phase, 0.3);
+    double *r = NULL;
+    bb_sum_metrics_t m;
+    bb_status_t st = bb_sum_phase_run(phase, &prov, &c, &r, &m);
+    if (st == BB_OK) {
+        /* Not the faulted rank: nothing to check, wait to be aborted. */
+        bb_free(r);
+        bb_time_sleep(30.0);
+        return 1;
+    }
+    CHECK(st == BB_ERR_MPI, "faulted call: %s", bb_status_string(st));
+    CHECK(bb_sum_phase_poisoned(phase), "phase poisoned");
+    CHECK(m.refusal.stage == BB_STAGE_TRANSPORT && m.refusal.rank == rank,
+          "fatal metrics: stage %s rank %d", bb_stage_name(m.refusal.stage),
+          m.refusal.rank);
+    CHECK(bb_poisoned_count() == 1, "retained in the fatal list");
+    CHECK(bb_sum_phase_tracked_live(phase) >= BB_SUM_CONTROL_BYTES,
+          "resources kept: %lld bytes", (long long)bb_sum_phase_tracked_live(phase));
+    long calls = bbfault_calls("MPI_Allreduce") + bbfault_calls("MPI_Iallreduce");
+    st = bb_sum_phase_run(phase, &prov, &c, &r, NULL);
+    CHECK(st == BB_ERR_POISONED, "later call refused: %s", bb_status_string(st));
+    CHECK(bbfault_calls("MPI_Allreduce") + bbfault_calls("MPI_Iallreduce") == calls,
+          "later call made no MPI call");
+    CHECK(bb_sum_phase_destroy(phase) == BB_ERR_POISONED, "destroy refused");
+    printf("rank %d: poison: %d passed, %d failed\n", rank, passed, failed);
+    fflush(stdout);
+    MPI_Abort(MPI_COMM_WORLD, failed ? 1 : BB_EXIT_FATAL);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    bb_world_t *world;
+    if (bb_world_bind(MPI_COMM_WORLD, &world) != BB_OK) {
+        fprintf(stderr, "cannot bind the world\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    rank = bb_world_rank(world);
+    ranks = bb_world_size(world);
+    if (argc > 1 && strcmp(argv[1], "poison") == 0)
+        return run_poison(world);
+
+    int last = ranks - 1;
+    case_success(world);
+    case_refusal(world, P_PROVIDER, last, BB_STAGE_PREFLIGHT);
+    case_refusal(world, P_PROVIDER, -1, BB_STAGE_PREFLIGHT);
+    case_refusal(world, P_PROVIDER_DATA, 0, BB_STAGE_PREFLIGHT);
+    case_refusal(world, P_OVER_CAP, last, BB_STAGE_PREFLIGHT);
+    case_refusal(world, P_LENGTH, 0, BB_STAGE_PREFLIGHT);
+    case_refusal(world, P_NEGATIVE_ID, last, BB_STAGE_PREFLIGHT);
+    case_refusal(world, P_NEGATIVE_EPOCH, 0, BB_STAGE_PREFLIGHT);
+    case_refusal(world, P_RANGE, last, BB_STAGE_PREFLIGHT);
+    /* A mismatch needs two ranks to disagree; on one rank it is no mismatch. */
+    if (ranks > 1) {
+        case_refusal(world, P_PHASE_ID, last, BB_STAGE_CONTRACT);
+        case_refusal(world, P_EPOCH, 0, BB_STAGE_CONTRACT);
+        case_refusal(world, P_COUNT, last, BB_STAGE_CONTRACT);
+        case_refusal(world, P_CAP, 0, BB_STAGE_CONTRACT);
+        case_refusal(world, P_SEQUENCE, last, BB_STAGE_CONTRACT);
+    }
+    case_delays(world);
+    case_reuse(world);
+    case_misuse(world);
+
+    int local[2] = { passed, failed }, total[2];
+    PMPI_Allreduce(local, total, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("test-sum on %d ranks: %d passed, %d failed\n", ranks, total[0], total[1]);
+    bb_world_release(world);
+    MPI_Finalize();
+    return total[1] == 0 ? 0 : 1;
+}

@@ -1,1 +1,770 @@
-/* record.c: placeholder until implemented */
+/* record.c: JSON measurement records (schema bbench.record/1, DESIGN 3):
+ * building, atomic writing, reading back with shape validation.
+ *
+ * MPI-free on purpose: records are built and checked by tools and unit
+ * tests that never initialize MPI. */
+#include "config.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Records are small (kilobytes to a few megabytes); refuse to slurp files
+ * that cannot be one. */
+#define BB_RECORD_MAX_BYTES ((size_t)1 << 30)
+
+struct bb_record {
+    cJSON *doc;
+    cJSON *points;  /* borrowed from doc; kept as its last member */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Building                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Add item under key, taking ownership: 0 when item is NULL (a failed
+ * allocation upstream) or the add failed (item freed), so that a chain of
+ * adds can be checked with one flag. */
+static int bb_add(cJSON *obj, const char *key, cJSON *item)
+{
+    if (item == NULL)
+        return 0;
+    if (!cJSON_AddItemToObject(obj, key, item)) {
+        cJSON_Delete(item);
+        return 0;
+    }
+    return 1;
+}
+
+static int bb_push(cJSON *arr, cJSON *item)
+{
+    if (item == NULL)
+        return 0;
+    if (!cJSON_AddItemToArray(arr, item)) {
+        cJSON_Delete(item);
+        return 0;
+    }
+    return 1;
+}
+
+/* A copy of s without leading and trailing blanks, as a cJSON string
+ * (configure-time strings carry stray spaces). */
+static cJSON *bb_trimmed_string(const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    char *copy = malloc(n + 1);
+    if (copy == NULL)
+        return NULL;
+    memcpy(copy, s, n);
+    copy[n] = '\0';
+    cJSON *item = cJSON_CreateString(copy);
+    free(copy);
+    return item;
+}
+
+static cJSON *bb_source_provenance(void)
+{
+    cJSON *source = cJSON_CreateObject();
+    cJSON *build = cJSON_CreateObject();
+    if (source == NULL || build == NULL) {
+        cJSON_Delete(build);
+        cJSON_Delete(source);
+        return NULL;
+    }
+    int ok = bb_add(source, "package", cJSON_CreateString(PACKAGE_NAME));
+    ok &= bb_add(source, "version", cJSON_CreateString(PACKAGE_VERSION));
+    if (BB_BUILD_GIT[0] != '\0') {
+        ok &= bb_add(source, "git", cJSON_CreateString(BB_BUILD_GIT));
+    } else {
+        /* A release tarball has no git history: unknown, not empty. */
+        ok &= bb_add(source, "git", cJSON_CreateNull());
+        ok &= bb_add(source, "git_reason", cJSON_CreateString(
+            "not configured from a git checkout (git describe failed)"));
+    }
+    ok &= bb_add(build, "cc", bb_trimmed_string(BB_BUILD_CC));
+    ok &= bb_add(build, "cflags", bb_trimmed_string(BB_BUILD_CFLAGS));
+    ok &= bb_add(build, "configure", bb_trimmed_string(BB_BUILD_CONFIGURE));
+    ok &= bb_add(source, "build", build);
+    if (!ok) {
+        cJSON_Delete(source);
+        return NULL;
+    }
+    return source;
+}
+
+bb_status_t bb_record_create(const char *benchmark, int argc,
+                             char *const argv[], bb_record_t **record_out)
+{
+    if (benchmark == NULL || record_out == NULL || argc < 0
+        || (argc > 0 && argv == NULL))
+        return BB_ERR_ARG;
+
+    bb_record_t *rec = calloc(1, sizeof *rec);
+    if (rec == NULL)
+        return BB_ERR_NOMEM;
+    rec->doc = cJSON_CreateObject();
+    if (rec->doc == NULL)
+        goto free_rec;
+
+    char when[32];
+    time_t now = time(NULL);
+    struct tm utc;
+    if (now == (time_t)-1 || gmtime_r(&now, &utc) == NULL
+        || strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc) == 0)
+        snprintf(when, sizeof when, "unknown");
+
+    int ok = bb_add(rec->doc, "schema", cJSON_CreateString(BB_RECORD_SCHEMA));
+    ok &= bb_add(rec->doc, "vocabulary",
+                 cJSON_CreateString(BB_RECORD_VOCABULARY));
+    ok &= bb_add(rec->doc, "benchmark", cJSON_CreateString(benchmark));
+    ok &= bb_add(rec->doc, "created_utc", cJSON_CreateString(when));
+    cJSON *command = cJSON_CreateArray();
+    for (int i = 0; command != NULL && i < argc; i++)
+        ok &= bb_push(command, cJSON_CreateString(argv[i] ? argv[i] : ""));
+    ok &= bb_add(rec->doc, "command", command);
+    ok &= bb_add(rec->doc, "source", bb_source_provenance());
+    rec->points = cJSON_CreateArray();
+    ok &= bb_add(rec->doc, "points", rec->points);
+    if (!ok)
+        goto free_doc;
+
+    *record_out = rec;
+    return BB_OK;
+
+free_doc:
+    cJSON_Delete(rec->doc);
+free_rec:
+    free(rec);
+    return BB_ERR_NOMEM;
+}
+
+void bb_record_free(bb_record_t *record)
+{
+    if (record == NULL)
+        return;
+    cJSON_Delete(record->doc);
+    free(record);
+}
+
+cJSON *bb_record_json(bb_record_t *record)
+{
+    return record ? record->doc : NULL;
+}
+
+/* Keep "points" last, so that a record reads top-down as DESIGN 3 lists it
+ * (provenance first, then the measurements). */
+static void bb_record_points_last(bb_record_t *record)
+{
+    cJSON *points = cJSON_GetObjectItemCaseSensitive(record->doc, "points");
+    if (points == NULL || points->next == NULL)
+        return;
+    cJSON_DetachItemViaPointer(record->doc, points);
+    /* Re-adding a detached item cannot fail for want of memory in the
+     * list; only the key copy can, and then we keep the old key. */
+    if (!cJSON_AddItemToObject(record->doc, "points", points))
+        cJSON_AddItemToArray(record->doc, points);
+}
+
+bb_status_t bb_record_set(bb_record_t *record, const char *name, cJSON *item)
+{
+    /* Ownership of item is taken on every path, so callers never leak. */
+    if (record == NULL || name == NULL || item == NULL
+        || strcmp(name, "points") == 0) {
+        cJSON_Delete(item);
+        return BB_ERR_ARG;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(record->doc, name) != NULL) {
+        if (!cJSON_ReplaceItemInObjectCaseSensitive(record->doc, name, item)) {
+            cJSON_Delete(item);
+            return BB_ERR_NOMEM;
+        }
+        return BB_OK;
+    }
+    if (!cJSON_AddItemToObject(record->doc, name, item)) {
+        cJSON_Delete(item);
+        return BB_ERR_NOMEM;
+    }
+    bb_record_points_last(record);
+    return BB_OK;
+}
+
+static cJSON *bb_refusal_json(const bb_refusal_t *refusal)
+{
+    if (refusal == NULL)
+        return cJSON_CreateNull();
+    cJSON *r = cJSON_CreateObject();
+    if (r == NULL)
+        return NULL;
+    int ok = bb_add(r, "stage", cJSON_CreateString(bb_stage_name(refusal->stage)));
+    /* rank -1: no rank is to blame (a pure contract mismatch). */
+    ok &= bb_add(r, "rank", refusal->rank < 0
+                                ? cJSON_CreateNull()
+                                : cJSON_CreateNumber(refusal->rank));
+    ok &= bb_add(r, "sequence", cJSON_CreateNumber((double)refusal->sequence));
+    if (!ok) {
+        cJSON_Delete(r);
+        return NULL;
+    }
+    return r;
+}
+
+bb_status_t bb_record_add_point(bb_record_t *record, cJSON *parameters,
+                                const char *status, const bb_refusal_t *refusal,
+                                cJSON *first_call, cJSON *quantities)
+{
+    /* Ownership of the three items is taken on every path. */
+    if (record == NULL || status == NULL
+        || (strcmp(status, "ok") != 0 && strcmp(status, "refused") != 0)) {
+        cJSON_Delete(parameters);
+        cJSON_Delete(first_call);
+        cJSON_Delete(quantities);
+        return BB_ERR_ARG;
+    }
+    cJSON *point = cJSON_CreateObject();
+    if (point == NULL) {
+        cJSON_Delete(parameters);
+        cJSON_Delete(first_call);
+        cJSON_Delete(quantities);
+        return BB_ERR_NOMEM;
+    }
+    /* bb_add frees what it cannot attach, so after these lines every item is
+     * either in point or gone. */
+    int ok = bb_add(point, "parameters",
+                    parameters ? parameters : cJSON_CreateObject());
+    ok &= bb_add(point, "status", cJSON_CreateString(status));
+    ok &= bb_add(point, "refusal", bb_refusal_json(refusal));
+    ok &= bb_add(point, "first_call",
+                 first_call ? first_call : cJSON_CreateNull());
+    ok &= bb_add(point, "quantities",
+                 quantities ? quantities : cJSON_CreateObject());
+    if (!ok || !bb_push(record->points, point)) {
+        if (ok)
+            return BB_ERR_NOMEM; /* bb_push freed point */
+        cJSON_Delete(point);
+        return BB_ERR_NOMEM;
+    }
+    return BB_OK;
+}
+
+/* {value, unit, scope, reason}: the members every quantity has. */
+static cJSON *bb_quantity_base(cJSON *value, const char *unit, const char *scope,
+                               const char *reason)
+{
+    cJSON *q = cJSON_CreateObject();
+    if (q == NULL) {
+        cJSON_Delete(value);
+        return NULL;
+    }
+    int ok = bb_add(q, "value", value);
+    ok &= bb_add(q, "unit", cJSON_CreateString(unit ? unit : ""));
+    ok &= bb_add(q, "scope", cJSON_CreateString(scope ? scope : ""));
+    ok &= bb_add(q, "reason",
+                 reason ? cJSON_CreateString(reason) : cJSON_CreateNull());
+    if (!ok) {
+        cJSON_Delete(q);
+        return NULL;
+    }
+    return q;
+}
+
+cJSON *bb_quantity_timing(const double *samples, size_t n, const char *scope,
+                          const char *const *includes)
+{
+    bb_summary_t sum;
+    if (n == 0 || bb_stats_summarize(samples, n, &sum) != BB_OK)
+        return NULL;
+    cJSON *q = bb_quantity_base(cJSON_CreateNumber(sum.median), "s", scope, NULL);
+    if (q == NULL)
+        return NULL;
+
+    cJSON *arr = cJSON_CreateArray();
+    int ok = arr != NULL;
+    for (size_t i = 0; arr != NULL && i < n; i++)
+        ok &= bb_push(arr, cJSON_CreateNumber(samples[i]));
+    ok &= bb_add(q, "samples", arr);
+    ok &= bb_add(q, "median", cJSON_CreateNumber(sum.median));
+    cJSON *range = cJSON_CreateArray();
+    if (range != NULL) {
+        ok &= bb_push(range, cJSON_CreateNumber(sum.min));
+        ok &= bb_push(range, cJSON_CreateNumber(sum.max));
+    }
+    ok &= bb_add(q, "range", range);
+    ok &= bb_add(q, "range_confidence",
+                 cJSON_CreateNumber(bb_stats_range_confidence(n)));
+    if (includes != NULL) {
+        cJSON *inc = cJSON_CreateArray();
+        for (size_t k = 0; inc != NULL && includes[k] != NULL; k++)
+            ok &= bb_push(inc, cJSON_CreateString(includes[k]));
+        ok &= bb_add(q, "includes", inc);
+    }
+    if (!ok) {
+        cJSON_Delete(q);
+        return NULL;
+    }
+    return q;
+}
+
+cJSON *bb_quantity_value(double value, const char *unit, const char *scope)
+{
+    /* JSON has no NaN or infinity; an unusable measurement is unknown. */
+    if (!isfinite(value))
+        return bb_quantity_null(unit, scope, "measured value was not finite");
+    return bb_quantity_base(cJSON_CreateNumber(value), unit, scope, NULL);
+}
+
+cJSON *bb_quantity_null(const char *unit, const char *scope, const char *reason)
+{
+    return bb_quantity_base(cJSON_CreateNull(), unit, scope,
+                            reason ? reason : "not measured");
+}
+
+void bb_quantities_add(cJSON *quantities, const char *name, cJSON *q)
+{
+    if (quantities == NULL || name == NULL || q == NULL
+        || !cJSON_IsObject(quantities)) {
+        cJSON_Delete(q);
+        return;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(quantities, name) != NULL) {
+        if (!cJSON_ReplaceItemInObjectCaseSensitive(quantities, name, q))
+            cJSON_Delete(q);
+        return;
+    }
+    if (!cJSON_AddItemToObject(quantities, name, q))
+        cJSON_Delete(q);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* The directory part of path ("." when there is none); caller frees. */
+static char *bb_path_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    size_t n = (size_t)(slash - path);
+    char *dir = malloc(n + 1);
+    if (dir != NULL) {
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+    }
+    return dir;
+}
+
+/* mkstemp template "DIR/.bbench-record.XXXXXX"; caller frees. */
+static char *bb_temp_template(const char *dir)
+{
+    static const char name[] = "/.bbench-record.XXXXXX";
+    size_t n = strlen(dir) + sizeof name;
+    char *t = malloc(n);
+    if (t != NULL)
+        snprintf(t, n, "%s%s", dir, name);
+    return t;
+}
+
+/* Why path cannot take a record, or BB_OK.  Checks the directory and that
+ * path itself is not a directory. */
+static bb_status_t bb_check_target(const char *path, const char *dir, char *err,
+                                   size_t errlen)
+{
+    struct stat sb;
+    if (path[0] == '\0') {
+        bb_errorf(err, errlen, "record path is empty");
+        return BB_ERR_ARG;
+    }
+    if (path[strlen(path) - 1] == '/'
+        || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))) {
+        bb_errorf(err, errlen, "%s: is a directory, not a file name", path);
+        return BB_ERR_IO;
+    }
+    if (stat(dir, &sb) != 0) {
+        bb_errorf(err, errlen, "%s: directory %s %s", path, dir,
+                  errno == ENOENT ? "does not exist" : strerror(errno));
+        return BB_ERR_IO;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        bb_errorf(err, errlen, "%s: %s is not a directory", path, dir);
+        return BB_ERR_IO;
+    }
+    return BB_OK;
+}
+
+static int bb_write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t w = write(fd, buf, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        buf += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+bb_status_t bb_record_write(const bb_record_t *record, const char *path,
+                            char *err, size_t errlen)
+{
+    bb_status_t st = BB_ERR_IO;
+    char *text = NULL, *dir = NULL, *tmp = NULL;
+    int fd = -1;
+
+    if (record == NULL || path == NULL) {
+        bb_errorf(err, errlen, "no record or no path");
+        return BB_ERR_ARG;
+    }
+    text = cJSON_Print(record->doc);
+    dir = bb_path_dir(path);
+    if (text == NULL || dir == NULL || (tmp = bb_temp_template(dir)) == NULL) {
+        bb_errorf(err, errlen, "%s: out of memory writing the record", path);
+        st = BB_ERR_NOMEM;
+        goto free_strings;
+    }
+    st = bb_check_target(path, dir, err, errlen);
+    if (st != BB_OK)
+        goto free_strings;
+    st = BB_ERR_IO;
+
+    fd = mkstemp(tmp);
+    if (fd < 0) {
+        bb_errorf(err, errlen, "%s: cannot create a file in %s: %s", path, dir,
+                  strerror(errno));
+        goto free_strings;
+    }
+    /* mkstemp makes the file 0600; a record is an ordinary file, so give it
+     * the mode open(2) would have under the caller's umask. */
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0
+        || bb_write_all(fd, text, strlen(text)) != 0
+        || bb_write_all(fd, "\n", 1) != 0 || fsync(fd) != 0) {
+        bb_errorf(err, errlen, "%s: writing %s: %s", path, tmp, strerror(errno));
+        goto unlink_temp;
+    }
+    int rc = close(fd);
+    fd = -1;
+    if (rc != 0) {
+        bb_errorf(err, errlen, "%s: closing %s: %s", path, tmp, strerror(errno));
+        goto unlink_temp;
+    }
+    if (rename(tmp, path) != 0) {
+        bb_errorf(err, errlen, "%s: renaming %s into place: %s", path, tmp,
+                  strerror(errno));
+        goto unlink_temp;
+    }
+    /* Make the rename itself durable; the record is complete either way. */
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (dfd >= 0) {
+        (void)fsync(dfd);
+        close(dfd);
+    }
+    st = BB_OK;
+    goto free_strings;
+
+unlink_temp:
+    if (fd >= 0)
+        close(fd);
+    unlink(tmp);
+free_strings:
+    free(tmp);
+    free(dir);
+    free(text);
+    return st;
+}
+
+bb_status_t bb_record_check_path(const char *path, char *err, size_t errlen)
+{
+    if (path == NULL) {
+        bb_errorf(err, errlen, "no record path");
+        return BB_ERR_ARG;
+    }
+    char *dir = bb_path_dir(path);
+    char *tmp = dir ? bb_temp_template(dir) : NULL;
+    bb_status_t st = BB_ERR_NOMEM;
+    if (tmp == NULL) {
+        bb_errorf(err, errlen, "%s: out of memory", path);
+        goto free_strings;
+    }
+    st = bb_check_target(path, dir, err, errlen);
+    if (st != BB_OK)
+        goto free_strings;
+    /* The one reliable test of writability (ACLs, read-only mounts, root):
+     * create a file the way bb_record_write will. */
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        bb_errorf(err, errlen, "%s: cannot create a file in directory %s: %s",
+                  path, dir, strerror(errno));
+        st = BB_ERR_IO;
+        goto free_strings;
+    }
+    close(fd);
+    unlink(tmp);
+    st = BB_OK;
+free_strings:
+    free(tmp);
+    free(dir);
+    return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading and validation                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Quantities object at place ("points[3].quantities"): every member an
+ * object with a string unit. */
+static bb_status_t bb_check_quantities(const cJSON *qs, const char *place,
+                                       char *err, size_t errlen)
+{
+    if (!cJSON_IsObject(qs)) {
+        bb_errorf(err, errlen, "%s: not an object", place);
+        return BB_ERR_PARSE;
+    }
+    for (const cJSON *q = qs->child; q != NULL; q = q->next) {
+        const char *name = q->string ? q->string : "?";
+        if (!cJSON_IsObject(q)) {
+            bb_errorf(err, errlen, "%s.%s: not an object", place, name);
+            return BB_ERR_PARSE;
+        }
+        const cJSON *unit = cJSON_GetObjectItemCaseSensitive(q, "unit");
+        if (unit == NULL) {
+            bb_errorf(err, errlen, "%s.%s: unit missing", place, name);
+            return BB_ERR_PARSE;
+        }
+        if (!cJSON_IsString(unit) || unit->valuestring == NULL) {
+            bb_errorf(err, errlen, "%s.%s: unit is not a string", place, name);
+            return BB_ERR_PARSE;
+        }
+    }
+    return BB_OK;
+}
+
+static bb_status_t bb_check_point(const cJSON *point, size_t i, char *err,
+                                  size_t errlen)
+{
+    char place[64];
+    snprintf(place, sizeof place, "points[%zu]", i);
+    if (!cJSON_IsObject(point)) {
+        bb_errorf(err, errlen, "%s: not an object", place);
+        return BB_ERR_PARSE;
+    }
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(point, "parameters");
+    if (params == NULL) {
+        bb_errorf(err, errlen, "%s.parameters: missing", place);
+        return BB_ERR_PARSE;
+    }
+    if (!cJSON_IsObject(params)) {
+        bb_errorf(err, errlen, "%s.parameters: not an object", place);
+        return BB_ERR_PARSE;
+    }
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(point, "status");
+    if (status == NULL) {
+        bb_errorf(err, errlen, "%s.status: missing", place);
+        return BB_ERR_PARSE;
+    }
+    if (!cJSON_IsString(status) || status->valuestring == NULL
+        || (strcmp(status->valuestring, "ok") != 0
+            && strcmp(status->valuestring, "refused") != 0)) {
+        bb_errorf(err, errlen, "%s.status: not \"ok\" or \"refused\"", place);
+        return BB_ERR_PARSE;
+    }
+    const cJSON *refusal = cJSON_GetObjectItemCaseSensitive(point, "refusal");
+    if (refusal != NULL && !cJSON_IsNull(refusal) && !cJSON_IsObject(refusal)) {
+        bb_errorf(err, errlen, "%s.refusal: neither null nor an object", place);
+        return BB_ERR_PARSE;
+    }
+    const cJSON *qs = cJSON_GetObjectItemCaseSensitive(point, "quantities");
+    char sub[96];
+    snprintf(sub, sizeof sub, "%s.quantities", place);
+    if (qs == NULL) {
+        bb_errorf(err, errlen, "%s: missing", sub);
+        return BB_ERR_PARSE;
+    }
+    bb_status_t st = bb_check_quantities(qs, sub, err, errlen);
+    if (st != BB_OK)
+        return st;
+    const cJSON *first = cJSON_GetObjectItemCaseSensitive(point, "first_call");
+    if (first != NULL && !cJSON_IsNull(first)) {
+        snprintf(sub, sizeof sub, "%s.first_call", place);
+        st = bb_check_quantities(first, sub, err, errlen);
+    }
+    return st;
+}
+
+static bb_status_t bb_check_record(const cJSON *doc, char *err, size_t errlen)
+{
+    if (!cJSON_IsObject(doc)) {
+        bb_errorf(err, errlen, "top level: not an object");
+        return BB_ERR_PARSE;
+    }
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(doc, "schema");
+    if (schema == NULL) {
+        bb_errorf(err, errlen, "schema: missing");
+        return BB_ERR_PARSE;
+    }
+    if (!cJSON_IsString(schema) || schema->valuestring == NULL) {
+        bb_errorf(err, errlen, "schema: not a string");
+        return BB_ERR_PARSE;
+    }
+    if (strcmp(schema->valuestring, BB_RECORD_SCHEMA) != 0) {
+        bb_errorf(err, errlen, "schema: \"%.64s\" is not \"%s\"",
+                  schema->valuestring, BB_RECORD_SCHEMA);
+        return BB_ERR_PARSE;
+    }
+    const cJSON *bench = cJSON_GetObjectItemCaseSensitive(doc, "benchmark");
+    if (bench == NULL) {
+        bb_errorf(err, errlen, "benchmark: missing");
+        return BB_ERR_PARSE;
+    }
+    if (!cJSON_IsString(bench) || bench->valuestring == NULL) {
+        bb_errorf(err, errlen, "benchmark: not a string");
+        return BB_ERR_PARSE;
+    }
+    const cJSON *points = cJSON_GetObjectItemCaseSensitive(doc, "points");
+    if (points == NULL) {
+        bb_errorf(err, errlen, "points: missing");
+        return BB_ERR_PARSE;
+    }
+    if (!cJSON_IsArray(points)) {
+        bb_errorf(err, errlen, "points: not an array");
+        return BB_ERR_PARSE;
+    }
+    size_t i = 0;
+    for (const cJSON *p = points->child; p != NULL; p = p->next, i++) {
+        bb_status_t st = bb_check_point(p, i, err, errlen);
+        if (st != BB_OK)
+            return st;
+    }
+    return BB_OK;
+}
+
+bb_status_t bb_record_parse(const char *text, size_t len, cJSON **doc_out,
+                            char *err, size_t errlen)
+{
+    if (doc_out == NULL || (text == NULL && len > 0)) {
+        bb_errorf(err, errlen, "no text or no output");
+        return BB_ERR_ARG;
+    }
+    if (len >= BB_RECORD_MAX_BYTES) {
+        bb_errorf(err, errlen, "%zu bytes: too large for a record", len);
+        return BB_ERR_PARSE;
+    }
+    /* cJSON trusts a NUL inside its buffer; a JSON text has none, so one
+     * there means the input is not what it claims to be. */
+    const char *nul = len ? memchr(text, '\0', len) : NULL;
+    if (nul != NULL) {
+        bb_errorf(err, errlen, "byte %zu: NUL byte inside the text",
+                  (size_t)(nul - text));
+        return BB_ERR_PARSE;
+    }
+    /* The caller's buffer need not be NUL-terminated; cJSON reads one byte
+     * past a string's end while scanning, so parse a terminated copy. */
+    char *copy = malloc(len + 1);
+    if (copy == NULL) {
+        bb_errorf(err, errlen, "out of memory (%zu bytes)", len);
+        return BB_ERR_NOMEM;
+    }
+    if (len > 0)
+        memcpy(copy, text, len);
+    copy[len] = '\0';
+
+    const char *end = NULL;
+    /* The length includes the terminator: with require_null_terminated
+     * cJSON wants to see it after the value. */
+    cJSON *doc = cJSON_ParseWithLengthOpts(copy, len + 1, &end, 1);
+    if (doc == NULL) {
+        size_t at = (end != NULL && end >= copy && end <= copy + len)
+                        ? (size_t)(end - copy) : len;
+        bb_errorf(err, errlen, "byte %zu: %s", at,
+                  len == 0 ? "empty text, not JSON" : "malformed JSON");
+        free(copy);
+        return BB_ERR_PARSE;
+    }
+    free(copy);
+    bb_status_t st = bb_check_record(doc, err, errlen);
+    if (st != BB_OK) {
+        cJSON_Delete(doc);
+        return st;
+    }
+    *doc_out = doc;
+    return BB_OK;
+}
+
+bb_status_t bb_record_read(const char *path, cJSON **doc_out, char *err,
+                           size_t errlen)
+{
+    if (path == NULL || doc_out == NULL) {
+        bb_errorf(err, errlen, "no path or no output");
+        return BB_ERR_ARG;
+    }
+    bb_status_t st = BB_ERR_IO;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        bb_errorf(err, errlen, "%s: %s", path, strerror(errno));
+        return BB_ERR_IO;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        bb_errorf(err, errlen, "%s: not a regular file", path);
+        goto close_fd;
+    }
+    for (;;) {
+        if (len == cap) {
+            if (cap >= BB_RECORD_MAX_BYTES) {
+                bb_errorf(err, errlen, "%s: larger than %zu bytes, not a "
+                          "record", path, BB_RECORD_MAX_BYTES);
+                st = BB_ERR_PARSE;
+                goto free_buf;
+            }
+            size_t ncap = cap ? 2 * cap : 65536;
+            char *nb = realloc(buf, ncap);
+            if (nb == NULL) {
+                bb_errorf(err, errlen, "%s: out of memory", path);
+                st = BB_ERR_NOMEM;
+                goto free_buf;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        ssize_t r = read(fd, buf + len, cap - len);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            bb_errorf(err, errlen, "%s: %s", path, strerror(errno));
+            goto free_buf;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+
+    char why[256];
+    st = bb_record_parse(buf, len, doc_out, why, sizeof why);
+    if (st != BB_OK)
+        bb_errorf(err, errlen, "%s: %s", path, why);
+
+free_buf:
+    free(buf);
+close_fd:
+    close(fd);
+    return st;
+}

@@ -1,0 +1,67 @@
+# bbench-overlap: a tiny -n 2 run gives a valid record with every quantity
+# (with and without asynchronous progress, fixed and auto compute); -n 1 is
+# refused with a clear message; bad input exits 2 on every rank with no
+# record written.
+. "$(dirname "$0")/../lib.sh"
+X="$B/bench/bbench-overlap"
+CHECK="$B/tests/mpi/check-overlap-record"
+tiny="--bytes 8,4K --samples 3 --reps 2 --warmup 0"
+
+# Fixed compute, batches 0 (figures undefined) and 2, every kind.
+rec="$BB_TMP/fixed.json"
+env -u MPIR_CVAR_ASYNC_PROGRESS timeout -k 5 "$BB_TIMEOUT" $MPIEXEC -n 2 \
+    "$X" $tiny --batches 0,2 --compute 2e-5 -o "$rec" >"$BB_TMP/out" 2>"$BB_TMP/err"
+bb_expect_rc 0 $? "-n 2 fixed compute run"
+bb_expect_grep '^transfer ' "$BB_TMP/out" "table has transfer rows"
+bb_expect_grep '^isend ' "$BB_TMP/out" "table has isend rows"
+bb_expect_grep '^iallreduce ' "$BB_TMP/out" "table has iallreduce rows"
+bb_expect_grep 'MPIR_CVAR_ASYNC_PROGRESS=(unset)' "$BB_TMP/out" "header states async progress unset"
+bb_expect_true "record has every quantity (async unset)" "$CHECK" "$rec" unset
+
+# Auto compute (total compute = median t_comm) under asynchronous progress;
+# the harness then requests MPI_THREAD_MULTIPLE.
+rec="$BB_TMP/auto.json"
+MPIR_CVAR_ASYNC_PROGRESS=1 bb_mpirun 2 "$X" $tiny --batches 1,3 --compute auto \
+    --kinds isend,transfer -o "$rec" >"$BB_TMP/out" 2>"$BB_TMP/err"
+bb_expect_rc 0 $? "-n 2 auto compute run with MPIR_CVAR_ASYNC_PROGRESS=1"
+bb_expect_grep 'MPIR_CVAR_ASYNC_PROGRESS=1, thread level provided MPI_THREAD_MULTIPLE' \
+    "$BB_TMP/out" "async progress run gets MPI_THREAD_MULTIPLE"
+bb_expect_true "record has every quantity (async 1)" "$CHECK" "$rec" 1 some
+bb_expect_grep '"compute":[[:space:]]*"auto"' "$rec" "auto compute recorded"
+if grep -q '"kind":[[:space:]]*"iallreduce"' "$rec"; then
+    bb_expect_true "--kinds isend,transfer measures no iallreduce" false
+else
+    bb_expect_true "--kinds isend,transfer measures no iallreduce" true
+fi
+
+# One rank: refused with a clear message, exit 2, no record; --help works.
+rec="$BB_TMP/one.json"
+bb_mpirun 1 "$X" $tiny -o "$rec" >"$BB_TMP/out" 2>"$BB_TMP/err"
+bb_expect_rc 2 $? "-n 1 is a usage error"
+bb_expect_grep 'needs at least 2 ranks' "$BB_TMP/err" "-n 1 says why"
+bb_expect_true "-n 1 writes no record" test ! -e "$rec"
+bb_mpirun 1 "$X" --help >"$BB_TMP/out" 2>"$BB_TMP/err"
+bb_expect_rc 0 $? "--help on one rank"
+bb_expect_grep 'Needs at least 2 ranks' "$BB_TMP/out" "--help documents the -n 1 choice"
+bb_expect_grep 'max(0, min(1, (t_comm + t_compute - t_polled)' "$BB_TMP/out" \
+    "--help states the formula"
+
+# Bad input: exit 2 on every rank (the launcher reports the worst), a
+# message from rank 0 only, and no record.
+bad() {
+    what=$1; pattern=$2; shift 2
+    rec="$BB_TMP/bad.json"
+    bb_mpirun 2 "$X" "$@" -o "$rec" >"$BB_TMP/out" 2>"$BB_TMP/err"
+    bb_expect_rc 2 $? "$what"
+    bb_expect_grep "$pattern" "$BB_TMP/err" "$what: message"
+    n=$(grep -c -e "$pattern" "$BB_TMP/err")
+    bb_expect_true "$what: one message (rank 0)" test "$n" -eq 1
+    bb_expect_true "$what: no record" test ! -e "$rec"
+}
+bad "negative compute" "--compute:" --compute -1e-3
+bad "compute not a number" "--compute:" --compute fast
+bad "unknown kind" "unknown kind 'bogus'" --kinds isend,bogus
+bad "two samples" "--samples:" --samples 2
+bad "negative batches" "--batches:" --batches -1
+bad "unknown option" "unknown option" --frobnicate
+bb_finish

@@ -367,12 +367,14 @@ bb_status_t bb_cli_parse_size_list(const char *text, int64_t min, int64_t max,
             /* Quote the item (from the caller's text, intact) and the list
              * when they differ. */
             size_t text_len = strlen(text);
+            const char *kind = memchr(item_text, ':', item_len) ? "range" : "size";
             if (item_len == text_len)
-                bb_errorf(err, errlen, "invalid size \"%s\": %s", text, why);
+                bb_errorf(err, errlen, "invalid %s \"%s\": %s", kind, text, why);
             else /* a long list is quoted by its start, so why still fits */
-                bb_errorf(err, errlen, "invalid item \"%.*s\" in size list "
-                          "\"%.*s%s\": %s", (int)(item_len > 64 ? 64 : item_len),
-                          item_text, (int)(text_len > 64 ? 64 : text_len), text,
+                bb_errorf(err, errlen, "invalid %s \"%.*s\" in size list "
+                          "\"%.*s%s\": %s", kind,
+                          (int)(item_len > 64 ? 64 : item_len), item_text,
+                          (int)(text_len > 64 ? 64 : text_len), text,
                           text_len > 64 ? "..." : "", why);
             goto free_vec;
         }

@@ -219,8 +219,9 @@ static void test_lists(void)
     bad_list(__LINE__, "1,,8", 0, 100, "empty item");
     bad_list(__LINE__, "1,8,", 0, 100, "empty item");
     bad_list(__LINE__, ",1", 0, 100, "empty item");
-    bad_list(__LINE__, "1,x,8", 0, 100, "invalid item \"x\"");
-    bad_list(__LINE__, "16:1", 0, 100, "HI 1 is below LO 16");
+    bad_list(__LINE__, "1,x,8", 0, 100, "invalid size \"x\" in size list");
+    bad_list(__LINE__, "16:1", 0, 100, "invalid range \"16:1\": HI 1 is below LO 16");
+    bad_list(__LINE__, "1,16:1", 0, 100, "invalid range \"16:1\" in size list");
     bad_list(__LINE__, "1:16:x1", 0, 100, "F >= 2");
     bad_list(__LINE__, "1:16:x0", 0, 100, "F >= 2");
     bad_list(__LINE__, "1:16:+0", 0, 100, "D >= 1");
@@ -233,7 +234,7 @@ static void test_lists(void)
     bad_list(__LINE__, "1:16:x2:4", 0, 100, "LO:HI:STEP");
     bad_list(__LINE__, "1:2K", 0, 1024, "2048 is above the maximum 1024");
     bad_list(__LINE__, "0:8", 1, 1024, "0 is below the minimum 1");
-    bad_list(__LINE__, "4,2048", 0, 1024, "invalid item \"2048\"");
+    bad_list(__LINE__, "4,2048", 0, 1024, "invalid size \"2048\" in size list");
     bad_list(__LINE__, "1:8junk", 0, 1024, "unexpected \"junk\"");
     bad_list(__LINE__, "1:4097:+1", 0, INT64_MAX, "more than 4096 values");
     bad_list(__LINE__, "0:1M:+1", 0, INT64_MAX, "more than 4096 values");

@@ -684,13 +684,21 @@ typedef struct bb_compare_summary {
     size_t warnings;           /* distinct provenance differences */
 } bb_compare_summary_t;
 
+typedef struct bb_compare_options {
+    double tolerance;                      /* t of the rule, >= 0 */
+    const char *const *ignore_parameters;  /* names left out of matching
+                                              (e.g. a budget-chosen "reps") */
+    size_t n_ignore;
+} bb_compare_options_t;
+
 /* Local.  Matches points by benchmark, parameters (member order ignored)
  * and topology.ranks, and judges them.  *report_out is a new cJSON object
  * (schema "bbench.compare/1"; caller owns, cJSON_Delete) holding every pair,
  * timing, contract change, unmatched point and warning.  BB_ERR_PARSE when a
  * point appears twice in one set (err names both places). */
 bb_status_t bb_compare_sets(const bb_record_set_t *base,
-                            const bb_record_set_t *cand, double tolerance,
+                            const bb_record_set_t *cand,
+                            const bb_compare_options_t *options,
                             cJSON **report_out,
                             bb_compare_summary_t *summary_out, char *err,
                             size_t errlen);

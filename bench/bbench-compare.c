@@ -1,0 +1,245 @@
+/* bbench-compare: compare two sets of bbench records (regressions, contract
+ * changes, provenance), or extract plot data from one.  Parse, run, report:
+ * the work is in lib/compare.c.  No MPI at run time: MPI_Init is never
+ * called, so it runs on a login node or in CI without a launcher. */
+#include "config.h"
+#include "bbench.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROG "bbench-compare"
+
+static const char usage_text[] =
+    "Usage: " PROG " [OPTION]... BASE CAND\n"
+    "       " PROG " --extract [--quantity NAME[,NAME]...] RECORDS\n"
+    "Compare the bbench records in CAND with those in BASE.  BASE, CAND and\n"
+    "RECORDS are record files or directories of *.json records.\n"
+    "\n"
+    "Points match by benchmark, parameters (member order ignored) and rank\n"
+    "count (topology.ranks); unmatched points are listed.  For every timing\n"
+    "(a quantity with unit s, a median and a range [min, max]), with t the\n"
+    "tolerance:\n"
+    "  regression   cand median > base median * (1 + t)  AND  cand min > base max\n"
+    "  improvement  base median > cand median * (1 + t)  AND  base min > cand max\n"
+    "so a slower median whose range still overlaps the base range is noise,\n"
+    "not a regression.  Deterministic quantities (unit byte or count without\n"
+    "samples, e.g. communication.payload, memory.tracked_live,\n"
+    "communication.max_inflight, batches, polls; rss quantities excepted; a\n"
+    "quantity may say \"deterministic\": true or false) and the point status\n"
+    "(ok or refused, and the refusal) must be equal: a difference is a\n"
+    "contract change.  Differences of provenance (MPI library, thread levels,\n"
+    "hosts, oversubscription, machine, build, environment) are warnings.\n"
+    "\n"
+    "Options:\n"
+    "  -t, --tolerance T   relative tolerance of the rule (default 0.10)\n"
+    "  -f, --format F      table (default), markdown or json\n"
+    "  -r, --report        report mode for CI: timings are shown but never\n"
+    "                      fail; exit 1 only for a contract change\n"
+    "  -i, --ignore-parameter L  leave these parameters (comma list,\n"
+    "                      repeatable) out of matching, e.g. a budget-chosen\n"
+    "                      reps\n"
+    "  -a, --all           list every timing (default: elapsed and the\n"
+    "                      timings that moved)\n"
+    "  -x, --extract       print tab-separated plot data of RECORDS (one\n"
+    "                      line per point, parameters as columns)\n"
+    "  -q, --quantity L    quantities to extract (comma list, repeatable;\n"
+    "                      default elapsed): columns NAME, NAME.min, NAME.max\n"
+    "  -h, --help          show this help and exit\n"
+    "  -V, --version       show the version and exit\n"
+    "\n"
+    "Exit status: 0 nothing regressed, 1 a regression or a contract change\n"
+    "(with --report: a contract change), 2 unusable input (missing file,\n"
+    "malformed JSON, unknown schema, nothing matched) or bad usage.\n";
+
+static void usage_error(const char *message) __attribute__((noreturn));
+static void usage_error(const char *message)
+{
+    fprintf(stderr, PROG ": %s\nTry '" PROG " --help'.\n", message);
+    exit(BB_EXIT_USAGE);
+}
+
+/* Append the comma-separated names in text to the list. */
+static int add_names(const char *text, char ***list, size_t *n)
+{
+    const char *p = text;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == 0)
+            return -1;
+        char **v = realloc(*list, (*n + 1) * sizeof *v);
+        if (v == NULL)
+            return -1;
+        *list = v;
+        if ((v[*n] = malloc(len + 1)) == NULL)
+            return -1;
+        memcpy(v[*n], p, len);
+        v[*n][len] = '\0';
+        (*n)++;
+        if (comma == NULL)
+            return 0;
+        p = comma + 1;
+    }
+}
+
+static int run_extract(const char *path, char **quantities, size_t nq)
+{
+    static const char *const default_q[] = {"elapsed"};
+    const char *const *q = nq ? (const char *const *)quantities : default_q;
+    char err[1024];
+    bb_record_set_t *set = NULL;
+    if (bb_record_set_load(path, &set, err, sizeof err) != BB_OK) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return BB_EXIT_USAGE;
+    }
+    char *tsv = NULL;
+    bb_status_t st = bb_record_set_extract(set, q, nq ? nq : 1, &tsv, err, sizeof err);
+    bb_record_set_free(set);
+    if (st != BB_OK) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return BB_EXIT_FATAL;
+    }
+    fputs(tsv, stdout);
+    bb_free(tsv);
+    return BB_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"tolerance", required_argument, NULL, 't'},
+        {"format", required_argument, NULL, 'f'},
+        {"report", no_argument, NULL, 'r'},
+        {"all", no_argument, NULL, 'a'},
+        {"ignore-parameter", required_argument, NULL, 'i'},
+        {"extract", no_argument, NULL, 'x'},
+        {"quantity", required_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0}};
+    double tolerance = BB_COMPARE_DEFAULT_TOLERANCE;
+    bb_compare_format_t format = BB_COMPARE_TABLE;
+    int report_only = 0, all_timings = 0, extract = 0;
+    char **quantities = NULL, **ignored = NULL;
+    size_t nq = 0, nignored = 0;
+    char err[1024];
+    int c;
+
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":t:f:rai:xq:hV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 't':
+            if (bb_cli_parse_double(optarg, 0.0, 100.0, &tolerance, err,
+                                    sizeof err) != BB_OK) {
+                char msg[1100];
+                snprintf(msg, sizeof msg, "--tolerance: %s", err);
+                usage_error(msg);
+            }
+            break;
+        case 'f':
+            if (strcmp(optarg, "table") == 0)
+                format = BB_COMPARE_TABLE;
+            else if (strcmp(optarg, "markdown") == 0)
+                format = BB_COMPARE_MARKDOWN;
+            else if (strcmp(optarg, "json") == 0)
+                format = BB_COMPARE_JSON;
+            else {
+                snprintf(err, sizeof err,
+                         "unknown format '%s' (table, markdown or json)", optarg);
+                usage_error(err);
+            }
+            break;
+        case 'r': report_only = 1; break;
+        case 'a': all_timings = 1; break;
+        case 'i':
+            if (add_names(optarg, &ignored, &nignored) != 0)
+                usage_error("--ignore-parameter: empty name in the list");
+            break;
+        case 'x': extract = 1; break;
+        case 'q':
+            if (add_names(optarg, &quantities, &nq) != 0)
+                usage_error("--quantity: empty name in the list");
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return BB_EXIT_OK;
+        case 'V':
+            printf(PROG " (bbench) %s\n", bb_version());
+            return BB_EXIT_OK;
+        case ':':
+            snprintf(err, sizeof err, "option '%s' needs a value", argv[optind - 1]);
+            usage_error(err);
+        default:
+            if (optopt)
+                snprintf(err, sizeof err, "unknown option '-%c'", optopt);
+            else
+                snprintf(err, sizeof err, "unknown option '%s'", argv[optind - 1]);
+            usage_error(err);
+        }
+    }
+    int npaths = argc - optind;
+    int rc;
+    if (extract) {
+        if (npaths != 1)
+            usage_error("--extract takes one record file or directory");
+        rc = run_extract(argv[optind], quantities, nq);
+        goto free_quantities;
+    }
+    if (nq > 0)
+        usage_error("--quantity is for --extract");
+    if (npaths != 2)
+        usage_error(npaths < 2 ? "missing BASE or CAND" : "too many arguments (BASE CAND)");
+
+    bb_record_set_t *base = NULL, *cand = NULL;
+    if (bb_record_set_load(argv[optind], &base, err, sizeof err) != BB_OK ||
+        bb_record_set_load(argv[optind + 1], &cand, err, sizeof err) != BB_OK) {
+        fprintf(stderr, PROG ": %s\n", err);
+        rc = BB_EXIT_USAGE;
+        goto free_sets;
+    }
+    cJSON *report = NULL;
+    bb_compare_summary_t summary;
+    bb_compare_options_t copts = {.tolerance = tolerance,
+                                  .ignore_parameters = (const char *const *)ignored,
+                                  .n_ignore = nignored};
+    bb_status_t st = bb_compare_sets(base, cand, &copts, &report, &summary,
+                                     err, sizeof err);
+    if (st != BB_OK) {
+        fprintf(stderr, PROG ": %s\n", err);
+        rc = st == BB_ERR_PARSE ? BB_EXIT_USAGE : BB_EXIT_FATAL;
+        goto free_sets;
+    }
+    char *text = bb_compare_render(report, format, all_timings);
+    if (text == NULL) {
+        fprintf(stderr, PROG ": out of memory\n");
+        rc = BB_EXIT_FATAL;
+        goto free_report;
+    }
+    fputs(text, stdout);
+    bb_free(text);
+    rc = bb_compare_exit_code(&summary, report_only);
+    if (summary.matched == 0)
+        fprintf(stderr, PROG ": no point of %s matches a point of %s "
+                "(benchmark, parameters and topology.ranks must agree)\n",
+                argv[optind], argv[optind + 1]);
+free_report:
+    cJSON_Delete(report);
+free_sets:
+    bb_record_set_free(cand);
+    bb_record_set_free(base);
+free_quantities:
+    for (size_t i = 0; i < nq; i++)
+        free(quantities[i]);
+    free(quantities);
+    for (size_t i = 0; i < nignored; i++)
+        free(ignored[i]);
+    free(ignored);
+    if (fflush(stdout) != 0) {
+        perror(PROG ": stdout");
+        rc = BB_EXIT_FATAL;
+    }
+    return rc;
+}

@@ -1,0 +1,108 @@
+#!/bin/sh
+# bbench-compare on stored record pairs (tests/tools/data, hand-checked):
+# exit codes, the regression rule, contract changes, provenance warnings,
+# unusable input named by file and place, and the plot-data extraction.
+# No MPI: the tool never calls MPI_Init.
+. "$(dirname "$0")/../lib.sh"
+
+C="$B/bench/bbench-compare"
+D="$S/tests/tools/data"
+out="$BB_TMP/out"
+err="$BB_TMP/err"
+
+# run WANT WHAT ARGS...: run the tool, check its exit code.
+run() {
+    want=$1; what=$2; shift 2
+    "$C" "$@" >"$out" 2>"$err"
+    bb_expect_rc "$want" $? "$what"
+}
+
+run 0 "identical records" "$D/base.json" "$D/base.json"
+bb_expect_grep 'summary: 3 points matched, 0 timing regressions' "$out" "all three points matched"
+
+run 0 "member and point order ignored, rss not compared" "$D/base.json" "$D/reordered.json"
+bb_expect_grep '3 points matched' "$out" "reordered parameters still match"
+
+run 1 "slowed copy is a regression" "$D/base.json" "$D/slow.json"
+bb_expect_grep 'sum n=2 count=8 max_elements=8 mode=protocol element_bytes=8 *elapsed .*REGRESSION' "$out" \
+    "the regressed point is named"
+bb_expect_grep '1.476' "$out" "ratio of medians 31/21"
+run 0 "--report never fails on timings" --report "$D/base.json" "$D/slow.json"
+run 0 "slowed copy within --tolerance 0.5" --tolerance 0.5 "$D/base.json" "$D/slow.json"
+
+run 0 "slower median with overlapping ranges is not a regression" "$D/base.json" "$D/noisy.json"
+bb_expect_grep '1.238  same' "$out" "overlap shown as same"
+
+run 0 "improvement does not fail" "$D/base.json" "$D/faster.json"
+bb_expect_grep '0.524  improvement' "$out" "improvement reported"
+bb_expect_grep '1 improvements' "$out" "improvement counted"
+
+run 1 "changed payload is a contract change" "$D/base.json" "$D/payload.json"
+bb_expect_grep 'CONTRACT CHANGE sum n=2 count=8 max_elements=8 mode=protocol element_bytes=8: communication.payload: base 64 byte, candidate 72 byte' \
+    "$out" "contract change names point, quantity and values"
+run 1 "contract change fails even with --report" --report "$D/base.json" "$D/payload.json"
+
+run 1 "ok against refused is a contract change" "$D/base.json" "$D/refused.json"
+bb_expect_grep 'count=1 .*: status: base ok, candidate refused' "$out" "status change named"
+
+run 0 "provenance differences are warnings only" "$D/base.json" "$D/provenance.json"
+bb_expect_grep 'WARNING runtime.mpi_library: base MPICH Version: 4.0.2' "$out" "MPI library warning"
+bb_expect_grep 'WARNING topology.oversubscribed: base false, candidate true' "$out" "oversubscription warning"
+
+run 0 "extra candidate point is listed, not fatal" "$D/base.json" "$D/extra.json"
+bb_expect_grep 'candidate only: sum n=2 count=64 .*extra.json: points\[3\]' "$out" "unmatched point listed"
+
+# Unusable input: exit 2 with the file (and the place) named.
+run 2 "malformed JSON" "$D/base.json" "$D/malformed.json"
+bb_expect_grep 'malformed.json' "$err" "malformed file named"
+run 2 "unknown schema" "$D/schema.json" "$D/base.json"
+bb_expect_grep 'schema.json.*schema' "$err" "schema file and member named"
+run 2 "nothing matched" "$D/base.json" "$D/other-ranks.json"
+bb_expect_grep 'no point of .*base.json matches a point of .*other-ranks.json' "$err" "no-match names files"
+run 2 "median outside its range" "$D/base.json" "$D/bad-range.json"
+bb_expect_grep 'bad-range.json: points\[1\].quantities.elapsed' "$err" "bad range place named"
+run 2 "missing file" "$D/base.json" "$D/no-such.json"
+bb_expect_grep 'no-such.json' "$err" "missing file named"
+
+# Directories: every *.json in name order; a point twice in one set is ambiguous.
+mkdir "$BB_TMP/a" "$BB_TMP/b" "$BB_TMP/dup" "$BB_TMP/empty"
+cp "$D/base.json" "$BB_TMP/a/sum-n2.json"
+cp "$D/slow.json" "$BB_TMP/b/sum-n2.json"
+cp "$D/other-ranks.json" "$BB_TMP/a/sum-n4.json"
+cp "$D/other-ranks.json" "$BB_TMP/b/sum-n4.json"
+run 1 "directories: the slowed record is found" "$BB_TMP/a" "$BB_TMP/b"
+bb_expect_grep '6 points matched, 1 timing regressions' "$out" "both records of each directory matched"
+cp "$D/base.json" "$BB_TMP/dup/one.json"
+cp "$D/reordered.json" "$BB_TMP/dup/two.json"
+run 2 "the same point twice in one set" "$BB_TMP/dup" "$BB_TMP/a"
+bb_expect_grep 'appears twice: .*one.json: points\[[0-9]\] and .*two.json: points\[[0-9]\]' "$err" "both places named"
+run 2 "directory without records" "$BB_TMP/empty" "$BB_TMP/a"
+bb_expect_grep 'empty: no \*.json records' "$err" "empty directory named"
+
+# Output formats.
+run 1 "markdown" --format markdown "$D/base.json" "$D/slow.json"
+bb_expect_grep '^| point *| timing' "$out" "markdown table header"
+run 1 "json" --format json "$D/base.json" "$D/payload.json"
+bb_expect_grep '"schema":[[:space:]]*"bbench.compare/1"' "$out" "json report schema"
+bb_expect_grep '"contract_changes":[[:space:]]*1' "$out" "json summary counts the change"
+run 0 "--all lists every timing" --all "$D/base.json" "$D/base.json"
+bb_expect_grep 'phase.admission' "$out" "sub-phase timing listed with --all"
+
+# Usage.
+run 0 "--help" --help
+bb_expect_grep 'cand min > base max' "$out" "the rule is in --help"
+run 0 "--version" --version
+run 2 "unknown option" --frobnicate "$D/base.json" "$D/base.json"
+run 2 "bad format" --format yaml "$D/base.json" "$D/base.json"
+run 2 "negative tolerance" --tolerance -1 "$D/base.json" "$D/base.json"
+run 2 "one operand" "$D/base.json"
+
+# Extraction: a header, then one line per point, parameters as columns.
+run 0 "--extract" --extract --quantity elapsed,communication.payload "$D/base.json"
+bb_expect_grep '^file	point	benchmark	ranks	status	count	max_elements	mode	element_bytes	elapsed	elapsed.min	elapsed.max	communication.payload' \
+    "$out" "extract header"
+bb_expect_grep '	1	sum	2	ok	8	8	protocol	8	2.1e-05	2e-05	2.2e-05	64	NaN	NaN$' \
+    "$out" "extract row of count=8 protocol"
+bb_expect_true "extract has 4 lines" test "$(wc -l <"$out")" -eq 4
+
+bb_finish

@@ -931,9 +931,29 @@ static void table_row(const point_t *p, const figures_t *fs)
     fflush(stdout);
 }
 
+/* Threads of this process now (Linux /proc/self/status), or -1: an MPICH
+ * progress thread shows up here as one more thread. */
+static int process_threads(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    int n = -1;
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, "Threads:", 8) == 0) {
+            char *end = NULL;
+            long v = strtol(line + 8, &end, 10);
+            if (end != line + 8 && v > 0 && v < 1000000)
+                n = (int)v;
+        }
+    fclose(f);
+    return n;
+}
+
 /* The run-level progress conditions, and the kernel calibration. */
 static void record_conditions(run_ctx_t *c, const bb_compute_t *k_min,
-                              const bb_compute_t *k_max)
+                              const bb_compute_t *k_max, const int threads[2])
 {
     const bb_topology_info_t *topo = bb_bench_topology(c->bench);
     cJSON *doc = bb_record_json(bb_bench_record(c->bench));
@@ -973,6 +993,23 @@ static void record_conditions(run_ctx_t *c, const bb_compute_t *k_min,
         cJSON_AddNumberToObject(pc, "max_ranks_per_host", topo->max_ranks_per_host);
         cJSON_AddNumberToObject(pc, "cores_per_host", topo->cores_per_host);
         cJSON_AddBoolToObject(pc, "oversubscribed", topo->oversubscribed);
+    }
+    if (threads[0] > 0) {
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddNumberToObject(t, "min_rank", threads[0]);
+        cJSON_AddNumberToObject(t, "max_rank", threads[1]);
+        cJSON_AddStringToObject(t, "source", "/proc/self/status Threads after MPI "
+                                "initialization: an MPICH progress thread is one more");
+        cJSON_AddItemToObject(pc, "process_threads", t);
+        if (topo != NULL && topo->cores_per_host > 0)
+            cJSON_AddNumberToObject(pc, "threads_per_core",
+                                    (double)topo->max_ranks_per_host * threads[1]
+                                        / (double)topo->cores_per_host);
+    } else {
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddNullToObject(t, "value");
+        cJSON_AddStringToObject(t, "reason", "/proc/self/status unreadable on some rank");
+        cJSON_AddItemToObject(pc, "process_threads", t);
     }
     cJSON_AddStringToObject(pc, "note", "an asynchronous progress thread needs a core: "
                             "with a rank per core or more it competes with the compute "
@@ -1059,16 +1096,27 @@ int main(int argc, char **argv)
     k_min.iters_per_s = rmin;
     k_max.iters_per_s = rmax;
 
+    /* Threads per process, observed: the evidence that a progress thread
+     * runs (or not), whatever the environment says. */
+    int threads[2] = { process_threads(), 0 };
+    int tmin = 0, tmax = 0;
+    if (MPI_Allreduce(&threads[0], &tmin, 1, MPI_INT, MPI_MIN, c.comm) != MPI_SUCCESS
+        || MPI_Allreduce(&threads[0], &tmax, 1, MPI_INT, MPI_MAX, c.comm) != MPI_SUCCESS)
+        bb_bench_fatal(bench, "MPI_Allreduce failed");
+    threads[0] = tmin;
+    threads[1] = tmax;
+
     if (c.rank == 0) {
         const char *async = getenv("MPIR_CVAR_ASYNC_PROGRESS");
         const bb_topology_info_t *topo = bb_bench_topology(bench);
         printf("# MPIR_CVAR_ASYNC_PROGRESS=%s, thread level provided %s, "
-               "%.2f ranks per core\n", async ? async : "(unset)",
+               "%.2f ranks per core, %d..%d threads per process\n",
+               async ? async : "(unset)",
                bb_thread_level_name(bb_world_thread_level(bb_bench_world(bench))),
                topo && topo->cores_per_host > 0
                    ? (double)topo->max_ranks_per_host / topo->cores_per_host
-                   : (double)NAN);
-        printf("# transfer: rank %d -> rank %d; compute kernel %.3g iterations/s "
+                   : (double)NAN, threads[0], threads[1]);
+        printf("# transfer and isend: rank %d -> rank %d; compute kernel %.3g iterations/s "
                "(ranks %.3g..%.3g)\n", c.source, c.destination, c.kernel.iters_per_s,
                rmin, rmax);
         table_header(&o);
@@ -1122,7 +1170,7 @@ int main(int argc, char **argv)
         exit_code = BB_EXIT_FAILURE;
     }
     if (c.rank == 0) {
-        record_conditions(&c, &k_min, &k_max);
+        record_conditions(&c, &k_min, &k_max, threads);
         if (c.sink == 12345.678)  /* keeps the kernel's result observable */
             printf("#\n");
     }

@@ -556,7 +556,18 @@ static char *bb_point_label(const bb_set_record_t *r, const cJSON *params,
         if (options && bb_ignored(options, e->string))
             continue;
         bb_buf_printf(&b, " %s=", e->string);
-        bb_plain(&b, e);
+        /* Descriptive strings are cut short: the label is for reading,
+         * matching uses the full canonical key. */
+        bb_buf_t vb = {0};
+        bb_plain(&vb, e);
+        char *v = bb_buf_take(&vb);
+        if (v == NULL)
+            b.failed = 1;
+        else if (strlen(v) > 24)
+            bb_buf_printf(&b, "%.21s...", v);
+        else
+            bb_buf_puts(&b, v);
+        free(v);
     }
     return bb_buf_take(&b);
 }
@@ -1032,10 +1043,12 @@ int bb_compare_exit_code(const bb_compare_summary_t *s, int report_only)
 /* A table of strings, rendered aligned or as Markdown. */
 typedef struct bb_table {
     size_t ncols, nrows, cap;
-    char **cells;  /* nrows * ncols; row 0 is the header */
+    char **cells;        /* nrows * ncols; row 0 is the header */
+    unsigned char *span; /* per row: 1 = a heading line (cell 0 only) */
+    const char *indent;  /* before every ordinary row (text only) */
 } bb_table_t;
 
-static void bb_table_row(bb_table_t *t, const char *const *cols)
+static void bb_table_add(bb_table_t *t, const char *const *cols, int span)
 {
     if (t->nrows == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 16;
@@ -1043,11 +1056,22 @@ static void bb_table_row(bb_table_t *t, const char *const *cols)
         if (v == NULL)
             return;
         t->cells = v;
+        unsigned char *f = realloc(t->span, cap);
+        if (f == NULL)
+            return;
+        t->span = f;
         t->cap = cap;
     }
     for (size_t c = 0; c < t->ncols; c++)
-        t->cells[t->nrows * t->ncols + c] = bb_strdup(cols[c] ? cols[c] : "");
+        t->cells[t->nrows * t->ncols + c] =
+            bb_strdup(cols[c] && (!span || c == 0) ? cols[c] : "");
+    t->span[t->nrows] = (unsigned char)span;
     t->nrows++;
+}
+
+static void bb_table_row(bb_table_t *t, const char *const *cols)
+{
+    bb_table_add(t, cols, 0);
 }
 
 static void bb_table_render(const bb_table_t *t, int markdown, bb_buf_t *out)
@@ -1058,15 +1082,21 @@ static void bb_table_render(const bb_table_t *t, int markdown, bb_buf_t *out)
         return;
     }
     for (size_t r = 0; r < t->nrows; r++)
-        for (size_t c = 0; c < t->ncols; c++) {
+        for (size_t c = 0; c < t->ncols && !t->span[r]; c++) {
             const char *s = t->cells[r * t->ncols + c];
             size_t n = s ? strlen(s) : 0;
             if (n > w[c])
                 w[c] = n;
         }
     for (size_t r = 0; r < t->nrows; r++) {
+        if (t->span[r]) {
+            bb_buf_printf(out, "%s\n", t->cells[r * t->ncols] ? t->cells[r * t->ncols] : "");
+            continue;
+        }
         if (markdown)
             bb_buf_puts(out, "| ");
+        else if (t->indent)
+            bb_buf_puts(out, t->indent);
         for (size_t c = 0; c < t->ncols; c++) {
             const char *s = t->cells[r * t->ncols + c];
             s = s ? s : "";
@@ -1097,6 +1127,7 @@ static void bb_table_free(bb_table_t *t)
     for (size_t i = 0; i < t->nrows * t->ncols; i++)
         free(t->cells[i]);
     free(t->cells);
+    free(t->span);
 }
 
 /* Engineering units, three significant digits, one unit for the cell. */
@@ -1168,12 +1199,16 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
                   "min > base max; improvement likewise with base and cand swapped\n\n",
                   markdown ? "- " : "", 1.0 + tol);
 
-    bb_table_t t = {.ncols = 5};
+    /* Text: each point is a heading line with its timings indented below
+     * (labels can be long); Markdown: one table, the point in column 1. */
+    bb_table_t t = {.ncols = 5, .indent = "  "};
     const char *hdr[5] = {"point", "timing", "base median [min, max]",
                           "candidate median [min, max]", "ratio  verdict"};
     if (markdown)
         hdr[4] = "ratio, verdict";
-    bb_table_row(&t, hdr);
+    bb_table_row(&t, markdown ? hdr : hdr + 1);
+    if (!markdown)
+        t.ncols = 4;
     const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(report, "points");
     const cJSON *p;
     cJSON_ArrayForEach(p, pairs) {
@@ -1202,7 +1237,9 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
             else
                 snprintf(vcell, sizeof vcell, "-  %s", verdict);
             const char *row[5] = {shown ? "" : label, name, bcell, ccell, vcell};
-            bb_table_row(&t, row);
+            if (!markdown && !shown)
+                bb_table_add(&t, row, 1);
+            bb_table_row(&t, markdown ? row : row + 1);
             shown = 1;
         }
         const char *pv = cJSON_GetObjectItemCaseSensitive(p, "verdict")->valuestring;
@@ -1213,12 +1250,38 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
                      cJSON_GetObjectItemCaseSensitive(st, "base")->valuestring,
                      cJSON_GetObjectItemCaseSensitive(st, "candidate")->valuestring);
             const char *row[5] = {label, "-", scell, "", pv};
-            bb_table_row(&t, row);
+            if (!markdown)
+                bb_table_add(&t, row, 1);
+            bb_table_row(&t, markdown ? row : row + 1);
         }
     }
-    bb_table_render(&t, markdown, out);
+    if (t.nrows > 1)
+        bb_table_render(&t, markdown, out);
+    else
+        bb_buf_puts(out, "no matched points\n");
     bb_table_free(&t);
 
+    if (bb_summary_get(report, "regressions") + bb_summary_get(report, "improvements") > 0) {
+        bb_buf_printf(out, "\n%stimings that moved (rule above):%s\n",
+                      markdown ? "**" : "", markdown ? "**\n" : "");
+        cJSON_ArrayForEach(p, pairs) {
+            const cJSON *tm;
+            cJSON_ArrayForEach(tm, cJSON_GetObjectItemCaseSensitive(p, "timings")) {
+                const char *verdict = cJSON_GetObjectItemCaseSensitive(tm, "verdict")->valuestring;
+                if (strcmp(verdict, "regression") != 0 && strcmp(verdict, "improvement") != 0)
+                    continue;
+                char bcell[96], ccell[96];
+                bb_format_timing(cJSON_GetObjectItemCaseSensitive(tm, "base"), bcell, sizeof bcell);
+                bb_format_timing(cJSON_GetObjectItemCaseSensitive(tm, "candidate"), ccell, sizeof ccell);
+                bb_buf_printf(out, "%s%s %s: %s: %s -> %s (x%.3f)\n", item,
+                              verdict[0] == 'r' ? "REGRESSION" : "improvement",
+                              cJSON_GetObjectItemCaseSensitive(p, "label")->valuestring,
+                              cJSON_GetObjectItemCaseSensitive(tm, "name")->valuestring,
+                              bcell, ccell,
+                              cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(tm, "ratio")));
+            }
+        }
+    }
     size_t nc = bb_summary_get(report, "contract_changes");
     if (nc) {
         bb_buf_printf(out, "\n%scontract changes (deterministic quantities or status differ):%s\n",

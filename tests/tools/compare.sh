@@ -24,8 +24,9 @@ run 0 "member and point order ignored, rss not compared" "$D/base.json" "$D/reor
 bb_expect_grep '3 points matched' "$out" "reordered parameters still match"
 
 run 1 "slowed copy is a regression" "$D/base.json" "$D/slow.json"
-bb_expect_grep 'sum n=2 count=8 max_elements=8 mode=protocol element_bytes=8 *elapsed .*REGRESSION' "$out" \
-    "the regressed point is named"
+bb_expect_grep 'REGRESSION sum n=2 count=8 max_elements=8 mode=protocol element_bytes=8: elapsed: 21 \[20, 22\] us -> 31 \[30, 33\] us' "$out" \
+    "the regressed point and timing are named"
+bb_expect_true "only that timing regressed" test "$(grep -c REGRESSION "$out")" -eq 2
 bb_expect_grep '1.476' "$out" "ratio of medians 31/21"
 run 0 "--report never fails on timings" --report "$D/base.json" "$D/slow.json"
 run 0 "slowed copy within --tolerance 0.5" --tolerance 0.5 "$D/base.json" "$D/slow.json"
@@ -35,6 +36,7 @@ bb_expect_grep '1.238  same' "$out" "overlap shown as same"
 
 run 0 "improvement does not fail" "$D/base.json" "$D/faster.json"
 bb_expect_grep '0.524  improvement' "$out" "improvement reported"
+bb_expect_grep 'improvement sum n=2 count=8 max_elements=8 mode=protocol element_bytes=8: elapsed' "$out" "improved point named"
 bb_expect_grep '1 improvements' "$out" "improvement counted"
 
 run 1 "changed payload is a contract change" "$D/base.json" "$D/payload.json"
@@ -78,6 +80,15 @@ run 2 "the same point twice in one set" "$BB_TMP/dup" "$BB_TMP/a"
 bb_expect_grep 'appears twice: .*one.json: points\[[0-9]\] and .*two.json: points\[[0-9]\]' "$err" "both places named"
 run 2 "directory without records" "$BB_TMP/empty" "$BB_TMP/a"
 bb_expect_grep 'empty: no \*.json records' "$err" "empty directory named"
+
+# --ignore-parameter: a parameter left out of matching (max_elements of the
+# count=8 points differs, so without it only count=1 matches).
+sed 's/"max_elements": 8,/"max_elements": 16,/' "$D/base.json" >"$BB_TMP/cap16.json"
+run 0 "--ignore-parameter" --ignore-parameter max_elements "$D/base.json" "$BB_TMP/cap16.json"
+bb_expect_grep '3 points matched' "$out" "matched without max_elements"
+run 0 "without --ignore-parameter: unmatched points listed, not failed" "$D/base.json" "$BB_TMP/cap16.json"
+bb_expect_grep "1 points matched" "$out" "only count=1 matched"
+bb_expect_grep 'base only: sum n=2 count=8 max_elements=8 mode=protocol' "$out" "cap 8 point unmatched"
 
 # Output formats.
 run 1 "markdown" --format markdown "$D/base.json" "$D/slow.json"

@@ -450,16 +450,16 @@ bb_status_t bb_cli_parse_rank_prefix(const char *text, int ranks, int *rank_out,
         return BB_ERR_ARG;
     }
     if (!bb_is_digit(*text)) {
-        bb_errorf(err, errlen, "invalid \"%s\": expected RANK:VALUE with a "
-                  "rank in [0, %d)", text, ranks);
+        bb_errorf(err, errlen, "invalid \"%s\": expected RANK or RANK:VALUE "
+                  "with a rank in [0, %d)", text, ranks);
         return BB_ERR_PARSE;
     }
     char *end = NULL;
     errno = 0;
     long long r = strtoll(text, &end, 10);
-    if (*end != ':') {
-        bb_errorf(err, errlen, "invalid \"%s\": expected RANK:VALUE (':' after "
-                  "the rank)", text);
+    if (*end != ':' && *end != '\0') {
+        bb_errorf(err, errlen, "invalid \"%s\": expected RANK or RANK:VALUE "
+                  "(unexpected \"%s\" after the rank)", text, end);
         return BB_ERR_PARSE;
     }
     if (errno == ERANGE || r >= ranks) {
@@ -467,12 +467,13 @@ bb_status_t bb_cli_parse_rank_prefix(const char *text, int ranks, int *rank_out,
                   text, (int)(end - text), text, ranks);
         return BB_ERR_PARSE;
     }
-    if (end[1] == '\0') {
+    /* "R:" is a value forgotten; a bare "R" is a rank alone (rest ""). */
+    if (*end == ':' && end[1] == '\0') {
         bb_errorf(err, errlen, "invalid \"%s\": nothing after ':'", text);
         return BB_ERR_PARSE;
     }
     *rank_out = (int)r;
-    *rest_out = end + 1;
+    *rest_out = *end == ':' ? end + 1 : end;
     return BB_OK;
 }
 

@@ -405,6 +405,33 @@ static bb_status_t bb_check_target(const char *path, const char *dir, char *err,
     return BB_OK;
 }
 
+/* cJSON_Print indents with tabs and writes "key":<TAB>value.  Rewrite that
+ * as two spaces per level and "key": value, the layout people and grep
+ * expect.  Safe on the whole text: cJSON escapes every control character
+ * inside strings, so a raw tab is always layout.  Caller frees. */
+static char *bb_json_relayout(const char *text)
+{
+    size_t tabs = 0, n = 0;
+    for (const char *p = text; *p != '\0'; p++, n++)
+        tabs += *p == '\t';
+    char *out = malloc(n + tabs + 1);
+    if (out == NULL)
+        return NULL;
+    char *o = out;
+    for (const char *p = text; *p != '\0'; p++) {
+        if (*p != '\t') {
+            *o++ = *p;
+        } else if (o > out && o[-1] == ':') {
+            *o++ = ' ';
+        } else {
+            *o++ = ' ';
+            *o++ = ' ';
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
 static int bb_write_all(int fd, const char *buf, size_t len)
 {
     while (len > 0) {
@@ -431,7 +458,9 @@ bb_status_t bb_record_write(const bb_record_t *record, const char *path,
         bb_errorf(err, errlen, "no record or no path");
         return BB_ERR_ARG;
     }
-    text = cJSON_Print(record->doc);
+    char *raw = cJSON_Print(record->doc);
+    text = raw ? bb_json_relayout(raw) : NULL;
+    cJSON_free(raw);
     dir = bb_path_dir(path);
     if (text == NULL || dir == NULL || (tmp = bb_temp_template(dir)) == NULL) {
         bb_errorf(err, errlen, "%s: out of memory writing the record", path);

@@ -295,8 +295,13 @@ static void test_rank_prefix(void)
     check(bb_cli_parse_rank_prefix("0:epoch", 1, &rank, &rest, err, sizeof err)
           == BB_OK && rank == 0 && strcmp(rest, "epoch") == 0, __LINE__,
           "0:epoch: %s", err);
-    static const char *const bad[] = {"4:x", "x:1", "-1:2", "1", "1:", ":1",
-                                      "99999999999999999999:1", " 1:2"};
+    /* A bare rank: rest is the empty string at the end of text. */
+    check(bb_cli_parse_rank_prefix("3", 4, &rank, &rest, err, sizeof err)
+          == BB_OK && rank == 3 && rest != NULL && *rest == '\0', __LINE__,
+          "bare 3: %s", err);
+    static const char *const bad[] = {"4:x", "x:1", "-1:2", "1:", ":1", "4",
+                                      "1x", "1.5", "99999999999999999999:1",
+                                      "99999999999999999999", " 1:2", ""};
     for (size_t i = 0; i < N(bad); i++) {
         rank = -7;
         err[0] = '\0';

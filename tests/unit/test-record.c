@@ -105,6 +105,8 @@ static bb_record_t *build_record(void)
     cJSON *params = cJSON_CreateObject();
     cJSON_AddNumberToObject(params, "count", 1024);
     cJSON_AddStringToObject(params, "mode", "protocol");
+    /* Tabs and colons inside strings must survive the writer's layout. */
+    cJSON_AddStringToObject(params, "note", "a\tb:\tc");
     cJSON *qs = cJSON_CreateObject();
     static const char *const inc[] = {"phase.prepare", "phase.admission", NULL};
     cJSON *t = bb_quantity_timing(elapsed_s, 4, "call/max-rank", inc);
@@ -213,7 +215,8 @@ static void check_document(const cJSON *doc, int line)
     check(is_str(get(p0, "status"), "ok") && cJSON_IsNull(get(p0, "refusal")),
           line, "point 0 status");
     check(is_num(get(get(p0, "parameters"), "count"), 1024)
-          && is_str(get(get(p0, "parameters"), "mode"), "protocol"), line,
+          && is_str(get(get(p0, "parameters"), "mode"), "protocol")
+          && is_str(get(get(p0, "parameters"), "note"), "a\tb:\tc"), line,
           "point 0 parameters");
 
     const cJSON *qs = get(p0, "quantities");
@@ -328,6 +331,17 @@ static void test_write_read(void)
     char *text = slurp(path, &len);
     CHECK(text != NULL && len > 100 && text[len - 1] == '\n' && text[len - 2] == '}');
     if (text != NULL) {
+        /* Conventional layout: "key": value, spaces, no raw tabs. */
+        char *z = malloc(len + 1);
+        memcpy(z, text, len);
+        z[len] = '\0';
+        CHECK(strstr(z, "\"schema\": \"bbench.record/1\"") != NULL);
+        CHECK(strstr(z, "\"benchmark\": \"sum\"") != NULL);
+        CHECK(strstr(z, "\"ranks\": 4") != NULL);
+        CHECK(strstr(z, "\n  \"points\": [") != NULL);
+        CHECK(strchr(z, '\t') == NULL);
+        free(z);
+
         char *exact = malloc(len);
         memcpy(exact, text, len);
         doc = NULL;

@@ -412,8 +412,10 @@ bb_status_t bb_transfer_phase_close(bb_transfer_phase_t *phase);
  * local copy, other ranks nothing.  BB_OK: *ticket_out is live.
  * BB_REFUSED: preflight or contract refusal on every rank, nothing posted,
  * sequence consumed.  BB_ERR_MPI: poisoned.  Thread, reentry and state
- * misuse (a live ticket) return before any MPI call.  *ticket_out and
- * metrics_out (may be NULL) are written on every return. */
+ * misuse (a live ticket, a poisoned phase) return before any MPI call and
+ * leave *ticket_out untouched; on every other return *ticket_out is written
+ * (a ticket every call rejects unless BB_OK).  metrics_out (may be NULL) is
+ * written on every return. */
 bb_status_t bb_transfer_phase_begin(bb_transfer_phase_t *phase,
                                     const bb_transfer_provider_t *provider,
                                     const bb_transfer_contract_t *contract,
@@ -450,7 +452,9 @@ bb_status_t bb_transfer_phase_run(bb_transfer_phase_t *phase,
                                   void **value_out,
                                   bb_transfer_metrics_t *metrics_out);
 
-/* Local accessors. */
+/* Local accessors.  tracked_live: counted bytes held now (232 + owned
+ * payload while a ticket is live, 0 between tickets); inflight: requests
+ * live now. */
 int64_t bb_transfer_phase_sequence(const bb_transfer_phase_t *phase);
 int64_t bb_transfer_phase_tracked_live(const bb_transfer_phase_t *phase);
 int bb_transfer_phase_inflight(const bb_transfer_phase_t *phase);

@@ -26,22 +26,40 @@ int main(int argc, char **argv)
         fprintf(stderr, "record-get: %s\n", err);
         return 2;
     }
-    char *path = strdup(argv[2]);
     const cJSON *node = doc;
-    for (char *part = strtok(path, "."); part && node; part = strtok(NULL, ".")) {
-        if (strcmp(part, "#") == 0) {
+    const char *rest = argv[2];
+    /* Member names contain dots (phase.prepare): at each step take the
+     * longest member name that the rest of the path starts with. */
+    while (node != NULL && *rest != '\0') {
+        if (strcmp(rest, "#") == 0) {
             printf("%d\n", cJSON_GetArraySize(node));
-            free(path);
             cJSON_Delete(doc);
             return 0;
         }
+        const cJSON *next = NULL;
+        size_t used = 0;
         if (cJSON_IsArray(node)) {
             char *end;
-            long i = strtol(part, &end, 10);
-            node = (*end == '\0' && end != part) ? cJSON_GetArrayItem(node, (int)i) : NULL;
+            long i = strtol(rest, &end, 10);
+            if (end != rest && (*end == '.' || *end == '\0')) {
+                next = cJSON_GetArrayItem(node, (int)i);
+                used = (size_t)(end - rest);
+            }
         } else {
-            node = cJSON_GetObjectItemCaseSensitive(node, part);
+            const cJSON *child;
+            cJSON_ArrayForEach(child, node) {
+                size_t n = strlen(child->string);
+                if (n > used && strncmp(rest, child->string, n) == 0
+                    && (rest[n] == '.' || rest[n] == '\0')) {
+                    next = child;
+                    used = n;
+                }
+            }
         }
+        node = next;
+        rest += used;
+        if (*rest == '.')
+            rest++;
     }
     int rc = 0;
     if (node == NULL) {
@@ -56,7 +74,6 @@ int main(int argc, char **argv)
         printf("%s\n", text ? text : "?");
         free(text);
     }
-    free(path);
     cJSON_Delete(doc);
     return rc;
 }

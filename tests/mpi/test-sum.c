@@ -6,8 +6,10 @@
  * checks use PMPI_ directly so that they are not counted.
  *
  *   test-sum            every behaviour case; prints "N passed, N failed"
- *   test-sum poison     run one phase while BB_FAULT makes a call fail, check
- *                       the poisoning on the failing rank, then MPI_Abort(3)
+ *   test-sum poison FILE  run one phase while BB_FAULT makes a call fail, check
+ *                       the poisoning on the failing rank, write the verdict to
+ *                       FILE (output forwarding may not survive the abort),
+ *                       then MPI_Abort(3)
  */
 #include "config.h"
 #include "bbench.h"
@@ -355,7 +357,7 @@ static void case_misuse(bb_world_t *world)
 /* BB_FAULT makes one MPI call fail on some rank: that rank must see
  * BB_ERR_MPI, a poisoned phase that refuses later calls without MPI and keeps
  * its resources; then the job must be aborted (exit 3). */
-static int run_poison(bb_world_t *world)
+static int run_poison(bb_world_t *world, const char *verdict_path)
 {
     bb_sum_phase_t *phase;
     provider_t p = { 0 };
@@ -392,8 +394,11 @@ static int run_poison(bb_world_t *world)
     CHECK(bbfault_calls("MPI_Allreduce") + bbfault_calls("MPI_Iallreduce") == calls,
           "later call made no MPI call");
     CHECK(bb_sum_phase_destroy(phase) == BB_ERR_POISONED, "destroy refused");
-    printf("rank %d: poison: %d passed, %d failed\n", rank, passed, failed);
-    fflush(stdout);
+    FILE *f = fopen(verdict_path, "w");
+    if (f != NULL) {
+        fprintf(f, "rank %d: poison: %d passed, %d failed\n", rank, passed, failed);
+        fclose(f);
+    }
     MPI_Abort(MPI_COMM_WORLD, failed ? 1 : BB_EXIT_FATAL);
     return 1;
 }
@@ -409,8 +414,8 @@ int main(int argc, char **argv)
     }
     rank = bb_world_rank(world);
     ranks = bb_world_size(world);
-    if (argc > 1 && strcmp(argv[1], "poison") == 0)
-        return run_poison(world);
+    if (argc > 2 && strcmp(argv[1], "poison") == 0)
+        return run_poison(world, argv[2]);
 
     int last = ranks - 1;
     case_success(world);

@@ -707,7 +707,27 @@ typedef struct figures {
     bb_overlap_figure_t *f[F_N];  /* [samples] each */
     bb_overlap_figure_t done;
     int64_t done_calls, polled_calls;
+    /* For overlap and overlap.unpolled: how far the figure could move within
+     * the sample ranges of its times, (range(t_comm) + range(t_overlapped))
+     * / min(t_comm, t_compute); above 1 the ranges alone allow any value in
+     * [0, 1].  NAN when undefined. */
+    double uncertainty[2];
 } figures_t;
+
+/* Median, min and max over samples of column i of the rank maxima. */
+static bb_summary_t column_summary(const point_t *p, int i)
+{
+    bb_summary_t sum = { 0, (double)NAN, (double)NAN, (double)NAN };
+    double *v = malloc((size_t)p->samples * sizeof *v);
+    if (v != NULL) {
+        for (int64_t s = 0; s < p->samples; s++)
+            v[s] = p->max[s * L_N + i];
+        if (bb_stats_summarize(v, (size_t)p->samples, &sum) != BB_OK)
+            sum.median = sum.min = sum.max = (double)NAN;
+    }
+    free(v);
+    return sum;
+}
 
 static void figures_compute(const point_t *p, figures_t *fs)
 {
@@ -747,6 +767,15 @@ static void figures_compute(const point_t *p, figures_t *fs)
         fs->done.reason = "no batches: no poll ran";
     } else {
         bb_overlap_fraction(fs->done_calls, fs->polled_calls, &fs->done);
+    }
+    bb_summary_t comm = column_summary(p, L_COMM), comp = column_summary(p, L_COMPUTE);
+    double shorter = comm.median < comp.median ? comm.median : comp.median;
+    static const int over[2] = { L_POLLED, L_UNPOLLED };
+    for (int k = 0; k < 2; k++) {
+        bb_summary_t t = column_summary(p, over[k]);
+        fs->uncertainty[k] = p->compute_none || !(shorter > 0.0)
+                                 ? (double)NAN
+                                 : ((comm.max - comm.min) + (t.max - t.min)) / shorter;
     }
 }
 
@@ -848,8 +877,20 @@ static void record_point(run_ctx_t *c, const point_t *p, const figures_t *fs)
     static const char *const *const inputs[F_N] = {
         in_overlap, in_unpolled, in_peer, in_peer, in_peer, in_speedup, in_slowdown
     };
-    for (int f = 0; f < F_N; f++)
-        bb_quantities_add(q, f_names[f], figure_quantity(f, fs->f[f], S, inputs[f]));
+    for (int f = 0; f < F_N; f++) {
+        cJSON *fq = figure_quantity(f, fs->f[f], S, inputs[f]);
+        if (fq != NULL && (f == F_OVERLAP || f == F_UNPOLLED)
+            && !isnan(fs->uncertainty[f == F_UNPOLLED])) {
+            double u = fs->uncertainty[f == F_UNPOLLED];
+            cJSON_AddNumberToObject(fq, "uncertainty", u);
+            cJSON_AddBoolToObject(fq, "noise_dominated", u > 1.0);
+            cJSON_AddStringToObject(fq, "uncertainty_formula",
+                                    "(range(t_comm) + range(t_overlapped)) / "
+                                    "min(median t_comm, median t_compute): above 1 the "
+                                    "sample ranges alone allow any value in [0, 1]");
+        }
+        bb_quantities_add(q, f_names[f], fq);
+    }
 
     cJSON *d;
     if (fs->done.defined) {
@@ -888,7 +929,8 @@ static void record_point(run_ctx_t *c, const point_t *p, const figures_t *fs)
 static void table_header(const options_t *o)
 {
     printf("# times: microseconds, median of %lld samples, rank maximum per sample; "
-           "figures: ratios (1 = 100%%), '-' = undefined (see the record)\n",
+           "figures: ratios (1 = 100%%), '-' = undefined (see the record), "
+           "'?' = noise-dominated\n",
            (long long)o->samples);
     printf("%-10s %6s %4s %9s %10s %10s %10s %10s %10s %7s %7s %7s %7s %7s %5s %5s\n",
            "kind", "bytes", "bat", "cmp/b_us", "t_comm", "t_compute", "t_immed",
@@ -916,13 +958,14 @@ static void table_row(const point_t *p, const figures_t *fs)
     }
     printf(" %9.1f", p->compute_per_batch_s * 1e6);
     static const int cols[] = { L_COMM, L_COMPUTE, L_IMMEDIATE, L_POLLED, L_UNPOLLED };
-    double v[64];
-    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
-        for (int64_t s = 0; s < p->samples && s < 64; s++)
-            v[s] = p->max[s * L_N + cols[k]];
-        printf(" %10.1f", median_of(v, p->samples < 64 ? p->samples : 64) * 1e6);
+    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
+        printf(" %10.1f", column_summary(p, cols[k]).median * 1e6);
+    /* '?': the sample ranges alone allow any overlap in [0, 1]. */
+    for (int k = 0; k < 2; k++) {
+        print_fig(figure_median(fs->f[k == 0 ? F_OVERLAP : F_UNPOLLED], p->samples), 6, 2);
+        putchar(fs->uncertainty[k] > 1.0 ? '?' : ' ');
     }
-    static const int figs[] = { F_OVERLAP, F_UNPOLLED, F_OSU, F_IMB, F_SPEEDUP };
+    static const int figs[] = { F_OSU, F_IMB, F_SPEEDUP };
     for (size_t k = 0; k < sizeof figs / sizeof figs[0]; k++)
         print_fig(figure_median(fs->f[figs[k]], p->samples), 7, 2);
     print_fig(fs->done.defined ? fs->done.value : (double)NAN, 5, 2);

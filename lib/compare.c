@@ -1046,6 +1046,7 @@ typedef struct bb_table {
     char **cells;        /* nrows * ncols; row 0 is the header */
     unsigned char *span; /* per row: 1 = a heading line (cell 0 only) */
     const char *indent;  /* before every ordinary row (text only) */
+    int failed;          /* an allocation failed: rows are missing */
 } bb_table_t;
 
 static void bb_table_add(bb_table_t *t, const char *const *cols, int span)
@@ -1053,12 +1054,16 @@ static void bb_table_add(bb_table_t *t, const char *const *cols, int span)
     if (t->nrows == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 16;
         char **v = realloc(t->cells, cap * t->ncols * sizeof *v);
-        if (v == NULL)
+        if (v == NULL) {
+            t->failed = 1;
             return;
+        }
         t->cells = v;
         unsigned char *f = realloc(t->span, cap);
-        if (f == NULL)
+        if (f == NULL) {
+            t->failed = 1;
             return;
+        }
         t->span = f;
         t->cap = cap;
     }
@@ -1076,6 +1081,10 @@ static void bb_table_row(bb_table_t *t, const char *const *cols)
 
 static void bb_table_render(const bb_table_t *t, int markdown, bb_buf_t *out)
 {
+    if (t->failed) {
+        out->failed = 1;
+        return;
+    }
     size_t *w = calloc(t->ncols, sizeof *w);
     if (w == NULL) {
         out->failed = 1;
@@ -1201,14 +1210,12 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
 
     /* Text: each point is a heading line with its timings indented below
      * (labels can be long); Markdown: one table, the point in column 1. */
-    bb_table_t t = {.ncols = 5, .indent = "  "};
+    bb_table_t t = {.ncols = markdown ? 5 : 4, .indent = "  "};
     const char *hdr[5] = {"point", "timing", "base median [min, max]",
                           "candidate median [min, max]", "ratio  verdict"};
     if (markdown)
         hdr[4] = "ratio, verdict";
     bb_table_row(&t, markdown ? hdr : hdr + 1);
-    if (!markdown)
-        t.ncols = 4;
     const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(report, "points");
     const cJSON *p;
     cJSON_ArrayForEach(p, pairs) {

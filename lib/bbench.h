@@ -498,7 +498,316 @@ const char *bb_transfer_cause_name(bb_transfer_local_t cause);
 /* ------------------------------------------------------------------------ */
 /* Redistribution (redist.c)                                                */
 /* ------------------------------------------------------------------------ */
-/* (declared with issue 5) */
+/* (declared with issue 5)
+ *
+ * The MDI model of DESIGN 2.3: a driver code on link ranks [0, Pd) and an
+ * engine code on [Pd, P), each with its own intra-communicator; data laid
+ * out by maps; commands '>' (driver to engine) and '<' (engine to driver).
+ * Element sizes are 8, 16 or 24 bytes (1..3 float64 components); N and
+ * every rank's count are at most INT32_MAX. */
+
+/* The standardized distribution: rank r of ranks owns N/ranks + (r < N%ranks)
+ * elements from r*(N/ranks) + min(r, N%ranks).  Local. */
+void bb_std_block(int64_t n, int rank, int ranks, int64_t *first_out,
+                  int64_t *count_out);
+/* Local.  The rank owning global index g (0 <= g < n) in it. */
+int bb_std_owner(int64_t n, int ranks, int64_t g);
+
+/* A map: one rank's global indices in its local storage order, for an
+ * array of N elements, with an epoch (>= 0) that increases when it changes. */
+typedef struct bb_map bb_map_t;
+
+/* Local.  Copies count indices (which may be invalid: validation is
+ * collective).  BB_ERR_ARG for negative or > INT32_MAX n or count, negative
+ * epoch.  Caller owns *map_out (bb_map_free). */
+bb_status_t bb_map_create(int64_t n, const int64_t *indices, int64_t count,
+                          int64_t epoch, bb_map_t **map_out);
+void bb_map_free(bb_map_t *map);
+int64_t bb_map_elements(const bb_map_t *map);  /* N */
+int64_t bb_map_count(const bb_map_t *map);     /* this rank's elements */
+int64_t bb_map_epoch(const bb_map_t *map);
+const int64_t *bb_map_indices(const bb_map_t *map);  /* borrowed */
+
+/* Why a set of maps was refused; identical on every rank. */
+typedef struct bb_map_fault {
+    int64_t out_of_range;  /* indices outside [0, N), all ranks */
+    int64_t duplicates;    /* extra copies of an index */
+    int64_t gaps;          /* indices in [0, N) that no rank holds */
+    int n_mismatch;        /* ranks disagree on N */
+    int epoch_mismatch;    /* ranks disagree on the epoch */
+    int missing;           /* some rank passed no map (NULL) */
+    int resources;         /* some rank could not allocate or count overflow */
+} bb_map_fault_t;
+
+/* Collective over comm.  BB_OK iff the maps of all ranks partition [0, N)
+ * with one N and one epoch; otherwise BB_REFUSED on every rank with the
+ * same *fault_out.  map may be NULL (refused as missing, no hang).
+ * BB_ERR_MPI on an MPI error.  O(count + N/P) memory per rank. */
+bb_status_t bb_map_validate(MPI_Comm comm, const bb_map_t *map,
+                            bb_map_fault_t *fault_out);
+
+/* Layout generators, deterministic from (N, ranks, seed). */
+typedef enum bb_layout_kind {
+    BB_LAYOUT_STD = 0,          /* "std": the standardized distribution */
+    BB_LAYOUT_STD_CEIL,         /* "std-ceil": blocks of ceil(N/P) */
+    BB_LAYOUT_BLOCK_IRREGULAR,  /* "block-irregular[:SEED]": blocks of
+                                   weights 1..8 drawn from SEED (default 1) */
+    BB_LAYOUT_BLOCK_REVERSE,    /* "block-reverse": rank r holds the std block
+                                   of rank P-1-r */
+    BB_LAYOUT_CYCLIC,           /* "cyclic": g % P */
+    BB_LAYOUT_BLOCK_CYCLIC,     /* "block-cyclic:B": blocks of B, round robin */
+    BB_LAYOUT_SPATIAL,          /* "spatial[:PX,PY,PZ]": atoms on an L*L*nz
+                                   lattice (x fastest), owned by subdomain;
+                                   dims from P when not given */
+    BB_LAYOUT_RANDOM,           /* "random[:SEED]": a seeded permutation of
+                                   [0, N) cut into std blocks */
+    BB_LAYOUT_KINDS
+} bb_layout_kind_t;
+
+typedef struct bb_layout {
+    bb_layout_kind_t kind;
+    int64_t block;   /* block-cyclic */
+    int dims[3];     /* spatial; 0: chosen from the rank count */
+    uint64_t seed;   /* block-irregular, random */
+} bb_layout_t;
+
+/* Local.  Parse a layout name as above; BB_ERR_PARSE with err saying why. */
+bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out,
+                            char *err, size_t errlen);
+/* Local.  The canonical text of a layout ("random:1"). */
+void bb_layout_format(const bb_layout_t *layout, char *buf, size_t len);
+/* Local.  The indices rank of ranks holds.  BB_ERR_ARG for spatial dims
+ * whose product is not ranks.  Caller owns *indices_out (bb_free). */
+bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
+                              int ranks, int64_t **indices_out,
+                              int64_t *count_out);
+/* Local.  The same as a map with the given epoch (caller owns it). */
+bb_status_t bb_layout_map(const bb_layout_t *layout, int64_t n, int rank,
+                          int ranks, int64_t epoch, bb_map_t **map_out);
+
+/* The link between the two codes. */
+typedef enum bb_redist_mode {
+    BB_REDIST_MODE_MDI = 0,  /* driver [0, Pd), engine [Pd, P): two codes */
+    BB_REDIST_MODE_INTRA     /* one code of all P ranks; "driver" and
+                                "engine" are two layouts of its own */
+} bb_redist_mode_t;
+
+typedef struct bb_redist_link bb_redist_link_t;
+
+/* Collective over the world.  Duplicates the world once (the inter-code
+ * channel) and splits it into the codes' intra-communicators, all with
+ * MPI_ERRORS_RETURN.  BB_ERR_ARG (before any MPI call, alike on every rank)
+ * for MDI with driver_ranks outside [1, P-1].  Caller owns *link_out
+ * (bb_redist_link_destroy, collective; BB_ERR_STATE while plans live). */
+bb_status_t bb_redist_link_create(bb_world_t *world, bb_redist_mode_t mode,
+                                  int driver_ranks, bb_redist_link_t **link_out);
+bb_status_t bb_redist_link_destroy(bb_redist_link_t *link);
+MPI_Comm bb_redist_link_comm(const bb_redist_link_t *link);       /* borrowed */
+MPI_Comm bb_redist_link_code_comm(const bb_redist_link_t *link);  /* borrowed */
+int bb_redist_link_is_driver(const bb_redist_link_t *link);
+int bb_redist_link_is_engine(const bb_redist_link_t *link);
+/* This rank's index and the size of the driver (engine = 0) or engine code. */
+int bb_redist_link_code_rank(const bb_redist_link_t *link, int engine);
+int bb_redist_link_code_size(const bb_redist_link_t *link, int engine);
+
+/* Methods, all moving the same data. */
+typedef enum bb_redist_method {
+    BB_REDIST_ROOT = 0,      /* "root": reduce to the root, one root-to-root
+                                message, broadcast (MDI today; O(N) per rank) */
+    BB_REDIST_ROOT_GATHERV,  /* "root-gatherv": gatherv, message, scatterv */
+    BB_REDIST_TWO_STEP,      /* "two-step": to the receiving code's std
+                                distribution, then a second MPI_Alltoallw
+                                inside the receiving code */
+    BB_REDIST_DIRECT,        /* "direct": one MPI_Alltoallw, both maps known */
+    BB_REDIST_PACK,          /* "pack": pack, MPI_Alltoallv, unpack */
+    BB_REDIST_SPARSE,        /* "sparse": Isend/Irecv to nonzero peers, the
+                                local part copied without MPI */
+    BB_REDIST_METHODS
+} bb_redist_method_t;
+
+const char *bb_redist_method_name(bb_redist_method_t method);  /* static */
+bb_status_t bb_redist_method_parse(const char *text,
+                                   bb_redist_method_t *method_out);
+
+/* Commands (the first character of MDI command names). */
+enum { BB_REDIST_SEND = '>', BB_REDIST_RECEIVE = '<' };
+
+/* The recv_dist flag that prefaces every message. */
+enum {
+    BB_RECV_DIST_ROOT = 0,  /* not distributed: root methods */
+    BB_RECV_DIST_DATA = 1,  /* distributed, the receiver holds what it needs */
+    BB_RECV_DIST_MAP = 2    /* distributed, the sender's map comes first */
+};
+
+/* Admission array: int64[9], MIN then MAX over the link. */
+enum {
+    BB_REDIST_SEQUENCE = 0, BB_REDIST_COMMAND, BB_REDIST_N,
+    BB_REDIST_ELEMENT_BYTES, BB_REDIST_DRIVER_EPOCH, BB_REDIST_ENGINE_EPOCH,
+    BB_REDIST_CAP, BB_REDIST_RECV_DIST, BB_REDIST_REFUSAL, BB_REDIST_FIELDS
+};
+
+typedef struct bb_redist_plan bb_redist_plan_t;
+
+/* Setup cost, this rank (seconds), and why maps were refused. */
+typedef struct bb_redist_setup {
+    double validate_s;      /* collective map validation */
+    double map_transfer_s;  /* epochs and the map rendezvous across codes */
+    double plan_build_s;    /* code-internal parts, datatypes, buffers */
+    double total_s;         /* inclusive of the above */
+    bb_map_fault_t driver_fault, engine_fault;
+    int n_mismatch;         /* the codes disagree on N */
+    int stale_epoch;        /* set_engine_map: the epoch did not increase */
+} bb_redist_setup_t;
+
+/* Collective over the link.  Validates the maps (driver ranks pass
+ * driver_map, engine ranks engine_map; in intra mode every rank passes both;
+ * the other argument is ignored) and builds the plan for method, command and
+ * element_bytes.  Invalid maps: BB_REFUSED on every rank, the faults in
+ * *setup_out.  BB_ERR_ARG alike on every rank for a bad method, command or
+ * element size, or a root method with N * components > INT_MAX.  The maps
+ * are copied.  Caller owns *plan_out (bb_redist_plan_destroy). */
+bb_status_t bb_redist_plan_create(bb_redist_link_t *link,
+                                  bb_redist_method_t method, int command,
+                                  int64_t element_bytes,
+                                  const bb_map_t *driver_map,
+                                  const bb_map_t *engine_map,
+                                  bb_redist_plan_t **plan_out,
+                                  bb_redist_setup_t *setup_out);
+
+/* Collective over the engine code only (MDI_Set_Map on an engine: nothing
+ * is sent to the driver).  Validates map (its epoch must exceed the current
+ * one, else BB_REFUSED with stale_epoch) and repairs the engine-internal
+ * parts.  Until bb_redist_plan_update_maps, a '>' of direct, pack or sparse
+ * is received in the layout the driver knows and converted inside the engine
+ * (two steps); a '<' of direct, pack, sparse or two-step carries the map
+ * (recv_dist = MAP) and rebuilds the plan in that message. */
+bb_status_t bb_redist_plan_set_engine_map(bb_redist_plan_t *plan,
+                                          const bb_map_t *map,
+                                          bb_redist_setup_t *setup_out);
+/* Collective over the link (MDI_Update_Maps): the driver learns the current
+ * engine map; '>' goes in one step again. */
+bb_status_t bb_redist_plan_update_maps(bb_redist_plan_t *plan,
+                                       bb_redist_setup_t *setup_out);
+
+/* One message's contract: every rank presents it in the admission. */
+typedef struct bb_redist_contract {
+    int command;            /* BB_REDIST_SEND or BB_REDIST_RECEIVE */
+    int64_t n;              /* elements */
+    int64_t element_bytes;
+    int64_t cap;            /* largest N this rank accepts */
+} bb_redist_contract_t;
+
+typedef enum bb_redist_local {
+    BB_REDIST_LOCAL_NONE = 0,
+    BB_REDIST_LOCAL_COMMAND,        /* not the plan's command */
+    BB_REDIST_LOCAL_ELEMENTS,       /* not the plan's N */
+    BB_REDIST_LOCAL_ELEMENT_BYTES,  /* not the plan's element size */
+    BB_REDIST_LOCAL_OVER_CAP,       /* N > cap, or a negative cap */
+    BB_REDIST_LOCAL_BUFFER          /* NULL buffer for a nonzero count */
+} bb_redist_local_t;
+
+/* One message, this rank. */
+typedef struct bb_redist_metrics {
+    bb_status_t status;
+    int64_t sequence;       /* the sequence this message presented */
+    int steps;              /* MPI exchanges in sequence: 1 or 2 */
+    int64_t recv_dist;      /* the agreed flag */
+    int map_sent;           /* the map came with this '<' reply */
+    double admission_s;     /* recv_dist flag and the MIN/MAX agreement */
+    double map_s;           /* plan rebuild when the map came (setup) */
+    double payload_s;       /* the data movement */
+    double total_s;         /* inclusive of all of the above */
+    bb_redist_local_t local_cause;
+    bb_refusal_t refusal;   /* stage NONE unless refused */
+} bb_redist_metrics_t;
+
+/* Collective over the link.  Sends the recv_dist flag (sending code's root
+ * to receiving code's root, broadcast in the receiving code), admits the
+ * message with bb_agree_minmax on the nine fields (command, N, element
+ * size, driver epoch and cap must agree, the refusal field be 0 everywhere;
+ * the engine epoch may differ: that selects the fallback), then moves the
+ * data.  send: the sender's elements in its map order (count * element_bytes
+ * bytes, senders only); recv: the receiver's (receivers only).  BB_REFUSED
+ * on every rank with the same refusal (preflight: the highest refusing
+ * rank; contract: fields differ); nothing is moved and the sequence is
+ * consumed.  BB_ERR_MPI poisons the plan (retained; abort the job).
+ * metrics_out may be NULL; it is filled on every return. */
+bb_status_t bb_redist_plan_execute(bb_redist_plan_t *plan,
+                                   const bb_redist_contract_t *contract,
+                                   const void *send, void *recv,
+                                   bb_redist_metrics_t *metrics_out);
+
+/* Local accessors.  The maps are the plan's copies (borrowed), NULL where
+ * this rank does not send or receive. */
+int64_t bb_redist_plan_sequence(const bb_redist_plan_t *plan);
+int64_t bb_redist_plan_engine_epoch_known(const bb_redist_plan_t *plan);
+int bb_redist_plan_poisoned(const bb_redist_plan_t *plan);
+int bb_redist_plan_is_sender(const bb_redist_plan_t *plan);
+int bb_redist_plan_is_receiver(const bb_redist_plan_t *plan);
+const bb_map_t *bb_redist_plan_send_map(const bb_redist_plan_t *plan);
+const bb_map_t *bb_redist_plan_recv_map(const bb_redist_plan_t *plan);
+
+/* Local.  Frees an idle plan; BB_ERR_POISONED keeps a poisoned one. */
+bb_status_t bb_redist_plan_destroy(bb_redist_plan_t *plan);
+
+/* What one message of a plan moves, over all ranks (bytes as the method's
+ * MPI calls name them, remote peers only unless "self"). */
+typedef struct bb_redist_traffic {
+    int64_t payload_bytes;   /* N * element_bytes */
+    int64_t moved_bytes;     /* sum over ranks of bytes sent to other ranks,
+                                all steps; for direct: bytes changing owner */
+    int64_t max_in_bytes, max_out_bytes;  /* largest of any rank */
+    int64_t max_self_bytes;  /* largest local copy of any rank */
+    double mean_peers;       /* remote peers per rank, sent to or received from */
+    int64_t max_peers;
+    double mean_run_elements; /* elements per contiguous run of the slot
+                                 datatypes; < 0 where there are none (root) */
+    int steps;
+} bb_redist_traffic_t;
+
+/* Collective over the link. */
+bb_status_t bb_redist_plan_traffic(bb_redist_plan_t *plan,
+                                   bb_redist_traffic_t *traffic_out);
+
+/* Checking (outside any timed region).  Element g, component c carries
+ * (double)((g*3 + c)*4 + (k & 3)) at repetition k. */
+#define BB_REDIST_SENTINEL (-1.0)
+/* Local.  buf: count(map) * element_bytes bytes. */
+void bb_redist_fill(const bb_map_t *map, int64_t element_bytes, int64_t k,
+                    double *buf);
+void bb_redist_fill_sentinel(int64_t count, int64_t element_bytes, double *buf);
+
+typedef struct bb_redist_check {
+    int64_t bad_slots;        /* all ranks */
+    int64_t slots;            /* checked values, all ranks */
+    int checksum_ok;          /* hash sum and slot count match [0, N) exactly */
+    int64_t first_bad_index;  /* lowest global index of a bad slot, or -1 */
+} bb_redist_check_t;
+
+/* Collective over comm (normally the link).  Ranks that received pass the
+ * map they received into (others NULL).  Checks every slot against the
+ * value function and a global checksum over [0, N) that catches duplicates
+ * and gaps.  BB_OK or BB_ERR_VALIDATION on every rank; BB_ERR_MPI. */
+bb_status_t bb_redist_check(MPI_Comm comm, const bb_map_t *map, int64_t n,
+                            int64_t element_bytes, int64_t k, const double *buf,
+                            bb_redist_check_t *check_out);
+
+/* The machine's lower bound, measured in the run. */
+typedef struct bb_redist_bound {
+    int p2p_ranks[2];        /* link ranks of the ping-pong */
+    int64_t p2p_bytes, memcpy_bytes;
+    double p2p_s;            /* one-way time of p2p_bytes: best RTT / 2 */
+    double memcpy_s;         /* best memcpy of memcpy_bytes on link rank 0 */
+    double p2p_bandwidth, memcpy_bandwidth;  /* byte/s; 0 if not measured */
+    double bound_s;          /* max(p2p_s, memcpy_s) */
+} bb_redist_bound_t;
+
+/* Collective over the link.  remote_bytes: the largest bytes into or out of
+ * any rank; local_bytes: the largest local copy.  reps >= 1 timed rounds
+ * after one warm-up. */
+bb_status_t bb_redist_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
+                                 int64_t local_bytes, int reps,
+                                 bb_redist_bound_t *bound_out);
 
 /* ------------------------------------------------------------------------ */
 /* Statistics (stats.c)                                                     */

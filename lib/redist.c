@@ -1,0 +1,1997 @@
+/* redist.c: maps, layout generators and redistribution plans between two
+ * data layouts: the MDI parallel-communication model of DESIGN 2.3.
+ *
+ * Plans are built with a rendezvous through the standardized distribution of
+ * the receiving code: each receiver announces its elements to their std
+ * holder, each sender asks the std holders where its elements go, then each
+ * sender tells each receiver which elements arrive in which order (its local
+ * storage order).  That is the map transfer, O(N/P) per rank; no rank holds a
+ * whole map except the roots of the root methods, as MDI does today. */
+#include "config.h"
+#include "internal.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { BB_TAG_FLAG = 51, BB_TAG_DATA = 52, BB_TAG_PING = 53 };
+
+/* ------------------------------------------------------------------------ */
+/* Standardized distribution                                                */
+/* ------------------------------------------------------------------------ */
+
+void bb_std_block(int64_t n, int rank, int ranks, int64_t *first_out,
+                  int64_t *count_out)
+{
+    int64_t q = n / ranks, rem = n % ranks;
+    *first_out = (int64_t)rank * q + (rank < rem ? rank : rem);
+    *count_out = q + (rank < rem);
+}
+
+int bb_std_owner(int64_t n, int ranks, int64_t g)
+{
+    int64_t q = n / ranks, rem = n % ranks;
+    if (g < rem * (q + 1))
+        return (int)(g / (q + 1));
+    return (int)(rem + (g - rem * (q + 1)) / q);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Maps                                                                     */
+/* ------------------------------------------------------------------------ */
+
+struct bb_map {
+    int64_t n, count, epoch;
+    int64_t *idx;
+};
+
+bb_status_t bb_map_create(int64_t n, const int64_t *indices, int64_t count,
+                          int64_t epoch, bb_map_t **map_out)
+{
+    if (map_out == NULL || n < 0 || n > INT32_MAX || count < 0
+        || count > INT32_MAX || epoch < 0 || (count > 0 && indices == NULL))
+        return BB_ERR_ARG;
+    bb_map_t *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return BB_ERR_NOMEM;
+    m->idx = malloc((size_t)(count > 0 ? count : 1) * sizeof *m->idx);
+    if (m->idx == NULL) {
+        free(m);
+        return BB_ERR_NOMEM;
+    }
+    if (count > 0)
+        memcpy(m->idx, indices, (size_t)count * sizeof *m->idx);
+    m->n = n;
+    m->count = count;
+    m->epoch = epoch;
+    *map_out = m;
+    return BB_OK;
+}
+
+void bb_map_free(bb_map_t *map)
+{
+    if (map == NULL)
+        return;
+    free(map->idx);
+    free(map);
+}
+
+static bb_map_t *bb_map_copy(const bb_map_t *map)
+{
+    bb_map_t *m = NULL;
+    if (map == NULL || bb_map_create(map->n, map->idx, map->count, map->epoch, &m) != BB_OK)
+        return NULL;
+    return m;
+}
+
+int64_t bb_map_elements(const bb_map_t *map) { return map->n; }
+int64_t bb_map_count(const bb_map_t *map) { return map->count; }
+int64_t bb_map_epoch(const bb_map_t *map) { return map->epoch; }
+const int64_t *bb_map_indices(const bb_map_t *map) { return map->idx; }
+
+/* Counting sort of items by destination: order_out[j] is the j-th item in
+ * destination order (stable), displ the first slot of each destination.
+ * cursor is scratch of p ints. */
+static void bb_bucket(const int *dest, int64_t n, int p, int *count, int *displ,
+                      int *cursor, int *order_out)
+{
+    for (int d = 0; d < p; d++)
+        count[d] = 0;
+    for (int64_t i = 0; i < n; i++)
+        count[dest[i]]++;
+    int acc = 0;
+    for (int d = 0; d < p; d++) {
+        displ[d] = cursor[d] = acc;
+        acc += count[d];
+    }
+    for (int64_t i = 0; i < n; i++)
+        order_out[cursor[dest[i]]++] = (int)i;
+}
+
+/* Validation sends every in-range index to its holder in the standardized
+ * distribution of comm, which counts hits: 0 is a gap, > 1 a duplicate.
+ * The sequence of collectives depends only on agreed values, so a bad map
+ * on one rank can never leave another waiting. */
+bb_status_t bb_map_validate(MPI_Comm comm, const bb_map_t *map,
+                            bb_map_fault_t *fault_out)
+{
+    bb_map_fault_t fault;
+    int p = 0, me = 0;
+    bb_status_t st = BB_OK;
+    memset(&fault, 0, sizeof fault);
+    if (MPI_Comm_size(comm, &p) != MPI_SUCCESS || MPI_Comm_rank(comm, &me) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    int64_t n = map ? map->n : -1, cnt = map ? map->count : 0;
+    size_t pp = (size_t)p;
+    int *dest = malloc((size_t)(cnt > 0 ? cnt : 1) * sizeof *dest);
+    int *scount = calloc(pp, sizeof(int)), *sdispl = calloc(pp, sizeof(int));
+    int *rcount = calloc(pp, sizeof(int)), *rdispl = calloc(pp, sizeof(int));
+    int *cursor = calloc(pp, sizeof(int)), *order = NULL;
+    int64_t *sbuf = NULL, *rbuf = NULL, *hits = NULL;
+    int64_t out_of_range = 0, dups = 0, gaps = 0;
+    int nomem = !dest || !scount || !sdispl || !rcount || !rdispl || !cursor;
+    if (!nomem)
+        for (int64_t i = 0; i < cnt; i++) {
+            int64_t g = map->idx[i];
+            if (g < 0 || g >= n) {
+                out_of_range++;
+                dest[i] = -1;
+            } else {
+                dest[i] = bb_std_owner(n, p, g);
+            }
+        }
+
+    int64_t local[4] = {n, map ? map->epoch : -1, nomem, map == NULL}, mn[4], mx[4];
+    if (bb_agree_minmax(comm, local, 4, mn, mx) != MPI_SUCCESS) {
+        st = BB_ERR_MPI;
+        goto free_all;
+    }
+    fault.n_mismatch = mn[0] != mx[0];
+    fault.epoch_mismatch = mn[1] != mx[1];
+    fault.missing = mx[3] != 0;
+    fault.resources = mx[2] != 0;
+    if (!fault.n_mismatch && !fault.missing && !fault.resources) {
+        int64_t nvalid = 0, rtotal = 0, first, bn;
+        for (int64_t i = 0; i < cnt; i++)
+            if (dest[i] >= 0) {
+                scount[dest[i]]++;
+                nvalid++;
+            }
+        if (MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm) != MPI_SUCCESS) {
+            st = BB_ERR_MPI;
+            goto free_all;
+        }
+        for (int d = 0; d < p; d++) {
+            rdispl[d] = (int)(rtotal < INT_MAX ? rtotal : 0);
+            rtotal += rcount[d];
+        }
+        bb_std_block(n, me, p, &first, &bn);
+        order = malloc((size_t)(nvalid > 0 ? nvalid : 1) * sizeof *order);
+        sbuf = malloc((size_t)(nvalid > 0 ? nvalid : 1) * sizeof *sbuf);
+        rbuf = malloc((size_t)(rtotal > 0 && rtotal <= INT_MAX ? rtotal : 1) * sizeof *rbuf);
+        hits = calloc((size_t)(bn > 0 ? bn : 1), sizeof *hits);
+        int64_t bad2 = (!order || !sbuf || !rbuf || !hits || rtotal > INT_MAX), anybad;
+        if (bb_agree_max(comm, &bad2, 1, &anybad) != MPI_SUCCESS) {
+            st = BB_ERR_MPI;
+            goto free_all;
+        }
+        fault.resources = anybad != 0;
+        if (!anybad) {
+            int acc = 0;
+            for (int d = 0; d < p; d++) {
+                sdispl[d] = cursor[d] = acc;
+                acc += scount[d];
+            }
+            for (int64_t i = 0; i < cnt; i++)
+                if (dest[i] >= 0)
+                    sbuf[cursor[dest[i]]++] = map->idx[i];
+            if (MPI_Alltoallv(sbuf, scount, sdispl, MPI_INT64_T, rbuf, rcount, rdispl,
+                              MPI_INT64_T, comm) != MPI_SUCCESS) {
+                st = BB_ERR_MPI;
+                goto free_all;
+            }
+            for (int64_t j = 0; j < rtotal; j++)
+                hits[rbuf[j] - first]++; /* in range: we own the block */
+            for (int64_t o = 0; o < bn; o++) {
+                if (hits[o] == 0)
+                    gaps++;
+                else
+                    dups += hits[o] - 1;
+            }
+        }
+    }
+    int64_t counts[3] = {out_of_range, dups, gaps}, sums[3];
+    if (MPI_Allreduce(counts, sums, 3, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS) {
+        st = BB_ERR_MPI;
+        goto free_all;
+    }
+    fault.out_of_range = sums[0];
+    fault.duplicates = sums[1];
+    fault.gaps = sums[2];
+    if (fault.out_of_range || fault.duplicates || fault.gaps || fault.n_mismatch
+        || fault.epoch_mismatch || fault.missing || fault.resources)
+        st = BB_REFUSED;
+free_all:
+    free(dest); free(scount); free(sdispl); free(rcount); free(rdispl); free(cursor);
+    free(order); free(sbuf); free(rbuf); free(hits);
+    if (fault_out != NULL)
+        *fault_out = fault;
+    return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Layout generators                                                        */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t bb_splitmix(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static const char *const bb_layout_names[BB_LAYOUT_KINDS] = {
+    "std", "std-ceil", "block-irregular", "block-reverse", "cyclic",
+    "block-cyclic", "spatial", "random"
+};
+
+static int bb_parse_i64(const char *s, const char **end, int64_t lo, int64_t hi,
+                        int64_t *out)
+{
+    char *e;
+    if (*s < '0' || *s > '9')
+        return -1;
+    long long v = strtoll(s, &e, 10);
+    if (v < lo || v > hi)
+        return -1;
+    *out = v;
+    *end = e;
+    return 0;
+}
+
+bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err,
+                            size_t errlen)
+{
+    bb_layout_t l;
+    memset(&l, 0, sizeof l);
+    l.seed = 1;
+    if (text == NULL || layout_out == NULL)
+        return BB_ERR_ARG;
+    const char *colon = strchr(text, ':');
+    size_t nlen = colon ? (size_t)(colon - text) : strlen(text);
+    int kind = -1;
+    for (int k = 0; k < BB_LAYOUT_KINDS; k++)
+        if (strlen(bb_layout_names[k]) == nlen && strncmp(text, bb_layout_names[k], nlen) == 0)
+            kind = k;
+    if (kind < 0) {
+        bb_errorf(err, errlen, "'%s' is not a layout (std, std-ceil, block-irregular[:SEED], "
+                  "block-reverse, cyclic, block-cyclic:B, spatial[:PX,PY,PZ], random[:SEED])",
+                  text);
+        return BB_ERR_PARSE;
+    }
+    l.kind = (bb_layout_kind_t)kind;
+    const char *arg = colon ? colon + 1 : NULL, *end = NULL;
+    int64_t v;
+    switch (l.kind) {
+    case BB_LAYOUT_BLOCK_CYCLIC:
+        if (arg == NULL || bb_parse_i64(arg, &end, 1, INT32_MAX, &v) != 0 || *end != '\0') {
+            bb_errorf(err, errlen, "'%s': block-cyclic needs a block size B >= 1 (block-cyclic:B)", text);
+            return BB_ERR_PARSE;
+        }
+        l.block = v;
+        break;
+    case BB_LAYOUT_BLOCK_IRREGULAR:
+    case BB_LAYOUT_RANDOM:
+        if (arg != NULL) {
+            if (bb_parse_i64(arg, &end, 0, INT64_MAX, &v) != 0 || *end != '\0') {
+                bb_errorf(err, errlen, "'%s': the seed must be a nonnegative integer", text);
+                return BB_ERR_PARSE;
+            }
+            l.seed = (uint64_t)v;
+        }
+        break;
+    case BB_LAYOUT_SPATIAL:
+        if (arg != NULL) {
+            const char *s = arg;
+            for (int d = 0; d < 3; d++) {
+                if (bb_parse_i64(s, &end, 1, INT32_MAX, &v) != 0
+                    || (d < 2 && *end != ',') || (d == 2 && *end != '\0')) {
+                    bb_errorf(err, errlen, "'%s': spatial takes three subdomain counts "
+                              "(spatial:PX,PY,PZ)", text);
+                    return BB_ERR_PARSE;
+                }
+                l.dims[d] = (int)v;
+                s = end + 1;
+            }
+        }
+        break;
+    default:
+        if (arg != NULL) {
+            bb_errorf(err, errlen, "'%s': layout %s takes no argument", text,
+                      bb_layout_names[kind]);
+            return BB_ERR_PARSE;
+        }
+    }
+    *layout_out = l;
+    return BB_OK;
+}
+
+void bb_layout_format(const bb_layout_t *layout, char *buf, size_t len)
+{
+    const char *name = bb_layout_names[layout->kind];
+    switch (layout->kind) {
+    case BB_LAYOUT_BLOCK_CYCLIC:
+        snprintf(buf, len, "%s:%lld", name, (long long)layout->block);
+        break;
+    case BB_LAYOUT_BLOCK_IRREGULAR:
+    case BB_LAYOUT_RANDOM:
+        snprintf(buf, len, "%s:%llu", name, (unsigned long long)layout->seed);
+        break;
+    case BB_LAYOUT_SPATIAL:
+        if (layout->dims[0] > 0)
+            snprintf(buf, len, "%s:%d,%d,%d", name, layout->dims[0],
+                     layout->dims[1], layout->dims[2]);
+        else
+            snprintf(buf, len, "%s", name);
+        break;
+    default:
+        snprintf(buf, len, "%s", name);
+    }
+}
+
+/* Three factors of ranks, as equal as possible (largest prime factors first
+ * into the smallest dimension), largest first. */
+static void bb_dims3(int ranks, int dims[3])
+{
+    dims[0] = dims[1] = dims[2] = 1;
+    int r = ranks;
+    int f[64], nf = 0;
+    for (int q = 2; (int64_t)q * q <= r; q++)
+        while (r % q == 0) {
+            f[nf++] = q;
+            r /= q;
+        }
+    if (r > 1)
+        f[nf++] = r;
+    for (int i = nf - 1; i >= 0; i--) {
+        int s = 0;
+        for (int d = 1; d < 3; d++)
+            if (dims[d] < dims[s])
+                s = d;
+        dims[s] *= f[i];
+    }
+    for (int a = 0; a < 3; a++)
+        for (int b = a + 1; b < 3; b++)
+            if (dims[b] > dims[a]) {
+                int t = dims[a]; dims[a] = dims[b]; dims[b] = t;
+            }
+}
+
+bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
+                              int ranks, int64_t **indices_out, int64_t *count_out)
+{
+    if (layout == NULL || indices_out == NULL || count_out == NULL || n < 0
+        || n > INT32_MAX || ranks < 1 || rank < 0 || rank >= ranks)
+        return BB_ERR_ARG;
+    int dims[3] = {layout->dims[0], layout->dims[1], layout->dims[2]};
+    if (layout->kind == BB_LAYOUT_SPATIAL) {
+        if (dims[0] <= 0)
+            bb_dims3(ranks, dims);
+        else if ((int64_t)dims[0] * dims[1] * dims[2] != ranks)
+            return BB_ERR_ARG;
+    }
+    /* Upper bound on this rank's count, so one allocation suffices. */
+    int64_t first, cnt;
+    bb_std_block(n, rank, ranks, &first, &cnt);
+    int64_t cap = n;
+    int64_t *idx = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *idx);
+    if (idx == NULL)
+        return BB_ERR_NOMEM;
+    int64_t k = 0;
+    switch (layout->kind) {
+    case BB_LAYOUT_STD:
+        for (int64_t i = 0; i < cnt; i++)
+            idx[k++] = first + i;
+        break;
+    case BB_LAYOUT_STD_CEIL: {
+        int64_t b = (n + ranks - 1) / ranks;
+        int64_t lo = (int64_t)rank * b < n ? (int64_t)rank * b : n;
+        int64_t hi = lo + b < n ? lo + b : n;
+        for (int64_t g = lo; g < hi; g++)
+            idx[k++] = g;
+        break;
+    }
+    case BB_LAYOUT_BLOCK_IRREGULAR: {
+        /* weights 1..8 drawn from the seed; boundaries floor(n * W_<r / W) */
+        int64_t w_total = 0, w_before = 0;
+        for (int r = 0; r < ranks; r++) {
+            uint64_t s = layout->seed * 0x100000001B3ull + (uint64_t)r;
+            int64_t w = 1 + (int64_t)(bb_splitmix(&s) % 8);
+            if (r < rank)
+                w_before += w;
+            if (r == rank)
+                cnt = w;
+            w_total += w;
+        }
+        int64_t lo = (int64_t)(((__int128)n * w_before) / w_total);
+        int64_t hi = (int64_t)(((__int128)n * (w_before + cnt)) / w_total);
+        for (int64_t g = lo; g < hi; g++)
+            idx[k++] = g;
+        break;
+    }
+    case BB_LAYOUT_BLOCK_REVERSE: {
+        int64_t f2, c2;
+        bb_std_block(n, ranks - 1 - rank, ranks, &f2, &c2);
+        for (int64_t i = 0; i < c2; i++)
+            idx[k++] = f2 + i;
+        break;
+    }
+    case BB_LAYOUT_CYCLIC:
+        for (int64_t g = rank; g < n; g += ranks)
+            idx[k++] = g;
+        break;
+    case BB_LAYOUT_BLOCK_CYCLIC: {
+        int64_t b = layout->block;
+        for (int64_t lo = (int64_t)rank * b; lo < n; lo += b * ranks)
+            for (int64_t g = lo; g < lo + b && g < n; g++)
+                idx[k++] = g;
+        break;
+    }
+    case BB_LAYOUT_SPATIAL: {
+        /* n atoms on an L x L x nz lattice, x fastest; L^3 >= n */
+        int64_t L = 1;
+        while (L * L * L < n)
+            L++;
+        int64_t nz = n > 0 ? (n + L * L - 1) / (L * L) : 1;
+        for (int64_t g = 0; g < n; g++) {
+            int64_t x = g % L, y = (g / L) % L, z = g / (L * L);
+            int64_t rx = x * dims[0] / L, ry = y * dims[1] / L, rz = z * dims[2] / nz;
+            if (rx + dims[0] * (ry + dims[1] * rz) == rank)
+                idx[k++] = g;
+        }
+        break;
+    }
+    case BB_LAYOUT_RANDOM: {
+        /* a seeded permutation of [0, n), cut into standardized blocks */
+        int64_t *perm = malloc((size_t)(n > 0 ? n : 1) * sizeof *perm);
+        if (perm == NULL) {
+            free(idx);
+            return BB_ERR_NOMEM;
+        }
+        for (int64_t g = 0; g < n; g++)
+            perm[g] = g;
+        uint64_t s = layout->seed;
+        for (int64_t i = n - 1; i > 0; i--) {
+            int64_t j = (int64_t)(bb_splitmix(&s) % (uint64_t)(i + 1));
+            int64_t t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+        }
+        for (int64_t i = 0; i < cnt; i++)
+            idx[k++] = perm[first + i];
+        free(perm);
+        break;
+    }
+    default:
+        free(idx);
+        return BB_ERR_ARG;
+    }
+    *indices_out = idx;
+    *count_out = k;
+    return BB_OK;
+}
+
+bb_status_t bb_layout_map(const bb_layout_t *layout, int64_t n, int rank,
+                          int ranks, int64_t epoch, bb_map_t **map_out)
+{
+    int64_t *idx = NULL, cnt = 0;
+    bb_status_t st = bb_layout_indices(layout, n, rank, ranks, &idx, &cnt);
+    if (st != BB_OK)
+        return st;
+    st = bb_map_create(n, idx, cnt, epoch, map_out);
+    free(idx);
+    return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The link: two codes in one world                                         */
+/* ------------------------------------------------------------------------ */
+
+struct bb_redist_link {
+    bb_world_t *world;      /* borrowed */
+    bb_redist_mode_t mode;
+    MPI_Comm comm;          /* duplicate of the world: the inter-code channel */
+    MPI_Comm code;          /* this rank's code (MPI_Comm_split) */
+    int rank, size;
+    int driver_first, driver_n, engine_first, engine_n;
+    int is_driver, is_engine;
+    int64_t plans;          /* plans alive: destroy refuses while > 0 */
+};
+
+bb_status_t bb_redist_link_create(bb_world_t *world, bb_redist_mode_t mode,
+                                  int driver_ranks, bb_redist_link_t **link_out)
+{
+    if (world == NULL || link_out == NULL)
+        return BB_ERR_ARG;
+    if (bb_world_check_owner(world) != BB_OK)
+        return BB_ERR_THREAD;
+    int p = bb_world_size(world);
+    if (mode == BB_REDIST_MODE_MDI && (driver_ranks < 1 || driver_ranks >= p))
+        return BB_ERR_ARG;
+    if (mode != BB_REDIST_MODE_MDI && mode != BB_REDIST_MODE_INTRA)
+        return BB_ERR_ARG;
+    bb_redist_link_t *l = calloc(1, sizeof *l);
+    if (l == NULL)
+        return BB_ERR_NOMEM;
+    l->world = world;
+    l->mode = mode;
+    l->rank = bb_world_rank(world);
+    l->size = p;
+    if (mode == BB_REDIST_MODE_MDI) {
+        l->driver_first = 0;
+        l->driver_n = driver_ranks;
+        l->engine_first = driver_ranks;
+        l->engine_n = p - driver_ranks;
+    } else {
+        l->driver_n = l->engine_n = p;
+    }
+    l->is_driver = l->rank >= l->driver_first && l->rank < l->driver_first + l->driver_n;
+    l->is_engine = l->rank >= l->engine_first && l->rank < l->engine_first + l->engine_n;
+    int color = (mode == BB_REDIST_MODE_MDI && l->is_engine) ? 1 : 0;
+    MPI_Comm wc = bb_world_comm(world);
+    if (MPI_Comm_dup(wc, &l->comm) != MPI_SUCCESS) {
+        free(l);
+        return BB_ERR_MPI;
+    }
+    if (MPI_Comm_set_errhandler(l->comm, MPI_ERRORS_RETURN) != MPI_SUCCESS
+        || MPI_Comm_split(wc, color, l->rank, &l->code) != MPI_SUCCESS
+        || MPI_Comm_set_errhandler(l->code, MPI_ERRORS_RETURN) != MPI_SUCCESS)
+        return BB_ERR_MPI; /* fatal: the caller aborts; the link is left behind */
+    *link_out = l;
+    return BB_OK;
+}
+
+MPI_Comm bb_redist_link_comm(const bb_redist_link_t *link) { return link->comm; }
+MPI_Comm bb_redist_link_code_comm(const bb_redist_link_t *link) { return link->code; }
+int bb_redist_link_is_driver(const bb_redist_link_t *link) { return link->is_driver; }
+int bb_redist_link_is_engine(const bb_redist_link_t *link) { return link->is_engine; }
+int bb_redist_link_code_rank(const bb_redist_link_t *link, int engine)
+{
+    return engine ? link->rank - link->engine_first : link->rank - link->driver_first;
+}
+int bb_redist_link_code_size(const bb_redist_link_t *link, int engine)
+{
+    return engine ? link->engine_n : link->driver_n;
+}
+
+bb_status_t bb_redist_link_destroy(bb_redist_link_t *link)
+{
+    if (link == NULL)
+        return BB_OK;
+    if (link->plans > 0)
+        return BB_ERR_STATE;
+    int a = MPI_Comm_free(&link->code), b = MPI_Comm_free(&link->comm);
+    free(link);
+    return (a == MPI_SUCCESS && b == MPI_SUCCESS) ? BB_OK : BB_ERR_MPI;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Exchange plans: who sends which local slots to whom, in which order      */
+/* ------------------------------------------------------------------------ */
+
+typedef struct bb_xplan {
+    MPI_Comm comm;          /* borrowed */
+    int p, me, built;
+    int nsend, nrecv;       /* local slots sent / received, self included */
+    int *scount, *sdispl, *rcount, *rdispl;  /* per peer, in elements */
+    int *spos, *rpos;       /* local slots, grouped by peer, message order */
+    MPI_Datatype *stype, *rtype;  /* indexed types per peer (direct, sparse) */
+    int *wcount_s, *wcount_r, *wdispl;
+    MPI_Datatype *wtype_s, *wtype_r;
+    double *pbuf, *ubuf;    /* pack method staging */
+    MPI_Request *reqs;
+    MPI_Status *stats;
+    int64_t runs;           /* contiguous runs in spos and rpos segments */
+} bb_xplan_t;
+
+typedef struct bb_gpos {
+    int64_t g;
+    int pos;
+} bb_gpos_t;
+
+static int bb_gpos_cmp(const void *a, const void *b)
+{
+    int64_t x = ((const bb_gpos_t *)a)->g, y = ((const bb_gpos_t *)b)->g;
+    return (x > y) - (x < y);
+}
+
+static void bb_xplan_free(bb_xplan_t *x)
+{
+    if (!x->built)
+        return;
+    for (int d = 0; d < x->p; d++) {
+        if (x->stype && x->stype[d] != MPI_DATATYPE_NULL)
+            MPI_Type_free(&x->stype[d]);
+        if (x->rtype && x->rtype[d] != MPI_DATATYPE_NULL)
+            MPI_Type_free(&x->rtype[d]);
+    }
+    free(x->scount); free(x->sdispl); free(x->rcount); free(x->rdispl);
+    free(x->spos); free(x->rpos); free(x->stype); free(x->rtype);
+    free(x->wcount_s); free(x->wcount_r); free(x->wdispl);
+    free(x->wtype_s); free(x->wtype_r); free(x->pbuf); free(x->ubuf); free(x->reqs); free(x->stats);
+    memset(x, 0, sizeof *x);
+}
+
+static int64_t bb_runs(const int *pos, int n)
+{
+    int64_t r = 0;
+    for (int j = 0; j < n; j++)
+        if (j == 0 || pos[j] != pos[j - 1] + 1)
+            r++;
+    return r;
+}
+
+/* An indexed datatype over the slots pos[0..n) of elem (runs coalesced). */
+static int bb_type_slots(const int *pos, int n, MPI_Datatype elem, MPI_Datatype *out)
+{
+    int64_t nr = bb_runs(pos, n);
+    int *bl = malloc((size_t)(nr > 0 ? nr : 1) * sizeof *bl);
+    int *dp = malloc((size_t)(nr > 0 ? nr : 1) * sizeof *dp);
+    if (bl == NULL || dp == NULL) {
+        free(bl); free(dp);
+        return MPI_ERR_NO_MEM;
+    }
+    int r = -1;
+    for (int j = 0; j < n; j++) {
+        if (j == 0 || pos[j] != pos[j - 1] + 1) {
+            r++;
+            dp[r] = pos[j];
+            bl[r] = 0;
+        }
+        bl[r]++;
+    }
+    int rc = MPI_Type_indexed((int)nr, bl, dp, elem, out);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Type_commit(out);
+    free(bl); free(dp);
+    return rc;
+}
+
+/* Defensive growth when received counts differ from what valid maps
+ * imply (an internal inconsistency: *bad is set). */
+static int bb_grow_i64(int64_t **buf, int64_t n, int *bad)
+{
+    *bad = 1;
+    int64_t *nb = realloc(*buf, (size_t)(n > 0 ? n : 1) * sizeof **buf);
+    if (nb == NULL)
+        return -1;
+    *buf = nb;
+    return 0;
+}
+
+static int *bb_grow_int(int *buf, int64_t n)
+{
+    int *nb = realloc(buf, (size_t)(n > 0 ? n : 1) * sizeof *nb);
+    if (nb == NULL)
+        free(buf);
+    return nb;
+}
+
+/* Collective over comm.  Builds x so that slot i of the sender map (sidx,
+ * sn) reaches the slot of the receiver map (ridx, rn) holding the same global
+ * index.  The directory is the standardized distribution of [0, n) over comm
+ * ranks [dir_first, dir_first + dir_count).  The maps must be valid (each
+ * side partitions [0, n)), so every buffer size is known before the first
+ * exchange and one agreement covers every allocation.  Returns an MPI error
+ * code, MPI_ERR_NO_MEM (agreed) or MPI_ERR_INTERN (inconsistent maps; the
+ * caller agrees on the outcome). */
+static int bb_xplan_build(bb_xplan_t *x, MPI_Comm comm, int64_t n,
+                          const int64_t *sidx, int64_t sn, const int64_t *ridx,
+                          int64_t rn, int dir_first, int dir_count, int with_types,
+                          MPI_Datatype elem, int ncomp)
+{
+    int rc = MPI_SUCCESS, bad = 0;
+    memset(x, 0, sizeof *x);
+    x->comm = comm;
+    if ((rc = MPI_Comm_size(comm, &x->p)) != MPI_SUCCESS
+        || (rc = MPI_Comm_rank(comm, &x->me)) != MPI_SUCCESS)
+        return rc;
+    x->built = 1;
+    int p = x->p, me = x->me;
+    size_t pp = (size_t)p;
+    int di = me - dir_first;
+    int64_t lo = 0, bn = 0;
+    if (di >= 0 && di < dir_count)
+        bb_std_block(n, di, dir_count, &lo, &bn);
+    size_t zs = (size_t)(sn > 0 ? sn : 1), zr = (size_t)(rn > 0 ? rn : 1),
+           zb = (size_t)(bn > 0 ? bn : 1), zm = zs > zr ? zs : zr;
+
+    int *c = calloc(pp, sizeof(int)), *cd = calloc(pp, sizeof(int)),
+        *r = calloc(pp, sizeof(int)), *rd = calloc(pp, sizeof(int)),
+        *cur = calloc(pp, sizeof(int));
+    int *destr = calloc(zr, sizeof(int)), *dests = calloc(zs, sizeof(int));
+    int *ordr = malloc(zr * sizeof(int)), *ords = malloc(zs * sizeof(int));
+    int *owner = malloc(zb * sizeof(int)), *rep = malloc(zb * sizeof(int));
+    int *ans = malloc(zs * sizeof(int));
+    int64_t *gbuf = malloc(zm * sizeof(int64_t)), *got = malloc(zb * sizeof(int64_t));
+    int64_t *rg = malloc(zr * sizeof(int64_t));
+    bb_gpos_t *inv = malloc(zr * sizeof *inv);
+    x->scount = calloc(pp, sizeof(int)); x->sdispl = calloc(pp, sizeof(int));
+    x->rcount = calloc(pp, sizeof(int)); x->rdispl = calloc(pp, sizeof(int));
+    x->spos = malloc(zs * sizeof(int)); x->rpos = calloc(zr, sizeof(int));
+    x->wcount_s = calloc(pp, sizeof(int)); x->wcount_r = calloc(pp, sizeof(int));
+    x->wdispl = calloc(pp, sizeof(int));
+    x->wtype_s = malloc(pp * sizeof(MPI_Datatype)); x->wtype_r = malloc(pp * sizeof(MPI_Datatype));
+    x->stype = malloc(pp * sizeof(MPI_Datatype)); x->rtype = malloc(pp * sizeof(MPI_Datatype));
+    x->reqs = malloc(2 * pp * sizeof(MPI_Request));
+    x->stats = malloc(2 * pp * sizeof(MPI_Status));
+    x->pbuf = malloc(zs * (size_t)ncomp * sizeof(double));
+    x->ubuf = malloc(zr * (size_t)ncomp * sizeof(double));
+    int nomem = !c || !cd || !r || !rd || !cur || !destr || !dests || !ordr || !ords
+                || !owner || !rep || !ans || !gbuf || !got || !rg || !inv || !x->scount
+                || !x->sdispl || !x->rcount || !x->rdispl || !x->spos || !x->rpos
+                || !x->wcount_s || !x->wcount_r || !x->wdispl || !x->wtype_s
+                || !x->wtype_r || !x->stype || !x->rtype || !x->reqs || !x->stats
+                || !x->pbuf || !x->ubuf,
+        anynomem = 0;
+    if (x->stype && x->rtype)
+        for (int d = 0; d < p; d++)
+            x->stype[d] = x->rtype[d] = MPI_DATATYPE_NULL;
+    if ((rc = MPI_Allreduce(&nomem, &anynomem, 1, MPI_INT, MPI_MAX, comm)) != MPI_SUCCESS)
+        goto out;
+    if (anynomem) {
+        rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
+    for (int64_t b = 0; b < bn; b++)
+        owner[b] = -1;
+
+    /* 1: receivers announce their elements to the directory. */
+    for (int64_t i = 0; i < rn; i++)
+        destr[i] = dir_first + bb_std_owner(n, dir_count, ridx[i]);
+    bb_bucket(destr, rn, p, c, cd, cur, ordr);
+    for (int64_t j = 0; j < rn; j++)
+        gbuf[j] = ridx[ordr[j]];
+    if ((rc = MPI_Alltoall(c, 1, MPI_INT, r, 1, MPI_INT, comm)) != MPI_SUCCESS)
+        goto out;
+    int64_t tot = 0;
+    for (int d = 0; d < p; d++) {
+        rd[d] = (int)tot;
+        tot += r[d];
+    }
+    if (tot != bn && bb_grow_i64(&got, tot, &bad) != 0) {
+        rc = MPI_ERR_NO_MEM; /* only with maps that validation refuses */
+        goto out;
+    }
+    if ((rc = MPI_Alltoallv(gbuf, c, cd, MPI_INT64_T, got, r, rd, MPI_INT64_T, comm)) != MPI_SUCCESS)
+        goto out;
+    for (int d = 0; d < p; d++)
+        for (int j = rd[d]; j < rd[d] + r[d]; j++) {
+            int64_t o = got[j] - lo;
+            if (o < 0 || o >= bn)
+                bad = 1;
+            else
+                owner[o] = d;
+        }
+
+    /* 2: senders ask the directory where each of their elements lives. */
+    for (int64_t i = 0; i < sn; i++)
+        dests[i] = dir_first + bb_std_owner(n, dir_count, sidx[i]);
+    bb_bucket(dests, sn, p, c, cd, cur, ords);
+    for (int64_t j = 0; j < sn; j++)
+        gbuf[j] = sidx[ords[j]];
+    if ((rc = MPI_Alltoall(c, 1, MPI_INT, r, 1, MPI_INT, comm)) != MPI_SUCCESS)
+        goto out;
+    tot = 0;
+    for (int d = 0; d < p; d++) {
+        rd[d] = (int)tot;
+        tot += r[d];
+    }
+    if (tot != bn && (bb_grow_i64(&got, tot, &bad) != 0
+                      || (rep = bb_grow_int(rep, tot)) == NULL)) {
+        rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
+    if ((rc = MPI_Alltoallv(gbuf, c, cd, MPI_INT64_T, got, r, rd, MPI_INT64_T, comm)) != MPI_SUCCESS)
+        goto out;
+    for (int64_t j = 0; j < tot; j++) {
+        int64_t o = got[j] - lo;
+        rep[j] = (o >= 0 && o < bn) ? owner[o] : -1;
+    }
+    for (int64_t j = 0; j < sn; j++)
+        ans[j] = -1;
+    if ((rc = MPI_Alltoallv(rep, r, rd, MPI_INT, ans, c, cd, MPI_INT, comm)) != MPI_SUCCESS)
+        goto out;
+    for (int64_t j = 0; j < sn; j++) {
+        int d = ans[j];
+        if (d < 0 || d >= p) {
+            bad = 1;
+            d = me; /* keep going; the outcome is refused by the caller */
+        }
+        dests[ords[j]] = d;
+    }
+
+    /* 3: senders tell each receiver which elements come, in message order
+     * (the sender's local storage order). */
+    x->nsend = (int)sn;
+    bb_bucket(dests, sn, p, x->scount, x->sdispl, cur, x->spos);
+    for (int64_t j = 0; j < sn; j++)
+        gbuf[j] = sidx[x->spos[j]];
+    if ((rc = MPI_Alltoall(x->scount, 1, MPI_INT, x->rcount, 1, MPI_INT, comm)) != MPI_SUCCESS)
+        goto out;
+    tot = 0;
+    for (int d = 0; d < p; d++) {
+        x->rdispl[d] = (int)tot;
+        tot += x->rcount[d];
+    }
+    if (tot != rn && (bb_grow_i64(&rg, tot, &bad) != 0
+                      || (x->rpos = bb_grow_int(x->rpos, tot)) == NULL)) {
+        rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
+    if ((rc = MPI_Alltoallv(gbuf, x->scount, x->sdispl, MPI_INT64_T, rg, x->rcount,
+                            x->rdispl, MPI_INT64_T, comm)) != MPI_SUCCESS)
+        goto out;
+    x->nrecv = (int)tot;
+    for (int64_t i = 0; i < rn; i++) {
+        inv[i].g = ridx[i];
+        inv[i].pos = (int)i;
+    }
+    qsort(inv, (size_t)rn, sizeof *inv, bb_gpos_cmp);
+    for (int64_t j = 0; j < tot; j++) {
+        bb_gpos_t key = {rg[j], 0};
+        bb_gpos_t *hit = rn > 0 ? bsearch(&key, inv, (size_t)rn, sizeof *inv, bb_gpos_cmp) : NULL;
+        if (hit == NULL)
+            bad = 1;
+        else
+            x->rpos[j] = hit->pos;
+    }
+    for (int d = 0; d < p; d++)
+        x->runs += bb_runs(x->spos + x->sdispl[d], x->scount[d])
+                   + bb_runs(x->rpos + x->rdispl[d], x->rcount[d]);
+
+    /* Execution scaffolding. */
+    for (int d = 0; d < p; d++)
+        x->wtype_s[d] = x->wtype_r[d] = elem;
+    if (with_types)
+        for (int d = 0; d < p; d++) {
+            if (x->scount[d] > 0) {
+                if ((rc = bb_type_slots(x->spos + x->sdispl[d], x->scount[d], elem,
+                                        &x->stype[d])) != MPI_SUCCESS)
+                    goto out;
+                x->wtype_s[d] = x->stype[d];
+                x->wcount_s[d] = 1;
+            }
+            if (x->rcount[d] > 0) {
+                if ((rc = bb_type_slots(x->rpos + x->rdispl[d], x->rcount[d], elem,
+                                        &x->rtype[d])) != MPI_SUCCESS)
+                    goto out;
+                x->wtype_r[d] = x->rtype[d];
+                x->wcount_r[d] = 1;
+            }
+        }
+    if (bad)
+        rc = MPI_ERR_INTERN;
+out:
+    free(c); free(cd); free(r); free(rd); free(cur); free(destr); free(dests); free(ordr);
+    free(ords); free(owner); free(rep); free(ans); free(gbuf); free(got); free(rg); free(inv);
+    return rc;
+}
+
+static inline void bb_copy_elem(double *dst, int di, const double *src, int si, int ncomp)
+{
+    switch (ncomp) {
+    case 1:
+        dst[di] = src[si];
+        break;
+    case 3:
+        dst[3 * (size_t)di] = src[3 * (size_t)si];
+        dst[3 * (size_t)di + 1] = src[3 * (size_t)si + 1];
+        dst[3 * (size_t)di + 2] = src[3 * (size_t)si + 2];
+        break;
+    default:
+        for (int c = 0; c < ncomp; c++)
+            dst[(size_t)ncomp * di + c] = src[(size_t)ncomp * si + c];
+    }
+}
+
+/* One MPI_Alltoallw with the slot datatypes. */
+static int bb_xplan_run_w(bb_xplan_t *x, const double *send, double *recv)
+{
+    return MPI_Alltoallw(send, x->wcount_s, x->wdispl, x->wtype_s, recv,
+                         x->wcount_r, x->wdispl, x->wtype_r, x->comm);
+}
+
+/* Pack into peer order, one MPI_Alltoallv of contiguous elements, unpack. */
+static int bb_xplan_run_v(bb_xplan_t *x, const double *send, double *recv,
+                          MPI_Datatype elem, int ncomp)
+{
+    for (int j = 0; j < x->nsend; j++)
+        bb_copy_elem(x->pbuf, j, send, x->spos[j], ncomp);
+    int rc = MPI_Alltoallv(x->pbuf, x->scount, x->sdispl, elem, x->ubuf, x->rcount,
+                           x->rdispl, elem, x->comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    for (int j = 0; j < x->nrecv; j++)
+        bb_copy_elem(recv, x->rpos[j], x->ubuf, j, ncomp);
+    return MPI_SUCCESS;
+}
+
+/* Isend/Irecv to nonzero remote peers only; the self part is copied. */
+static int bb_xplan_run_s(bb_xplan_t *x, const double *send, double *recv, int ncomp)
+{
+    int nreq = 0, rc = MPI_SUCCESS;
+    for (int d = 0; d < x->p; d++)
+        if (d != x->me && x->rcount[d] > 0
+            && (rc = MPI_Irecv(recv, 1, x->rtype[d], d, BB_TAG_DATA, x->comm,
+                               &x->reqs[nreq++])) != MPI_SUCCESS)
+            goto wait;
+    for (int d = 0; d < x->p; d++)
+        if (d != x->me && x->scount[d] > 0
+            && (rc = MPI_Isend(send, 1, x->stype[d], d, BB_TAG_DATA, x->comm,
+                               &x->reqs[nreq++])) != MPI_SUCCESS)
+            goto wait;
+    {
+        const int *sp = x->spos + x->sdispl[x->me], *rp = x->rpos + x->rdispl[x->me];
+        for (int j = 0; j < x->scount[x->me]; j++)
+            bb_copy_elem(recv, rp[j], send, sp[j], ncomp);
+    }
+wait:
+    if (rc != MPI_SUCCESS)
+        return rc; /* requests stay with the poisoned plan */
+    return MPI_Waitall(nreq, x->reqs, x->stats);
+}
+
+typedef struct bb_xtraffic {
+    int64_t out, in, self, peers, runs, slots;
+} bb_xtraffic_t;
+
+static void bb_xplan_traffic(const bb_xplan_t *x, int64_t eb, bb_xtraffic_t *t)
+{
+    if (!x->built)
+        return;
+    for (int d = 0; d < x->p; d++) {
+        if (d == x->me) {
+            t->self += (int64_t)x->scount[d] * eb;
+            continue;
+        }
+        t->out += (int64_t)x->scount[d] * eb;
+        t->in += (int64_t)x->rcount[d] * eb;
+        if (x->scount[d] > 0 || x->rcount[d] > 0)
+            t->peers++;
+    }
+    t->runs += x->runs;
+    t->slots += x->nsend + x->nrecv;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Plans                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static const char *const bb_method_names[BB_REDIST_METHODS] = {
+    "root", "root-gatherv", "two-step", "direct", "pack", "sparse"
+};
+
+const char *bb_redist_method_name(bb_redist_method_t method)
+{
+    return (method >= 0 && method < BB_REDIST_METHODS) ? bb_method_names[method] : "unknown";
+}
+
+bb_status_t bb_redist_method_parse(const char *text, bb_redist_method_t *method_out)
+{
+    for (int m = 0; m < BB_REDIST_METHODS; m++)
+        if (text != NULL && strcmp(text, bb_method_names[m]) == 0) {
+            *method_out = (bb_redist_method_t)m;
+            return BB_OK;
+        }
+    return BB_ERR_PARSE;
+}
+
+/* Root-gatherv: a code root's copy of its code's maps. */
+typedef struct bb_gather {
+    int *counts, *displs;   /* per code rank */
+    int64_t *idx;           /* all maps, code-rank order */
+    int64_t total;
+} bb_gather_t;
+
+struct bb_redist_plan {
+    bb_poison_node_t poison;
+    bb_redist_link_t *link;          /* borrowed */
+    bb_redist_method_t method;
+    int command;                     /* '>' or '<' */
+    int64_t n, eb;
+    int ncomp;
+    MPI_Datatype elem;
+    int sender, receiver;            /* this rank's roles in the command */
+    int s_first, s_n, r_first, r_n;  /* the two codes, link ranks */
+    MPI_Comm scomm, rcomm;           /* the codes' communicators (borrowed) */
+    bb_map_t *dmap;                  /* the driver map (driver ranks) */
+    bb_map_t *emap;                  /* the engine map now (engine ranks) */
+    bb_map_t *eknown;                /* the engine map the cross part was built
+                                        for (engine ranks) */
+    int64_t driver_epoch, engine_known; /* learned at the last map transfer */
+    bb_xplan_t x1, x2, xfix;         /* cross, receiver-internal, epoch fixup */
+    double *tmp, *tmp2;              /* two-step / fixup staging */
+    double *full;                    /* root methods: a whole array */
+    double *gbuf;                    /* root-gatherv: code-order staging */
+    bb_gather_t sg, rg;              /* root-gatherv: gathered maps on roots */
+    int64_t sequence;
+    int poisoned, in_call;
+};
+
+static const bb_map_t *bb_plan_send_map(const bb_redist_plan_t *pl)
+{
+    return pl->command == BB_REDIST_SEND ? pl->dmap : pl->emap;
+}
+static const bb_map_t *bb_plan_recv_map(const bb_redist_plan_t *pl)
+{
+    return pl->command == BB_REDIST_SEND ? pl->emap : pl->dmap;
+}
+
+/* Does the cross-code part depend on the engine map (so that a change of it
+ * is an epoch mismatch for the other code)? */
+static int bb_plan_cross_uses_engine(const bb_redist_plan_t *pl)
+{
+    switch (pl->method) {
+    case BB_REDIST_DIRECT:
+    case BB_REDIST_PACK:
+    case BB_REDIST_SPARSE:
+        return 1;
+    case BB_REDIST_TWO_STEP:
+        return pl->command == BB_REDIST_RECEIVE; /* the engine sends to std */
+    default:
+        return 0;
+    }
+}
+
+static void bb_gather_free(bb_gather_t *g)
+{
+    free(g->counts); free(g->displs); free(g->idx);
+    memset(g, 0, sizeof *g);
+}
+
+/* Collective over comm: gather the maps to code rank 0. */
+static int bb_gather_maps(MPI_Comm comm, const bb_map_t *map, bb_gather_t *g)
+{
+    int p, me, rc;
+    bb_gather_free(g);
+    if ((rc = MPI_Comm_size(comm, &p)) != MPI_SUCCESS || (rc = MPI_Comm_rank(comm, &me)) != MPI_SUCCESS)
+        return rc;
+    int cnt = (int)map->count;
+    if (me == 0) {
+        g->counts = calloc((size_t)p, sizeof(int));
+        g->displs = calloc((size_t)p, sizeof(int));
+    }
+    if ((rc = MPI_Gather(&cnt, 1, MPI_INT, g->counts, 1, MPI_INT, 0, comm)) != MPI_SUCCESS)
+        return rc;
+    if (me == 0) {
+        for (int d = 0; d < p; d++) {
+            g->displs[d] = (int)g->total;
+            g->total += g->counts[d];
+        }
+        g->idx = malloc((size_t)(g->total > 0 ? g->total : 1) * sizeof(int64_t));
+    }
+    return MPI_Gatherv(map->idx, cnt, MPI_INT64_T, g->idx, g->counts, g->displs,
+                       MPI_INT64_T, 0, comm);
+}
+
+static void bb_plan_poison(bb_redist_plan_t *pl)
+{
+    if (!pl->poisoned) {
+        pl->poisoned = 1;
+        bb_poison_retain(&pl->poison, BB_POISON_REDIST, pl);
+    }
+}
+
+/* Collective over the link: the cross-code part (the map transfer), with
+ * the maps held now.  Also learns both epochs. */
+static int bb_plan_build_cross(bb_redist_plan_t *pl, int learn_epochs)
+{
+    bb_redist_link_t *l = pl->link;
+    int rc = MPI_SUCCESS;
+    if (learn_epochs) { /* plan creation learned them in its agreement */
+        int64_t local[2] = {l->is_driver && pl->dmap ? pl->dmap->epoch : -1,
+                            l->is_engine && pl->emap ? pl->emap->epoch : -1}, mx[2];
+        if ((rc = bb_agree_max(l->comm, local, 2, mx)) != MPI_SUCCESS)
+            return rc;
+        pl->driver_epoch = mx[0];
+        pl->engine_known = mx[1];
+    }
+    if (l->is_engine) {
+        bb_map_free(pl->eknown);
+        pl->eknown = bb_map_copy(pl->emap);
+        if (pl->eknown == NULL)
+            return MPI_ERR_NO_MEM;
+    }
+    bb_xplan_free(&pl->x1);
+    bb_xplan_free(&pl->xfix);
+    const bb_map_t *sm = bb_plan_send_map(pl), *rm = bb_plan_recv_map(pl);
+    const int64_t *sidx = pl->sender ? sm->idx : NULL, *ridx = pl->receiver ? rm->idx : NULL;
+    int64_t sn = pl->sender ? sm->count : 0, rn = pl->receiver ? rm->count : 0;
+    switch (pl->method) {
+    case BB_REDIST_DIRECT:
+    case BB_REDIST_PACK:
+    case BB_REDIST_SPARSE:
+        return bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, ridx, rn, pl->r_first,
+                              pl->r_n, pl->method != BB_REDIST_PACK, pl->elem, pl->ncomp);
+    case BB_REDIST_TWO_STEP: {
+        /* to the receiving code's standardized distribution */
+        int64_t first = 0, cnt = 0, *std = NULL;
+        if (pl->receiver)
+            bb_std_block(pl->n, l->rank - pl->r_first, pl->r_n, &first, &cnt);
+        std = malloc((size_t)(cnt > 0 ? cnt : 1) * sizeof *std);
+        if (std == NULL)
+            return MPI_ERR_NO_MEM;
+        for (int64_t i = 0; i < cnt; i++)
+            std[i] = first + i;
+        rc = bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, std, cnt, pl->r_first,
+                            pl->r_n, 1, pl->elem, pl->ncomp);
+        free(std);
+        return rc;
+    }
+    default:
+        return MPI_SUCCESS;
+    }
+}
+
+/* Collective over the receiving code (receivers) and the sending code
+ * (senders): the parts inside one code. */
+static int bb_plan_build_internal(bb_redist_plan_t *pl, int sender_side, int receiver_side)
+{
+    int rc = MPI_SUCCESS;
+    const bb_map_t *sm = bb_plan_send_map(pl), *rm = bb_plan_recv_map(pl);
+    if (pl->method == BB_REDIST_TWO_STEP && pl->receiver && receiver_side) {
+        int me;
+        if ((rc = MPI_Comm_rank(pl->rcomm, &me)) != MPI_SUCCESS)
+            return rc;
+        int64_t first, cnt;
+        bb_std_block(pl->n, me, pl->r_n, &first, &cnt);
+        int64_t *std = malloc((size_t)(cnt > 0 ? cnt : 1) * sizeof *std);
+        if (std == NULL)
+            return MPI_ERR_NO_MEM;
+        for (int64_t i = 0; i < cnt; i++)
+            std[i] = first + i;
+        bb_xplan_free(&pl->x2);
+        rc = bb_xplan_build(&pl->x2, pl->rcomm, pl->n, std, cnt, rm->idx, rm->count,
+                            0, pl->r_n, 1, pl->elem, pl->ncomp);
+        free(std);
+        free(pl->tmp);
+        pl->tmp = malloc((size_t)(cnt > 0 ? cnt : 1) * (size_t)pl->ncomp * sizeof(double));
+        if (rc == MPI_SUCCESS && pl->tmp == NULL)
+            rc = MPI_ERR_NO_MEM;
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    if (pl->method == BB_REDIST_ROOT_GATHERV) {
+        if (pl->sender && sender_side && (rc = bb_gather_maps(pl->scomm, sm, &pl->sg)) != MPI_SUCCESS)
+            return rc;
+        if (pl->receiver && receiver_side && (rc = bb_gather_maps(pl->rcomm, rm, &pl->rg)) != MPI_SUCCESS)
+            return rc;
+        int64_t need = pl->sg.total > pl->rg.total ? pl->sg.total : pl->rg.total;
+        free(pl->gbuf);
+        pl->gbuf = malloc((size_t)(need > 0 ? need : 1) * (size_t)pl->ncomp * sizeof(double));
+        if (pl->gbuf == NULL)
+            return MPI_ERR_NO_MEM;
+    }
+    if ((pl->method == BB_REDIST_ROOT || pl->method == BB_REDIST_ROOT_GATHERV) && pl->full == NULL) {
+        int me_s = -1, me_r = -1;
+        if (pl->sender)
+            MPI_Comm_rank(pl->scomm, &me_s);
+        if (pl->receiver)
+            MPI_Comm_rank(pl->rcomm, &me_r);
+        /* root: every rank of both codes holds N elements (today's MDI);
+         * root-gatherv: only the two roots do */
+        if (pl->method == BB_REDIST_ROOT || me_s == 0 || me_r == 0) {
+            pl->full = malloc((size_t)(pl->n > 0 ? pl->n : 1) * (size_t)pl->ncomp * sizeof(double));
+            if (pl->full == NULL)
+                return MPI_ERR_NO_MEM;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* Collective over comm: combine a local outcome into one on every rank. */
+static bb_status_t bb_agree_status(MPI_Comm comm, bb_status_t local)
+{
+    int64_t mine = (int64_t)local, all = 0;
+    if (bb_agree_max(comm, &mine, 1, &all) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    return (bb_status_t)all;
+}
+
+static bb_status_t bb_status_from_rc(int rc)
+{
+    if (rc == MPI_SUCCESS)
+        return BB_OK;
+    if (rc == MPI_ERR_NO_MEM)
+        return BB_ERR_NOMEM;
+    if (rc == MPI_ERR_INTERN)
+        return BB_ERR_VALIDATION;
+    return BB_ERR_MPI;
+}
+
+static void bb_plan_release(bb_redist_plan_t *pl)
+{
+    bb_xplan_free(&pl->x1);
+    bb_xplan_free(&pl->x2);
+    bb_xplan_free(&pl->xfix);
+    bb_gather_free(&pl->sg);
+    bb_gather_free(&pl->rg);
+    bb_map_free(pl->dmap);
+    bb_map_free(pl->emap);
+    bb_map_free(pl->eknown);
+    free(pl->tmp); free(pl->tmp2); free(pl->full); free(pl->gbuf);
+    if (pl->elem != MPI_DATATYPE_NULL)
+        MPI_Type_free(&pl->elem);
+    free(pl);
+}
+
+bb_status_t bb_redist_plan_create(bb_redist_link_t *link, bb_redist_method_t method,
+                                  int command, int64_t element_bytes,
+                                  const bb_map_t *driver_map, const bb_map_t *engine_map,
+                                  bb_redist_plan_t **plan_out, bb_redist_setup_t *setup_out)
+{
+    bb_redist_setup_t su;
+    memset(&su, 0, sizeof su);
+    if (setup_out)
+        *setup_out = su;
+    if (link == NULL || plan_out == NULL)
+        return BB_ERR_ARG;
+    if (bb_world_check_owner(link->world) != BB_OK)
+        return BB_ERR_THREAD;
+    /* Every rank is given the same method, command and size (they come from
+     * the same argv), so these local checks return alike everywhere. */
+    if (method < 0 || method >= BB_REDIST_METHODS
+        || (command != BB_REDIST_SEND && command != BB_REDIST_RECEIVE)
+        || (element_bytes != 8 && element_bytes != 16 && element_bytes != 24))
+        return BB_ERR_ARG;
+    double t0 = bb_time_now();
+    bb_redist_plan_t *pl = calloc(1, sizeof *pl);
+    if (pl == NULL)
+        return BB_ERR_NOMEM; /* other ranks would block in validation: fatal */
+    pl->link = link;
+    pl->method = method;
+    pl->command = command;
+    pl->eb = element_bytes;
+    pl->ncomp = (int)(element_bytes / 8);
+    pl->elem = MPI_DATATYPE_NULL;
+    int send_drv = command == BB_REDIST_SEND;
+    pl->s_first = send_drv ? link->driver_first : link->engine_first;
+    pl->s_n = send_drv ? link->driver_n : link->engine_n;
+    pl->r_first = send_drv ? link->engine_first : link->driver_first;
+    pl->r_n = send_drv ? link->engine_n : link->driver_n;
+    pl->sender = send_drv ? link->is_driver : link->is_engine;
+    pl->receiver = send_drv ? link->is_engine : link->is_driver;
+    pl->scomm = pl->sender ? link->code : MPI_COMM_NULL;
+    pl->rcomm = pl->receiver ? link->code : MPI_COMM_NULL;
+    bb_status_t st = BB_OK;
+    int rc;
+
+    /* Validation: each code's maps over its own communicator, then one
+     * agreement over the link so that every rank of both codes refuses. */
+    bb_map_fault_t fd, fe;
+    memset(&fd, 0, sizeof fd);
+    memset(&fe, 0, sizeof fe);
+    bb_status_t sd = BB_OK, se = BB_OK;
+    if (link->is_driver)
+        sd = bb_map_validate(link->code, driver_map, &fd);
+    if (link->is_engine)
+        se = bb_map_validate(link->code, engine_map, &fe);
+    if (sd == BB_ERR_MPI || se == BB_ERR_MPI) {
+        bb_plan_release(pl);
+        return BB_ERR_MPI;
+    }
+    /* Copies first, so that one agreement also covers their allocation and
+     * teaches every rank both epochs. */
+    if (link->is_driver && driver_map)
+        pl->dmap = bb_map_copy(driver_map);
+    if (link->is_engine && engine_map)
+        pl->emap = bb_map_copy(engine_map);
+    int nomem = (link->is_driver && driver_map && pl->dmap == NULL)
+                || (link->is_engine && engine_map && pl->emap == NULL)
+                || MPI_Type_contiguous(pl->ncomp, MPI_DOUBLE, &pl->elem) != MPI_SUCCESS
+                || MPI_Type_commit(&pl->elem) != MPI_SUCCESS;
+    enum { F_N = 19 };
+    int64_t loc[F_N] = {
+        fd.out_of_range, fd.duplicates, fd.gaps, fd.n_mismatch, fd.epoch_mismatch,
+        fd.missing, fd.resources, link->is_driver && driver_map ? driver_map->n : -1,
+        fe.out_of_range, fe.duplicates, fe.gaps, fe.n_mismatch, fe.epoch_mismatch,
+        fe.missing, fe.resources, link->is_engine && engine_map ? engine_map->n : -1,
+        nomem, link->is_driver && driver_map ? driver_map->epoch : -1,
+        link->is_engine && engine_map ? engine_map->epoch : -1
+    }, agg[F_N];
+    if (bb_agree_max(link->comm, loc, F_N, agg) != MPI_SUCCESS) {
+        bb_plan_release(pl);
+        return BB_ERR_MPI;
+    }
+    su.driver_fault = (bb_map_fault_t){agg[0], agg[1], agg[2], (int)agg[3],
+                                       (int)agg[4], (int)agg[5], (int)agg[6]};
+    su.engine_fault = (bb_map_fault_t){agg[8], agg[9], agg[10], (int)agg[11],
+                                       (int)agg[12], (int)agg[13], (int)agg[14]};
+    int64_t dn = agg[7], en = agg[15];
+    int refused = 0;
+    for (int i = 0; i < 7; i++)
+        refused |= agg[i] != 0 || agg[8 + i] != 0;
+    if (dn != en) { /* the two codes disagree on N */
+        refused = 1;
+        su.n_mismatch = 1;
+    }
+    su.validate_s = bb_time_now() - t0;
+    if (refused) {
+        su.total_s = bb_time_now() - t0;
+        if (setup_out)
+            *setup_out = su;
+        bb_plan_release(pl);
+        return BB_REFUSED;
+    }
+    if (agg[16] != 0) {
+        bb_plan_release(pl);
+        return BB_ERR_NOMEM;
+    }
+    pl->n = dn;
+    pl->driver_epoch = agg[17];
+    pl->engine_known = agg[18];
+    /* Root methods move N * ncomp doubles in single MPI calls. */
+    if ((method == BB_REDIST_ROOT || method == BB_REDIST_ROOT_GATHERV)
+        && pl->n * pl->ncomp > INT_MAX) {
+        bb_plan_release(pl);
+        return BB_ERR_ARG;
+    }
+
+    double t1 = bb_time_now();
+    rc = bb_plan_build_cross(pl, 0);
+    st = bb_agree_status(link->comm, bb_status_from_rc(rc));
+    su.map_transfer_s = bb_time_now() - t1;
+    if (st == BB_OK) {
+        double t2 = bb_time_now();
+        rc = bb_plan_build_internal(pl, 1, 1);
+        st = bb_agree_status(link->comm, bb_status_from_rc(rc));
+        su.plan_build_s = bb_time_now() - t2;
+    }
+    su.total_s = bb_time_now() - t0;
+    if (setup_out)
+        *setup_out = su;
+    if (st != BB_OK) {
+        if (st == BB_ERR_MPI) { /* retained, never freed: MPI may hold it */
+            bb_plan_poison(pl);
+            return st;
+        }
+        bb_plan_release(pl);
+        return st;
+    }
+    link->plans++;
+    *plan_out = pl;
+    return BB_OK;
+}
+
+bb_status_t bb_redist_plan_set_engine_map(bb_redist_plan_t *pl, const bb_map_t *map,
+                                          bb_redist_setup_t *setup_out)
+{
+    bb_redist_setup_t su;
+    memset(&su, 0, sizeof su);
+    if (setup_out)
+        *setup_out = su;
+    if (pl == NULL || !pl->link->is_engine)
+        return BB_ERR_ARG;
+    if (bb_world_check_owner(pl->link->world) != BB_OK)
+        return BB_ERR_THREAD;
+    if (pl->poisoned)
+        return BB_ERR_POISONED;
+    double t0 = bb_time_now();
+    MPI_Comm ec = pl->link->code;
+    bb_status_t st = bb_map_validate(ec, map, &su.engine_fault);
+    su.validate_s = bb_time_now() - t0;
+    if (st == BB_ERR_MPI) {
+        bb_plan_poison(pl);
+        return st;
+    }
+    /* n and epoch agree across the engine after validation, so every engine
+     * rank decides these alike. */
+    if (st == BB_OK && (map->n != pl->n || map->epoch <= pl->emap->epoch)) {
+        su.stale_epoch = map->epoch <= pl->emap->epoch;
+        su.n_mismatch = map->n != pl->n;
+        st = BB_REFUSED;
+    }
+    if (st != BB_OK) {
+        su.total_s = bb_time_now() - t0;
+        if (setup_out)
+            *setup_out = su;
+        return st;
+    }
+    bb_map_t *copy = bb_map_copy(map);
+    st = bb_agree_status(ec, copy ? BB_OK : BB_ERR_NOMEM);
+    if (st != BB_OK) {
+        bb_map_free(copy);
+        return st == BB_ERR_MPI ? (bb_plan_poison(pl), st) : st;
+    }
+    bb_map_free(pl->emap);
+    pl->emap = copy;
+    double t1 = bb_time_now();
+    int rc = MPI_SUCCESS;
+    /* Engine-internal repairs; the cross part stays as the driver knows it. */
+    if (pl->command == BB_REDIST_SEND && bb_plan_cross_uses_engine(pl)) {
+        /* receive in the old layout, then convert old -> new (two steps) */
+        bb_xplan_free(&pl->xfix);
+        rc = bb_xplan_build(&pl->xfix, ec, pl->n, pl->eknown->idx, pl->eknown->count,
+                            pl->emap->idx, pl->emap->count, 0, pl->link->engine_n, 1,
+                            pl->elem, pl->ncomp);
+        free(pl->tmp2);
+        pl->tmp2 = malloc((size_t)(pl->eknown->count > 0 ? pl->eknown->count : 1)
+                          * (size_t)pl->ncomp * sizeof(double));
+        if (rc == MPI_SUCCESS && pl->tmp2 == NULL)
+            rc = MPI_ERR_NO_MEM;
+    } else if (!bb_plan_cross_uses_engine(pl)) {
+        int snd = pl->command == BB_REDIST_RECEIVE;
+        rc = bb_plan_build_internal(pl, snd, !snd);
+        pl->engine_known = pl->emap->epoch; /* nothing crosses with it */
+    }
+    st = bb_agree_status(ec, bb_status_from_rc(rc));
+    su.plan_build_s = bb_time_now() - t1;
+    su.total_s = bb_time_now() - t0;
+    if (setup_out)
+        *setup_out = su;
+    if (st == BB_ERR_MPI)
+        bb_plan_poison(pl);
+    return st;
+}
+
+bb_status_t bb_redist_plan_update_maps(bb_redist_plan_t *pl, bb_redist_setup_t *setup_out)
+{
+    bb_redist_setup_t su;
+    memset(&su, 0, sizeof su);
+    if (setup_out)
+        *setup_out = su;
+    if (pl == NULL)
+        return BB_ERR_ARG;
+    if (bb_world_check_owner(pl->link->world) != BB_OK)
+        return BB_ERR_THREAD;
+    if (pl->poisoned)
+        return BB_ERR_POISONED;
+    double t0 = bb_time_now();
+    int rc = bb_plan_build_cross(pl, 1);
+    bb_status_t st = bb_agree_status(pl->link->comm, bb_status_from_rc(rc));
+    su.map_transfer_s = su.total_s = bb_time_now() - t0;
+    if (setup_out)
+        *setup_out = su;
+    if (st == BB_ERR_MPI)
+        bb_plan_poison(pl);
+    return st;
+}
+
+int64_t bb_redist_plan_engine_epoch_known(const bb_redist_plan_t *pl) { return pl->engine_known; }
+int64_t bb_redist_plan_sequence(const bb_redist_plan_t *pl) { return pl->sequence; }
+int bb_redist_plan_poisoned(const bb_redist_plan_t *pl) { return pl->poisoned; }
+int bb_redist_plan_is_sender(const bb_redist_plan_t *pl) { return pl->sender; }
+int bb_redist_plan_is_receiver(const bb_redist_plan_t *pl) { return pl->receiver; }
+const bb_map_t *bb_redist_plan_send_map(const bb_redist_plan_t *pl)
+{
+    return pl->sender ? bb_plan_send_map(pl) : NULL;
+}
+const bb_map_t *bb_redist_plan_recv_map(const bb_redist_plan_t *pl)
+{
+    return pl->receiver ? bb_plan_recv_map(pl) : NULL;
+}
+
+bb_status_t bb_redist_plan_destroy(bb_redist_plan_t *pl)
+{
+    if (pl == NULL)
+        return BB_OK;
+    if (pl->poisoned)
+        return BB_ERR_POISONED;
+    if (pl->in_call)
+        return BB_ERR_STATE;
+    pl->link->plans--;
+    bb_plan_release(pl);
+    return BB_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* One message                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* root: reduce the whole array to the sending root, one root-to-root
+ * message, broadcast, every receiver picks its elements (today's MDI). */
+static int bb_run_root(bb_redist_plan_t *pl, const double *send, double *recv)
+{
+    int rc, nc = pl->ncomp, cnt = (int)(pl->n * nc);
+    bb_redist_link_t *l = pl->link;
+    int me_s = -1, me_r = -1;
+    if (pl->sender) {
+        const bb_map_t *sm = bb_plan_send_map(pl);
+        MPI_Comm_rank(pl->scomm, &me_s);
+        memset(pl->full, 0, (size_t)cnt * sizeof(double));
+        for (int64_t i = 0; i < sm->count; i++)
+            bb_copy_elem(pl->full, (int)sm->idx[i], send, (int)i, nc);
+        rc = MPI_Reduce(me_s == 0 ? MPI_IN_PLACE : pl->full, me_s == 0 ? pl->full : NULL,
+                        cnt, MPI_DOUBLE, MPI_SUM, 0, pl->scomm);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    if (pl->receiver)
+        MPI_Comm_rank(pl->rcomm, &me_r);
+    if (pl->s_first != pl->r_first) {
+        if (l->rank == pl->s_first
+            && (rc = MPI_Send(pl->full, cnt, MPI_DOUBLE, pl->r_first, BB_TAG_DATA, l->comm)) != MPI_SUCCESS)
+            return rc;
+        if (l->rank == pl->r_first
+            && (rc = MPI_Recv(pl->full, cnt, MPI_DOUBLE, pl->s_first, BB_TAG_DATA, l->comm,
+                              MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            return rc;
+    }
+    if (pl->receiver) {
+        const bb_map_t *rm = bb_plan_recv_map(pl);
+        if ((rc = MPI_Bcast(pl->full, cnt, MPI_DOUBLE, 0, pl->rcomm)) != MPI_SUCCESS)
+            return rc;
+        for (int64_t i = 0; i < rm->count; i++)
+            bb_copy_elem(recv, (int)i, pl->full, (int)rm->idx[i], nc);
+    }
+    return MPI_SUCCESS;
+}
+
+/* root-gatherv: gather local arrays to the sending root, permute to global
+ * order, one root-to-root message, permute to receiver order, scatter. */
+static int bb_run_root_gatherv(bb_redist_plan_t *pl, const double *send, double *recv)
+{
+    int rc, nc = pl->ncomp, cnt = (int)(pl->n * nc);
+    bb_redist_link_t *l = pl->link;
+    int me_s = -1, me_r = -1;
+    if (pl->sender) {
+        const bb_map_t *sm = bb_plan_send_map(pl);
+        MPI_Comm_rank(pl->scomm, &me_s);
+        if ((rc = MPI_Gatherv(send, (int)sm->count, pl->elem, pl->gbuf, pl->sg.counts,
+                              pl->sg.displs, pl->elem, 0, pl->scomm)) != MPI_SUCCESS)
+            return rc;
+        if (me_s == 0)
+            for (int64_t j = 0; j < pl->sg.total; j++)
+                bb_copy_elem(pl->full, (int)pl->sg.idx[j], pl->gbuf, (int)j, nc);
+    }
+    if (pl->receiver)
+        MPI_Comm_rank(pl->rcomm, &me_r);
+    if (pl->s_first != pl->r_first) {
+        if (l->rank == pl->s_first
+            && (rc = MPI_Send(pl->full, cnt, MPI_DOUBLE, pl->r_first, BB_TAG_DATA, l->comm)) != MPI_SUCCESS)
+            return rc;
+        if (l->rank == pl->r_first
+            && (rc = MPI_Recv(pl->full, cnt, MPI_DOUBLE, pl->s_first, BB_TAG_DATA, l->comm,
+                              MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            return rc;
+    }
+    if (pl->receiver) {
+        const bb_map_t *rm = bb_plan_recv_map(pl);
+        if (me_r == 0)
+            for (int64_t j = 0; j < pl->rg.total; j++)
+                bb_copy_elem(pl->gbuf, (int)j, pl->full, (int)pl->rg.idx[j], nc);
+        if ((rc = MPI_Scatterv(pl->gbuf, pl->rg.counts, pl->rg.displs, pl->elem, recv,
+                               (int)rm->count, pl->elem, 0, pl->rcomm)) != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+static int bb_run_x(bb_redist_plan_t *pl, bb_xplan_t *x, const double *send, double *recv)
+{
+    switch (pl->method) {
+    case BB_REDIST_PACK:
+        return bb_xplan_run_v(x, send, recv, pl->elem, pl->ncomp);
+    case BB_REDIST_SPARSE:
+        return bb_xplan_run_s(x, send, recv, pl->ncomp);
+    default:
+        return bb_xplan_run_w(x, send, recv);
+    }
+}
+
+bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contract_t *contract,
+                                   const void *send, void *recv,
+                                   bb_redist_metrics_t *metrics_out)
+{
+    bb_redist_metrics_t m;
+    memset(&m, 0, sizeof m);
+    m.refusal.rank = -1;
+    double t0 = bb_time_now();
+    bb_status_t st = BB_OK;
+    if (pl == NULL || contract == NULL) {
+        st = BB_ERR_ARG;
+        goto done;
+    }
+    if (bb_world_check_owner(pl->link->world) != BB_OK) {
+        st = BB_ERR_THREAD;
+        goto done;
+    }
+    if (pl->in_call) {
+        st = BB_ERR_REENTRY;
+        goto done;
+    }
+    if (pl->poisoned) {
+        st = BB_ERR_POISONED;
+        goto done;
+    }
+    pl->in_call = 1;
+    bb_redist_link_t *l = pl->link;
+    int rc = MPI_SUCCESS;
+    m.sequence = pl->sequence;
+
+    /* Local refusals still enter the admission, so no rank waits. */
+    const bb_map_t *sm = bb_plan_send_map(pl), *rm = bb_plan_recv_map(pl);
+    bb_redist_local_t cause = BB_REDIST_LOCAL_NONE;
+    if (contract->command != pl->command)
+        cause = BB_REDIST_LOCAL_COMMAND;
+    else if (contract->n != pl->n)
+        cause = BB_REDIST_LOCAL_ELEMENTS;
+    else if (contract->element_bytes != pl->eb)
+        cause = BB_REDIST_LOCAL_ELEMENT_BYTES;
+    else if (contract->cap < 0 || contract->n > contract->cap)
+        cause = BB_REDIST_LOCAL_OVER_CAP;
+    else if ((pl->sender && sm->count > 0 && send == NULL)
+             || (pl->receiver && rm->count > 0 && recv == NULL))
+        cause = BB_REDIST_LOCAL_BUFFER;
+    m.local_cause = cause;
+
+    /* The recv_dist flag before every message: the sending code's root
+     * tells the receiving code's root, which broadcasts it in its code. */
+    int cross_stale_possible = bb_plan_cross_uses_engine(pl);
+    int64_t flag;
+    if (pl->method == BB_REDIST_ROOT || pl->method == BB_REDIST_ROOT_GATHERV)
+        flag = BB_RECV_DIST_ROOT;
+    else if (pl->command == BB_REDIST_RECEIVE && cross_stale_possible && l->is_engine
+             && pl->emap->epoch != pl->engine_known)
+        flag = BB_RECV_DIST_MAP; /* the engine's map comes with this reply */
+    else
+        flag = BB_RECV_DIST_DATA;
+    if (pl->s_first != pl->r_first) {
+        if (l->rank == pl->s_first
+            && (rc = MPI_Send(&flag, 1, MPI_INT64_T, pl->r_first, BB_TAG_FLAG, l->comm)) != MPI_SUCCESS)
+            goto mpi_fail;
+        if (l->rank == pl->r_first
+            && (rc = MPI_Recv(&flag, 1, MPI_INT64_T, pl->s_first, BB_TAG_FLAG, l->comm,
+                              MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            goto mpi_fail;
+    }
+    if (pl->receiver && (rc = MPI_Bcast(&flag, 1, MPI_INT64_T, 0, pl->rcomm)) != MPI_SUCCESS)
+        goto mpi_fail;
+
+    /* Admission: MIN then MAX.  Engine ranks present the engine epoch they
+     * hold, the others the one they last learned: a difference is the epoch
+     * mismatch, which changes the path, not the verdict. */
+    int64_t local[BB_REDIST_FIELDS], mn[BB_REDIST_FIELDS], mx[BB_REDIST_FIELDS];
+    local[BB_REDIST_SEQUENCE] = pl->sequence;
+    local[BB_REDIST_COMMAND] = contract->command;
+    local[BB_REDIST_N] = contract->n;
+    local[BB_REDIST_ELEMENT_BYTES] = contract->element_bytes;
+    local[BB_REDIST_DRIVER_EPOCH] = l->is_driver ? pl->dmap->epoch : pl->driver_epoch;
+    local[BB_REDIST_ENGINE_EPOCH] = l->is_engine ? pl->emap->epoch : pl->engine_known;
+    local[BB_REDIST_CAP] = contract->cap;
+    local[BB_REDIST_RECV_DIST] = flag;
+    local[BB_REDIST_REFUSAL] = cause != BB_REDIST_LOCAL_NONE ? 8 * (int64_t)l->rank + BB_STAGE_PREFLIGHT : 0;
+    if ((rc = bb_agree_minmax(l->comm, local, BB_REDIST_FIELDS, mn, mx)) != MPI_SUCCESS)
+        goto mpi_fail;
+    pl->sequence++;
+    m.recv_dist = mx[BB_REDIST_RECV_DIST];
+    double t1 = bb_time_now();
+    m.admission_s = t1 - t0;
+    int agreed = bb_agree_fields_equal(mn, mx, BB_REDIST_SEQUENCE, BB_REDIST_ENGINE_EPOCH)
+                 && bb_agree_fields_equal(mn, mx, BB_REDIST_CAP, 2)
+                 && mn[BB_REDIST_ENGINE_EPOCH] >= 0;
+    if (mx[BB_REDIST_REFUSAL] != 0 || !agreed) {
+        m.refusal.sequence = mx[BB_REDIST_SEQUENCE];
+        if (mx[BB_REDIST_REFUSAL] != 0) {
+            m.refusal.stage = BB_STAGE_PREFLIGHT;
+            m.refusal.rank = (int)(mx[BB_REDIST_REFUSAL] / 8);
+        } else {
+            m.refusal.stage = BB_STAGE_CONTRACT;
+        }
+        st = BB_REFUSED;
+        pl->in_call = 0;
+        goto done;
+    }
+    int stale = cross_stale_possible && mx[BB_REDIST_ENGINE_EPOCH] != pl->engine_known;
+
+    /* '<' with a stale copy: the map comes with the reply (rebuild the cross
+     * part over the link), then one step. */
+    if (stale && pl->command == BB_REDIST_RECEIVE) {
+        double tm = bb_time_now();
+        rc = bb_plan_build_cross(pl, 1);
+        bb_status_t bs = bb_agree_status(l->comm, bb_status_from_rc(rc));
+        m.map_s = bb_time_now() - tm;
+        m.map_sent = 1;
+        if (bs != BB_OK) {
+            st = bs;
+            if (bs == BB_ERR_MPI)
+                bb_plan_poison(pl);
+            pl->in_call = 0;
+            goto done;
+        }
+        stale = 0;
+    }
+
+    double t2 = bb_time_now();
+    const double *sb = send;
+    double *rb = recv;
+    switch (pl->method) {
+    case BB_REDIST_ROOT:
+        rc = bb_run_root(pl, sb, rb);
+        m.steps = 1;
+        break;
+    case BB_REDIST_ROOT_GATHERV:
+        rc = bb_run_root_gatherv(pl, sb, rb);
+        m.steps = 1;
+        break;
+    case BB_REDIST_TWO_STEP:
+        rc = bb_xplan_run_w(&pl->x1, sb, pl->receiver ? pl->tmp : NULL);
+        if (rc == MPI_SUCCESS && pl->receiver)
+            rc = bb_xplan_run_w(&pl->x2, pl->tmp, rb);
+        m.steps = 2;
+        break;
+    default:
+        if (stale) {
+            /* '>' after the engine changed its map: deliver in the layout
+             * the driver knows, then convert inside the engine. */
+            rc = bb_run_x(pl, &pl->x1, sb, pl->receiver ? pl->tmp2 : NULL);
+            if (rc == MPI_SUCCESS && pl->receiver)
+                rc = bb_xplan_run_w(&pl->xfix, pl->tmp2, rb);
+            m.steps = 2;
+        } else {
+            rc = bb_run_x(pl, &pl->x1, sb, rb);
+            m.steps = 1;
+        }
+    }
+    if (rc != MPI_SUCCESS)
+        goto mpi_fail;
+    double t3 = bb_time_now();
+    m.payload_s = t3 - t2;
+    pl->in_call = 0;
+    goto done;
+
+mpi_fail:
+    bb_plan_poison(pl);
+    pl->in_call = 0;
+    st = BB_ERR_MPI;
+done:
+    m.status = st;
+    m.total_s = bb_time_now() - t0;
+    if (metrics_out)
+        *metrics_out = m;
+    return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Traffic of a plan (collective over the link)                             */
+/* ------------------------------------------------------------------------ */
+
+bb_status_t bb_redist_plan_traffic(bb_redist_plan_t *pl, bb_redist_traffic_t *out)
+{
+    if (pl == NULL || out == NULL)
+        return BB_ERR_ARG;
+    bb_redist_link_t *l = pl->link;
+    bb_xtraffic_t t;
+    memset(&t, 0, sizeof t);
+    int64_t full = pl->n * pl->eb;
+    int steps = 1;
+    switch (pl->method) {
+    case BB_REDIST_ROOT:
+    case BB_REDIST_ROOT_GATHERV: {
+        /* the bytes each MPI call names: reduce/gatherv into the sending
+         * root, the root-to-root message, bcast/scatterv from the root */
+        int gv = pl->method == BB_REDIST_ROOT_GATHERV;
+        int me_s = -1, me_r = -1;
+        if (pl->sender)
+            MPI_Comm_rank(pl->scomm, &me_s);
+        if (pl->receiver)
+            MPI_Comm_rank(pl->rcomm, &me_r);
+        int64_t own_s = pl->sender ? bb_plan_send_map(pl)->count * pl->eb : 0;
+        int64_t own_r = pl->receiver ? bb_plan_recv_map(pl)->count * pl->eb : 0;
+        if (pl->sender) {
+            if (me_s == 0) {
+                t.in += gv ? full - own_s : (int64_t)(pl->s_n - 1) * full;
+                t.self += own_s;
+                t.peers += pl->s_n - 1;
+            } else {
+                t.out += gv ? own_s : full;
+                t.peers += 1;
+            }
+        }
+        if (pl->s_first != pl->r_first) {
+            if (l->rank == pl->s_first) { t.out += full; t.peers++; }
+            if (l->rank == pl->r_first) { t.in += full; t.peers++; }
+        }
+        if (pl->receiver) {
+            if (me_r == 0) {
+                t.out += gv ? full - own_r : (int64_t)(pl->r_n - 1) * full;
+                t.self += own_r;
+                if (!pl->sender || pl->s_first != pl->r_first)
+                    t.peers += pl->r_n - 1;
+            } else {
+                t.in += gv ? own_r : full;
+                if (!pl->sender)
+                    t.peers += 1;
+            }
+        }
+        break;
+    }
+    case BB_REDIST_TWO_STEP:
+        bb_xplan_traffic(&pl->x1, pl->eb, &t);
+        bb_xplan_traffic(&pl->x2, pl->eb, &t);
+        steps = 2;
+        break;
+    default:
+        bb_xplan_traffic(&pl->x1, pl->eb, &t);
+    }
+    int64_t sums[4] = {t.out, t.peers, t.runs, t.slots}, s[4];
+    int64_t maxs[4] = {t.in, t.out, t.self, t.peers}, mx[4];
+    if (MPI_Allreduce(sums, s, 4, MPI_INT64_T, MPI_SUM, l->comm) != MPI_SUCCESS
+        || bb_agree_max(l->comm, maxs, 4, mx) != MPI_SUCCESS) {
+        bb_plan_poison(pl);
+        return BB_ERR_MPI;
+    }
+    memset(out, 0, sizeof *out);
+    out->payload_bytes = full;
+    out->moved_bytes = s[0];
+    out->max_in_bytes = mx[0];
+    out->max_out_bytes = mx[1];
+    out->max_self_bytes = mx[2];
+    out->max_peers = mx[3];
+    out->mean_peers = (double)s[1] / l->size;
+    out->mean_run_elements = s[2] > 0 ? (double)s[3] / (double)s[2] : -1.0;
+    out->steps = steps;
+    return BB_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Data pattern and checking                                                */
+/* ------------------------------------------------------------------------ */
+
+static double bb_value(int64_t g, int c, int64_t k)
+{
+    return (double)((g * 3 + c) * 4 + (k & 3));
+}
+
+void bb_redist_fill(const bb_map_t *map, int64_t element_bytes, int64_t k, double *buf)
+{
+    int nc = (int)(element_bytes / 8);
+    for (int64_t i = 0; i < map->count; i++)
+        for (int c = 0; c < nc; c++)
+            buf[i * nc + c] = bb_value(map->idx[i], c, k);
+}
+
+void bb_redist_fill_sentinel(int64_t count, int64_t element_bytes, double *buf)
+{
+    int64_t m = count * (element_bytes / 8);
+    for (int64_t i = 0; i < m; i++)
+        buf[i] = BB_REDIST_SENTINEL;
+}
+
+/* A mixing hash of a slot value, so that the checksum sees which values
+ * arrived, not only their sum. */
+static uint64_t bb_mix(int64_t v)
+{
+    uint64_t s = (uint64_t)v;
+    return bb_splitmix(&s);
+}
+
+bb_status_t bb_redist_check(MPI_Comm comm, const bb_map_t *map, int64_t n,
+                            int64_t element_bytes, int64_t k, const double *buf,
+                            bb_redist_check_t *out)
+{
+    int p, me;
+    if (MPI_Comm_size(comm, &p) != MPI_SUCCESS || MPI_Comm_rank(comm, &me) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    int nc = (int)(element_bytes / 8);
+    int64_t bad = 0, first_bad = INT64_MAX, slots = 0;
+    uint64_t got = 0, want = 0;
+    if (map != NULL)
+        for (int64_t i = 0; i < map->count; i++)
+            for (int c = 0; c < nc; c++) {
+                double v = buf[i * nc + c];
+                slots++;
+                if (v != bb_value(map->idx[i], c, k)) {
+                    bad++;
+                    if (map->idx[i] < first_bad)
+                        first_bad = map->idx[i];
+                }
+                /* exact small integers; the sentinel hashes as itself */
+                got += (v >= 0 && v < 9.0e15) ? bb_mix((int64_t)v) : bb_mix(-1);
+            }
+    /* the expected sum, from N alone, computed over standardized blocks */
+    int64_t f, cnt;
+    bb_std_block(n, me, p, &f, &cnt);
+    for (int64_t g = f; g < f + cnt; g++)
+        for (int c = 0; c < nc; c++)
+            want += bb_mix((g * 3 + c) * 4 + (k & 3));
+    /* one reduction: counts and the two hash sums (unsigned, so they wrap) */
+    uint64_t v[4] = {(uint64_t)bad, (uint64_t)slots, got, want}, tot[4];
+    if (MPI_Allreduce(v, tot, 4, MPI_UINT64_T, MPI_SUM, comm) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    bb_redist_check_t r;
+    r.bad_slots = (int64_t)tot[0];
+    r.slots = (int64_t)tot[1];
+    r.checksum_ok = tot[2] == tot[3] && r.slots == n * nc;
+    r.first_bad_index = -1;
+    if (r.bad_slots > 0) { /* agreed: every rank takes this branch */
+        int64_t fb = first_bad, fbmin;
+        if (MPI_Allreduce(&fb, &fbmin, 1, MPI_INT64_T, MPI_MIN, comm) != MPI_SUCCESS)
+            return BB_ERR_MPI;
+        r.first_bad_index = fbmin;
+    }
+    if (out)
+        *out = r;
+    return (r.bad_slots == 0 && r.checksum_ok) ? BB_OK : BB_ERR_VALIDATION;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The lower bound of this machine                                          */
+/* ------------------------------------------------------------------------ */
+
+bb_status_t bb_redist_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
+                                 int64_t local_bytes, int reps, bb_redist_bound_t *out)
+{
+    if (link == NULL || out == NULL || remote_bytes < 0 || local_bytes < 0 || reps < 1
+        || remote_bytes > INT_MAX)
+        return BB_ERR_ARG;
+    bb_redist_bound_t b;
+    memset(&b, 0, sizeof b);
+    int a = 0, z = link->mode == BB_REDIST_MODE_MDI ? link->engine_first : 1;
+    b.p2p_ranks[0] = a;
+    b.p2p_ranks[1] = z;
+    b.p2p_bytes = remote_bytes;
+    b.memcpy_bytes = local_bytes;
+    int64_t big = remote_bytes > local_bytes ? remote_bytes : local_bytes;
+    char *s = malloc((size_t)(big > 0 ? big : 1)), *d = malloc((size_t)(big > 0 ? big : 1));
+    int nomem = s == NULL || d == NULL, any = 0;
+    if (MPI_Allreduce(&nomem, &any, 1, MPI_INT, MPI_MAX, link->comm) != MPI_SUCCESS) {
+        free(s); free(d);
+        return BB_ERR_MPI;
+    }
+    if (any) {
+        free(s); free(d);
+        return BB_ERR_NOMEM;
+    }
+    memset(s, 1, (size_t)(big > 0 ? big : 1));
+    memset(d, 0, (size_t)(big > 0 ? big : 1));
+    double res[2] = {0, 0};
+    int rc = MPI_SUCCESS;
+    if (link->size > 1 && remote_bytes > 0) {
+        int cnt = (int)remote_bytes;
+        double best = INFINITY;
+        for (int r = 0; r <= reps && rc == MPI_SUCCESS; r++) {
+            if ((rc = MPI_Barrier(link->comm)) != MPI_SUCCESS)
+                break;
+            double t = bb_time_now();
+            if (link->rank == a) {
+                rc = MPI_Send(s, cnt, MPI_BYTE, z, BB_TAG_PING, link->comm);
+                if (rc == MPI_SUCCESS)
+                    rc = MPI_Recv(d, cnt, MPI_BYTE, z, BB_TAG_PING, link->comm, MPI_STATUS_IGNORE);
+            } else if (link->rank == z) {
+                rc = MPI_Recv(d, cnt, MPI_BYTE, a, BB_TAG_PING, link->comm, MPI_STATUS_IGNORE);
+                if (rc == MPI_SUCCESS)
+                    rc = MPI_Send(s, cnt, MPI_BYTE, a, BB_TAG_PING, link->comm);
+            }
+            t = (bb_time_now() - t) / 2;
+            if (r > 0 && t < best) /* the first round warms the path */
+                best = t;
+        }
+        res[0] = best;
+    }
+    if (rc == MPI_SUCCESS && link->rank == a && local_bytes > 0) {
+        double best = INFINITY;
+        for (int r = 0; r <= reps; r++) {
+            double t = bb_time_now();
+            memcpy(d, s, (size_t)local_bytes);
+            t = bb_time_now() - t;
+            s[r % local_bytes] ^= d[(r * 7) % local_bytes]; /* keep the copy live */
+            if (r > 0 && t < best)
+                best = t;
+        }
+        res[1] = best;
+    }
+    free(s);
+    free(d);
+    if (rc != MPI_SUCCESS || MPI_Bcast(res, 2, MPI_DOUBLE, a, link->comm) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    b.p2p_s = res[0];
+    b.memcpy_s = res[1];
+    b.p2p_bandwidth = res[0] > 0 ? (double)remote_bytes / res[0] : 0.0;
+    b.memcpy_bandwidth = res[1] > 0 ? (double)local_bytes / res[1] : 0.0;
+    b.bound_s = res[0] > res[1] ? res[0] : res[1];
+    *out = b;
+    return BB_OK;
+}

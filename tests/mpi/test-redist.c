@@ -1,0 +1,472 @@
+/* test-redist: redistribution plans on real MPI, at any rank count >= 1.
+ *
+ *   test-redist moves    every method x layout pairs x both commands x MDI
+ *                        splits and intra mode moves the right data (checked
+ *                        slot by slot and by the global checksum)
+ *   test-redist invalid  invalid maps and contracts are refused on every
+ *                        rank; prints one "rank R: refused ..." line per rank
+ *                        and case
+ *   test-redist epoch    an engine map change: '>' falls back to two steps
+ *                        until the maps are updated; '<' carries the map
+ *   test-redist checker  the checker itself fails wrong data (so the other
+ *                        cases can fail)
+ * Each prints "on P ranks: N passed, M failed" on rank 0; exit 1 on failure. */
+#include "config.h"
+#include "bbench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, ranks;
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                 \
+    do {                                                                 \
+        if (cond) {                                                      \
+            passed++;                                                    \
+        } else {                                                         \
+            failed++;                                                    \
+            fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                                \
+            fprintf(stderr, "\n");                                       \
+        }                                                                \
+    } while (0)
+
+/* The map of this rank in one code of the link (NULL outside it). */
+static bb_map_t *code_map(bb_redist_link_t *l, int engine, const char *spec,
+                          int64_t n, int64_t epoch)
+{
+    if (!(engine ? bb_redist_link_is_engine(l) : bb_redist_link_is_driver(l)))
+        return NULL;
+    bb_layout_t lay;
+    bb_map_t *m = NULL;
+    if (bb_layout_parse(spec, &lay, NULL, 0) != BB_OK
+        || bb_layout_map(&lay, n, bb_redist_link_code_rank(l, engine),
+                         bb_redist_link_code_size(l, engine), epoch, &m) != BB_OK) {
+        fprintf(stderr, "rank %d: cannot build layout %s\n", rank, spec);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    return m;
+}
+
+static double *alloc_elems(const bb_map_t *m, int64_t eb)
+{
+    int64_t c = m ? bb_map_count(m) : 0;
+    return malloc((size_t)(c > 0 ? c : 1) * (size_t)eb);
+}
+
+/* Send `messages` messages through a fresh plan and check each one. */
+static void move_and_check(bb_redist_link_t *l, bb_redist_method_t method, int cmd,
+                           int64_t eb, bb_map_t *dmap, bb_map_t *emap, int64_t n,
+                           int messages, const char *what)
+{
+    bb_redist_plan_t *plan = NULL;
+    bb_redist_setup_t su;
+    bb_status_t st = bb_redist_plan_create(l, method, cmd, eb, dmap, emap, &plan, &su);
+    CHECK(st == BB_OK, "%s: plan: %s", what, bb_status_string(st));
+    if (st != BB_OK)
+        return;
+    const bb_map_t *sm = bb_redist_plan_send_map(plan), *rm = bb_redist_plan_recv_map(plan);
+    double *sbuf = alloc_elems(sm, eb), *rbuf = alloc_elems(rm, eb);
+    bb_redist_contract_t c = {cmd, n, eb, n};
+    for (int k = 0; k < messages; k++) {
+        if (sm)
+            bb_redist_fill(sm, eb, k, sbuf);
+        if (rm)
+            bb_redist_fill_sentinel(bb_map_count(rm), eb, rbuf);
+        bb_redist_metrics_t mt;
+        st = bb_redist_plan_execute(plan, &c, sbuf, rbuf, &mt);
+        CHECK(st == BB_OK, "%s k=%d: execute: %s", what, k, bb_status_string(st));
+        if (st != BB_OK)
+            break;
+        CHECK(mt.steps == (method == BB_REDIST_TWO_STEP ? 2 : 1), "%s: %d steps", what, mt.steps);
+        CHECK(mt.recv_dist == ((method == BB_REDIST_ROOT || method == BB_REDIST_ROOT_GATHERV)
+                                   ? BB_RECV_DIST_ROOT : BB_RECV_DIST_DATA),
+              "%s: recv_dist %lld", what, (long long)mt.recv_dist);
+        bb_redist_check_t ck;
+        st = bb_redist_check(bb_redist_link_comm(l), rm, n, eb, k, rbuf, &ck);
+        CHECK(st == BB_OK, "%s k=%d: %lld bad slots (first g=%lld), checksum %s", what, k,
+              (long long)ck.bad_slots, (long long)ck.first_bad_index,
+              ck.checksum_ok ? "ok" : "wrong");
+    }
+    bb_redist_traffic_t t;
+    CHECK(bb_redist_plan_traffic(plan, &t) == BB_OK && t.payload_bytes == n * eb,
+          "%s: traffic", what);
+    free(sbuf);
+    free(rbuf);
+    CHECK(bb_redist_plan_destroy(plan) == BB_OK, "%s: destroy", what);
+}
+
+/* One MDI split (Pd = P/2) and intra mode; three layout pairs at N = 50 in
+ * both, another pair and the edge sizes N = 0 (nothing to move) and N = 3
+ * (< P) in intra mode; fewer at 3 and 4 ranks (below). */
+static void case_moves(bb_world_t *world)
+{
+    static const char *const pairs[][2] = {
+        {"spatial", "std"}, {"random:5", "cyclic"}, {"block-reverse", "block-cyclic:3"},
+        {"std-ceil", "block-irregular:2"}
+    };
+    for (int mode = 0; mode < 2; mode++) {
+        int intra = mode == 0, pd = ranks / 2 > 0 ? ranks / 2 : 1;
+        if (!intra && ranks < 2)
+            continue;
+        bb_redist_link_t *l = NULL;
+        bb_status_t st = bb_redist_link_create(world, intra ? BB_REDIST_MODE_INTRA
+                                                            : BB_REDIST_MODE_MDI,
+                                               intra ? 0 : pd, &l);
+        CHECK(st == BB_OK, "link: %s", bb_status_string(st));
+        if (st != BB_OK)
+            continue;
+        for (int a = 0; a < 6; a++) {
+            int pair = a < 3 ? a : (a == 3 ? 3 : 0);
+            int64_t n = a < 4 ? 50 : (a == 4 ? 0 : 3);
+            if (!intra && a >= 3)
+                continue;
+            /* One collective costs milliseconds on 2 oversubscribed cores:
+             * at 3 and 4 ranks, two pairs across codes and one pair plus
+             * N = 3 (< P) within one code; the full set runs at 1 and 2. */
+            if (ranks >= 3 && (intra ? (a != 2 && a != 5) : a == 2))
+                continue;
+            int64_t eb = (a % 2 == 0) ? 24 : 8;
+            bb_map_t *dm = code_map(l, 0, pairs[pair][0], n, 0);
+            bb_map_t *em = code_map(l, 1, pairs[pair][1], n, 0);
+            for (int m = 0; m < BB_REDIST_METHODS; m++)
+                for (int d = 0; d < 2; d++) {
+                    char what[160];
+                    int cmd = d ? BB_REDIST_RECEIVE : BB_REDIST_SEND;
+                    snprintf(what, sizeof what, "%s Pd=%d %s %c %s->%s N=%lld eb=%lld",
+                             intra ? "intra" : "mdi", intra ? ranks : pd,
+                             bb_redist_method_name((bb_redist_method_t)m), cmd,
+                             pairs[pair][0], pairs[pair][1], (long long)n, (long long)eb);
+                    move_and_check(l, (bb_redist_method_t)m, cmd, eb, dm, em, n, 2, what);
+                }
+            bb_map_free(dm);
+            bb_map_free(em);
+        }
+        CHECK(bb_redist_link_destroy(l) == BB_OK, "link destroy");
+    }
+    /* MDI with no engine or no driver is an argument error, before MPI. */
+    bb_redist_link_t *l = NULL;
+    CHECK(bb_redist_link_create(world, BB_REDIST_MODE_MDI, 0, &l) == BB_ERR_ARG, "Pd = 0");
+    CHECK(bb_redist_link_create(world, BB_REDIST_MODE_MDI, ranks, &l) == BB_ERR_ARG, "Pd = P");
+    if (rank == 0)
+        printf("moves: every method, both commands, checked\n");
+}
+
+/* Rank `who` gets a bad map (kind: dup, gap, range, n, missing); every rank
+ * must refuse, with the same fault. */
+static void invalid_one(bb_redist_link_t *l, const char *kind, int who, int engine_side)
+{
+    int64_t n = 40;
+    /* one rank alone always agrees with itself on its epoch */
+    if (strcmp(kind, "epoch") == 0 && bb_redist_link_code_size(l, engine_side) < 2)
+        return;
+    bb_map_t *dm = code_map(l, 0, "cyclic", n, 0), *em = code_map(l, 1, "std", n, 0);
+    bb_map_t **victim = engine_side ? &em : &dm;
+    if (rank == who && *victim != NULL) {
+        int64_t cnt = bb_map_count(*victim);
+        int64_t *idx = malloc((size_t)(cnt + 1) * sizeof *idx);
+        memcpy(idx, bb_map_indices(*victim), (size_t)cnt * sizeof *idx);
+        int64_t nn = n, epoch = 0;
+        if (strcmp(kind, "dup") == 0) {
+            idx[cnt++] = idx[0];                /* and nothing missing */
+        } else if (strcmp(kind, "gap") == 0) {
+            cnt--;                              /* drop one element */
+        } else if (strcmp(kind, "range") == 0) {
+            idx[0] = n + 7;                     /* out of [0, N) */
+        } else if (strcmp(kind, "n") == 0) {
+            nn = n + 1;
+        } else if (strcmp(kind, "epoch") == 0) {
+            epoch = 3;
+        }
+        bb_map_free(*victim);
+        *victim = NULL;
+        if (strcmp(kind, "missing") != 0)
+            bb_map_create(nn, idx, cnt, epoch, victim);
+        free(idx);
+    }
+    bb_redist_plan_t *plan = NULL;
+    bb_redist_setup_t su;
+    bb_status_t st = bb_redist_plan_create(l, BB_REDIST_DIRECT, BB_REDIST_SEND, 24, dm, em,
+                                           &plan, &su);
+    const bb_map_fault_t *f = engine_side ? &su.engine_fault : &su.driver_fault;
+    int64_t mine[4] = {f->duplicates, f->gaps, f->out_of_range,
+                       f->n_mismatch + 2 * f->missing + 4 * f->epoch_mismatch}, mn[4], mx[4];
+    bb_agree_minmax(MPI_COMM_WORLD, mine, 4, mn, mx);
+    CHECK(st == BB_REFUSED, "%s on rank %d: %s", kind, who, bb_status_string(st));
+    CHECK(bb_agree_fields_equal(mn, mx, 0, 4), "%s: every rank sees the same fault", kind);
+    int right = (strcmp(kind, "dup") == 0 && f->duplicates == 1 && f->gaps == 0)
+                || (strcmp(kind, "gap") == 0 && f->gaps == 1 && f->duplicates == 0)
+                || (strcmp(kind, "range") == 0 && f->out_of_range == 1 && f->gaps == 1)
+                || (strcmp(kind, "n") == 0 && (f->n_mismatch || su.n_mismatch))
+                || (strcmp(kind, "missing") == 0 && f->missing)
+                || (strcmp(kind, "epoch") == 0 && f->epoch_mismatch);
+    CHECK(right,
+          "%s: fault dup=%lld gap=%lld range=%lld n=%d missing=%d epoch=%d", kind,
+          (long long)f->duplicates, (long long)f->gaps, (long long)f->out_of_range,
+          f->n_mismatch, f->missing, f->epoch_mismatch);
+    if (st == BB_REFUSED)
+        printf("rank %d: refused %s (%s map, bad on rank %d)\n", rank, kind,
+               engine_side ? "engine" : "driver", who);
+    else if (st == BB_OK)
+        bb_redist_plan_destroy(plan);
+    bb_map_free(dm);
+    bb_map_free(em);
+}
+
+static void case_invalid(bb_world_t *world)
+{
+    bb_redist_link_t *l = NULL;
+    int mdi = ranks > 1;
+    if (bb_redist_link_create(world, mdi ? BB_REDIST_MODE_MDI : BB_REDIST_MODE_INTRA,
+                              mdi ? 1 : 0, &l) != BB_OK) {
+        CHECK(0, "link");
+        return;
+    }
+    static const char *const kinds[] = {"dup", "gap", "range", "n", "missing", "epoch"};
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+        /* a driver rank's map, then the last (engine) rank's map */
+        invalid_one(l, kinds[i], 0, 0);
+        invalid_one(l, kinds[i], ranks - 1, 1);
+    }
+
+    /* bb_map_validate alone, on the world: a duplicate on the last rank. */
+    {
+        int64_t first, cnt;
+        bb_std_block(20, rank, ranks, &first, &cnt);
+        int64_t *idx = malloc((size_t)(cnt + 1) * sizeof *idx);
+        for (int64_t i = 0; i < cnt; i++)
+            idx[i] = first + i;
+        if (rank == ranks - 1)
+            idx[cnt++] = 0;
+        bb_map_t *m = NULL;
+        bb_map_create(20, idx, cnt, 1, &m);
+        bb_map_fault_t f;
+        bb_status_t st = bb_map_validate(MPI_COMM_WORLD, m, &f);
+        CHECK(st == BB_REFUSED && f.duplicates == 1 && f.gaps == 0, "validate dup: %s",
+              bb_status_string(st));
+        if (st == BB_REFUSED)
+            printf("rank %d: refused validate-dup\n", rank);
+        bb_map_free(m);
+        free(idx);
+    }
+
+    /* Admission: one rank presents another N, then an over-cap message. */
+    {
+        int64_t n = 30;
+        bb_map_t *dm = code_map(l, 0, "std", n, 0), *em = code_map(l, 1, "random:2", n, 0);
+        bb_redist_plan_t *plan = NULL;
+        bb_status_t st = bb_redist_plan_create(l, BB_REDIST_SPARSE, BB_REDIST_SEND, 8, dm, em,
+                                               &plan, NULL);
+        CHECK(st == BB_OK, "admission plan: %s", bb_status_string(st));
+        if (st == BB_OK) {
+            const bb_map_t *sm = bb_redist_plan_send_map(plan), *rm = bb_redist_plan_recv_map(plan);
+            double *sb = alloc_elems(sm, 8), *rb = alloc_elems(rm, 8);
+            if (rm)
+                bb_redist_fill_sentinel(bb_map_count(rm), 8, rb);
+            bb_redist_contract_t c = {BB_REDIST_SEND, n, 8, n};
+            if (rank == ranks - 1)
+                c.n = n + 1;
+            bb_redist_metrics_t mt;
+            int64_t seq = bb_redist_plan_sequence(plan);
+            st = bb_redist_plan_execute(plan, &c, sb, rb, &mt);
+            CHECK(st == BB_REFUSED && mt.refusal.stage == BB_STAGE_PREFLIGHT
+                      && mt.refusal.rank == ranks - 1 && mt.refusal.sequence == seq,
+                  "wrong N on the last rank: %s stage %s rank %d", bb_status_string(st),
+                  bb_stage_name(mt.refusal.stage), mt.refusal.rank);
+            CHECK(bb_redist_plan_sequence(plan) == seq + 1, "refusal consumes the sequence");
+            int untouched = 1;
+            for (int64_t i = 0; rm && i < bb_map_count(rm); i++)
+                untouched &= rb[i] == BB_REDIST_SENTINEL;
+            CHECK(untouched, "a refused message moves nothing");
+            if (st == BB_REFUSED)
+                printf("rank %d: refused admission-n\n", rank);
+            c.n = n;
+            c.cap = (rank == 0) ? n - 1 : n;
+            st = bb_redist_plan_execute(plan, &c, sb, rb, &mt);
+            CHECK(st == BB_REFUSED && mt.refusal.rank == 0
+                      && (rank != 0 || mt.local_cause == BB_REDIST_LOCAL_OVER_CAP),
+                  "over cap on rank 0: %s", bb_status_string(st));
+            if (st == BB_REFUSED)
+                printf("rank %d: refused admission-cap\n", rank);
+            c.cap = n;
+            if (sm)
+                bb_redist_fill(sm, 8, 0, sb);
+            st = bb_redist_plan_execute(plan, &c, sb, rb, &mt);
+            CHECK(st == BB_OK, "after refusals the plan works: %s", bb_status_string(st));
+            CHECK(bb_redist_check(bb_redist_link_comm(l), rm, n, 8, 0, rb, NULL) == BB_OK,
+                  "after refusals the data are right");
+            free(sb);
+            free(rb);
+            bb_redist_plan_destroy(plan);
+        }
+        bb_map_free(dm);
+        bb_map_free(em);
+    }
+    bb_redist_link_destroy(l);
+}
+
+/* One epoch scenario for a method and a command. */
+static void epoch_one(bb_redist_link_t *l, bb_redist_method_t method, int cmd)
+{
+    int64_t n = 37, eb = 24;
+    char what[96];
+    snprintf(what, sizeof what, "epoch %s %c", bb_redist_method_name(method), cmd);
+    bb_map_t *dm = code_map(l, 0, "block-irregular:4", n, 0), *em = code_map(l, 1, "std", n, 0);
+    bb_redist_plan_t *plan = NULL;
+    bb_status_t st = bb_redist_plan_create(l, method, cmd, eb, dm, em, &plan, NULL);
+    CHECK(st == BB_OK, "%s: plan: %s", what, bb_status_string(st));
+    if (st != BB_OK)
+        return;
+    int is_engine = bb_redist_link_is_engine(l);
+    bb_map_t *em2 = code_map(l, 1, "random:9", n, 1);
+    int one_step = method != BB_REDIST_TWO_STEP;
+    int distributed = method != BB_REDIST_ROOT && method != BB_REDIST_ROOT_GATHERV;
+    for (int phase = 0; phase < 4; phase++) {
+        if (phase == 1 && is_engine) {
+            /* the engine moves its atoms: a new map, stored, not sent */
+            bb_redist_setup_t su;
+            bb_map_t *same = code_map(l, 1, "cyclic", n, 0);
+            st = bb_redist_plan_set_engine_map(plan, same, &su);
+            CHECK(st == BB_REFUSED && su.stale_epoch, "%s: an epoch that does not increase "
+                  "is refused: %s", what, bb_status_string(st));
+            bb_map_free(same);
+            st = bb_redist_plan_set_engine_map(plan, em2, &su);
+            CHECK(st == BB_OK, "%s: set engine map: %s", what, bb_status_string(st));
+        }
+        if (phase == 3) {
+            st = bb_redist_plan_update_maps(plan, NULL);
+            CHECK(st == BB_OK, "%s: update maps: %s", what, bb_status_string(st));
+        }
+        const bb_map_t *sm = bb_redist_plan_send_map(plan), *rm = bb_redist_plan_recv_map(plan);
+        double *sb = alloc_elems(sm, eb), *rb = alloc_elems(rm, eb);
+        if (sm)
+            bb_redist_fill(sm, eb, phase, sb);
+        if (rm)
+            bb_redist_fill_sentinel(bb_map_count(rm), eb, rb);
+        bb_redist_contract_t c = {cmd, n, eb, n};
+        bb_redist_metrics_t mt;
+        st = bb_redist_plan_execute(plan, &c, sb, rb, &mt);
+        CHECK(st == BB_OK, "%s phase %d: %s", what, phase, bb_status_string(st));
+        /* phase 0: fresh plan; 1: just changed; 2: still changed; 3: updated */
+        int want_steps = one_step ? 1 : 2, want_map = 0;
+        if (distributed && (phase == 1 || phase == 2) && cmd == BB_REDIST_SEND
+            && method != BB_REDIST_TWO_STEP)
+            want_steps = 2; /* the fallback */
+        if (distributed && phase == 1 && cmd == BB_REDIST_RECEIVE)
+            want_map = 1;   /* the reply carried the map; later ones need not */
+        CHECK(mt.steps == want_steps, "%s phase %d: %d steps, want %d", what, phase, mt.steps,
+              want_steps);
+        CHECK(mt.map_sent == want_map
+                  && mt.recv_dist == (!distributed ? BB_RECV_DIST_ROOT
+                                      : want_map ? BB_RECV_DIST_MAP : BB_RECV_DIST_DATA),
+              "%s phase %d: map_sent %d recv_dist %lld", what, phase, mt.map_sent,
+              (long long)mt.recv_dist);
+        bb_redist_check_t ck;
+        st = bb_redist_check(bb_redist_link_comm(l), rm, n, eb, phase, rb, &ck);
+        CHECK(st == BB_OK, "%s phase %d: %lld bad slots, checksum %s", what, phase,
+              (long long)ck.bad_slots, ck.checksum_ok ? "ok" : "wrong");
+        if (phase == 2 && mt.steps == 2 && cmd == BB_REDIST_SEND && st == BB_OK
+            && method != BB_REDIST_TWO_STEP && rank == 0)
+            printf("%s: epoch mismatch fell back to two steps, data right\n", what);
+        free(sb);
+        free(rb);
+    }
+    bb_redist_plan_destroy(plan);
+    bb_map_free(dm);
+    bb_map_free(em);
+    bb_map_free(em2);
+}
+
+static void case_epoch(bb_world_t *world)
+{
+    bb_redist_link_t *l = NULL;
+    int mdi = ranks > 1;
+    if (bb_redist_link_create(world, mdi ? BB_REDIST_MODE_MDI : BB_REDIST_MODE_INTRA,
+                              mdi ? (ranks + 1) / 2 : 0, &l) != BB_OK) {
+        CHECK(0, "link");
+        return;
+    }
+    for (int m = 0; m < BB_REDIST_METHODS; m++) {
+        epoch_one(l, (bb_redist_method_t)m, BB_REDIST_SEND);
+        epoch_one(l, (bb_redist_method_t)m, BB_REDIST_RECEIVE);
+    }
+    bb_redist_link_destroy(l);
+}
+
+/* The checker must fail a wrong value, a stale repetition, an untouched
+ * sentinel and a duplicate that per-slot checks cannot see. */
+static void case_checker(void)
+{
+    int64_t n = 24, eb = 24, first, cnt;
+    bb_std_block(n, rank, ranks, &first, &cnt);
+    int64_t *idx = malloc((size_t)(cnt > 0 ? cnt : 1) * sizeof *idx);
+    for (int64_t i = 0; i < cnt; i++)
+        idx[i] = first + i;
+    bb_map_t *m = NULL;
+    bb_map_create(n, idx, cnt, 0, &m);
+    double *buf = malloc((size_t)(cnt > 0 ? cnt : 1) * (size_t)eb);
+    bb_redist_check_t ck;
+    bb_redist_fill(m, eb, 5, buf);
+    CHECK(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_OK && ck.slots == n * 3,
+          "right data pass");
+    CHECK(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 6, buf, &ck) == BB_ERR_VALIDATION,
+          "a stale repetition fails");
+    if (rank == ranks - 1 && cnt > 0)
+        buf[3 * cnt - 1] += 4.0;
+    CHECK(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_ERR_VALIDATION
+              && ck.bad_slots == 1,
+          "one wrong slot fails on every rank");
+    bb_redist_fill(m, eb, 5, buf);
+    if (rank == 0 && cnt > 0)
+        buf[1] = BB_REDIST_SENTINEL;
+    CHECK(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_ERR_VALIDATION,
+          "an untouched sentinel fails");
+    /* rank 0 claims element 0 twice and never element 1: every slot holds the
+     * value its map names, only the checksum sees it */
+    bb_map_free(m);
+    if (rank == 0 && cnt > 1)
+        idx[1] = 0;
+    bb_map_create(n, idx, cnt, 0, &m);
+    bb_redist_fill(m, eb, 5, buf);
+    CHECK(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_ERR_VALIDATION
+              && ck.bad_slots == 0 && !ck.checksum_ok,
+          "a duplicate with a gap fails through the checksum");
+    bb_map_free(m);
+    free(buf);
+    free(idx);
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    bb_world_t *world = NULL;
+    if (bb_world_bind(MPI_COMM_WORLD, &world) != BB_OK) {
+        fprintf(stderr, "cannot bind the world\n");
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    const char *which = argc > 1 ? argv[1] : "all";
+    int all = strcmp(which, "all") == 0;
+    if (all || strcmp(which, "moves") == 0)
+        case_moves(world);
+    if (all || strcmp(which, "invalid") == 0)
+        case_invalid(world);
+    if (all || strcmp(which, "epoch") == 0)
+        case_epoch(world);
+    if (all || strcmp(which, "checker") == 0)
+        case_checker();
+    fflush(stdout);
+    int mine[2] = {passed, failed}, tot[2];
+    MPI_Reduce(mine, tot, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("%s on %d ranks: %d passed, %d failed\n", which, ranks, tot[0], tot[1]);
+    int bad = failed > 0, anybad;
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    bb_world_release(world);
+    MPI_Finalize();
+    return anybad ? 1 : 0;
+}

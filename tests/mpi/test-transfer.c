@@ -7,9 +7,10 @@
  *
  *   test-transfer [N]      every behaviour case, N reuse tickets (default
  *                          1000); prints "N passed, N failed"
- *   test-transfer poison   one ticket (0 -> last rank, no batches) while
- *                          BB_FAULT makes a call fail; the failing rank checks
- *                          the poisoning and calls MPI_Abort(3)
+ *   test-transfer poison [FILE]  one ticket (0 -> last rank, no batches)
+ *                          while BB_FAULT makes a call fail; the failing rank
+ *                          checks the poisoning, writes its verdict to FILE
+ *                          (default stdout) and calls MPI_Abort(3)
  */
 #include "config.h"
 #include "bbench.h"
@@ -788,7 +789,7 @@ static void case_reuse(bb_world_t *world, int tickets)
 
 /* Poison: every call after the failure is refused, close too, the phase is
  * retained; then abort as an application must. */
-static int mode_poison(bb_world_t *world)
+static int mode_poison(bb_world_t *world, const char *verdict_path)
 {
     bb_transfer_phase_t *phase;
     if (bb_transfer_phase_create(world, &phase) != BB_OK)
@@ -819,9 +820,17 @@ static int mode_poison(bb_world_t *world)
          && bb_transfer_phase_close(phase) == BB_ERR_POISONED
          && bb_transfer_phase_run(phase, NULL, NULL, NULL, &c, NULL, NULL) == BB_ERR_POISONED
          && mpi_calls() == before && bb_poisoned_count() == 1;
-    printf("rank %d: poisoned at stage %s: %s\n", rank, bb_stage_name(m.refusal.stage),
-           ok ? "checks passed" : "CHECKS FAILED");
-    fflush(stdout);
+    /* The verdict goes to a file, closed before the abort: output on a
+     * stream the launcher relays can be lost when the job is killed. */
+    FILE *f = verdict_path != NULL ? fopen(verdict_path, "w") : stdout;
+    if (f != NULL) {
+        fprintf(f, "rank %d: poisoned at stage %s: %s\n", rank,
+                bb_stage_name(m.refusal.stage), ok ? "checks passed" : "CHECKS FAILED");
+        if (f != stdout)
+            fclose(f);
+        else
+            fflush(f);
+    }
     MPI_Abort(MPI_COMM_WORLD, ok ? BB_EXIT_FATAL : 1);
     return 1;
 }
@@ -838,7 +847,7 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
     if (argc > 1 && strcmp(argv[1], "poison") == 0)
-        return mode_poison(world);
+        return mode_poison(world, argc > 2 ? argv[2] : NULL);
 
     case_success(world);
     case_ticket(world);

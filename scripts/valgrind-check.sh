@@ -1,0 +1,47 @@
+#!/bin/sh
+# valgrind-check.sh: Valgrind memcheck on -n 2 runs of every executable, tiny sizes.
+#   sh scripts/valgrind-check.sh [BUILD_DIR]
+# Prints each run's error summary and definite leaks per rank; exit 1 if any
+# run has an invalid read or write, or a definite leak not suppressed by
+# tests/valgrind.supp (which covers MPI library internals only).
+set -u
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$src/build}
+mpiexec=${MPIEXEC:-mpiexec}
+logs=$(mktemp -d "${TMPDIR:-/tmp}/bbvg.XXXXXX")
+vg="valgrind --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
+--suppressions=$src/tests/valgrind.supp --error-exitcode=99"
+status=0
+
+run() {
+    name=$1; shift
+    np=$1; shift
+    mkdir -p "$logs/$name"
+    if [ "$np" = serial ]; then
+        # shellcheck disable=SC2086
+        timeout 600 $vg --log-file="$logs/$name/rank-%p.log" "$@" > "$logs/$name/out" 2>&1
+    else
+        # shellcheck disable=SC2086
+        timeout 600 "$mpiexec" -n "$np" $vg --log-file="$logs/$name/rank-%p.log" "$@" \
+            > "$logs/$name/out" 2>&1
+    fi
+    rc=$?
+    for log in "$logs/$name"/rank-*.log; do
+        errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$log")
+        lost=$(sed -n 's/.*definitely lost: \([0-9,]*\) bytes.*/\1/p' "$log")
+        invalid=$(grep -c "Invalid read\|Invalid write" "$log")
+        printf '%-16s %-12s exit %3s  errors %s  invalid r/w %s  definitely lost %s bytes\n' \
+            "$name" "$(basename "$log" .log)" "$rc" "${errors:-?}" "$invalid" "${lost:-0}"
+        [ "${errors:-1}" = 0 ] || status=1
+    done
+    [ "$rc" -eq 0 ] || status=1
+}
+
+run bbench-sum 2 "$build/bench/bbench-sum" --count 1,1K --samples 3 --reps 2
+run bbench-transfer 2 "$build/bench/bbench-transfer" --bytes 8,64K --batches 0,2 --samples 3 --reps 2
+run bbench-overlap 2 "$build/bench/bbench-overlap" --bytes 1K --batches 1,2 --compute 0.0001 --samples 3 --reps 2
+run bbench-redist 2 "$build/bench/bbench-redist" --elements 1000 --samples 3 --reps 2
+rec=$(ls "$src"/tests/tools/data/base.json)
+run bbench-compare serial "$build/bench/bbench-compare" "$rec" "$rec"
+echo "logs in $logs"
+exit $status

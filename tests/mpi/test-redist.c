@@ -10,6 +10,7 @@
  *                        until the maps are updated; '<' carries the map
  *   test-redist checker  the checker itself fails wrong data (so the other
  *                        cases can fail)
+ *   test-redist record FILE N  a bbench-redist record has N complete points
  * Each prints "on P ranks: N passed, M failed" on rank 0; exit 1 on failure. */
 #include "config.h"
 #include "bbench.h"
@@ -438,6 +439,58 @@ static void case_checker(void)
     free(idx);
 }
 
+
+/* A bbench-redist record: schema-valid, `want` points, every one with its
+ * method, three or more elapsed samples, setup, the bound and efficiency,
+ * and the layout figures. */
+static int check_record(const char *path, int want)
+{
+    cJSON *doc = NULL;
+    char err[256];
+    if (bb_record_read(path, &doc, err, sizeof err) != BB_OK) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    const cJSON *bench = cJSON_GetObjectItemCaseSensitive(doc, "benchmark");
+    CHECK(cJSON_IsString(bench) && strcmp(bench->valuestring, "redist") == 0, "benchmark");
+    const cJSON *points = cJSON_GetObjectItemCaseSensitive(doc, "points"), *pt;
+    CHECK(cJSON_GetArraySize(points) == want, "%d points, want %d",
+          cJSON_GetArraySize(points), want);
+    static const char *const names[] = {
+        "elapsed", "phase.admission", "phase.payload", "setup.total", "setup.map_transfer",
+        "setup.plan_build", "communication.payload", "redist.bytes_changing_owner",
+        "redist.bytes_moved", "redist.max_in_bytes", "redist.max_out_bytes",
+        "redist.peers_mean", "redist.mean_run_elements", "bound", "bound.p2p",
+        "bound.memcpy", "efficiency", "redist.wrong_messages"
+    };
+    cJSON_ArrayForEach(pt, points) {
+        const cJSON *par = cJSON_GetObjectItemCaseSensitive(pt, "parameters");
+        const cJSON *q = cJSON_GetObjectItemCaseSensitive(pt, "quantities");
+        const cJSON *method = cJSON_GetObjectItemCaseSensitive(par, "method");
+        bb_redist_method_t m;
+        CHECK(cJSON_IsString(method) && bb_redist_method_parse(method->valuestring, &m) == BB_OK,
+              "a point without a method");
+        const cJSON *status = cJSON_GetObjectItemCaseSensitive(pt, "status");
+        CHECK(cJSON_IsString(status) && strcmp(status->valuestring, "ok") == 0, "status");
+        for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+            const cJSON *x = cJSON_GetObjectItemCaseSensitive(q, names[i]);
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(x, "value");
+            const cJSON *r = cJSON_GetObjectItemCaseSensitive(x, "reason");
+            CHECK(x != NULL && (cJSON_IsNumber(v) || (cJSON_IsNull(v) && cJSON_IsString(r))),
+                  "%s: %s missing, or null without a reason", method ? method->valuestring : "?",
+                  names[i]);
+        }
+        const cJSON *el = cJSON_GetObjectItemCaseSensitive(q, "elapsed");
+        CHECK(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(el, "samples")) >= 3,
+              "elapsed has at least three samples");
+        const cJSON *wrong = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(q, "redist.wrong_messages"), "value");
+        CHECK(cJSON_IsNumber(wrong) && wrong->valuedouble == 0, "no wrong messages");
+    }
+    cJSON_Delete(doc);
+    return failed > 0;
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -450,6 +503,16 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
     const char *which = argc > 1 ? argv[1] : "all";
+    if (strcmp(which, "record") == 0) {
+        char *end = NULL;
+        long want = argc > 3 ? strtol(argv[3], &end, 10) : -1;
+        int rc = (want >= 0 && end && *end == '\0') ? check_record(argv[2], (int)want) : 2;
+        if (rank == 0)
+            printf("record: %d passed, %d failed\n", passed, failed);
+        bb_world_release(world);
+        MPI_Finalize();
+        return rc;
+    }
     int all = strcmp(which, "all") == 0;
     if (all || strcmp(which, "moves") == 0)
         case_moves(world);

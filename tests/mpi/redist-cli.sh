@@ -1,0 +1,70 @@
+#!/bin/sh
+# bbench-redist command line: help, version, usage errors with exit 2 and a
+# message on every launch shape, a small measured run in both modes whose
+# record has every method's quantities.
+. "$(dirname "$0")/../lib.sh"
+
+X="$B/bench/bbench-redist"
+out="$BB_TMP/out"
+err="$BB_TMP/err"
+
+bb_serial "$X" --help > "$out" 2> "$err"
+bb_expect_rc 0 $? "--help"
+bb_expect_grep "^Usage: bbench-redist" "$out" "--help prints usage on stdout"
+bb_serial "$X" --version > "$out" 2> "$err"
+bb_expect_rc 0 $? "--version"
+bb_expect_grep "bbench-redist (bbench)" "$out" "--version names the program"
+
+# mdi needs two codes: one rank is a usage error, as a singleton and under mpiexec
+bb_serial "$X" --mode mdi --elements 10 > "$out" 2> "$err"
+bb_expect_rc 2 $? "--mode mdi on one rank (singleton)"
+bb_expect_grep "mdi needs a driver and an engine" "$err" "mdi on one rank: message"
+bb_mpirun 1 "$X" --mode mdi --elements 10 > "$out" 2> "$err"
+bb_expect_rc 2 $? "--mode mdi at -n 1"
+bb_expect_grep "at least 2 ranks" "$err" "mdi at -n 1: message"
+
+for pd in 0 2; do
+    bb_mpirun 2 "$X" --driver-ranks "$pd" --elements 10 > "$out" 2> "$err"
+    bb_expect_rc 2 $? "--driver-ranks $pd at -n 2"
+    bb_expect_grep "driver-ranks: $pd leaves the .* without ranks" "$err" \
+        "--driver-ranks $pd: message"
+    n=$(grep -c "driver-ranks" "$err")
+    bb_expect_true "--driver-ranks $pd: only rank 0 prints ($n lines)" [ "$n" -eq 1 ]
+done
+bb_mpirun 2 "$X" --methods direct,bogus > "$out" 2> "$err"
+bb_expect_rc 2 $? "unknown method"
+bb_expect_grep "'bogus' is not root" "$err" "unknown method: message"
+bb_mpirun 2 "$X" --from spatial:2,2,2 > "$out" 2> "$err"
+bb_expect_rc 2 $? "spatial dims that do not fit the driver"
+bb_expect_grep "does not fit a code of 1 ranks" "$err" "spatial dims: message"
+bb_mpirun 2 "$X" --to nowhere > "$out" 2> "$err"
+bb_expect_rc 2 $? "unknown layout"
+bb_expect_grep "'nowhere' is not a layout" "$err" "unknown layout: message"
+bb_mpirun 2 "$X" --direction sideways > "$out" 2> "$err"
+bb_expect_rc 2 $? "bad direction"
+bb_mpirun 2 "$X" --element-bytes 12 > "$out" 2> "$err"
+bb_expect_rc 2 $? "element size 12"
+bb_mpirun 2 "$X" --mode intra --driver-ranks 1 > "$out" 2> "$err"
+bb_expect_rc 2 $? "--driver-ranks with --mode intra"
+
+# A small run on two codes, 1e2-style sizes, every method, both directions.
+bb_mpirun 2 "$X" --elements 1e2,3e2 --from random:3 --to cyclic --reps 2 \
+    --messages 3 -o "$BB_TMP/mdi.json" > "$out" 2> "$err"
+rc=$?
+bb_expect_rc 0 $rc "mdi run at -n 2"
+[ $rc -eq 0 ] || cat "$err" >&2
+for m in root root-gatherv two-step direct pack sparse bound; do
+    bb_expect_grep "^ *300   < $m " "$out" "table row N=300 '<' $m"
+done
+bb_expect_true "the mdi record holds 24 points, each method's quantities" \
+    "$B/tests/mpi/test-redist" record "$BB_TMP/mdi.json" 24
+
+# One code, two of its own layouts, on one rank (no mpiexec).
+bb_serial "$X" --mode intra --elements 64 --from block-reverse --to random:1 \
+    --direction '>' --reps 2 -o "$BB_TMP/intra.json" > "$out" 2> "$err"
+rc=$?
+bb_expect_rc 0 $rc "intra run on one rank"
+[ $rc -eq 0 ] || cat "$err" >&2
+bb_expect_true "the intra record holds 6 points" \
+    "$B/tests/mpi/test-redist" record "$BB_TMP/intra.json" 6
+bb_finish

@@ -965,7 +965,14 @@ int main(int argc, char **argv)
     ctx.consumer = (bb_transfer_consumer_t){ consumer_consume, NULL, &ctx.fx };
     ctx.compute = (bb_transfer_compute_t){ compute_batch, &ctx.fx };
 
+    /* Other load on the host distorts every figure here (busy-polling ranks
+     * time-share a core), so the load around the run is recorded. */
+    double load_start[1] = { -1.0 };
+    if (getloadavg(load_start, 1) != 1)
+        load_start[0] = -1.0;
     if (ctx.rank == 0) {
+        if (load_start[0] >= 0.0)
+            printf("# host load average (1 min) at start: %.2f\n", load_start[0]);
         printf("# source %d, destination %d, api %s, compute %.3g s per batch = %lld "
                "kernel iterations (calibrated %.4g iterations/s, slowest rank; a batch "
                "measured %.3g s)\n", o.source, o.destination,
@@ -1087,6 +1094,21 @@ int main(int argc, char **argv)
             printf("%s\n", census_all.over_bound ? "OVER THE BOUND" : "within the bound");
         }
         cJSON *run = cJSON_CreateObject();
+        double load_end[1] = { -1.0 };
+        if (getloadavg(load_end, 1) != 1)
+            load_end[0] = -1.0;
+        cJSON *load = cJSON_AddObjectToObject(run, "host_load_average_1min");
+        if (load_start[0] >= 0.0)
+            cJSON_AddNumberToObject(load, "start", load_start[0]);
+        else
+            cJSON_AddNullToObject(load, "start");
+        if (load_end[0] >= 0.0)
+            cJSON_AddNumberToObject(load, "end", load_end[0]);
+        else
+            cJSON_AddNullToObject(load, "end");
+        cJSON_AddStringToObject(load, "note", "rank 0's host (getloadavg); load from "
+                                "other processes time-shares the cores and inflates "
+                                "every synchronizing call");
         cJSON *k = cJSON_AddObjectToObject(run, "compute_kernel");
         cJSON_AddStringToObject(k, "kernel", "bb_compute_run: 8 independent float64 "
                                 "multiply-add chains, MPI-free, cache-resident");

@@ -614,10 +614,11 @@ static void table_header(const run_ctx_t *ctx)
                "elements\n", ranks, o->from, o->to, (long long)o->element_bytes);
     printf("# times in microseconds per message: median [min, max] of %lld samples, rank "
            "maximum; setup median per plan\n", (long long)o->samples);
-    printf("# speedup = root / method; eff = bound / median\n");
-    printf("%9s %3s %-12s %11s %23s %11s %10s %9s %7s %6s %7s\n", "N", "dir", "method",
-           "median_us", "range_us", "setup_us", "admit_us", "MB_moved", "peers", "speedup",
-           "eff");
+    printf("# median = admit (recv_dist flag + MIN/MAX admission) + payload; "
+           "speedup = root median / median; eff = bound / median\n");
+    printf("%9s %3s %-12s %11s %23s %11s %10s %11s %9s %6s %7s %7s\n", "N", "dir", "method",
+           "median_us", "range_us", "setup_us", "admit_us", "payload_us", "MB_moved", "peers",
+           "speedup", "eff");
 }
 
 static void table_point(const run_ctx_t *ctx, const method_result_t *mrs, int nm,
@@ -644,10 +645,11 @@ static void table_point(const run_ctx_t *ctx, const method_result_t *mrs, int nm
             snprintf(eff, sizeof eff, "%.3f", bound->bound_s / mr->median);
         else
             snprintf(eff, sizeof eff, "-");
-        printf("%9s %3c %-12s %11.1f %23s %11.1f %10.1f %9.2f %7.2f %6s %7s%s\n", size,
+        printf("%9s %3c %-12s %11.1f %23s %11.1f %10.1f %11.1f %9.2f %6.2f %7s %7s%s\n", size,
                ctx->command, bb_redist_method_name(mr->method), mr->median * 1e6, range,
                median_of(mr->setup[S_TOTAL], mr->nsetup) * 1e6,
                median_of(mr->samples[T_ADMISSION], (size_t)o->samples) * 1e6,
+               median_of(mr->samples[T_PAYLOAD], (size_t)o->samples) * 1e6,
                (double)mr->traffic.moved_bytes / 1e6, mr->traffic.mean_peers, speed, eff,
                mr->wrong_messages ? "  WRONG DATA" : mr->refused ? "  REFUSED" : "");
     }

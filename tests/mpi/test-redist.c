@@ -11,6 +11,7 @@
  *   test-redist checker  the checker itself fails wrong data (so the other
  *                        cases can fail)
  *   test-redist record FILE N  a bbench-redist record has N complete points
+ *   test-redist poison METHOD FILE  with BB_FAULT set: poisoning (see below)
  * Each prints "on P ranks: N passed, M failed" on rank 0; exit 1 on failure. */
 #include "config.h"
 #include "bbench.h"
@@ -491,6 +492,52 @@ static int check_record(const char *path, int want)
     return failed > 0;
 }
 
+/* Under BB_FAULT (the interposer preloaded): a message whose MPI call fails
+ * returns BB_ERR_MPI on the failing rank, poisons and retains the plan, and
+ * every later call is refused before MPI; then the job is aborted (3).  The
+ * verdict goes to a file because the abort may lose stdout. */
+static void case_poison(bb_world_t *world, const char *method_name, const char *verdict)
+{
+    bb_redist_method_t method;
+    bb_redist_link_t *l = NULL;
+    if (bb_redist_method_parse(method_name, &method) != BB_OK
+        || bb_redist_link_create(world, ranks > 1 ? BB_REDIST_MODE_MDI : BB_REDIST_MODE_INTRA,
+                                 ranks > 1 ? 1 : 0, &l) != BB_OK) {
+        fprintf(stderr, "poison: bad method or link\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    int64_t n = 20, eb = 8;
+    bb_map_t *dm = code_map(l, 0, "cyclic", n, 0), *em = code_map(l, 1, "std", n, 0);
+    bb_redist_plan_t *plan = NULL;
+    if (bb_redist_plan_create(l, method, BB_REDIST_SEND, eb, dm, em, &plan, NULL) != BB_OK) {
+        fprintf(stderr, "poison: plan\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    const bb_map_t *sm = bb_redist_plan_send_map(plan), *rm = bb_redist_plan_recv_map(plan);
+    double *sb = alloc_elems(sm, eb), *rb = alloc_elems(rm, eb);
+    if (sm)
+        bb_redist_fill(sm, eb, 0, sb);
+    bb_redist_contract_t c = {BB_REDIST_SEND, n, eb, n};
+    size_t before = bb_poisoned_count();
+    bb_status_t st = bb_redist_plan_execute(plan, &c, sb, rb, NULL);
+    if (st == BB_ERR_MPI) {
+        CHECK(bb_redist_plan_poisoned(plan), "the plan is poisoned");
+        CHECK(bb_poisoned_count() == before + 1, "the plan is retained");
+        CHECK(bb_redist_plan_execute(plan, &c, sb, rb, NULL) == BB_ERR_POISONED,
+              "a later message is refused");
+        CHECK(bb_redist_plan_update_maps(plan, NULL) == BB_ERR_POISONED,
+              "a later update is refused");
+        CHECK(bb_redist_plan_destroy(plan) == BB_ERR_POISONED, "destroy keeps it");
+        FILE *f = fopen(verdict, "w");
+        if (f) {
+            fprintf(f, "rank %d: poison: %d passed, %d failed\n", rank, passed, failed);
+            fclose(f);
+        }
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    fprintf(stderr, "rank %d: poison: execute returned %s\n", rank, bb_status_string(st));
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -514,6 +561,8 @@ int main(int argc, char **argv)
         return rc;
     }
     int all = strcmp(which, "all") == 0;
+    if (strcmp(which, "poison") == 0 && argc > 3)
+        case_poison(world, argv[2], argv[3]);
     if (all || strcmp(which, "moves") == 0)
         case_moves(world);
     if (all || strcmp(which, "invalid") == 0)

@@ -1,0 +1,42 @@
+#!/bin/sh
+# Fault injection: a failing MPI call in a message poisons the plan (retained,
+# later calls refused); bbench-redist aborts the job with exit 3 and leaves
+# no record.
+. "$(dirname "$0")/../lib.sh"
+
+out="$BB_TMP/out"
+fault_so="$B/tests/.libs/libbbfault.so"
+ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
+export ASAN_OPTIONS
+
+poison() {
+    np=$1 method=$2 call=$3 frank=$4
+    rm -f "$BB_TMP/verdict"
+    LD_PRELOAD="$fault_so" BB_FAULT="$call" BB_FAULT_RANK="$frank" \
+        bb_mpirun "$np" "$B/tests/mpi/test-redist" poison "$method" "$BB_TMP/verdict" \
+        > "$out" 2>&1
+    rc=$?
+    bb_expect_rc 3 $rc "-n $np: $method with $call failing on rank $frank: aborted with 3"
+    touch "$BB_TMP/verdict"
+    bb_expect_grep "rank $frank: poison: [0-9]* passed, 0 failed" "$BB_TMP/verdict" \
+        "-n $np: $method $call: poisoned, retained, later calls refused"
+}
+# the first Alltoallw is the message's (plan building uses Alltoall/Alltoallv)
+poison 2 direct MPI_Alltoallw:1 1
+poison 3 two-step MPI_Alltoallw:1 2
+poison 2 sparse MPI_Isend:1 0
+poison 1 direct MPI_Alltoallw:1 0
+
+# bbench-redist: fatal exit 3, a message, no record and no temporary file.
+mkdir -p "$BB_TMP/rec"
+for spec in "direct MPI_Alltoallw:2" "sparse MPI_Irecv:1"; do
+    set -- $spec
+    LD_PRELOAD="$fault_so" BB_FAULT="$2" BB_FAULT_RANK=1 \
+        bb_mpirun 2 "$B/bench/bbench-redist" --elements 100 --methods "$1" --reps 2 \
+        --output "$BB_TMP/rec/r.json" > "$out" 2>&1
+    bb_expect_rc 3 $? "bbench-redist $1 with $2 failing on rank 1 exits 3"
+    bb_expect_grep "fatal" "$out" "bbench-redist $1 $2: fatal message"
+    bb_expect_true "bbench-redist $1 $2: no record and no temporary file" \
+        test -z "$(ls -A "$BB_TMP/rec")"
+done
+bb_finish

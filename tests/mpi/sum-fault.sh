@@ -35,7 +35,8 @@ for call in MPI_Iallreduce:3 MPI_Test:2; do
         bb_mpirun 2 "$B/bench/bbench-sum" --count 1,1K --reps 2 \
         --output "$BB_TMP/rec/r.json" > "$out" 2>&1
     bb_expect_rc 3 $? "bbench-sum with $call failing on rank 1 exits 3"
-    bb_expect_grep "fatal" "$out" "bbench-sum $call: fatal message"
+    # (The fatal message itself may be lost: the abort can end the launcher
+    # before it relays the failing rank's stderr.)
     bb_expect_true "bbench-sum $call: no record and no temporary file" \
         test -z "$(ls -A "$BB_TMP/rec")"
 done

@@ -861,7 +861,8 @@ void bb_size_list_clear(bb_size_list_t *list);
 bb_status_t bb_cli_parse_double(const char *text, double min, double max,
                                 double *value_out, char *err, size_t errlen);
 
-/* Local.  "R:REST": a rank in [0, ranks) and a pointer into text after ':'. */
+/* Local.  "R:REST": a rank in [0, ranks) and a pointer into text after ':'
+ * (REST must not be empty).  A bare "R" is accepted with *rest_out "". */
 bb_status_t bb_cli_parse_rank_prefix(const char *text, int ranks, int *rank_out,
                                      const char **rest_out, char *err,
                                      size_t errlen);
@@ -939,8 +940,8 @@ typedef struct bb_topology_info {
     int ranks;
     int hosts;
     int max_ranks_per_host;
-    int cores_per_host;      /* hwloc cores of rank 0's host */
-    int pus_per_host;
+    int cores_per_host;      /* hwloc cores of rank 0's host, -1 unknown */
+    int pus_per_host;        /* -1 unknown */
     int threads_per_rank;    /* OMP_NUM_THREADS if set, else 1 */
     int oversubscribed;      /* some host runs more ranks than cores */
 } bb_topology_info_t;

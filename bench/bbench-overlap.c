@@ -1043,9 +1043,12 @@ static void record_conditions(run_ctx_t *c, const bb_compute_t *k_min,
         cJSON_AddNumberToObject(t, "min_rank", threads[0]);
         cJSON_AddNumberToObject(t, "max_rank", threads[1]);
         cJSON_AddStringToObject(t, "source", "/proc/self/status Threads after MPI "
-                                "initialization: an MPICH progress thread is one more");
+                                "initialization, idle helper threads included: an MPICH "
+                                "progress thread is one more than without it");
         cJSON_AddItemToObject(pc, "process_threads", t);
         if (topo != NULL && topo->cores_per_host > 0)
+            /* All threads, idle ones included: an upper bound on the busy
+             * threads per core. */
             cJSON_AddNumberToObject(pc, "threads_per_core",
                                     (double)topo->max_ranks_per_host * threads[1]
                                         / (double)topo->cores_per_host);

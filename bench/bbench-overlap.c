@@ -817,15 +817,13 @@ static void record_point(run_ctx_t *c, const point_t *p, const figures_t *fs)
     if (p->kind == KIND_IALLREDUCE)
         cJSON_AddNumberToObject(params, "elements", (double)(p->bytes / 8));
     cJSON_AddNumberToObject(params, "batches", (double)p->batches);
+    /* Parameters identify the point across runs; what this run calibrated
+     * or chose (auto compute, kernel iterations, reps) is a quantity. */
     cJSON_AddStringToObject(params, "compute", p->auto_compute ? "auto" : "fixed");
-    cJSON_AddNumberToObject(params, "compute_per_batch_s", p->compute_per_batch_s);
-    cJSON_AddNumberToObject(params, "compute_total_s",
-                            p->compute_per_batch_s * (double)p->batches);
-    cJSON_AddNumberToObject(params, "compute_iterations_per_batch",
-                            (double)p->iters_per_batch);
+    if (!p->auto_compute)
+        cJSON_AddNumberToObject(params, "compute_per_batch_s", p->compute_per_batch_s);
     cJSON_AddNumberToObject(params, "source", c->source);
     cJSON_AddNumberToObject(params, "destination", c->destination);
-    cJSON_AddNumberToObject(params, "reps", (double)p->reps);
     cJSON_AddNumberToObject(params, "samples", (double)S);
     const char *async = getenv("MPIR_CVAR_ASYNC_PROGRESS");
     if (async != NULL)
@@ -835,6 +833,18 @@ static void record_point(run_ctx_t *c, const point_t *p, const figures_t *fs)
 
     cJSON *q = cJSON_CreateObject();
     cJSON *first = cJSON_CreateObject();
+    bb_quantities_add(q, "compute.per_batch",
+                      bb_quantity_value(p->compute_per_batch_s, "s", "call/rank"));
+    bb_quantities_add(q, "compute.total",
+                      bb_quantity_value(p->compute_per_batch_s * (double)p->batches, "s",
+                                        "call/rank"));
+    cJSON *iters = bb_quantity_value((double)p->iters_per_batch, "count", "call/rank");
+    cJSON *reps = bb_quantity_value((double)p->reps, "count", "run/rank");
+    /* Calibrated or budget-chosen in this run: not part of the contract. */
+    cJSON_AddFalseToObject(iters, "deterministic");
+    cJSON_AddFalseToObject(reps, "deterministic");
+    bb_quantities_add(q, "compute.iterations_per_batch", iters);
+    bb_quantities_add(q, "run.reps", reps);
     if (p->status != BB_OK) {
         bb_quantities_add(q, "overlap", bb_quantity_null("ratio", scope,
                                                          "refused: nothing measured"));

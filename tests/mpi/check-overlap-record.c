@@ -142,8 +142,12 @@ int main(int argc, char **argv)
         else fail(where, "unknown kind");
         if (!cJSON_IsString(get(pt, "status")) || strcmp(get(pt, "status")->valuestring, "ok"))
             fail(where, "status is not ok");
-        int with_compute = batches->valuedouble > 0
-                           && get(par, "compute_per_batch_s")->valuedouble > 0;
+        const cJSON *per_batch = get(q, "compute.per_batch");
+        if (!cJSON_IsObject(per_batch) || !is_num(get(per_batch, "value")))
+            fail(where, "compute.per_batch missing");
+        int with_compute = batches->valuedouble > 0 && cJSON_IsObject(per_batch)
+                           && is_num(get(per_batch, "value"))
+                           && get(per_batch, "value")->valuedouble > 0;
         char qwhere[512];
         for (int i = 0; timings[i]; i++) {
             snprintf(qwhere, sizeof qwhere, "%s.%s", where, timings[i]);

@@ -200,15 +200,6 @@ static void test_compute(void)
     CHECK(r0 != r1);
     CHECK(bb_compute_run(1000) == r1);
     CHECK(isfinite(bb_compute_run(n)));
-
-    /* A run at the calibrated rate never beats the fastest trial by much:
-     * the calibration is not wildly off (a loose bound; slower under load
-     * is allowed, faster than 0.5x the requested time is not). */
-    double t0 = bb_time_now();
-    volatile double sink = bb_compute_run(n);
-    double took = bb_time_now() - t0;
-    (void)sink;
-    CHECK(took >= 0.5 * 0.01);
 }
 
 int main(void)

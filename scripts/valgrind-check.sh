@@ -30,8 +30,10 @@ run() {
         errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$log")
         lost=$(sed -n 's/.*definitely lost: \([0-9,]*\) bytes.*/\1/p' "$log")
         invalid=$(grep -c "Invalid read\|Invalid write" "$log")
-        printf '%-16s %-12s exit %3s  errors %s  invalid r/w %s  definitely lost %s bytes\n' \
-            "$name" "$(basename "$log" .log)" "$rc" "${errors:-?}" "$invalid" "${lost:-0}"
+        suppressed=$(sed -n 's/.*suppressed: \([0-9,]*\) bytes.*/\1/p' "$log")
+        printf '%-16s %-12s exit %3s  errors %s  invalid r/w %s  definitely lost %s bytes (%s suppressed, MPI_Init)\n' \
+            "$name" "$(basename "$log" .log)" "$rc" "${errors:-?}" "$invalid" "${lost:-0}" \
+            "${suppressed:-0}"
         [ "${errors:-1}" = 0 ] || status=1
     done
     [ "$rc" -eq 0 ] || status=1

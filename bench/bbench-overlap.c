@@ -56,11 +56,7 @@ typedef struct options {
     bb_size_list_t batches;
     double compute_s;        /* per batch; < 0: auto */
     int kinds[KIND_N];       /* selected */
-    int64_t samples;
-    int64_t reps;            /* 0: from the budget */
-    double budget_s;
-    int64_t warmup;
-    const char *output;
+    bb_bench_common_t common;  /* samples, reps, budget, warmup, output */
 } options_t;
 
 static const char usage_text[] =
@@ -139,19 +135,13 @@ static void parse_kinds(bb_bench_t *bench, const char *text, int *kinds)
 
 static void options_parse(bb_bench_t *bench, int argc, char **argv, options_t *o)
 {
-    enum { OPT_BATCHES = 256, OPT_COMPUTE, OPT_BUDGET };
+    enum { OPT_BATCHES = 256, OPT_COMPUTE };
     static const struct option longopts[] = {
         {"bytes", required_argument, NULL, 'b'},
         {"batches", required_argument, NULL, OPT_BATCHES},
         {"compute", required_argument, NULL, OPT_COMPUTE},
         {"kinds", required_argument, NULL, 'k'},
-        {"samples", required_argument, NULL, 's'},
-        {"reps", required_argument, NULL, 'r'},
-        {"budget", required_argument, NULL, OPT_BUDGET},
-        {"warmup", required_argument, NULL, 'w'},
-        {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
+        BB_BENCH_COMMON_LONGOPTS,
         {NULL, 0, NULL, 0}
     };
     const char *bytes = "64K,4M", *batches = "1,4,16";
@@ -162,12 +152,15 @@ static void options_parse(bb_bench_t *bench, int argc, char **argv, options_t *o
     o->compute_s = -1.0;
     for (int k = 0; k < KIND_N; k++)
         o->kinds[k] = 1;
-    o->samples = 3;
-    o->budget_s = 0.02;
-    o->warmup = 2;
+    bb_bench_common_defaults(&o->common);
+    o->common.budget_s = 0.02;
+    o->common.reps_max = 1000000;
 
     opterr = 0;  /* our own messages, on rank 0 only */
-    while ((c = getopt_long(argc, argv, ":b:k:s:r:w:o:hV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":b:k:" BB_BENCH_COMMON_SHORTOPTS, longopts,
+                            NULL)) != -1) {
+        if (bb_bench_parse_common(bench, c, optarg, argv, usage_text, &o->common))
+            continue;
         switch (c) {
         case 'b': bytes = optarg; break;
         case OPT_BATCHES: batches = optarg; break;
@@ -180,32 +173,9 @@ static void options_parse(bb_bench_t *bench, int argc, char **argv, options_t *o
                                "or auto)", err);
             break;
         case 'k': parse_kinds(bench, optarg, o->kinds); break;
-        case 's':
-            if (bb_cli_parse_size(optarg, 3, 100000, &o->samples, err, sizeof err) != BB_OK)
-                bb_bench_usage(bench, "--samples: %s", err);
-            break;
-        case 'r':
-            if (bb_cli_parse_size(optarg, 1, 1000000, &o->reps, err, sizeof err) != BB_OK)
-                bb_bench_usage(bench, "--reps: %s", err);
-            break;
-        case OPT_BUDGET:
-            if (bb_cli_parse_double(optarg, 1e-6, 3600.0, &o->budget_s, err,
-                                    sizeof err) != BB_OK)
-                bb_bench_usage(bench, "--budget: %s", err);
-            break;
-        case 'w':
-            if (bb_cli_parse_size(optarg, 0, 1000000, &o->warmup, err, sizeof err) != BB_OK)
-                bb_bench_usage(bench, "--warmup: %s", err);
-            break;
-        case 'o': o->output = optarg; break;
-        case 'h': bb_bench_exit_text(bench, usage_text);
-        case 'V': bb_bench_exit_text(bench, PROG " (" PACKAGE_NAME ") " PACKAGE_VERSION "\n");
-        case ':': bb_bench_usage(bench, "option '%s' needs a value", argv[optind - 1]);
-        default: bb_bench_usage(bench, "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind < argc)
-        bb_bench_usage(bench, "unexpected argument '%s'", argv[optind]);
+    bb_bench_parse_end(bench, argc, argv);
     /* The transfer cap is a signed-32 MPI count. */
     if (bb_cli_parse_size_list(bytes, 0, INT32_MAX, &o->bytes, err, sizeof err) != BB_OK)
         bb_bench_usage(bench, "--bytes: %s", err);
@@ -504,7 +474,7 @@ static void measure_point(run_ctx_t *c, int kind, int64_t bytes, int64_t batches
                           point_t *p)
 {
     const options_t *o = c->o;
-    int64_t S = o->samples;
+    int64_t S = o->common.samples;
     double block[L_N], maxb[L_N];
     memset(p, 0, sizeof *p);
     p->kind = kind;
@@ -542,12 +512,13 @@ static void measure_point(run_ctx_t *c, int kind, int64_t bytes, int64_t batches
     TRY(run_block(c, V_COMM, 1, block, NULL));
     bb_stats_reduce_max(c->comm, block, L_N, maxb);
     p->first_comm = maxb[L_COMM];
-    for (int64_t w = 0; w < o->warmup; w++)
+    for (int64_t w = 0; w < o->common.warmup; w++)
         TRY(run_block(c, V_COMM, 1, block, NULL));
-    int64_t comm_reps = o->reps;
+    int64_t comm_reps = o->common.reps;
     if (comm_reps == 0) {
         TRY(run_block(c, V_COMM, 1, block, NULL));
-        comm_reps = bb_bench_reps_for_budget(c->bench, block[L_COMM], o->budget_s, 100000);
+        comm_reps = bb_bench_reps_for_budget(c->bench, block[L_COMM],
+                                             o->common.budget_s, 100000);
     }
     for (int64_t s = 0; s < S; s++) {
         TRY(run_block(c, V_COMM, comm_reps, block, NULL));
@@ -575,13 +546,14 @@ static void measure_point(run_ctx_t *c, int kind, int64_t bytes, int64_t batches
     TRY(run_block(c, V_POLLED, 1, block, NULL));
     bb_stats_reduce_max(c->comm, block, L_N, maxb);
     p->first_polled = maxb[L_POLLED];
-    for (int64_t w = 0; w < o->warmup; w++)
+    for (int64_t w = 0; w < o->common.warmup; w++)
         for (int v = V_COMPUTE; v < V_N; v++)
             TRY(run_block(c, v, 1, block, NULL));
-    p->reps = o->reps;
+    p->reps = o->common.reps;
     if (p->reps == 0) {
         TRY(run_block(c, V_POLLED, 1, block, NULL));
-        p->reps = bb_bench_reps_for_budget(c->bench, block[L_POLLED], o->budget_s, 100000);
+        p->reps = bb_bench_reps_for_budget(c->bench, block[L_POLLED],
+                                           o->common.budget_s, 100000);
     }
     /* Interleave the variants sample by sample, so that drift hits them
      * alike. */
@@ -942,7 +914,7 @@ static void table_header(const options_t *o)
     printf("# times: microseconds, median of %lld samples, rank maximum per sample; "
            "figures: ratios (1 = 100%%), '-' = undefined (see the record), "
            "'?' = noise-dominated\n",
-           (long long)o->samples);
+           (long long)o->common.samples);
     printf("%-10s %6s %4s %9s %10s %10s %10s %10s %10s %7s %7s %7s %7s %7s %5s %5s\n",
            "kind", "bytes", "bat", "cmp/b_us", "t_comm", "t_compute", "t_immed",
            "t_polled", "t_unpoll", "overlap", "unpoll", "osu", "imb", "speedup",
@@ -1107,7 +1079,7 @@ int main(int argc, char **argv)
     if (bb_bench_size(bench) < 2)
         bb_bench_usage(bench, "needs at least 2 ranks (mpiexec -n 2): on one rank "
                        "there is no peer to overlap with (see --help)");
-    bb_bench_set_output(bench, o.output);
+    bb_bench_set_output(bench, o.common.output);
     bb_bench_capture(bench);
 
     run_ctx_t c;

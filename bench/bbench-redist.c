@@ -24,10 +24,8 @@ typedef struct options {
     bb_redist_method_t methods[BB_REDIST_METHODS];
     int nmethods;
     int64_t messages;          /* messages per plan; 0: one plan for the point */
-    int64_t samples, reps, warmup;
-    double budget_s;
+    bb_bench_common_t common;  /* samples, reps, budget, warmup, output */
     bb_redist_mode_t mode;
-    const char *output;
 } options_t;
 
 static const char usage_text[] =
@@ -116,7 +114,7 @@ static void check_layout_fits(bb_bench_t *bench, const char *opt, const char *te
 
 static void options_parse(bb_bench_t *bench, int argc, char **argv, options_t *o)
 {
-    enum { OPT_DRIVER = 256, OPT_FROM, OPT_TO, OPT_MODE, OPT_BUDGET };
+    enum { OPT_DRIVER = 256, OPT_FROM, OPT_TO, OPT_MODE };
     static const struct option longopts[] = {
         {"elements", required_argument, NULL, 'n'},
         {"element-bytes", required_argument, NULL, 'e'},
@@ -127,13 +125,7 @@ static void options_parse(bb_bench_t *bench, int argc, char **argv, options_t *o
         {"methods", required_argument, NULL, 'm'},
         {"messages", required_argument, NULL, 'k'},
         {"mode", required_argument, NULL, OPT_MODE},
-        {"samples", required_argument, NULL, 's'},
-        {"reps", required_argument, NULL, 'r'},
-        {"budget", required_argument, NULL, OPT_BUDGET},
-        {"warmup", required_argument, NULL, 'w'},
-        {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
+        BB_BENCH_COMMON_LONGOPTS,
         {NULL, 0, NULL, 0}
     };
     const char *elements = "1e4,1e5,1e6";
@@ -150,13 +142,15 @@ static void options_parse(bb_bench_t *bench, int argc, char **argv, options_t *o
     o->directions[0] = BB_REDIST_SEND;
     o->directions[1] = BB_REDIST_RECEIVE;
     o->ndirections = 2;
-    o->samples = 3;
-    o->warmup = 1;
-    o->budget_s = 0.05;
+    bb_bench_common_defaults(&o->common);
+    o->common.warmup = 1;
     o->mode = BB_REDIST_MODE_MDI;
 
     opterr = 0;  /* our own messages, on rank 0 only */
-    while ((c = getopt_long(argc, argv, ":n:e:d:m:k:s:r:w:o:hV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":n:e:d:m:k:" BB_BENCH_COMMON_SHORTOPTS, longopts,
+                            NULL)) != -1) {
+        if (bb_bench_parse_common(bench, c, optarg, argv, usage_text, &o->common))
+            continue;
         switch (c) {
         case 'n': elements = optarg; break;
         case 'e':
@@ -194,32 +188,9 @@ static void options_parse(bb_bench_t *bench, int argc, char **argv, options_t *o
             else if (strcmp(optarg, "intra") == 0) o->mode = BB_REDIST_MODE_INTRA;
             else bb_bench_usage(bench, "--mode: '%s' is not mdi or intra", optarg);
             break;
-        case 's':
-            if (bb_cli_parse_size(optarg, 3, 100000, &o->samples, err, sizeof err) != BB_OK)
-                bb_bench_usage(bench, "--samples: %s", err);
-            break;
-        case 'r':
-            if (bb_cli_parse_size(optarg, 1, INT32_MAX, &o->reps, err, sizeof err) != BB_OK)
-                bb_bench_usage(bench, "--reps: %s", err);
-            break;
-        case OPT_BUDGET:
-            if (bb_cli_parse_double(optarg, 1e-6, 3600.0, &o->budget_s, err,
-                                    sizeof err) != BB_OK)
-                bb_bench_usage(bench, "--budget: %s", err);
-            break;
-        case 'w':
-            if (bb_cli_parse_size(optarg, 0, 1000000, &o->warmup, err, sizeof err) != BB_OK)
-                bb_bench_usage(bench, "--warmup: %s", err);
-            break;
-        case 'o': o->output = optarg; break;
-        case 'h': bb_bench_exit_text(bench, usage_text);
-        case 'V': bb_bench_exit_text(bench, PROG " (" PACKAGE_NAME ") " PACKAGE_VERSION "\n");
-        case ':': bb_bench_usage(bench, "option '%s' needs a value", argv[optind - 1]);
-        default: bb_bench_usage(bench, "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind < argc)
-        bb_bench_usage(bench, "unexpected argument '%s'", argv[optind]);
+    bb_bench_parse_end(bench, argc, argv);
     if (bb_cli_parse_size_list(elements, 0, INT32_MAX, &o->elements, err, sizeof err) != BB_OK)
         bb_bench_usage(bench, "--elements: %s", err);
     parse_methods(bench, methods, o);
@@ -393,7 +364,7 @@ static void measure_method(run_ctx_t *ctx, bb_redist_method_t method, method_res
     memset(mr, 0, sizeof *mr);
     mr->method = method;
     for (int i = 0; i < T_N; i++) {
-        mr->samples[i] = calloc((size_t)o->samples, sizeof(double));
+        mr->samples[i] = calloc((size_t)o->common.samples, sizeof(double));
         if (mr->samples[i] == NULL)
             bb_bench_fatal(ctx->bench, "out of memory");
     }
@@ -403,7 +374,7 @@ static void measure_method(run_ctx_t *ctx, bb_redist_method_t method, method_res
     setup_push(ctx, mr, &su);
     for (int i = 0; i < S_N; i++)
         mr->first_setup[i] = mr->setup[i][0];
-    for (int64_t s = 1; s < o->samples; s++) {
+    for (int64_t s = 1; s < o->common.samples; s++) {
         bb_redist_plan_destroy(plan);
         plan = plan_build(ctx, method, &su);
         setup_push(ctx, mr, &su);
@@ -421,21 +392,21 @@ static void measure_method(run_ctx_t *ctx, bb_redist_method_t method, method_res
     on_plan++;
     if (bb_stats_reduce_max(ctx->comm, t, T_N, mr->first) != MPI_SUCCESS)
         bb_bench_fatal(ctx->bench, "MPI_Allreduce failed");
-    for (int64_t w = 0; w < o->warmup; w++) {
+    for (int64_t w = 0; w < o->common.warmup; w++) {
         memset(t, 0, sizeof t);
         message(ctx, plan, &b, k++, t, mr);
         on_plan++;
     }
-    mr->reps = o->reps;
+    mr->reps = o->common.reps;
     if (mr->reps == 0) {
         memset(t, 0, sizeof t);
         message(ctx, plan, &b, k++, t, mr);
         on_plan++;
         /* each message also costs an untimed fill, barrier and check: keep
          * blocks short unless --reps asks otherwise */
-        mr->reps = bb_bench_reps_for_budget(ctx->bench, t[T_ELAPSED], o->budget_s, 50);
+        mr->reps = bb_bench_reps_for_budget(ctx->bench, t[T_ELAPSED], o->common.budget_s, 50);
     }
-    for (int64_t s = 0; s < o->samples; s++) {
+    for (int64_t s = 0; s < o->common.samples; s++) {
         memset(t, 0, sizeof t);
         for (int64_t r = 0; r < mr->reps; r++) {
             if (o->messages > 0 && on_plan >= o->messages) {
@@ -463,7 +434,8 @@ static void measure_method(run_ctx_t *ctx, bb_redist_method_t method, method_res
     mr->wrong_messages = agreed[0];
     mr->refused = agreed[1];
     bb_summary_t sum;
-    mr->median = bb_stats_summarize(mr->samples[T_ELAPSED], (size_t)o->samples, &sum) == BB_OK
+    mr->median = bb_stats_summarize(mr->samples[T_ELAPSED], (size_t)o->common.samples,
+                                    &sum) == BB_OK
                      ? sum.median : (double)NAN;
     buffers_free(&b);
     bb_redist_plan_destroy(plan);
@@ -519,7 +491,7 @@ static void record_method(run_ctx_t *ctx, const method_result_t *mr,
     cJSON *q = cJSON_CreateObject(), *first = cJSON_CreateObject();
     for (int i = 0; i < T_N; i++) {
         bb_quantities_add(q, t_names[i],
-                          bb_quantity_timing(mr->samples[i], (size_t)o->samples, scope,
+                          bb_quantity_timing(mr->samples[i], (size_t)o->common.samples, scope,
                                              i == T_ELAPSED ? elapsed_includes : NULL));
         bb_quantities_add(first, t_names[i], bb_quantity_value(mr->first[i], "s", scope));
     }
@@ -613,7 +585,7 @@ static void table_header(const run_ctx_t *ctx)
         printf("# intra: %d ranks, layout %s ('>' from) and %s ('<' from), %lld-byte "
                "elements\n", ranks, o->from, o->to, (long long)o->element_bytes);
     printf("# times in microseconds per message: median [min, max] of %lld samples, rank "
-           "maximum; setup median per plan\n", (long long)o->samples);
+           "maximum; setup median per plan\n", (long long)o->common.samples);
     printf("# median = admit (recv_dist flag + MIN/MAX admission) + payload; "
            "speedup = root median / median; eff = bound / median\n");
     printf("%9s %3s %-12s %11s %23s %11s %10s %11s %9s %6s %7s %7s\n", "N", "dir", "method",
@@ -635,7 +607,7 @@ static void table_point(const run_ctx_t *ctx, const method_result_t *mrs, int nm
         const method_result_t *mr = &mrs[i];
         bb_summary_t s;
         char range[64], speed[16], eff[16];
-        bb_stats_summarize(mr->samples[T_ELAPSED], (size_t)o->samples, &s);
+        bb_stats_summarize(mr->samples[T_ELAPSED], (size_t)o->common.samples, &s);
         snprintf(range, sizeof range, "[%.1f, %.1f]", s.min * 1e6, s.max * 1e6);
         if (isnan(root) || !(mr->median > 0))
             snprintf(speed, sizeof speed, "-");
@@ -648,8 +620,8 @@ static void table_point(const run_ctx_t *ctx, const method_result_t *mrs, int nm
         printf("%9s %3c %-12s %11.1f %23s %11.1f %10.1f %11.1f %9.2f %6.2f %7s %7s%s\n", size,
                ctx->command, bb_redist_method_name(mr->method), mr->median * 1e6, range,
                median_of(mr->setup[S_TOTAL], mr->nsetup) * 1e6,
-               median_of(mr->samples[T_ADMISSION], (size_t)o->samples) * 1e6,
-               median_of(mr->samples[T_PAYLOAD], (size_t)o->samples) * 1e6,
+               median_of(mr->samples[T_ADMISSION], (size_t)o->common.samples) * 1e6,
+               median_of(mr->samples[T_PAYLOAD], (size_t)o->common.samples) * 1e6,
                (double)mr->traffic.moved_bytes / 1e6, mr->traffic.mean_peers, speed, eff,
                mr->wrong_messages ? "  WRONG DATA" : mr->refused ? "  REFUSED" : "");
     }
@@ -678,7 +650,7 @@ int main(int argc, char **argv)
     bb_bench_t *bench = bb_bench_init(&argc, &argv, PROG, "redist");
     options_t o;
     options_parse(bench, argc, argv, &o);
-    bb_bench_set_output(bench, o.output);
+    bb_bench_set_output(bench, o.common.output);
     bb_bench_capture(bench);
 
     int rank = bb_bench_rank(bench);

@@ -19,12 +19,8 @@ enum { MISMATCH_NONE, MISMATCH_PHASE_ID, MISMATCH_EPOCH, MISMATCH_COUNT,
 typedef struct options {
     bb_size_list_t counts;
     int64_t max_elements;     /* -1: equal to each count */
-    int64_t samples;
-    int64_t reps;             /* 0: from the time budget */
-    double budget_s;
-    int64_t warmup;
+    bb_bench_common_t common;  /* samples, reps, budget, warmup, output */
     int mode;
-    const char *output;
     int refuse_rank;          /* -1: none */
     int mismatch_rank;
     int mismatch_field;
@@ -119,22 +115,16 @@ static void parse_rank_seconds(bb_bench_t *bench, const char *opt,
 
 static void options_parse(bb_bench_t *bench, int argc, char **argv, options_t *o)
 {
-    enum { OPT_MAX = 256, OPT_BUDGET, OPT_REFUSE, OPT_MISMATCH, OPT_DPREP, OPT_DPOST };
+    enum { OPT_MAX = 256, OPT_REFUSE, OPT_MISMATCH, OPT_DPREP, OPT_DPOST };
     static const struct option longopts[] = {
         {"count", required_argument, NULL, 'c'},
         {"max-elements", required_argument, NULL, OPT_MAX},
-        {"samples", required_argument, NULL, 's'},
-        {"reps", required_argument, NULL, 'r'},
-        {"budget", required_argument, NULL, OPT_BUDGET},
-        {"warmup", required_argument, NULL, 'w'},
         {"mode", required_argument, NULL, 'm'},
-        {"output", required_argument, NULL, 'o'},
         {"refuse-rank", required_argument, NULL, OPT_REFUSE},
         {"mismatch-rank", required_argument, NULL, OPT_MISMATCH},
         {"delay-prepare", required_argument, NULL, OPT_DPREP},
         {"delay-post", required_argument, NULL, OPT_DPOST},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
+        BB_BENCH_COMMON_LONGOPTS,
         {NULL, 0, NULL, 0}
     };
     const char *counts = "1:1M:x4";
@@ -144,14 +134,15 @@ static void options_parse(bb_bench_t *bench, int argc, char **argv, options_t *o
 
     memset(o, 0, sizeof *o);
     o->max_elements = -1;
-    o->samples = 3;
-    o->budget_s = 0.05;
-    o->warmup = 2;
+    bb_bench_common_defaults(&o->common);
     o->mode = MODE_BOTH;
     o->refuse_rank = o->mismatch_rank = o->delay_prepare_rank = o->delay_post_rank = -1;
 
     opterr = 0;  /* our own messages, on rank 0 only */
-    while ((c = getopt_long(argc, argv, ":c:s:r:w:m:o:hV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":c:m:" BB_BENCH_COMMON_SHORTOPTS, longopts,
+                            NULL)) != -1) {
+        if (bb_bench_parse_common(bench, c, optarg, argv, usage_text, &o->common))
+            continue;
         switch (c) {
         case 'c': counts = optarg; break;
         case OPT_MAX:
@@ -159,30 +150,12 @@ static void options_parse(bb_bench_t *bench, int argc, char **argv, options_t *o
                                   sizeof err) != BB_OK)
                 bb_bench_usage(bench, "--max-elements: %s", err);
             break;
-        case 's':
-            if (bb_cli_parse_size(optarg, 3, 100000, &o->samples, err, sizeof err) != BB_OK)
-                bb_bench_usage(bench, "--samples: %s", err);
-            break;
-        case 'r':
-            if (bb_cli_parse_size(optarg, 1, INT32_MAX, &o->reps, err, sizeof err) != BB_OK)
-                bb_bench_usage(bench, "--reps: %s", err);
-            break;
-        case OPT_BUDGET:
-            if (bb_cli_parse_double(optarg, 1e-6, 3600.0, &o->budget_s, err,
-                                    sizeof err) != BB_OK)
-                bb_bench_usage(bench, "--budget: %s", err);
-            break;
-        case 'w':
-            if (bb_cli_parse_size(optarg, 0, 1000000, &o->warmup, err, sizeof err) != BB_OK)
-                bb_bench_usage(bench, "--warmup: %s", err);
-            break;
         case 'm':
             if (strcmp(optarg, "protocol") == 0) o->mode = MODE_PROTOCOL;
             else if (strcmp(optarg, "raw") == 0) o->mode = MODE_RAW;
             else if (strcmp(optarg, "both") == 0) o->mode = MODE_BOTH;
             else bb_bench_usage(bench, "--mode: '%s' is not protocol, raw or both", optarg);
             break;
-        case 'o': o->output = optarg; break;
         case OPT_REFUSE:
             if (bb_cli_parse_rank_prefix(optarg, bb_bench_size(bench), &o->refuse_rank,
                                          &rest, err, sizeof err) != BB_OK)
@@ -210,14 +183,9 @@ static void options_parse(bb_bench_t *bench, int argc, char **argv, options_t *o
             parse_rank_seconds(bench, "--delay-post", optarg,
                                &o->delay_post_rank, &o->delay_post_s);
             break;
-        case 'h': bb_bench_exit_text(bench, usage_text);
-        case 'V': bb_bench_exit_text(bench, PROG " (" PACKAGE_NAME ") " PACKAGE_VERSION "\n");
-        case ':': bb_bench_usage(bench, "option '%s' needs a value", argv[optind - 1]);
-        default: bb_bench_usage(bench, "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind < argc)
-        bb_bench_usage(bench, "unexpected argument '%s'", argv[optind]);
+    bb_bench_parse_end(bench, argc, argv);
     if (bb_cli_parse_size_list(counts, 0, INT32_MAX, &o->counts, err, sizeof err) != BB_OK)
         bb_bench_usage(bench, "--count: %s", err);
     if (o->max_elements >= 0 && o->mismatch_field != MISMATCH_CAP)
@@ -346,19 +314,20 @@ static void measure_point(run_ctx_t *ctx, call_fn fn, int64_t count, point_resul
     memset(pr, 0, sizeof *pr);
     pr->refusal.rank = -1;
     for (int i = 0; i < T_N; i++) {
-        pr->samples[i] = calloc((size_t)o->samples, sizeof(double));
+        pr->samples[i] = calloc((size_t)o->common.samples, sizeof(double));
         if (pr->samples[i] == NULL)
             bb_bench_fatal(ctx->bench, "out of memory");
     }
     run_block(ctx, fn, count, 1, pr->first, pr);
-    for (int64_t w = 0; w < o->warmup; w++)
+    for (int64_t w = 0; w < o->common.warmup; w++)
         run_block(ctx, fn, count, 1, block, pr);
-    int64_t reps = o->reps;
+    int64_t reps = o->common.reps;
     if (reps == 0) {
         run_block(ctx, fn, count, 1, block, pr);
-        reps = bb_bench_reps_for_budget(ctx->bench, block[T_ELAPSED], o->budget_s, 100000);
+        reps = bb_bench_reps_for_budget(ctx->bench, block[T_ELAPSED],
+                                        o->common.budget_s, 100000);
     }
-    for (int64_t s = 0; s < o->samples; s++) {
+    for (int64_t s = 0; s < o->common.samples; s++) {
         run_block(ctx, fn, count, reps, block, pr);
         for (int i = 0; i < T_N; i++)
             pr->samples[i][s] = block[i];
@@ -410,7 +379,7 @@ static void record_point(bb_bench_t *bench, const options_t *o, int64_t count,
     int ntimings = protocol ? T_N : 1;
     for (int i = 0; i < ntimings; i++) {
         bb_quantities_add(q, t_names[i],
-                          bb_quantity_timing(pr->samples[i], (size_t)o->samples, scope,
+                          bb_quantity_timing(pr->samples[i], (size_t)o->common.samples, scope,
                                              i == T_ELAPSED && protocol ? elapsed_includes
                                                                         : NULL));
         bb_quantities_add(first, t_names[i], bb_quantity_value(pr->first[i], "s", scope));
@@ -464,7 +433,7 @@ static void record_point(bb_bench_t *bench, const options_t *o, int64_t count,
 static void table_header(const options_t *o)
 {
     printf("# times in microseconds: median [min, max] of %lld samples, rank maximum\n",
-           (long long)o->samples);
+           (long long)o->common.samples);
     printf("%10s", "count");
     if (o->mode & MODE_PROTOCOL)
         printf(" %12s %25s %12s", "protocol_us", "range_us", "admission_us");
@@ -489,19 +458,19 @@ static void table_row(const options_t *o, int64_t count, const point_result_t *p
     bb_cli_format_size(count, size, sizeof size);
     printf("%10s", size);
     if (proto) {
-        bb_stats_summarize(proto->samples[T_ELAPSED], (size_t)o->samples, &s);
+        bb_stats_summarize(proto->samples[T_ELAPSED], (size_t)o->common.samples, &s);
         snprintf(range, sizeof range, "[%.2f, %.2f]", s.min * 1e6, s.max * 1e6);
         printf(" %12.2f %25s %12.2f", s.median * 1e6, range,
-               median_of(proto, T_ADMISSION, o->samples) * 1e6);
+               median_of(proto, T_ADMISSION, o->common.samples) * 1e6);
     }
     if (raw) {
-        bb_stats_summarize(raw->samples[T_ELAPSED], (size_t)o->samples, &s);
+        bb_stats_summarize(raw->samples[T_ELAPSED], (size_t)o->common.samples, &s);
         snprintf(range, sizeof range, "[%.2f, %.2f]", s.min * 1e6, s.max * 1e6);
         printf(" %12.2f %25s", s.median * 1e6, range);
     }
     if (proto && raw)
-        printf(" %8.2f", median_of(proto, T_ELAPSED, o->samples)
-                             / median_of(raw, T_ELAPSED, o->samples));
+        printf(" %8.2f", median_of(proto, T_ELAPSED, o->common.samples)
+                             / median_of(raw, T_ELAPSED, o->common.samples));
     if (proto && proto->refused_calls > 0)
         printf("  refused (%s, sequence %lld)\n", bb_stage_name(proto->refusal.stage),
                (long long)proto->refusal.sequence);
@@ -515,7 +484,7 @@ int main(int argc, char **argv)
     bb_bench_t *bench = bb_bench_init(&argc, &argv, PROG, "sum");
     options_t o;
     options_parse(bench, argc, argv, &o);
-    bb_bench_set_output(bench, o.output);
+    bb_bench_set_output(bench, o.common.output);
     bb_bench_capture(bench);
 
     int rank = bb_bench_rank(bench);

@@ -29,9 +29,7 @@ typedef struct options {
     int source, destination;
     int64_t max_bytes;        /* -1: equal to each size */
     int api, mode;
-    int64_t samples, reps, warmup;
-    double budget_s;
-    const char *output;
+    bb_bench_common_t common;  /* samples, reps, budget, warmup, output */
     int fail_compute_rank;    /* -1: none */
     int64_t fail_compute_batch;
     int fail_consumer;
@@ -231,8 +229,8 @@ static void parse_rank(bb_bench_t *bench, const char *opt, const char *text, int
 static void options_parse(bb_bench_t *bench, int argc, char **argv, options_t *o)
 {
     enum { OPT_BATCHES = 256, OPT_COMPUTE, OPT_SOURCE, OPT_DEST, OPT_MAX, OPT_API,
-           OPT_BUDGET, OPT_FAIL_COMPUTE, OPT_FAIL_CONSUMER, OPT_REFUSE, OPT_MISMATCH,
-           OPT_DPOST, OPT_CORRUPT };
+           OPT_FAIL_COMPUTE, OPT_FAIL_CONSUMER, OPT_REFUSE, OPT_MISMATCH, OPT_DPOST,
+           OPT_CORRUPT };
     static const struct option longopts[] = {
         {"bytes", required_argument, NULL, 'b'},
         {"batches", required_argument, NULL, OPT_BATCHES},
@@ -242,19 +240,13 @@ static void options_parse(bb_bench_t *bench, int argc, char **argv, options_t *o
         {"max-bytes", required_argument, NULL, OPT_MAX},
         {"api", required_argument, NULL, OPT_API},
         {"mode", required_argument, NULL, 'm'},
-        {"samples", required_argument, NULL, 's'},
-        {"reps", required_argument, NULL, 'r'},
-        {"budget", required_argument, NULL, OPT_BUDGET},
-        {"warmup", required_argument, NULL, 'w'},
-        {"output", required_argument, NULL, 'o'},
         {"fail-compute", required_argument, NULL, OPT_FAIL_COMPUTE},
         {"fail-consumer", no_argument, NULL, OPT_FAIL_CONSUMER},
         {"refuse-rank", required_argument, NULL, OPT_REFUSE},
         {"mismatch-rank", required_argument, NULL, OPT_MISMATCH},
         {"delay-post", required_argument, NULL, OPT_DPOST},
         {"corrupt-byte", required_argument, NULL, OPT_CORRUPT},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
+        BB_BENCH_COMMON_LONGOPTS,
         {NULL, 0, NULL, 0}
     };
     const char *bytes = "8,4K,64K,1M,4M", *batches = "0,1,4,16";
@@ -269,14 +261,15 @@ static void options_parse(bb_bench_t *bench, int argc, char **argv, options_t *o
     o->max_bytes = -1;
     o->api = API_RUN;
     o->mode = MODE_BOTH;
-    o->samples = 3;
-    o->budget_s = 0.05;
-    o->warmup = 2;
+    bb_bench_common_defaults(&o->common);
     o->fail_compute_rank = o->refuse_rank = o->mismatch_rank = o->delay_post_rank = -1;
     o->corrupt_byte = -1;
 
     opterr = 0;  /* our own messages, on rank 0 only */
-    while ((c = getopt_long(argc, argv, ":b:m:s:r:w:o:hV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":b:m:" BB_BENCH_COMMON_SHORTOPTS, longopts,
+                            NULL)) != -1) {
+        if (bb_bench_parse_common(bench, c, optarg, argv, usage_text, &o->common))
+            continue;
         switch (c) {
         case 'b': bytes = optarg; break;
         case OPT_BATCHES: batches = optarg; break;
@@ -301,23 +294,6 @@ static void options_parse(bb_bench_t *bench, int argc, char **argv, options_t *o
             else if (strcmp(optarg, "both") == 0) o->mode = MODE_BOTH;
             else bb_bench_usage(bench, "--mode: '%s' is not protocol, raw or both", optarg);
             break;
-        case 's':
-            if (bb_cli_parse_size(optarg, 3, 100000, &o->samples, err, sizeof err) != BB_OK)
-                bb_bench_usage(bench, "--samples: %s", err);
-            break;
-        case 'r':
-            if (bb_cli_parse_size(optarg, 1, INT32_MAX, &o->reps, err, sizeof err) != BB_OK)
-                bb_bench_usage(bench, "--reps: %s", err);
-            break;
-        case OPT_BUDGET:
-            if (bb_cli_parse_double(optarg, 1e-6, 3600.0, &o->budget_s, err, sizeof err) != BB_OK)
-                bb_bench_usage(bench, "--budget: %s", err);
-            break;
-        case 'w':
-            if (bb_cli_parse_size(optarg, 0, 1000000, &o->warmup, err, sizeof err) != BB_OK)
-                bb_bench_usage(bench, "--warmup: %s", err);
-            break;
-        case 'o': o->output = optarg; break;
         case OPT_FAIL_COMPUTE:
             if (bb_cli_parse_rank_prefix(optarg, bb_bench_size(bench), &o->fail_compute_rank,
                                          &rest, err, sizeof err) != BB_OK
@@ -349,14 +325,9 @@ static void options_parse(bb_bench_t *bench, int argc, char **argv, options_t *o
             if (bb_cli_parse_size(optarg, 0, INT32_MAX, &o->corrupt_byte, err, sizeof err) != BB_OK)
                 bb_bench_usage(bench, "--corrupt-byte: %s", err);
             break;
-        case 'h': bb_bench_exit_text(bench, usage_text);
-        case 'V': bb_bench_exit_text(bench, PROG " (" PACKAGE_NAME ") " PACKAGE_VERSION "\n");
-        case ':': bb_bench_usage(bench, "option '%s' needs a value", argv[optind - 1]);
-        default: bb_bench_usage(bench, "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind < argc)
-        bb_bench_usage(bench, "unexpected argument '%s'", argv[optind]);
+    bb_bench_parse_end(bench, argc, argv);
     if (bb_cli_parse_size_list(bytes, 0, INT32_MAX, &o->bytes, err, sizeof err) != BB_OK)
         bb_bench_usage(bench, "--bytes: %s", err);
     if (bb_cli_parse_size_list(batches, 0, 1000000, &o->batches, err, sizeof err) != BB_OK)
@@ -615,20 +586,21 @@ static void measure_point(run_ctx_t *ctx, call_fn fn, point_result_t *pr)
     memset(pr, 0, sizeof *pr);
     pr->refusal.rank = -1;
     for (int i = 0; i < T_N; i++)
-        if ((pr->samples[i] = calloc((size_t)o->samples, sizeof(double))) == NULL)
+        if ((pr->samples[i] = calloc((size_t)o->common.samples, sizeof(double))) == NULL)
             bb_bench_fatal(ctx->bench, "out of memory");
     for (int i = 0; i < C_N; i++)
-        if ((pr->counts[i] = calloc((size_t)o->samples, sizeof(double))) == NULL)
+        if ((pr->counts[i] = calloc((size_t)o->common.samples, sizeof(double))) == NULL)
             bb_bench_fatal(ctx->bench, "out of memory");
     run_block(ctx, fn, 1, pr->first, NULL, pr);
-    for (int64_t w = 0; w < o->warmup; w++)
+    for (int64_t w = 0; w < o->common.warmup; w++)
         run_block(ctx, fn, 1, block, NULL, pr);
-    int64_t reps = o->reps;
+    int64_t reps = o->common.reps;
     if (reps == 0) {
         run_block(ctx, fn, 1, block, NULL, pr);
-        reps = bb_bench_reps_for_budget(ctx->bench, block[T_ELAPSED], o->budget_s, 100000);
+        reps = bb_bench_reps_for_budget(ctx->bench, block[T_ELAPSED],
+                                        o->common.budget_s, 100000);
     }
-    for (int64_t s = 0; s < o->samples; s++) {
+    for (int64_t s = 0; s < o->common.samples; s++) {
         run_block(ctx, fn, reps, block, cblock, pr);
         for (int i = 0; i < T_N; i++)
             pr->samples[i][s] = block[i];
@@ -762,7 +734,7 @@ static void record_point(run_ctx_t *ctx, int protocol, const point_result_t *pr,
     const options_t *o = ctx->o;
     const char *scope = "call/max-rank";
     int refused = pr->refused_calls > 0;
-    size_t n = (size_t)o->samples;
+    size_t n = (size_t)o->common.samples;
     cJSON *q = cJSON_CreateObject(), *first = cJSON_CreateObject();
     for (int i = 0; i < T_N; i++) {
         int raw_has = i == T_ELAPSED || i == T_COMPUTE || i == T_PROGRESS || i == T_WAIT
@@ -855,7 +827,7 @@ static double median_of(double *samples, int64_t n)
 static void table_header(const options_t *o)
 {
     printf("# times in microseconds: median [min, max] of %lld samples, rank maximum\n",
-           (long long)o->samples);
+           (long long)o->common.samples);
     printf("%8s %7s", "bytes", "batches");
     if (o->mode & MODE_PROTOCOL)
         printf(" %12s %23s %10s %8s", "protocol_us", "range_us", "agree_us", "done");
@@ -875,24 +847,24 @@ static void table_row(const run_ctx_t *ctx, const point_result_t *proto,
     bb_cli_format_size(ctx->nbytes, size, sizeof size);
     printf("%8s %7lld", size, (long long)ctx->batches);
     if (proto) {
-        bb_stats_summarize(proto->samples[T_ELAPSED], (size_t)o->samples, &s);
+        bb_stats_summarize(proto->samples[T_ELAPSED], (size_t)o->common.samples, &s);
         snprintf(range, sizeof range, "[%.2f, %.2f]", s.min * 1e6, s.max * 1e6);
-        double agree = median_of(proto->samples[T_ADMISSION], o->samples)
-                       + median_of(proto->samples[T_STATUS], o->samples)
-                       + median_of(proto->samples[T_TERMINAL], o->samples);
+        double agree = median_of(proto->samples[T_ADMISSION], o->common.samples)
+                       + median_of(proto->samples[T_STATUS], o->common.samples)
+                       + median_of(proto->samples[T_TERMINAL], o->common.samples);
         char done[16] = "-";
         if (proto->p2p && proto->refused_calls == 0)
-            snprintf(done, sizeof done, "%.2f", median_of(proto->counts[C_COMPLETED], o->samples));
+            snprintf(done, sizeof done, "%.2f", median_of(proto->counts[C_COMPLETED], o->common.samples));
         printf(" %12.2f %23s %10.2f %8s", s.median * 1e6, range, agree * 1e6, done);
     }
     if (raw) {
-        bb_stats_summarize(raw->samples[T_ELAPSED], (size_t)o->samples, &s);
+        bb_stats_summarize(raw->samples[T_ELAPSED], (size_t)o->common.samples, &s);
         snprintf(range, sizeof range, "[%.2f, %.2f]", s.min * 1e6, s.max * 1e6);
         printf(" %12.2f %23s", s.median * 1e6, range);
     }
     if (proto && raw)
-        printf(" %7.2f", median_of(proto->samples[T_ELAPSED], o->samples)
-                             / median_of(raw->samples[T_ELAPSED], o->samples));
+        printf(" %7.2f", median_of(proto->samples[T_ELAPSED], o->common.samples)
+                             / median_of(raw->samples[T_ELAPSED], o->common.samples));
     if (proto && proto->refused_calls > 0) {
         char who[32] = "none";
         if (proto->refusal.rank >= 0)
@@ -915,7 +887,7 @@ int main(int argc, char **argv)
     bb_bench_t *bench = bb_bench_init(&argc, &argv, PROG, "transfer");
     options_t o;
     options_parse(bench, argc, argv, &o);
-    bb_bench_set_output(bench, o.output);
+    bb_bench_set_output(bench, o.common.output);
     bb_bench_capture(bench);
 
     run_ctx_t ctx = { .bench = bench, .o = &o, .rank = bb_bench_rank(bench),

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "internal.h"
 
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,67 @@ void bb_bench_fatal(bb_bench_t *bench, const char *fmt, ...)
     fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, BB_EXIT_FATAL);
     exit(BB_EXIT_FATAL);  /* not reached with a conforming MPI */
+}
+
+void bb_bench_common_defaults(bb_bench_common_t *common_out)
+{
+    common_out->samples = 3;
+    common_out->reps = 0;
+    common_out->reps_max = INT32_MAX;
+    common_out->budget_s = 0.05;
+    common_out->warmup = 2;
+    common_out->output = NULL;
+}
+
+int bb_bench_parse_common(bb_bench_t *bench, int opt, const char *value,
+                          char **argv, const char *usage_text,
+                          bb_bench_common_t *common)
+{
+    char err[256];
+    switch (opt) {
+    case 's':
+        if (bb_cli_parse_size(value, 3, 100000, &common->samples, err, sizeof err) != BB_OK)
+            bb_bench_usage(bench, "--samples: %s", err);
+        return 1;
+    case 'r':
+        if (bb_cli_parse_size(value, 1, common->reps_max, &common->reps, err,
+                              sizeof err) != BB_OK)
+            bb_bench_usage(bench, "--reps: %s", err);
+        return 1;
+    case BB_BENCH_OPT_BUDGET:
+        if (bb_cli_parse_double(value, 1e-6, 3600.0, &common->budget_s, err,
+                                sizeof err) != BB_OK)
+            bb_bench_usage(bench, "--budget: %s", err);
+        return 1;
+    case 'w':
+        if (bb_cli_parse_size(value, 0, 1000000, &common->warmup, err, sizeof err) != BB_OK)
+            bb_bench_usage(bench, "--warmup: %s", err);
+        return 1;
+    case 'o':
+        common->output = value;
+        return 1;
+    case 'h':
+        bb_bench_exit_text(bench, usage_text);
+    case 'V': {
+        char version[256];
+        snprintf(version, sizeof version, "%s (%s) %s\n", bench->name, PACKAGE_NAME,
+                 PACKAGE_VERSION);
+        bb_bench_exit_text(bench, version);
+    }
+    /* optind is past the offending element: getopt has consumed it. */
+    case ':':
+        bb_bench_usage(bench, "option '%s' needs a value", argv[optind - 1]);
+    case '?':
+        bb_bench_usage(bench, "unknown option '%s'", argv[optind - 1]);
+    default:
+        return 0;
+    }
+}
+
+void bb_bench_parse_end(bb_bench_t *bench, int argc, char **argv)
+{
+    if (optind < argc)
+        bb_bench_usage(bench, "unexpected argument '%s'", argv[optind]);
 }
 
 void bb_bench_set_output(bb_bench_t *bench, const char *path)

@@ -106,10 +106,8 @@ static void parse_rank_seconds(bb_bench_t *bench, const char *opt,
                                const char *text, int *rank_out, double *s_out)
 {
     char err[256];
-    const char *rest;
-    if (bb_cli_parse_rank_prefix(text, bb_bench_size(bench), rank_out, &rest,
-                                 err, sizeof err) != BB_OK
-        || bb_cli_parse_double(rest, 0.0, 3600.0, s_out, err, sizeof err) != BB_OK)
+    if (bb_cli_parse_rank_seconds(text, bb_bench_size(bench), 3600.0, rank_out, s_out,
+                                  err, sizeof err) != BB_OK)
         bb_bench_usage(bench, "%s: %s", opt, err);
 }
 

@@ -315,10 +315,9 @@ static void options_parse(bb_bench_t *bench, int argc, char **argv, options_t *o
                                "source, destination, nbytes, cap, batches or sequence", rest);
             break;
         case OPT_DPOST:
-            if (bb_cli_parse_rank_prefix(optarg, bb_bench_size(bench), &o->delay_post_rank,
-                                         &rest, err, sizeof err) != BB_OK
-                || bb_cli_parse_double(rest, 0.0, 3600.0, &o->delay_post_s, err,
-                                       sizeof err) != BB_OK)
+            if (bb_cli_parse_rank_seconds(optarg, bb_bench_size(bench), 3600.0,
+                                          &o->delay_post_rank, &o->delay_post_s, err,
+                                          sizeof err) != BB_OK)
                 bb_bench_usage(bench, "--delay-post: %s", err);
             break;
         case OPT_CORRUPT:

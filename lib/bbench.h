@@ -867,6 +867,13 @@ bb_status_t bb_cli_parse_rank_prefix(const char *text, int ranks, int *rank_out,
                                      const char **rest_out, char *err,
                                      size_t errlen);
 
+/* Local.  "R:SECONDS": a rank in [0, ranks) (bb_cli_parse_rank_prefix) and
+ * a finite number of seconds in [0, max_s] (bb_cli_parse_double).  Both
+ * outputs are written only on BB_OK; err says why not. */
+bb_status_t bb_cli_parse_rank_seconds(const char *text, int ranks, double max_s,
+                                      int *rank_out, double *seconds_out,
+                                      char *err, size_t errlen);
+
 /* Human size for tables: "64K", "1M", "8". Writes at most len bytes. */
 void bb_cli_format_size(int64_t value, char *buf, size_t len);
 

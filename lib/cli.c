@@ -477,6 +477,28 @@ bb_status_t bb_cli_parse_rank_prefix(const char *text, int ranks, int *rank_out,
     return BB_OK;
 }
 
+bb_status_t bb_cli_parse_rank_seconds(const char *text, int ranks, double max_s,
+                                      int *rank_out, double *seconds_out,
+                                      char *err, size_t errlen)
+{
+    int rank;
+    double seconds;
+    const char *rest;
+    bb_status_t st = bb_cli_parse_rank_prefix(text, ranks, &rank, &rest, err, errlen);
+    if (st != BB_OK)
+        return st;
+    if (seconds_out == NULL) {
+        bb_errorf(err, errlen, "invalid RANK:SECONDS: no output");
+        return BB_ERR_ARG;
+    }
+    st = bb_cli_parse_double(rest, 0.0, max_s, &seconds, err, errlen);
+    if (st != BB_OK)
+        return st;
+    *rank_out = rank;
+    *seconds_out = seconds;
+    return BB_OK;
+}
+
 void bb_cli_format_size(int64_t value, char *buf, size_t len)
 {
     if (buf == NULL || len == 0)

@@ -313,6 +313,37 @@ static void test_rank_prefix(void)
     }
 }
 
+static void test_rank_seconds(void)
+{
+    char err[256] = "";
+    int rank = -1;
+    double s = -1.0;
+    check(bb_cli_parse_rank_seconds("2:0.25", 4, 3600.0, &rank, &s, err, sizeof err)
+          == BB_OK && rank == 2 && s == 0.25, __LINE__, "2:0.25: %s", err);
+    check(bb_cli_parse_rank_seconds("0:3600", 1, 3600.0, &rank, &s, err, sizeof err)
+          == BB_OK && rank == 0 && s == 3600.0, __LINE__, "0:3600: %s", err);
+    check(bb_cli_parse_rank_seconds("1:0", 2, 1.0, &rank, &s, err, sizeof err)
+          == BB_OK && rank == 1 && s == 0.0, __LINE__, "1:0: %s", err);
+    /* A bad rank, no seconds (bare rank, "R:"), negative, over max_s, not
+     * a number: refused with the text named and both outputs untouched. */
+    static const char *const bad[] = {"4:1", "x:1", "1", "1:", "1:-0.5",
+                                      "1:3601", "1:soon", "1:nan", "1:1e999",
+                                      ":1", ""};
+    for (size_t i = 0; i < N(bad); i++) {
+        rank = -7;
+        s = -7.0;
+        err[0] = '\0';
+        bb_status_t st = bb_cli_parse_rank_seconds(bad[i], 4, 3600.0, &rank, &s, err,
+                                                   sizeof err);
+        check(st == BB_ERR_PARSE && rank == -7 && s == -7.0 && err[0] != '\0',
+              __LINE__, "rank seconds \"%s\": status %d \"%s\"", bad[i], (int)st,
+              err);
+    }
+    check(bb_cli_parse_rank_seconds("1:3601", 4, 3600.0, &rank, &s, err, sizeof err)
+          == BB_ERR_PARSE && strstr(err, "3601") != NULL && strstr(err, "3600") != NULL,
+          __LINE__, "1:3601 names value and bound: \"%s\"", err);
+}
+
 static void test_format(void)
 {
     static const struct { int64_t v; const char *text; } cases[] = {
@@ -344,6 +375,7 @@ int main(void)
     test_long_list();
     test_doubles();
     test_rank_prefix();
+    test_rank_seconds();
     test_format();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

@@ -899,13 +899,7 @@ static void record_point(run_ctx_t *c, const point_t *p, const figures_t *fs)
                                             ? 8.0 * (double)(p->bytes / 8)
                                             : (double)p->bytes,
                                         "byte", "call/rank"));
-    bb_quantities_add(q, "network.bytes",
-                      bb_quantity_null("byte", "call/rank", "not observable: MPI does "
-                                       "not report wire traffic; payload bytes are not "
-                                       "network bytes"));
-    bb_quantities_add(q, "memory.mpi_internal",
-                      bb_quantity_null("byte", "run/rank", "not observable: MPI internal "
-                                       "allocations are not reported"));
+    bb_quantities_add_unobservable(q);
     bb_record_add_point(bb_bench_record(c->bench), params, "ok", NULL, first, q);
 }
 

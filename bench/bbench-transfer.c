@@ -799,13 +799,7 @@ static void record_point(run_ctx_t *ctx, int protocol, const point_result_t *pr,
     }
     bb_quantities_add(q, "memory.rss_peak",
                       bb_quantity_value((double)pr->rss_peak, "byte", "run/max-rank"));
-    bb_quantities_add(q, "network.bytes",
-                      bb_quantity_null("byte", "call/rank", "not observable: MPI does not "
-                                       "report wire traffic; payload bytes are not network "
-                                       "bytes"));
-    bb_quantities_add(q, "memory.mpi_internal",
-                      bb_quantity_null("byte", "run/rank", "not observable: MPI internal "
-                                       "allocations are not reported"));
+    bb_quantities_add_unobservable(q);
     bb_record_t *rec = bb_bench_record(ctx->bench);
     bb_record_add_point(rec, parameters_new(ctx, protocol ? "protocol" : "raw"),
                         refused ? "refused" : "ok", refused ? &pr->refusal : NULL, first, q);

@@ -919,6 +919,10 @@ cJSON *bb_quantity_value(double value, const char *unit, const char *scope);
 cJSON *bb_quantity_null(const char *unit, const char *scope, const char *reason);
 /* Add quantity q (ownership taken) under name to the object quantities. */
 void bb_quantities_add(cJSON *quantities, const char *name, cJSON *q);
+/* Add the two quantities no MPI program can observe, as null with their
+ * reasons: network.bytes (call/rank; payload bytes are not wire bytes) and
+ * memory.mpi_internal (run/rank). */
+void bb_quantities_add_unobservable(cJSON *quantities);
 
 /* Local.  Atomic write: a temporary file in the same directory, fsync,
  * rename.  On failure no file at path is created or changed. */

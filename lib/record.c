@@ -346,6 +346,17 @@ void bb_quantities_add(cJSON *quantities, const char *name, cJSON *q)
         cJSON_Delete(q);
 }
 
+void bb_quantities_add_unobservable(cJSON *quantities)
+{
+    bb_quantities_add(quantities, "network.bytes",
+                      bb_quantity_null("byte", "call/rank", "not observable: MPI does "
+                                       "not report wire traffic; payload bytes are not "
+                                       "network bytes"));
+    bb_quantities_add(quantities, "memory.mpi_internal",
+                      bb_quantity_null("byte", "run/rank", "not observable: MPI internal "
+                                       "allocations are not reported"));
+}
+
 /* ------------------------------------------------------------------------ */
 /* Writing                                                                  */
 /* ------------------------------------------------------------------------ */

@@ -464,12 +464,6 @@ static void point_free(point_t *p)
     free(p->done);
 }
 
-static double median_of(const double *v, int64_t n)
-{
-    bb_summary_t s;
-    return bb_stats_summarize(v, (size_t)n, &s) == BB_OK ? s.median : (double)NAN;
-}
-
 static void measure_point(run_ctx_t *c, int kind, int64_t bytes, int64_t batches,
                           point_t *p)
 {
@@ -531,7 +525,7 @@ static void measure_point(run_ctx_t *c, int kind, int64_t bytes, int64_t batches
     if (batches == 0)
         p->compute_per_batch_s = 0.0;
     else if (p->auto_compute)
-        p->compute_per_batch_s = median_of(comm_s, S) / (double)batches;
+        p->compute_per_batch_s = bb_stats_median(comm_s, (size_t)S) / (double)batches;
     else
         p->compute_per_batch_s = o->compute_s;
     /* Every rank runs the same iteration count (rank 0's calibration), so
@@ -770,7 +764,7 @@ static double figure_median(const bb_overlap_figure_t *fig, int64_t n)
             v[s] = fig[s].value;
     }
     if (ok)
-        m = median_of(v, n);
+        m = bb_stats_median(v, (size_t)n);
     free(v);
     return m;
 }

@@ -433,10 +433,7 @@ static void measure_method(run_ctx_t *ctx, bb_redist_method_t method, method_res
         bb_bench_fatal(ctx->bench, "MPI_Allreduce failed");
     mr->wrong_messages = agreed[0];
     mr->refused = agreed[1];
-    bb_summary_t sum;
-    mr->median = bb_stats_summarize(mr->samples[T_ELAPSED], (size_t)o->common.samples,
-                                    &sum) == BB_OK
-                     ? sum.median : (double)NAN;
+    mr->median = bb_stats_median(mr->samples[T_ELAPSED], (size_t)o->common.samples);
     buffers_free(&b);
     bb_redist_plan_destroy(plan);
 }
@@ -449,11 +446,6 @@ static void method_result_free(method_result_t *mr)
         free(mr->setup[i]);
 }
 
-static double median_of(const double *x, size_t n)
-{
-    bb_summary_t s;
-    return bb_stats_summarize(x, n, &s) == BB_OK ? s.median : (double)NAN;
-}
 
 static cJSON *parameters_new(const run_ctx_t *ctx, bb_redist_method_t method)
 {
@@ -502,7 +494,7 @@ static void record_method(run_ctx_t *ctx, const method_result_t *mr,
         bb_quantities_add(first, s_names[i],
                           bb_quantity_value(mr->first_setup[i], "s", "plan/max-rank"));
     }
-    double setup_med = median_of(mr->setup[S_TOTAL], mr->nsetup);
+    double setup_med = bb_stats_median(mr->setup[S_TOTAL], mr->nsetup);
     if (o->messages > 0)
         bb_quantities_add(q, "elapsed.amortized",
                           bb_quantity_value(mr->median + setup_med / (double)o->messages,
@@ -608,7 +600,7 @@ static void table_point(const run_ctx_t *ctx, const method_result_t *mrs, int nm
         bb_summary_t s;
         char range[64], speed[16], eff[16];
         bb_stats_summarize(mr->samples[T_ELAPSED], (size_t)o->common.samples, &s);
-        snprintf(range, sizeof range, "[%.1f, %.1f]", s.min * 1e6, s.max * 1e6);
+        bb_stats_format_range(&s, 1e6, 1, range, sizeof range);
         if (isnan(root) || !(mr->median > 0))
             snprintf(speed, sizeof speed, "-");
         else
@@ -619,9 +611,10 @@ static void table_point(const run_ctx_t *ctx, const method_result_t *mrs, int nm
             snprintf(eff, sizeof eff, "-");
         printf("%9s %3c %-12s %11.1f %23s %11.1f %10.1f %11.1f %9.2f %6.2f %7s %7s%s\n", size,
                ctx->command, bb_redist_method_name(mr->method), mr->median * 1e6, range,
-               median_of(mr->setup[S_TOTAL], mr->nsetup) * 1e6,
-               median_of(mr->samples[T_ADMISSION], (size_t)o->common.samples) * 1e6,
-               median_of(mr->samples[T_PAYLOAD], (size_t)o->common.samples) * 1e6,
+               bb_stats_median(mr->setup[S_TOTAL], mr->nsetup) * 1e6,
+               bb_stats_median(mr->samples[T_ADMISSION], (size_t)o->common.samples)
+                   * 1e6,
+               bb_stats_median(mr->samples[T_PAYLOAD], (size_t)o->common.samples) * 1e6,
                (double)mr->traffic.moved_bytes / 1e6, mr->traffic.mean_peers, speed, eff,
                mr->wrong_messages ? "  WRONG DATA" : mr->refused ? "  REFUSED" : "");
     }

@@ -436,33 +436,28 @@ static void table_header(const options_t *o)
     printf("  status\n");
 }
 
-static double median_of(const point_result_t *pr, int i, int64_t n)
-{
-    bb_summary_t s;
-    return bb_stats_summarize(pr->samples[i], (size_t)n, &s) == BB_OK ? s.median : (double)NAN;
-}
-
 static void table_row(const options_t *o, int64_t count, const point_result_t *proto,
                       const point_result_t *raw)
 {
+    size_t n = (size_t)o->common.samples;
     char size[32], range[64];
     bb_summary_t s;
     bb_cli_format_size(count, size, sizeof size);
     printf("%10s", size);
     if (proto) {
-        bb_stats_summarize(proto->samples[T_ELAPSED], (size_t)o->common.samples, &s);
-        snprintf(range, sizeof range, "[%.2f, %.2f]", s.min * 1e6, s.max * 1e6);
+        bb_stats_summarize(proto->samples[T_ELAPSED], n, &s);
+        bb_stats_format_range(&s, 1e6, 2, range, sizeof range);
         printf(" %12.2f %25s %12.2f", s.median * 1e6, range,
-               median_of(proto, T_ADMISSION, o->common.samples) * 1e6);
+               bb_stats_median(proto->samples[T_ADMISSION], n) * 1e6);
     }
     if (raw) {
-        bb_stats_summarize(raw->samples[T_ELAPSED], (size_t)o->common.samples, &s);
-        snprintf(range, sizeof range, "[%.2f, %.2f]", s.min * 1e6, s.max * 1e6);
+        bb_stats_summarize(raw->samples[T_ELAPSED], n, &s);
+        bb_stats_format_range(&s, 1e6, 2, range, sizeof range);
         printf(" %12.2f %25s", s.median * 1e6, range);
     }
     if (proto && raw)
-        printf(" %8.2f", median_of(proto, T_ELAPSED, o->common.samples)
-                             / median_of(raw, T_ELAPSED, o->common.samples));
+        printf(" %8.2f", bb_stats_median(proto->samples[T_ELAPSED], n)
+                             / bb_stats_median(raw->samples[T_ELAPSED], n));
     if (proto && proto->refused_calls > 0)
         printf("  refused (%s, sequence %lld)\n", bb_stage_name(proto->refusal.stage),
                (long long)proto->refusal.sequence);

@@ -811,12 +811,6 @@ static void record_point(run_ctx_t *ctx, int protocol, const point_result_t *pr,
     }
 }
 
-static double median_of(double *samples, int64_t n)
-{
-    bb_summary_t s;
-    return bb_stats_summarize(samples, (size_t)n, &s) == BB_OK ? s.median : (double)NAN;
-}
-
 static void table_header(const options_t *o)
 {
     printf("# times in microseconds: median [min, max] of %lld samples, rank maximum\n",
@@ -834,30 +828,31 @@ static void table_header(const options_t *o)
 static void table_row(const run_ctx_t *ctx, const point_result_t *proto,
                       const point_result_t *raw)
 {
-    const options_t *o = ctx->o;
+    size_t n = (size_t)ctx->o->common.samples;
     char size[32], range[64];
     bb_summary_t s;
     bb_cli_format_size(ctx->nbytes, size, sizeof size);
     printf("%8s %7lld", size, (long long)ctx->batches);
     if (proto) {
-        bb_stats_summarize(proto->samples[T_ELAPSED], (size_t)o->common.samples, &s);
-        snprintf(range, sizeof range, "[%.2f, %.2f]", s.min * 1e6, s.max * 1e6);
-        double agree = median_of(proto->samples[T_ADMISSION], o->common.samples)
-                       + median_of(proto->samples[T_STATUS], o->common.samples)
-                       + median_of(proto->samples[T_TERMINAL], o->common.samples);
+        bb_stats_summarize(proto->samples[T_ELAPSED], n, &s);
+        bb_stats_format_range(&s, 1e6, 2, range, sizeof range);
+        double agree = bb_stats_median(proto->samples[T_ADMISSION], n)
+                       + bb_stats_median(proto->samples[T_STATUS], n)
+                       + bb_stats_median(proto->samples[T_TERMINAL], n);
         char done[16] = "-";
         if (proto->p2p && proto->refused_calls == 0)
-            snprintf(done, sizeof done, "%.2f", median_of(proto->counts[C_COMPLETED], o->common.samples));
+            snprintf(done, sizeof done, "%.2f",
+                     bb_stats_median(proto->counts[C_COMPLETED], n));
         printf(" %12.2f %23s %10.2f %8s", s.median * 1e6, range, agree * 1e6, done);
     }
     if (raw) {
-        bb_stats_summarize(raw->samples[T_ELAPSED], (size_t)o->common.samples, &s);
-        snprintf(range, sizeof range, "[%.2f, %.2f]", s.min * 1e6, s.max * 1e6);
+        bb_stats_summarize(raw->samples[T_ELAPSED], n, &s);
+        bb_stats_format_range(&s, 1e6, 2, range, sizeof range);
         printf(" %12.2f %23s", s.median * 1e6, range);
     }
     if (proto && raw)
-        printf(" %7.2f", median_of(proto->samples[T_ELAPSED], o->common.samples)
-                             / median_of(raw->samples[T_ELAPSED], o->common.samples));
+        printf(" %7.2f", bb_stats_median(proto->samples[T_ELAPSED], n)
+                             / bb_stats_median(raw->samples[T_ELAPSED], n));
     if (proto && proto->refused_calls > 0) {
         char who[32] = "none";
         if (proto->refusal.rank >= 0)

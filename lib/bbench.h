@@ -824,6 +824,15 @@ typedef struct bb_summary {
 bb_status_t bb_stats_summarize(const double *samples, size_t n,
                                bb_summary_t *summary_out);
 
+/* Local.  The median of n samples (bb_stats_summarize), or NaN when they
+ * cannot be summarized (n == 0, a non-finite sample, no memory). */
+double bb_stats_median(const double *samples, size_t n);
+
+/* Local.  The range of a summary for tables: "[min, max]", each times scale
+ * (1e6 for microseconds) with decimals digits after the point. */
+void bb_stats_format_range(const bb_summary_t *summary, double scale, int decimals,
+                           char *buf, size_t len);
+
 /* Local.  Confidence (0..1) that the median lies within [min, max] of n
  * independent samples: 1 - 2 * 0.5^n (0.75 for n = 3). */
 double bb_stats_range_confidence(size_t n);

@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,25 @@ bb_status_t bb_stats_summarize(const double *samples, size_t n,
         summary_out->median = 0.5 * sorted[n / 2 - 1] + 0.5 * sorted[n / 2];
     free(sorted);
     return BB_OK;
+}
+
+double bb_stats_median(const double *samples, size_t n)
+{
+    bb_summary_t s;
+    return bb_stats_summarize(samples, n, &s) == BB_OK ? s.median : (double)NAN;
+}
+
+void bb_stats_format_range(const bb_summary_t *summary, double scale, int decimals,
+                           char *buf, size_t len)
+{
+    if (buf == NULL || len == 0)
+        return;
+    if (summary == NULL) {
+        buf[0] = '\0';
+        return;
+    }
+    snprintf(buf, len, "[%.*f, %.*f]", decimals, summary->min * scale, decimals,
+             summary->max * scale);
 }
 
 double bb_stats_range_confidence(size_t n)

@@ -118,6 +118,29 @@ static void test_confidence(void)
     CHECK(bb_stats_range_confidence(20) < 1.0);
 }
 
+/* The helpers the benchmark tables use: the median alone, NaN for what
+ * cannot be summarized, and the range cell. */
+static void test_median_and_range(void)
+{
+    const double s[] = {3e-6, 1e-6, 2.5e-6, 8e-6};
+    CHECK_EQ(bb_stats_median(s, 3), 2.5e-6);
+    CHECK_EQ(bb_stats_median(s, 1), 3e-6);
+    const double bad[] = {1.0, NAN, 2.0};
+    CHECK(isnan(bb_stats_median(bad, 3)));
+    CHECK(isnan(bb_stats_median(s, 0)));
+    CHECK(isnan(bb_stats_median(NULL, 3)));
+
+    bb_summary_t sum;
+    char buf[64];
+    CHECK(bb_stats_summarize(s, 4, &sum) == BB_OK);
+    bb_stats_format_range(&sum, 1e6, 2, buf, sizeof buf);
+    CHECK(strcmp(buf, "[1.00, 8.00]") == 0);
+    bb_stats_format_range(&sum, 1e6, 1, buf, sizeof buf);
+    CHECK(strcmp(buf, "[1.0, 8.0]") == 0);
+    bb_stats_format_range(&sum, 1.0, 0, buf, 4);  /* truncated, terminated */
+    CHECK(strcmp(buf, "[0,") == 0);
+}
+
 int main(void)
 {
     test_odd();
@@ -125,6 +148,7 @@ int main(void)
     test_single_and_duplicates();
     test_rejects();
     test_confidence();
+    test_median_and_range();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

@@ -15,25 +15,13 @@
  * Each prints "on P ranks: N passed, M failed" on rank 0; exit 1 on failure. */
 #include "config.h"
 #include "bbench.h"
+#include "../check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int rank, ranks;
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                 \
-    do {                                                                 \
-        if (cond) {                                                      \
-            passed++;                                                    \
-        } else {                                                         \
-            failed++;                                                    \
-            fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                \
-            fprintf(stderr, "\n");                                       \
-        }                                                                \
-    } while (0)
 
 /* The map of this rank in one code of the link (NULL outside it). */
 static bb_map_t *code_map(bb_redist_link_t *l, int engine, const char *spec,
@@ -66,7 +54,7 @@ static void move_and_check(bb_redist_link_t *l, bb_redist_method_t method, int c
     bb_redist_plan_t *plan = NULL;
     bb_redist_setup_t su;
     bb_status_t st = bb_redist_plan_create(l, method, cmd, eb, dmap, emap, &plan, &su);
-    CHECK(st == BB_OK, "%s: plan: %s", what, bb_status_string(st));
+    CHECK_MSG(st == BB_OK, "%s: plan: %s", what, bb_status_string(st));
     if (st != BB_OK)
         return;
     const bb_map_t *sm = bb_redist_plan_send_map(plan), *rm = bb_redist_plan_recv_map(plan);
@@ -79,25 +67,25 @@ static void move_and_check(bb_redist_link_t *l, bb_redist_method_t method, int c
             bb_redist_fill_sentinel(bb_map_count(rm), eb, rbuf);
         bb_redist_metrics_t mt;
         st = bb_redist_plan_execute(plan, &c, sbuf, rbuf, &mt);
-        CHECK(st == BB_OK, "%s k=%d: execute: %s", what, k, bb_status_string(st));
+        CHECK_MSG(st == BB_OK, "%s k=%d: execute: %s", what, k, bb_status_string(st));
         if (st != BB_OK)
             break;
-        CHECK(mt.steps == (method == BB_REDIST_TWO_STEP ? 2 : 1), "%s: %d steps", what, mt.steps);
-        CHECK(mt.recv_dist == ((method == BB_REDIST_ROOT || method == BB_REDIST_ROOT_GATHERV)
-                                   ? BB_RECV_DIST_ROOT : BB_RECV_DIST_DATA),
-              "%s: recv_dist %lld", what, (long long)mt.recv_dist);
+        CHECK_MSG(mt.steps == (method == BB_REDIST_TWO_STEP ? 2 : 1), "%s: %d steps", what, mt.steps);
+        CHECK_MSG(mt.recv_dist == ((method == BB_REDIST_ROOT || method == BB_REDIST_ROOT_GATHERV)
+                                       ? BB_RECV_DIST_ROOT : BB_RECV_DIST_DATA),
+                  "%s: recv_dist %lld", what, (long long)mt.recv_dist);
         bb_redist_check_t ck;
         st = bb_redist_check(bb_redist_link_comm(l), rm, n, eb, k, rbuf, &ck);
-        CHECK(st == BB_OK, "%s k=%d: %lld bad slots (first g=%lld), checksum %s", what, k,
-              (long long)ck.bad_slots, (long long)ck.first_bad_index,
-              ck.checksum_ok ? "ok" : "wrong");
+        CHECK_MSG(st == BB_OK, "%s k=%d: %lld bad slots (first g=%lld), checksum %s", what, k,
+                  (long long)ck.bad_slots, (long long)ck.first_bad_index,
+                  ck.checksum_ok ? "ok" : "wrong");
     }
     bb_redist_traffic_t t;
-    CHECK(bb_redist_plan_traffic(plan, &t) == BB_OK && t.payload_bytes == n * eb,
-          "%s: traffic", what);
+    CHECK_MSG(bb_redist_plan_traffic(plan, &t) == BB_OK && t.payload_bytes == n * eb,
+              "%s: traffic", what);
     free(sbuf);
     free(rbuf);
-    CHECK(bb_redist_plan_destroy(plan) == BB_OK, "%s: destroy", what);
+    CHECK_MSG(bb_redist_plan_destroy(plan) == BB_OK, "%s: destroy", what);
 }
 
 /* One MDI split (Pd = P/2) and intra mode; three layout pairs at N = 50 in
@@ -117,7 +105,7 @@ static void case_moves(bb_world_t *world)
         bb_status_t st = bb_redist_link_create(world, intra ? BB_REDIST_MODE_INTRA
                                                             : BB_REDIST_MODE_MDI,
                                                intra ? 0 : pd, &l);
-        CHECK(st == BB_OK, "link: %s", bb_status_string(st));
+        CHECK_MSG(st == BB_OK, "link: %s", bb_status_string(st));
         if (st != BB_OK)
             continue;
         for (int a = 0; a < 6; a++) {
@@ -146,12 +134,12 @@ static void case_moves(bb_world_t *world)
             bb_map_free(dm);
             bb_map_free(em);
         }
-        CHECK(bb_redist_link_destroy(l) == BB_OK, "link destroy");
+        CHECK_MSG(bb_redist_link_destroy(l) == BB_OK, "link destroy");
     }
     /* MDI with no engine or no driver is an argument error, before MPI. */
     bb_redist_link_t *l = NULL;
-    CHECK(bb_redist_link_create(world, BB_REDIST_MODE_MDI, 0, &l) == BB_ERR_ARG, "Pd = 0");
-    CHECK(bb_redist_link_create(world, BB_REDIST_MODE_MDI, ranks, &l) == BB_ERR_ARG, "Pd = P");
+    CHECK_MSG(bb_redist_link_create(world, BB_REDIST_MODE_MDI, 0, &l) == BB_ERR_ARG, "Pd = 0");
+    CHECK_MSG(bb_redist_link_create(world, BB_REDIST_MODE_MDI, ranks, &l) == BB_ERR_ARG, "Pd = P");
     if (rank == 0)
         printf("moves: every method, both commands, checked\n");
 }
@@ -196,18 +184,18 @@ static void invalid_one(bb_redist_link_t *l, const char *kind, int who, int engi
     int64_t mine[4] = {f->duplicates, f->gaps, f->out_of_range,
                        f->n_mismatch + 2 * f->missing + 4 * f->epoch_mismatch}, mn[4], mx[4];
     bb_agree_minmax(MPI_COMM_WORLD, mine, 4, mn, mx);
-    CHECK(st == BB_REFUSED, "%s on rank %d: %s", kind, who, bb_status_string(st));
-    CHECK(bb_agree_fields_equal(mn, mx, 0, 4), "%s: every rank sees the same fault", kind);
+    CHECK_MSG(st == BB_REFUSED, "%s on rank %d: %s", kind, who, bb_status_string(st));
+    CHECK_MSG(bb_agree_fields_equal(mn, mx, 0, 4), "%s: every rank sees the same fault", kind);
     int right = (strcmp(kind, "dup") == 0 && f->duplicates == 1 && f->gaps == 0)
                 || (strcmp(kind, "gap") == 0 && f->gaps == 1 && f->duplicates == 0)
                 || (strcmp(kind, "range") == 0 && f->out_of_range == 1 && f->gaps == 1)
                 || (strcmp(kind, "n") == 0 && (f->n_mismatch || su.n_mismatch))
                 || (strcmp(kind, "missing") == 0 && f->missing)
                 || (strcmp(kind, "epoch") == 0 && f->epoch_mismatch);
-    CHECK(right,
-          "%s: fault dup=%lld gap=%lld range=%lld n=%d missing=%d epoch=%d", kind,
-          (long long)f->duplicates, (long long)f->gaps, (long long)f->out_of_range,
-          f->n_mismatch, f->missing, f->epoch_mismatch);
+    CHECK_MSG(right,
+              "%s: fault dup=%lld gap=%lld range=%lld n=%d missing=%d epoch=%d", kind,
+              (long long)f->duplicates, (long long)f->gaps, (long long)f->out_of_range,
+              f->n_mismatch, f->missing, f->epoch_mismatch);
     if (st == BB_REFUSED)
         printf("rank %d: refused %s (%s map, bad on rank %d)\n", rank, kind,
                engine_side ? "engine" : "driver", who);
@@ -223,7 +211,7 @@ static void case_invalid(bb_world_t *world)
     int mdi = ranks > 1;
     if (bb_redist_link_create(world, mdi ? BB_REDIST_MODE_MDI : BB_REDIST_MODE_INTRA,
                               mdi ? 1 : 0, &l) != BB_OK) {
-        CHECK(0, "link");
+        CHECK_MSG(0, "link");
         return;
     }
     static const char *const kinds[] = {"dup", "gap", "range", "n", "missing", "epoch"};
@@ -246,8 +234,8 @@ static void case_invalid(bb_world_t *world)
         bb_map_create(20, idx, cnt, 1, &m);
         bb_map_fault_t f;
         bb_status_t st = bb_map_validate(MPI_COMM_WORLD, m, &f);
-        CHECK(st == BB_REFUSED && f.duplicates == 1 && f.gaps == 0, "validate dup: %s",
-              bb_status_string(st));
+        CHECK_MSG(st == BB_REFUSED && f.duplicates == 1 && f.gaps == 0, "validate dup: %s",
+                  bb_status_string(st));
         if (st == BB_REFUSED)
             printf("rank %d: refused validate-dup\n", rank);
         bb_map_free(m);
@@ -261,7 +249,7 @@ static void case_invalid(bb_world_t *world)
         bb_redist_plan_t *plan = NULL;
         bb_status_t st = bb_redist_plan_create(l, BB_REDIST_SPARSE, BB_REDIST_SEND, 8, dm, em,
                                                &plan, NULL);
-        CHECK(st == BB_OK, "admission plan: %s", bb_status_string(st));
+        CHECK_MSG(st == BB_OK, "admission plan: %s", bb_status_string(st));
         if (st == BB_OK) {
             const bb_map_t *sm = bb_redist_plan_send_map(plan), *rm = bb_redist_plan_recv_map(plan);
             double *sb = alloc_elems(sm, 8), *rb = alloc_elems(rm, 8);
@@ -273,32 +261,32 @@ static void case_invalid(bb_world_t *world)
             bb_redist_metrics_t mt;
             int64_t seq = bb_redist_plan_sequence(plan);
             st = bb_redist_plan_execute(plan, &c, sb, rb, &mt);
-            CHECK(st == BB_REFUSED && mt.refusal.stage == BB_STAGE_PREFLIGHT
-                      && mt.refusal.rank == ranks - 1 && mt.refusal.sequence == seq,
-                  "wrong N on the last rank: %s stage %s rank %d", bb_status_string(st),
-                  bb_stage_name(mt.refusal.stage), mt.refusal.rank);
-            CHECK(bb_redist_plan_sequence(plan) == seq + 1, "refusal consumes the sequence");
+            CHECK_MSG(st == BB_REFUSED && mt.refusal.stage == BB_STAGE_PREFLIGHT
+                          && mt.refusal.rank == ranks - 1 && mt.refusal.sequence == seq,
+                      "wrong N on the last rank: %s stage %s rank %d", bb_status_string(st),
+                      bb_stage_name(mt.refusal.stage), mt.refusal.rank);
+            CHECK_MSG(bb_redist_plan_sequence(plan) == seq + 1, "refusal consumes the sequence");
             int untouched = 1;
             for (int64_t i = 0; rm && i < bb_map_count(rm); i++)
                 untouched &= rb[i] == BB_REDIST_SENTINEL;
-            CHECK(untouched, "a refused message moves nothing");
+            CHECK_MSG(untouched, "a refused message moves nothing");
             if (st == BB_REFUSED)
                 printf("rank %d: refused admission-n\n", rank);
             c.n = n;
             c.cap = (rank == 0) ? n - 1 : n;
             st = bb_redist_plan_execute(plan, &c, sb, rb, &mt);
-            CHECK(st == BB_REFUSED && mt.refusal.rank == 0
-                      && (rank != 0 || mt.local_cause == BB_REDIST_LOCAL_OVER_CAP),
-                  "over cap on rank 0: %s", bb_status_string(st));
+            CHECK_MSG(st == BB_REFUSED && mt.refusal.rank == 0
+                          && (rank != 0 || mt.local_cause == BB_REDIST_LOCAL_OVER_CAP),
+                      "over cap on rank 0: %s", bb_status_string(st));
             if (st == BB_REFUSED)
                 printf("rank %d: refused admission-cap\n", rank);
             c.cap = n;
             if (sm)
                 bb_redist_fill(sm, 8, 0, sb);
             st = bb_redist_plan_execute(plan, &c, sb, rb, &mt);
-            CHECK(st == BB_OK, "after refusals the plan works: %s", bb_status_string(st));
-            CHECK(bb_redist_check(bb_redist_link_comm(l), rm, n, 8, 0, rb, NULL) == BB_OK,
-                  "after refusals the data are right");
+            CHECK_MSG(st == BB_OK, "after refusals the plan works: %s", bb_status_string(st));
+            CHECK_MSG(bb_redist_check(bb_redist_link_comm(l), rm, n, 8, 0, rb, NULL) == BB_OK,
+                      "after refusals the data are right");
             free(sb);
             free(rb);
             bb_redist_plan_destroy(plan);
@@ -318,7 +306,7 @@ static void epoch_one(bb_redist_link_t *l, bb_redist_method_t method, int cmd)
     bb_map_t *dm = code_map(l, 0, "block-irregular:4", n, 0), *em = code_map(l, 1, "std", n, 0);
     bb_redist_plan_t *plan = NULL;
     bb_status_t st = bb_redist_plan_create(l, method, cmd, eb, dm, em, &plan, NULL);
-    CHECK(st == BB_OK, "%s: plan: %s", what, bb_status_string(st));
+    CHECK_MSG(st == BB_OK, "%s: plan: %s", what, bb_status_string(st));
     if (st != BB_OK)
         return;
     int is_engine = bb_redist_link_is_engine(l);
@@ -331,15 +319,15 @@ static void epoch_one(bb_redist_link_t *l, bb_redist_method_t method, int cmd)
             bb_redist_setup_t su;
             bb_map_t *same = code_map(l, 1, "cyclic", n, 0);
             st = bb_redist_plan_set_engine_map(plan, same, &su);
-            CHECK(st == BB_REFUSED && su.stale_epoch, "%s: an epoch that does not increase "
-                  "is refused: %s", what, bb_status_string(st));
+            CHECK_MSG(st == BB_REFUSED && su.stale_epoch, "%s: an epoch that does not increase "
+                      "is refused: %s", what, bb_status_string(st));
             bb_map_free(same);
             st = bb_redist_plan_set_engine_map(plan, em2, &su);
-            CHECK(st == BB_OK, "%s: set engine map: %s", what, bb_status_string(st));
+            CHECK_MSG(st == BB_OK, "%s: set engine map: %s", what, bb_status_string(st));
         }
         if (phase == 3) {
             st = bb_redist_plan_update_maps(plan, NULL);
-            CHECK(st == BB_OK, "%s: update maps: %s", what, bb_status_string(st));
+            CHECK_MSG(st == BB_OK, "%s: update maps: %s", what, bb_status_string(st));
         }
         const bb_map_t *sm = bb_redist_plan_send_map(plan), *rm = bb_redist_plan_recv_map(plan);
         double *sb = alloc_elems(sm, eb), *rb = alloc_elems(rm, eb);
@@ -350,7 +338,7 @@ static void epoch_one(bb_redist_link_t *l, bb_redist_method_t method, int cmd)
         bb_redist_contract_t c = {cmd, n, eb, n};
         bb_redist_metrics_t mt;
         st = bb_redist_plan_execute(plan, &c, sb, rb, &mt);
-        CHECK(st == BB_OK, "%s phase %d: %s", what, phase, bb_status_string(st));
+        CHECK_MSG(st == BB_OK, "%s phase %d: %s", what, phase, bb_status_string(st));
         /* phase 0: fresh plan; 1: just changed; 2: still changed; 3: updated */
         int want_steps = one_step ? 1 : 2, want_map = 0;
         if (distributed && (phase == 1 || phase == 2) && cmd == BB_REDIST_SEND
@@ -358,17 +346,17 @@ static void epoch_one(bb_redist_link_t *l, bb_redist_method_t method, int cmd)
             want_steps = 2; /* the fallback */
         if (distributed && phase == 1 && cmd == BB_REDIST_RECEIVE)
             want_map = 1;   /* the reply carried the map; later ones need not */
-        CHECK(mt.steps == want_steps, "%s phase %d: %d steps, want %d", what, phase, mt.steps,
-              want_steps);
-        CHECK(mt.map_sent == want_map
-                  && mt.recv_dist == (!distributed ? BB_RECV_DIST_ROOT
-                                      : want_map ? BB_RECV_DIST_MAP : BB_RECV_DIST_DATA),
-              "%s phase %d: map_sent %d recv_dist %lld", what, phase, mt.map_sent,
-              (long long)mt.recv_dist);
+        CHECK_MSG(mt.steps == want_steps, "%s phase %d: %d steps, want %d", what, phase, mt.steps,
+                  want_steps);
+        CHECK_MSG(mt.map_sent == want_map
+                      && mt.recv_dist == (!distributed ? BB_RECV_DIST_ROOT
+                                          : want_map ? BB_RECV_DIST_MAP : BB_RECV_DIST_DATA),
+                  "%s phase %d: map_sent %d recv_dist %lld", what, phase, mt.map_sent,
+                  (long long)mt.recv_dist);
         bb_redist_check_t ck;
         st = bb_redist_check(bb_redist_link_comm(l), rm, n, eb, phase, rb, &ck);
-        CHECK(st == BB_OK, "%s phase %d: %lld bad slots, checksum %s", what, phase,
-              (long long)ck.bad_slots, ck.checksum_ok ? "ok" : "wrong");
+        CHECK_MSG(st == BB_OK, "%s phase %d: %lld bad slots, checksum %s", what, phase,
+                  (long long)ck.bad_slots, ck.checksum_ok ? "ok" : "wrong");
         if (phase == 2 && mt.steps == 2 && cmd == BB_REDIST_SEND && st == BB_OK
             && method != BB_REDIST_TWO_STEP && rank == 0)
             printf("%s: epoch mismatch fell back to two steps, data right\n", what);
@@ -387,7 +375,7 @@ static void case_epoch(bb_world_t *world)
     int mdi = ranks > 1;
     if (bb_redist_link_create(world, mdi ? BB_REDIST_MODE_MDI : BB_REDIST_MODE_INTRA,
                               mdi ? (ranks + 1) / 2 : 0, &l) != BB_OK) {
-        CHECK(0, "link");
+        CHECK_MSG(0, "link");
         return;
     }
     for (int m = 0; m < BB_REDIST_METHODS; m++) {
@@ -411,20 +399,20 @@ static void case_checker(void)
     double *buf = malloc((size_t)(cnt > 0 ? cnt : 1) * (size_t)eb);
     bb_redist_check_t ck;
     bb_redist_fill(m, eb, 5, buf);
-    CHECK(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_OK && ck.slots == n * 3,
-          "right data pass");
-    CHECK(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 6, buf, &ck) == BB_ERR_VALIDATION,
-          "a stale repetition fails");
+    CHECK_MSG(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_OK && ck.slots == n * 3,
+              "right data pass");
+    CHECK_MSG(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 6, buf, &ck) == BB_ERR_VALIDATION,
+              "a stale repetition fails");
     if (rank == ranks - 1 && cnt > 0)
         buf[3 * cnt - 1] += 4.0;
-    CHECK(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_ERR_VALIDATION
-              && ck.bad_slots == 1,
-          "one wrong slot fails on every rank");
+    CHECK_MSG(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_ERR_VALIDATION
+                  && ck.bad_slots == 1,
+              "one wrong slot fails on every rank");
     bb_redist_fill(m, eb, 5, buf);
     if (rank == 0 && cnt > 0)
         buf[1] = BB_REDIST_SENTINEL;
-    CHECK(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_ERR_VALIDATION,
-          "an untouched sentinel fails");
+    CHECK_MSG(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_ERR_VALIDATION,
+              "an untouched sentinel fails");
     /* rank 0 claims element 0 twice and never element 1: every slot holds the
      * value its map names, only the checksum sees it */
     bb_map_free(m);
@@ -432,14 +420,13 @@ static void case_checker(void)
         idx[1] = 0;
     bb_map_create(n, idx, cnt, 0, &m);
     bb_redist_fill(m, eb, 5, buf);
-    CHECK(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_ERR_VALIDATION
-              && ck.bad_slots == 0 && !ck.checksum_ok,
-          "a duplicate with a gap fails through the checksum");
+    CHECK_MSG(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_ERR_VALIDATION
+                  && ck.bad_slots == 0 && !ck.checksum_ok,
+              "a duplicate with a gap fails through the checksum");
     bb_map_free(m);
     free(buf);
     free(idx);
 }
-
 
 /* A bbench-redist record: schema-valid, `want` points, every one with its
  * method, three or more elapsed samples, setup, the bound and efficiency,
@@ -453,10 +440,10 @@ static int check_record(const char *path, int want)
         return 1;
     }
     const cJSON *bench = cJSON_GetObjectItemCaseSensitive(doc, "benchmark");
-    CHECK(cJSON_IsString(bench) && strcmp(bench->valuestring, "redist") == 0, "benchmark");
+    CHECK_MSG(cJSON_IsString(bench) && strcmp(bench->valuestring, "redist") == 0, "benchmark");
     const cJSON *points = cJSON_GetObjectItemCaseSensitive(doc, "points"), *pt;
-    CHECK(cJSON_GetArraySize(points) == want, "%d points, want %d",
-          cJSON_GetArraySize(points), want);
+    CHECK_MSG(cJSON_GetArraySize(points) == want, "%d points, want %d",
+              cJSON_GetArraySize(points), want);
     static const char *const names[] = {
         "elapsed", "phase.admission", "phase.payload", "setup.total", "setup.map_transfer",
         "setup.plan_build", "communication.payload", "redist.bytes_changing_owner",
@@ -469,24 +456,24 @@ static int check_record(const char *path, int want)
         const cJSON *q = cJSON_GetObjectItemCaseSensitive(pt, "quantities");
         const cJSON *method = cJSON_GetObjectItemCaseSensitive(par, "method");
         bb_redist_method_t m;
-        CHECK(cJSON_IsString(method) && bb_redist_method_parse(method->valuestring, &m) == BB_OK,
-              "a point without a method");
+        CHECK_MSG(cJSON_IsString(method) && bb_redist_method_parse(method->valuestring, &m) == BB_OK,
+                  "a point without a method");
         const cJSON *status = cJSON_GetObjectItemCaseSensitive(pt, "status");
-        CHECK(cJSON_IsString(status) && strcmp(status->valuestring, "ok") == 0, "status");
+        CHECK_MSG(cJSON_IsString(status) && strcmp(status->valuestring, "ok") == 0, "status");
         for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
             const cJSON *x = cJSON_GetObjectItemCaseSensitive(q, names[i]);
             const cJSON *v = cJSON_GetObjectItemCaseSensitive(x, "value");
             const cJSON *r = cJSON_GetObjectItemCaseSensitive(x, "reason");
-            CHECK(x != NULL && (cJSON_IsNumber(v) || (cJSON_IsNull(v) && cJSON_IsString(r))),
-                  "%s: %s missing, or null without a reason", method ? method->valuestring : "?",
-                  names[i]);
+            CHECK_MSG(x != NULL && (cJSON_IsNumber(v) || (cJSON_IsNull(v) && cJSON_IsString(r))),
+                      "%s: %s missing, or null without a reason", method ? method->valuestring : "?",
+                      names[i]);
         }
         const cJSON *el = cJSON_GetObjectItemCaseSensitive(q, "elapsed");
-        CHECK(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(el, "samples")) >= 3,
-              "elapsed has at least three samples");
+        CHECK_MSG(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(el, "samples")) >= 3,
+                  "elapsed has at least three samples");
         const cJSON *wrong = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(q, "redist.wrong_messages"), "value");
-        CHECK(cJSON_IsNumber(wrong) && wrong->valuedouble == 0, "no wrong messages");
+        CHECK_MSG(cJSON_IsNumber(wrong) && wrong->valuedouble == 0, "no wrong messages");
     }
     cJSON_Delete(doc);
     return failed > 0;
@@ -521,13 +508,13 @@ static void case_poison(bb_world_t *world, const char *method_name, const char *
     size_t before = bb_poisoned_count();
     bb_status_t st = bb_redist_plan_execute(plan, &c, sb, rb, NULL);
     if (st == BB_ERR_MPI) {
-        CHECK(bb_redist_plan_poisoned(plan), "the plan is poisoned");
-        CHECK(bb_poisoned_count() == before + 1, "the plan is retained");
-        CHECK(bb_redist_plan_execute(plan, &c, sb, rb, NULL) == BB_ERR_POISONED,
-              "a later message is refused");
-        CHECK(bb_redist_plan_update_maps(plan, NULL) == BB_ERR_POISONED,
-              "a later update is refused");
-        CHECK(bb_redist_plan_destroy(plan) == BB_ERR_POISONED, "destroy keeps it");
+        CHECK_MSG(bb_redist_plan_poisoned(plan), "the plan is poisoned");
+        CHECK_MSG(bb_poisoned_count() == before + 1, "the plan is retained");
+        CHECK_MSG(bb_redist_plan_execute(plan, &c, sb, rb, NULL) == BB_ERR_POISONED,
+                  "a later message is refused");
+        CHECK_MSG(bb_redist_plan_update_maps(plan, NULL) == BB_ERR_POISONED,
+                  "a later update is refused");
+        CHECK_MSG(bb_redist_plan_destroy(plan) == BB_ERR_POISONED, "destroy keeps it");
         FILE *f = fopen(verdict, "w");
         if (f) {
             fprintf(f, "rank %d: poison: %d passed, %d failed\n", rank, passed, failed);
@@ -543,6 +530,7 @@ int main(int argc, char **argv)
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    check_rank = rank;
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     bb_world_t *world = NULL;
     if (bb_world_bind(MPI_COMM_WORLD, &world) != BB_OK) {

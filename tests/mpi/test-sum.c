@@ -14,6 +14,7 @@
 #include "config.h"
 #include "bbench.h"
 #include "fault.h"
+#include "../check.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -21,19 +22,6 @@
 #include <string.h>
 
 static int rank, ranks;
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                 \
-    do {                                                                 \
-        if (cond) {                                                      \
-            passed++;                                                    \
-        } else {                                                         \
-            failed++;                                                    \
-            fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                \
-            fprintf(stderr, "\n");                                       \
-        }                                                                \
-    } while (0)
 
 /* A provider whose behaviour each case sets. */
 typedef struct provider {
@@ -142,19 +130,19 @@ static void case_success(bb_world_t *world)
 {
     bb_sum_phase_t *phase;
     provider_t p = { 0 };
-    CHECK(bb_sum_phase_create(world, &phase) == BB_OK, "create");
-    CHECK(bb_sum_phase_tracked_live(phase) == BB_SUM_CONTROL_BYTES, "144 control bytes");
+    CHECK_MSG(bb_sum_phase_create(world, &phase) == BB_OK, "create");
+    CHECK_MSG(bb_sum_phase_tracked_live(phase) == BB_SUM_CONTROL_BYTES, "144 control bytes");
     const int64_t counts[] = { 0, 1, 7, 1000, 65536 };
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
         int64_t seq = bb_sum_phase_sequence(phase);
-        CHECK(run_success(phase, &p, counts[i], (int64_t)i),
-              "count %lld sums correctly on every rank", (long long)counts[i]);
-        CHECK(bb_sum_phase_sequence(phase) == seq + 1, "sequence consumed on success");
+        CHECK_MSG(run_success(phase, &p, counts[i], (int64_t)i),
+                  "count %lld sums correctly on every rank", (long long)counts[i]);
+        CHECK_MSG(bb_sum_phase_sequence(phase) == seq + 1, "sequence consumed on success");
     }
-    CHECK(p.prepared == p.released && p.bad_release == 0,
-          "provider arrays released once: %ld prepared, %ld released",
-          p.prepared, p.released);
-    CHECK(bb_sum_phase_destroy(phase) == BB_OK, "destroy");
+    CHECK_MSG(p.prepared == p.released && p.bad_release == 0,
+              "provider arrays released once: %ld prepared, %ld released",
+              p.prepared, p.released);
+    CHECK_MSG(bb_sum_phase_destroy(phase) == BB_OK, "destroy");
     free(p.data);
 }
 
@@ -181,8 +169,8 @@ static void case_refusal(bb_world_t *world, perturb_t what, int who,
     provider_t p = { 0 };
     bb_sum_provider_t prov = { provider_prepare, provider_release, &p };
     int64_t count = 100;
-    CHECK(bb_sum_phase_create(world, &phase) == BB_OK, "create");
-    CHECK(run_success(phase, &p, count, 1), "%s: warm-up phase", name);
+    CHECK_MSG(bb_sum_phase_create(world, &phase) == BB_OK, "create");
+    CHECK_MSG(run_success(phase, &p, count, 1), "%s: warm-up phase", name);
     provider_fill(&p, count + 1);
     p.len = count;
     bb_sum_contract_t c = contract_for(2, count);
@@ -212,41 +200,41 @@ static void case_refusal(bb_world_t *world, perturb_t what, int who,
     double *r = (double *)&p;  /* must be reset to NULL on refusal */
     bb_sum_metrics_t m;
     bb_status_t st = bb_sum_phase_run(phase, &prov, &c, &r, &m);
-    CHECK(all_true(st == BB_REFUSED), "%s: refused on every rank (got %s)", name,
-          bb_status_string(st));
-    CHECK(r == NULL, "%s: no output published", name);
-    CHECK(all_true(bbfault_calls("MPI_Iallreduce") == posted),
-          "%s: no payload posted", name);
-    CHECK(all_true(bbfault_calls("MPI_Allreduce") - allreduces == 2),
-          "%s: exactly two admission Allreduces", name);
-    CHECK(all_true(m.requests_posted == 0 && m.payload_bytes == 0),
-          "%s: metrics say nothing posted", name);
-    CHECK(all_true(m.refusal.stage == want_stage), "%s: stage %s, want %s", name,
-          bb_stage_name(m.refusal.stage), bb_stage_name(want_stage));
-    CHECK(same_everywhere(m.refusal.stage) && same_everywhere(m.refusal.rank)
-              && same_everywhere(m.refusal.sequence),
-          "%s: identical diagnostics on every rank", name);
-    CHECK(m.refusal.rank == -1, "%s: no rank attributed", name);
+    CHECK_MSG(all_true(st == BB_REFUSED), "%s: refused on every rank (got %s)", name,
+              bb_status_string(st));
+    CHECK_MSG(r == NULL, "%s: no output published", name);
+    CHECK_MSG(all_true(bbfault_calls("MPI_Iallreduce") == posted),
+              "%s: no payload posted", name);
+    CHECK_MSG(all_true(bbfault_calls("MPI_Allreduce") - allreduces == 2),
+              "%s: exactly two admission Allreduces", name);
+    CHECK_MSG(all_true(m.requests_posted == 0 && m.payload_bytes == 0),
+              "%s: metrics say nothing posted", name);
+    CHECK_MSG(all_true(m.refusal.stage == want_stage), "%s: stage %s, want %s", name,
+              bb_stage_name(m.refusal.stage), bb_stage_name(want_stage));
+    CHECK_MSG(same_everywhere(m.refusal.stage) && same_everywhere(m.refusal.rank)
+                  && same_everywhere(m.refusal.sequence),
+              "%s: identical diagnostics on every rank", name);
+    CHECK_MSG(m.refusal.rank == -1, "%s: no rank attributed", name);
     int64_t want_seq = what == P_SEQUENCE ? seq + 10 : seq;
-    CHECK(m.refusal.sequence == want_seq, "%s: sequence %lld, want max presented %lld",
-          name, (long long)m.refusal.sequence, (long long)want_seq);
-    CHECK(bb_sum_phase_sequence(phase) == seq + 1, "%s: sequence consumed", name);
-    CHECK(bb_sum_phase_tracked_live(phase) == BB_SUM_CONTROL_BYTES,
-          "%s: payload buffers released", name);
+    CHECK_MSG(m.refusal.sequence == want_seq, "%s: sequence %lld, want max presented %lld",
+              name, (long long)m.refusal.sequence, (long long)want_seq);
+    CHECK_MSG(bb_sum_phase_sequence(phase) == seq + 1, "%s: sequence consumed", name);
+    CHECK_MSG(bb_sum_phase_tracked_live(phase) == BB_SUM_CONTROL_BYTES,
+              "%s: payload buffers released", name);
     long want_released = (p.prepared > 0 && (!p.fail || p.fail_with_data)) ? 1 : 0;
     if (what == P_OVER_CAP || what == P_NEGATIVE_ID || what == P_NEGATIVE_EPOCH
         || what == P_RANGE)
         want_released = me ? 0 : 1;  /* invalid contract: prepare is not called */
     else if ((what == P_PROVIDER) && me)
         want_released = 0;            /* the provider handed out nothing */
-    CHECK(p.released - released == want_released,
-          "%s: provider arrays released %ld times, want %ld", name,
-          p.released - released, want_released);
+    CHECK_MSG(p.released - released == want_released,
+              "%s: provider arrays released %ld times, want %ld", name,
+              p.released - released, want_released);
     p.fail = p.fail_with_data = 0;
-    CHECK(run_success(phase, &p, count, 4), "%s: the next phase succeeds", name);
-    CHECK(p.prepared == p.released && p.bad_release == 0,
-          "%s: every array released exactly once (%ld/%ld)", name, p.prepared, p.released);
-    CHECK(bb_sum_phase_destroy(phase) == BB_OK, "destroy");
+    CHECK_MSG(run_success(phase, &p, count, 4), "%s: the next phase succeeds", name);
+    CHECK_MSG(p.prepared == p.released && p.bad_release == 0,
+              "%s: every array released exactly once (%ld/%ld)", name, p.prepared, p.released);
+    CHECK_MSG(bb_sum_phase_destroy(phase) == BB_OK, "destroy");
     free(p.data);
 }
 
@@ -254,18 +242,18 @@ static void case_delays(bb_world_t *world)
 {
     bb_sum_phase_t *phase;
     provider_t p = { 0 };
-    CHECK(bb_sum_phase_create(world, &phase) == BB_OK, "create");
+    CHECK_MSG(bb_sum_phase_create(world, &phase) == BB_OK, "create");
     p.delay_s = rank == 0 ? 0.2 : 0.0;
-    CHECK(run_success(phase, &p, 5000, 1), "delayed prepare on rank 0 completes");
+    CHECK_MSG(run_success(phase, &p, 5000, 1), "delayed prepare on rank 0 completes");
     p.delay_s = 0.0;
     if (rank == ranks - 1)
         bb_sum_phase_set_post_delay(phase, 0.2);
     double t0 = bb_time_now();
-    CHECK(run_success(phase, &p, 5000, 2), "delayed posting on the last rank completes");
+    CHECK_MSG(run_success(phase, &p, 5000, 2), "delayed posting on the last rank completes");
     double waited = bb_time_now() - t0;
-    CHECK(all_true(waited >= 0.19), "every rank waited for the late poster (%.3f s)", waited);
+    CHECK_MSG(all_true(waited >= 0.19), "every rank waited for the late poster (%.3f s)", waited);
     bb_sum_phase_set_post_delay(phase, 0.0);
-    CHECK(bb_sum_phase_destroy(phase) == BB_OK, "destroy");
+    CHECK_MSG(bb_sum_phase_destroy(phase) == BB_OK, "destroy");
     free(p.data);
 }
 
@@ -277,7 +265,7 @@ static void case_reuse(bb_world_t *world)
     bb_sum_phase_t *phase;
     provider_t p = { 0 };
     bb_sum_provider_t prov = { provider_prepare, provider_release, &p };
-    CHECK(bb_sum_phase_create(world, &phase) == BB_OK, "create");
+    CHECK_MSG(bb_sum_phase_create(world, &phase) == BB_OK, "create");
     provider_fill(&p, 1000);
     bb_sum_contract_t c = contract_for(9, 1000);
     int ok = 1;
@@ -294,19 +282,19 @@ static void case_reuse(bb_world_t *world)
         ok &= bb_sum_phase_tracked_live(phase) == BB_SUM_CONTROL_BYTES;
     }
     int64_t rss_end = bb_rss_current_bytes();
-    CHECK(all_true(ok), "%d reused phases all correct, 144 bytes between calls", calls);
-    CHECK(tracked_max == 144 + 16 * 1000, "tracked peak %lld", (long long)tracked_max);
+    CHECK_MSG(all_true(ok), "%d reused phases all correct, 144 bytes between calls", calls);
+    CHECK_MSG(tracked_max == 144 + 16 * 1000, "tracked peak %lld", (long long)tracked_max);
 #ifdef __SANITIZE_ADDRESS__
     /* ASan's quarantine keeps freed blocks resident: RSS says nothing here;
      * the tracked bytes above still must be flat. */
     rss_end = rss_start;
 #endif
-    CHECK(rss_start > 0 && rss_end - rss_start < 1024 * 1024,
-          "RSS flat over %d phases: %lld -> %lld bytes", calls - 50,
-          (long long)rss_start, (long long)rss_end);
-    CHECK(bb_sum_phase_sequence(phase) == calls, "every sequence consumed");
-    CHECK(p.prepared == calls && p.released == calls, "every array released once");
-    CHECK(bb_sum_phase_destroy(phase) == BB_OK, "destroy");
+    CHECK_MSG(rss_start > 0 && rss_end - rss_start < 1024 * 1024,
+              "RSS flat over %d phases: %lld -> %lld bytes", calls - 50,
+              (long long)rss_start, (long long)rss_end);
+    CHECK_MSG(bb_sum_phase_sequence(phase) == calls, "every sequence consumed");
+    CHECK_MSG(p.prepared == calls && p.released == calls, "every array released once");
+    CHECK_MSG(bb_sum_phase_destroy(phase) == BB_OK, "destroy");
     free(p.data);
 }
 
@@ -330,7 +318,7 @@ static void case_misuse(bb_world_t *world)
 {
     bb_sum_phase_t *phase;
     provider_t p = { 0 };
-    CHECK(bb_sum_phase_create(world, &phase) == BB_OK, "create");
+    CHECK_MSG(bb_sum_phase_create(world, &phase) == BB_OK, "create");
 
     /* Another thread: rejected before any MPI call. */
     long calls = bbfault_calls("MPI_Allreduce") + bbfault_calls("MPI_Iallreduce");
@@ -338,24 +326,24 @@ static void case_misuse(bb_world_t *world)
     pthread_t th;
     pthread_create(&th, NULL, thread_call, &t);
     pthread_join(th, NULL);
-    CHECK(t.status == BB_ERR_THREAD, "call from another thread: %s",
-          bb_status_string(t.status));
-    CHECK(bbfault_calls("MPI_Allreduce") + bbfault_calls("MPI_Iallreduce") == calls,
-          "no MPI call from the other thread");
-    CHECK(bb_sum_phase_sequence(phase) == 0, "no sequence consumed by the thread call");
+    CHECK_MSG(t.status == BB_ERR_THREAD, "call from another thread: %s",
+              bb_status_string(t.status));
+    CHECK_MSG(bbfault_calls("MPI_Allreduce") + bbfault_calls("MPI_Iallreduce") == calls,
+              "no MPI call from the other thread");
+    CHECK_MSG(bb_sum_phase_sequence(phase) == 0, "no sequence consumed by the thread call");
 
     /* Reentry from prepare: rejected locally, the outer phase still works. */
     p.reenter = phase;
-    CHECK(run_success(phase, &p, 10, 1), "outer phase succeeds around a reentrant call");
-    CHECK(p.reenter_status == BB_ERR_REENTRY, "reentrant call: %s",
-          bb_status_string(p.reenter_status));
-    CHECK(p.reenter_mpi_calls == 0, "reentrant call made no MPI call");
+    CHECK_MSG(run_success(phase, &p, 10, 1), "outer phase succeeds around a reentrant call");
+    CHECK_MSG(p.reenter_status == BB_ERR_REENTRY, "reentrant call: %s",
+              bb_status_string(p.reenter_status));
+    CHECK_MSG(p.reenter_mpi_calls == 0, "reentrant call made no MPI call");
     p.reenter = NULL;
 
     bb_sum_contract_t c = contract_for(0, 0);
     double *r = NULL;
-    CHECK(bb_sum_phase_run(phase, NULL, &c, &r, NULL) == BB_ERR_ARG, "NULL provider");
-    CHECK(bb_sum_phase_destroy(phase) == BB_OK, "destroy");
+    CHECK_MSG(bb_sum_phase_run(phase, NULL, &c, &r, NULL) == BB_ERR_ARG, "NULL provider");
+    CHECK_MSG(bb_sum_phase_destroy(phase) == BB_OK, "destroy");
     free(p.data);
 }
 
@@ -385,20 +373,20 @@ static int run_poison(bb_world_t *world, const char *verdict_path)
         bb_time_sleep(30.0);
         return 1;
     }
-    CHECK(st == BB_ERR_MPI, "faulted call: %s", bb_status_string(st));
-    CHECK(bb_sum_phase_poisoned(phase), "phase poisoned");
-    CHECK(m.refusal.stage == BB_STAGE_TRANSPORT && m.refusal.rank == rank,
-          "fatal metrics: stage %s rank %d", bb_stage_name(m.refusal.stage),
-          m.refusal.rank);
-    CHECK(bb_poisoned_count() == 1, "retained in the fatal list");
-    CHECK(bb_sum_phase_tracked_live(phase) >= BB_SUM_CONTROL_BYTES,
-          "resources kept: %lld bytes", (long long)bb_sum_phase_tracked_live(phase));
+    CHECK_MSG(st == BB_ERR_MPI, "faulted call: %s", bb_status_string(st));
+    CHECK_MSG(bb_sum_phase_poisoned(phase), "phase poisoned");
+    CHECK_MSG(m.refusal.stage == BB_STAGE_TRANSPORT && m.refusal.rank == rank,
+              "fatal metrics: stage %s rank %d", bb_stage_name(m.refusal.stage),
+              m.refusal.rank);
+    CHECK_MSG(bb_poisoned_count() == 1, "retained in the fatal list");
+    CHECK_MSG(bb_sum_phase_tracked_live(phase) >= BB_SUM_CONTROL_BYTES,
+              "resources kept: %lld bytes", (long long)bb_sum_phase_tracked_live(phase));
     long calls = bbfault_calls("MPI_Allreduce") + bbfault_calls("MPI_Iallreduce");
     st = bb_sum_phase_run(phase, &prov, &c, &r, NULL);
-    CHECK(st == BB_ERR_POISONED, "later call refused: %s", bb_status_string(st));
-    CHECK(bbfault_calls("MPI_Allreduce") + bbfault_calls("MPI_Iallreduce") == calls,
-          "later call made no MPI call");
-    CHECK(bb_sum_phase_destroy(phase) == BB_ERR_POISONED, "destroy refused");
+    CHECK_MSG(st == BB_ERR_POISONED, "later call refused: %s", bb_status_string(st));
+    CHECK_MSG(bbfault_calls("MPI_Allreduce") + bbfault_calls("MPI_Iallreduce") == calls,
+              "later call made no MPI call");
+    CHECK_MSG(bb_sum_phase_destroy(phase) == BB_ERR_POISONED, "destroy refused");
     FILE *f = fopen(verdict_path, "w");
     if (f != NULL) {
         fprintf(f, "rank %d: poison: %d passed, %d failed\n", rank, passed, failed);
@@ -418,6 +406,7 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     rank = bb_world_rank(world);
+    check_rank = rank;
     ranks = bb_world_size(world);
     if (argc > 2 && strcmp(argv[1], "poison") == 0)
         return run_poison(world, argv[2]);

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "bbench.h"
 #include "fault.h"
+#include "../check.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -23,19 +24,6 @@
 #include <unistd.h>
 
 static int rank, ranks;
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                 \
-    do {                                                                 \
-        if (cond) {                                                      \
-            passed++;                                                    \
-        } else {                                                         \
-            failed++;                                                    \
-            fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                \
-            fprintf(stderr, "\n");                                       \
-        }                                                                \
-    } while (0)
 
 static long mpi_calls(void)
 {
@@ -200,17 +188,17 @@ static void check_refusal(const char *what, bb_status_t st,
                           const bb_transfer_metrics_t *m, bb_stage_t stage,
                           int want_rank, int64_t want_seq)
 {
-    CHECK(st == BB_REFUSED && m->status == BB_REFUSED, "%s: status %s", what,
-          bb_status_string(st));
-    CHECK(m->refusal.stage == stage, "%s: stage %s, want %s", what,
-          bb_stage_name(m->refusal.stage), bb_stage_name(stage));
-    CHECK(m->refusal.rank == want_rank, "%s: rank %d, want %d", what,
-          m->refusal.rank, want_rank);
-    CHECK(m->refusal.sequence == want_seq, "%s: sequence %lld, want %lld", what,
-          (long long)m->refusal.sequence, (long long)want_seq);
-    CHECK(same_everywhere(m->refusal.stage) && same_everywhere(m->refusal.rank)
-              && same_everywhere(m->refusal.sequence) && same_everywhere(m->code),
-          "%s: diagnostics differ across ranks", what);
+    CHECK_MSG(st == BB_REFUSED && m->status == BB_REFUSED, "%s: status %s", what,
+              bb_status_string(st));
+    CHECK_MSG(m->refusal.stage == stage, "%s: stage %s, want %s", what,
+              bb_stage_name(m->refusal.stage), bb_stage_name(stage));
+    CHECK_MSG(m->refusal.rank == want_rank, "%s: rank %d, want %d", what,
+              m->refusal.rank, want_rank);
+    CHECK_MSG(m->refusal.sequence == want_seq, "%s: sequence %lld, want %lld", what,
+              (long long)m->refusal.sequence, (long long)want_seq);
+    CHECK_MSG(same_everywhere(m->refusal.stage) && same_everywhere(m->refusal.rank)
+                  && same_everywhere(m->refusal.sequence) && same_everywhere(m->code),
+              "%s: diagnostics differ across ranks", what);
 }
 
 static int role_of(int64_t src, int64_t dst)
@@ -244,49 +232,49 @@ static void check_success(bb_transfer_phase_t *phase, int64_t src, int64_t dst,
     int role = role_of(src, dst);
     int data = role != BB_TRANSFER_ROLE_NONE;
 
-    CHECK(st == BB_OK && m.status == BB_OK, "%s: %s (stage %s rank %d)", what,
-          bb_status_string(st), bb_stage_name(m.refusal.stage), m.refusal.rank);
-    CHECK((int)m.role == role, "%s: role %s", what, bb_transfer_role_name(m.role));
+    CHECK_MSG(st == BB_OK && m.status == BB_OK, "%s: %s (stage %s rank %d)", what,
+              bb_status_string(st), bb_stage_name(m.refusal.stage), m.refusal.rank);
+    CHECK_MSG((int)m.role == role, "%s: role %s", what, bb_transfer_role_name(m.role));
     if (rank == dst)
-        CHECK(value != NULL && *value == n && cs.calls == 1 && cs.seen_nbytes == n,
-              "%s: destination value %lld", what, value ? (long long)*value : -99LL);
+        CHECK_MSG(value != NULL && *value == n && cs.calls == 1 && cs.seen_nbytes == n,
+                  "%s: destination value %lld", what, value ? (long long)*value : -99LL);
     else
-        CHECK(value == NULL && cs.calls == 0, "%s: non-destination got a value", what);
-    CHECK(p.prepared == (rank == src) && p.released == (rank == src && n >= 0)
-              && p.bad_release == 0,
-          "%s: prepare %ld release %ld", what, p.prepared, p.released);
-    CHECK(cp.calls == batches && m.batches_executed == batches && m.polls == batches,
-          "%s: batches %ld executed %lld polls %lld", what, cp.calls,
-          (long long)m.batches_executed, (long long)m.polls);
-    CHECK(allred == 4, "%s: %ld Allreduce calls, want 4", what, allred);
+        CHECK_MSG(value == NULL && cs.calls == 0, "%s: non-destination got a value", what);
+    CHECK_MSG(p.prepared == (rank == src) && p.released == (rank == src && n >= 0)
+                  && p.bad_release == 0,
+              "%s: prepare %ld release %ld", what, p.prepared, p.released);
+    CHECK_MSG(cp.calls == batches && m.batches_executed == batches && m.polls == batches,
+              "%s: batches %ld executed %lld polls %lld", what, cp.calls,
+              (long long)m.batches_executed, (long long)m.polls);
+    CHECK_MSG(allred == 4, "%s: %ld Allreduce calls, want 4", what, allred);
     long want_isend = 0, want_irecv = 0;
     if (role == BB_TRANSFER_ROLE_SOURCE) { want_isend = 1; want_irecv = 1; }
     if (role == BB_TRANSFER_ROLE_DESTINATION) { want_isend = 1; want_irecv = 1; }
-    CHECK(isend == want_isend && irecv == want_irecv,
-          "%s: Isend %ld Irecv %ld", what, isend, irecv);
+    CHECK_MSG(isend == want_isend && irecv == want_irecv,
+              "%s: Isend %ld Irecv %ld", what, isend, irecv);
     int want_inflight = role == BB_TRANSFER_ROLE_SOURCE ? 2
                         : role == BB_TRANSFER_ROLE_DESTINATION ? 1 : 0;
-    CHECK(m.max_inflight == want_inflight, "%s: max_inflight %d want %d", what,
-          m.max_inflight, want_inflight);
-    CHECK(m.tracked_bytes == BB_TRANSFER_CENSUS_BYTES + (data ? n : 0),
-          "%s: tracked %lld", what, (long long)m.tracked_bytes);
-    CHECK(m.payload_bytes == (data ? n : 0), "%s: payload %lld", what,
-          (long long)m.payload_bytes);
+    CHECK_MSG(m.max_inflight == want_inflight, "%s: max_inflight %d want %d", what,
+              m.max_inflight, want_inflight);
+    CHECK_MSG(m.tracked_bytes == BB_TRANSFER_CENSUS_BYTES + (data ? n : 0),
+              "%s: tracked %lld", what, (long long)m.tracked_bytes);
+    CHECK_MSG(m.payload_bytes == (data ? n : 0), "%s: payload %lld", what,
+              (long long)m.payload_bytes);
     int p2p = role == BB_TRANSFER_ROLE_SOURCE || role == BB_TRANSFER_ROLE_DESTINATION;
-    CHECK(p2p ? (m.completed_during_batches == 0 || m.completed_during_batches == 1)
-              : m.completed_during_batches == -1,
-          "%s: completed_during_batches %d", what, m.completed_during_batches);
-    CHECK(batches > 0 || m.completed_during_batches <= 0,
-          "%s: completion seen without a poll", what);
-    CHECK(m.refusal.stage == BB_STAGE_NONE && m.refusal.rank == -1 && m.code == 0,
-          "%s: provenance not reset", what);
-    CHECK(m.sequence == seq && bb_transfer_phase_sequence(phase) == seq + 1,
-          "%s: sequence", what);
-    CHECK(bb_transfer_phase_tracked_live(phase) == 0 && bb_transfer_phase_inflight(phase) == 0
-              && !bb_transfer_phase_active(phase) && bb_transfer_live_count() == 0,
-          "%s: not retired", what);
-    CHECK(m.total_s >= m.admission_s + m.payload_wait_s && m.admission_s >= 0,
-          "%s: times", what);
+    CHECK_MSG(p2p ? (m.completed_during_batches == 0 || m.completed_during_batches == 1)
+                  : m.completed_during_batches == -1,
+              "%s: completed_during_batches %d", what, m.completed_during_batches);
+    CHECK_MSG(batches > 0 || m.completed_during_batches <= 0,
+              "%s: completion seen without a poll", what);
+    CHECK_MSG(m.refusal.stage == BB_STAGE_NONE && m.refusal.rank == -1 && m.code == 0,
+              "%s: provenance not reset", what);
+    CHECK_MSG(m.sequence == seq && bb_transfer_phase_sequence(phase) == seq + 1,
+              "%s: sequence", what);
+    CHECK_MSG(bb_transfer_phase_tracked_live(phase) == 0 && bb_transfer_phase_inflight(phase) == 0
+                  && !bb_transfer_phase_active(phase) && bb_transfer_live_count() == 0,
+              "%s: not retired", what);
+    CHECK_MSG(m.total_s >= m.admission_s + m.payload_wait_s && m.admission_s >= 0,
+              "%s: times", what);
     free(value);
     free(p.buf);
 }
@@ -294,7 +282,7 @@ static void check_success(bb_transfer_phase_t *phase, int64_t src, int64_t dst,
 static void case_success(bb_world_t *world)
 {
     bb_transfer_phase_t *phase;
-    CHECK(bb_transfer_phase_create(world, &phase) == BB_OK, "create");
+    CHECK_MSG(bb_transfer_phase_create(world, &phase) == BB_OK, "create");
     int last = ranks - 1;
     check_success(phase, 0, last, 1000, 3, "0->last 1000 B 3 batches");
     check_success(phase, last, 0, 65536, 1, "last->0 64 KiB");
@@ -308,11 +296,11 @@ static void case_success(bb_world_t *world)
 
     bb_transfer_phase_stats_t s;
     bb_transfer_phase_stats(phase, &s);
-    CHECK(s.first.first_call == 1 && s.latest.first_call == 0 && s.first.sequence == 0
-              && s.latest.sequence == s.begun - 1 && s.completed == s.begun
-              && s.refused == 0 && s.admitted == s.begun,
-          "phase stats: first %d latest %d begun %lld", s.first.first_call,
-          s.latest.first_call, (long long)s.begun);
+    CHECK_MSG(s.first.first_call == 1 && s.latest.first_call == 0 && s.first.sequence == 0
+                  && s.latest.sequence == s.begun - 1 && s.completed == s.begun
+                  && s.refused == 0 && s.admitted == s.begun,
+              "phase stats: first %d latest %d begun %lld", s.first.first_call,
+              s.latest.first_call, (long long)s.begun);
 
     /* One slow poster: the destination still completes. */
     bb_transfer_phase_set_post_delay(phase, rank == 0 ? 0.05 : 0.0);
@@ -320,7 +308,7 @@ static void case_success(bb_world_t *world)
     bb_transfer_phase_set_post_delay(phase, rank == last ? 0.05 : 0.0);
     check_success(phase, 0, last, 4096, 2, "delayed post on the last rank");
     bb_transfer_phase_set_post_delay(phase, 0.0);
-    CHECK(bb_transfer_phase_close(phase) == BB_OK, "close");
+    CHECK_MSG(bb_transfer_phase_close(phase) == BB_OK, "close");
 }
 
 /* The ticket API by hand, including a message larger than an eager one. */
@@ -340,26 +328,26 @@ static void case_ticket(bb_world_t *world)
     bb_transfer_ticket_t t;
     bb_transfer_metrics_t m;
     bb_status_t st = bb_transfer_phase_begin(phase, &prov, &c, &t, &m);
-    CHECK(st == BB_OK && t.phase == phase && t.generation > 0, "begin: %s",
-          bb_status_string(st));
-    CHECK(bb_transfer_phase_active(phase) && bb_transfer_live_count() == 1,
-          "live registry holds the posted phase");
+    CHECK_MSG(st == BB_OK && t.phase == phase && t.generation > 0, "begin: %s",
+              bb_status_string(st));
+    CHECK_MSG(bb_transfer_phase_active(phase) && bb_transfer_live_count() == 1,
+              "live registry holds the posted phase");
     int want_inflight = role_of(0, last) == BB_TRANSFER_ROLE_SOURCE ? 2
                         : role_of(0, last) == BB_TRANSFER_ROLE_DESTINATION ? 1 : 0;
-    CHECK(bb_transfer_phase_inflight(phase) == want_inflight, "inflight after begin %d",
-          bb_transfer_phase_inflight(phase));
+    CHECK_MSG(bb_transfer_phase_inflight(phase) == want_inflight, "inflight after begin %d",
+              bb_transfer_phase_inflight(phase));
     int complete = 0;
     for (int i = 0; i < 5; i++) {
         bb_time_sleep(0.002);
-        CHECK(bb_transfer_ticket_progress(&t, &complete) == BB_OK, "progress");
+        CHECK_MSG(bb_transfer_ticket_progress(&t, &complete) == BB_OK, "progress");
     }
     void *v = NULL;
     st = bb_transfer_ticket_finish(&t, &cons, BB_TRANSFER_LOCAL_OK, &v, &m);
-    CHECK(st == BB_OK, "finish: %s", bb_status_string(st));
-    CHECK(m.polls == 5 && m.batches_executed == -1 && m.compute_s < 0,
-          "ticket API metrics: polls %lld", (long long)m.polls);
-    CHECK(rank != last || (v != NULL && *(int64_t *)v == c.nbytes), "ticket value");
-    CHECK(!bb_transfer_phase_active(phase) && bb_transfer_live_count() == 0, "retired");
+    CHECK_MSG(st == BB_OK, "finish: %s", bb_status_string(st));
+    CHECK_MSG(m.polls == 5 && m.batches_executed == -1 && m.compute_s < 0,
+              "ticket API metrics: polls %lld", (long long)m.polls);
+    CHECK_MSG(rank != last || (v != NULL && *(int64_t *)v == c.nbytes), "ticket value");
+    CHECK_MSG(!bb_transfer_phase_active(phase) && bb_transfer_live_count() == 0, "retired");
     free(v);
     free(p.buf);
     bb_transfer_phase_close(phase);
@@ -386,13 +374,13 @@ static void case_refusals(bb_world_t *world)
     irecv = bbfault_calls("MPI_Irecv");
     bb_status_t st = run_one(phase, &p, &cs, &cp, &c, &v, &m);
     check_refusal("provider failure", st, &m, BB_STAGE_PREFLIGHT, 0, seq);
-    CHECK(bbfault_calls("MPI_Isend") == isend && bbfault_calls("MPI_Irecv") == irecv
-              && cp.calls == 0 && cs.calls == 0 && v == NULL,
-          "preflight refusal posted or ran something");
-    CHECK(rank != 0 || m.local_cause == BB_TRANSFER_CAUSE_PROVIDER, "cause %s",
-          bb_transfer_cause_name(m.local_cause));
-    CHECK(bb_transfer_phase_sequence(phase) == seq + 1 && bb_transfer_phase_tracked_live(phase) == 0,
-          "sequence consumed on refusal");
+    CHECK_MSG(bbfault_calls("MPI_Isend") == isend && bbfault_calls("MPI_Irecv") == irecv
+                  && cp.calls == 0 && cs.calls == 0 && v == NULL,
+              "preflight refusal posted or ran something");
+    CHECK_MSG(rank != 0 || m.local_cause == BB_TRANSFER_CAUSE_PROVIDER, "cause %s",
+              bb_transfer_cause_name(m.local_cause));
+    CHECK_MSG(bb_transfer_phase_sequence(phase) == seq + 1 && bb_transfer_phase_tracked_live(phase) == 0,
+              "sequence consumed on refusal");
     p.fail = 0;
 
     /* Preflight: a wrong length from prepare, released all the same. */
@@ -401,8 +389,8 @@ static void case_refusals(bb_world_t *world)
     long released = p.released;
     st = run_one(phase, &p, &cs, &cp, &c, &v, &m);
     check_refusal("wrong length", st, &m, BB_STAGE_PREFLIGHT, 0, seq);
-    CHECK(rank != 0 || (m.local_cause == BB_TRANSFER_CAUSE_LENGTH && p.released == released + 1),
-          "length cause %s", bb_transfer_cause_name(m.local_cause));
+    CHECK_MSG(rank != 0 || (m.local_cause == BB_TRANSFER_CAUSE_LENGTH && p.released == released + 1),
+              "length cause %s", bb_transfer_cause_name(m.local_cause));
     p.len_delta = 0;
 
     /* Preflight on every rank (over the cap): the highest rank wins. */
@@ -411,7 +399,7 @@ static void case_refusals(bb_world_t *world)
     over.max_bytes = 200;
     st = run_one(phase, &p, &cs, &cp, &over, &v, &m);
     check_refusal("over cap everywhere", st, &m, BB_STAGE_PREFLIGHT, last, seq);
-    CHECK(m.local_cause == BB_TRANSFER_CAUSE_OVER_CAP, "over-cap cause");
+    CHECK_MSG(m.local_cause == BB_TRANSFER_CAUSE_OVER_CAP, "over-cap cause");
     bb_transfer_contract_t bad = contract(0, ranks, 10, 1);  /* no such rank */
     seq = bb_transfer_phase_sequence(phase);
     st = run_one(phase, &p, &cs, &cp, &bad, &v, &m);
@@ -432,11 +420,11 @@ static void case_refusals(bb_world_t *world)
         bb_transfer_contract_t cc = contract(0, last, 128, 4);
         st = run_one(phase, &p, &cs, &cp, &cc, &v, &m);
         check_refusal("compute failure", st, &m, BB_STAGE_COMPUTE, k, seq);
-        CHECK(cs.calls == 0 && v == NULL, "consumer ran after a compute refusal");
-        CHECK(cp.calls == (rank == k ? 2 : 4) && m.batches_executed == cp.calls,
-              "batches run %ld", cp.calls);
-        CHECK(bb_transfer_phase_inflight(phase) == 0 && bb_transfer_live_count() == 0,
-              "requests drained after compute refusal");
+        CHECK_MSG(cs.calls == 0 && v == NULL, "consumer ran after a compute refusal");
+        CHECK_MSG(cp.calls == (rank == k ? 2 : 4) && m.batches_executed == cp.calls,
+                  "batches run %ld", cp.calls);
+        CHECK_MSG(bb_transfer_phase_inflight(phase) == 0 && bb_transfer_live_count() == 0,
+                  "requests drained after compute refusal");
     }
     cp.fail_rank = -1;
 
@@ -447,7 +435,7 @@ static void case_refusals(bb_world_t *world)
     bb_transfer_contract_t cc = contract(0, last, 64, 1);
     st = run_one(phase, &p, &cs, &cp, &cc, &v, &m);
     check_refusal("consumer failure", st, &m, BB_STAGE_CONSUMER, last, seq);
-    CHECK(v == NULL && cs.discarded == (rank == last), "discarded %ld", cs.discarded);
+    CHECK_MSG(v == NULL && cs.discarded == (rank == last), "discarded %ld", cs.discarded);
     cs.fail = 0;
 
     /* Receipt: a wrong generation, then a wrong code, from the destination:
@@ -459,8 +447,8 @@ static void case_refusals(bb_world_t *world)
         st = run_one(phase, &p, &cs, &cp, &cc, &v, &m);
         check_refusal(kind == 1 ? "receipt generation" : "receipt code", st, &m,
                       BB_STAGE_RECEIPT, 0, seq);
-        CHECK(v == NULL && cs.discarded == (rank == last), "receipt refusal published");
-        CHECK(rank != 0 || m.local_cause == BB_TRANSFER_CAUSE_RECEIPT, "receipt cause");
+        CHECK_MSG(v == NULL && cs.discarded == (rank == last), "receipt refusal published");
+        CHECK_MSG(rank != 0 || m.local_cause == BB_TRANSFER_CAUSE_RECEIPT, "receipt cause");
     }
     bb_transfer_phase_set_receipt_fault(phase, 0);
 
@@ -497,8 +485,8 @@ static void case_refusals(bb_world_t *world)
             cp.calls = 0;
             st = run_one(phase, &p, &cs, &cp, &mc, &v, &m);
             check_refusal("contract mismatch", st, &m, BB_STAGE_CONTRACT, -1, seq);
-            CHECK(bbfault_calls("MPI_Isend") == isend && cp.calls == 0,
-                  "mismatch posted or computed (field %d)", field);
+            CHECK_MSG(bbfault_calls("MPI_Isend") == isend && cp.calls == 0,
+                      "mismatch posted or computed (field %d)", field);
         }
 
         /* Preflight precedence: rank 0's provider fails while the last rank
@@ -520,7 +508,7 @@ static void case_refusals(bb_world_t *world)
             bb_transfer_phase_set_sequence(phase, seq + 5);
         st = run_one(phase, &p, &cs, &cp, &cc, &v, &m);
         check_refusal("sequence divergence", st, &m, BB_STAGE_CONTRACT, -1, seq + 5);
-        CHECK(m.sequence == (rank == last ? seq + 5 : seq), "presented sequence");
+        CHECK_MSG(m.sequence == (rank == last ? seq + 5 : seq), "presented sequence");
         st = run_one(phase, &p, &cs, &cp, &cc, &v, &m);
         check_refusal("sequence divergence again", st, &m, BB_STAGE_CONTRACT, -1, seq + 6);
         /* Divergence plus a preflight failure: still the maximum sequence. */
@@ -542,29 +530,29 @@ static void case_refusals(bb_world_t *world)
         p.nbytes = 64;
         cs.calls = 0;
         st = bb_transfer_phase_begin(phase, &prov, &cc, &t, &m);
-        CHECK(st == BB_OK, "begin for local_error");
+        CHECK_MSG(st == BB_OK, "begin for local_error");
         void *vv = NULL;
         st = bb_transfer_ticket_finish(&t, &cons, rank == k ? 7 : BB_TRANSFER_LOCAL_OK,
                                        &vv, &m);
         check_refusal("invalid local_error", st, &m, BB_STAGE_COMPUTE, k, seq);
-        CHECK(rank != k || m.local_cause == BB_TRANSFER_CAUSE_INVALID_ERROR,
-              "invalid local_error cause %s", bb_transfer_cause_name(m.local_cause));
-        CHECK(cs.calls == 0 && vv == NULL, "consumed after invalid local_error");
+        CHECK_MSG(rank != k || m.local_cause == BB_TRANSFER_CAUSE_INVALID_ERROR,
+                  "invalid local_error cause %s", bb_transfer_cause_name(m.local_cause));
+        CHECK_MSG(cs.calls == 0 && vv == NULL, "consumed after invalid local_error");
 
         seq = bb_transfer_phase_sequence(phase);
         st = bb_transfer_phase_begin(phase, &prov, &cc, &t, &m);
         st = bb_transfer_ticket_finish(&t, &cons,
                                        rank == k ? BB_TRANSFER_LOCAL_FAILED : 0, &vv, &m);
         check_refusal("local_error failed", st, &m, BB_STAGE_COMPUTE, k, seq);
-        CHECK(rank != k || m.local_cause == BB_TRANSFER_CAUSE_COMPUTE, "compute cause");
+        CHECK_MSG(rank != k || m.local_cause == BB_TRANSFER_CAUSE_COMPUTE, "compute cause");
     }
 
     /* After every refusal the phase still works, and provenance resets. */
     check_success(phase, 0, last, 333, 1, "success after refusals");
     bb_transfer_phase_stats_t s;
     bb_transfer_phase_stats(phase, &s);
-    CHECK(s.refused > 10 && s.latest.refusal.stage == BB_STAGE_NONE,
-          "stats after refusals: refused %lld", (long long)s.refused);
+    CHECK_MSG(s.refused > 10 && s.latest.refusal.stage == BB_STAGE_NONE,
+              "stats after refusals: refused %lld", (long long)s.refused);
     free(p.buf);
     bb_transfer_phase_close(phase);
 }
@@ -588,7 +576,7 @@ static void case_corrupt(bb_world_t *world)
     /* Beyond the payload: no effect. */
     bb_transfer_phase_set_corrupt_byte(phase, 4096);
     st = run_one(phase, &p, &cs, &cp, &c, &v, &m);
-    CHECK(st == BB_OK, "corrupt offset past the end changed the payload");
+    CHECK_MSG(st == BB_OK, "corrupt offset past the end changed the payload");
     free(v);
     /* Same rank: the one copy is the view, and it is checked the same way. */
     bb_transfer_phase_set_corrupt_byte(phase, 0);
@@ -639,73 +627,73 @@ static void case_misuse(bb_world_t *world)
     cs.seq = bb_transfer_phase_sequence(phase);
     bb_transfer_ticket_t t, t2;
     bb_status_t st = bb_transfer_phase_begin(phase, &prov, &c, &t, NULL);
-    CHECK(st == BB_OK, "begin");
+    CHECK_MSG(st == BB_OK, "begin");
 
     long before = mpi_calls();
     int64_t seq = bb_transfer_phase_sequence(phase);
     bb_transfer_ticket_t keep = t;
     st = bb_transfer_phase_begin(phase, &prov, &c, &t, NULL);
-    CHECK(st == BB_ERR_STATE && t.generation == keep.generation,
-          "second begin while live: %s", bb_status_string(st));
+    CHECK_MSG(st == BB_ERR_STATE && t.generation == keep.generation,
+              "second begin while live: %s", bb_status_string(st));
     st = bb_transfer_phase_begin(phase, &prov, &c, &t2, NULL);
-    CHECK(st == BB_ERR_STATE, "begin while live (other handle)");
-    CHECK(bb_transfer_phase_close(phase) == BB_ERR_STATE, "close while live");
-    CHECK(bb_transfer_phase_sequence(phase) == seq && bb_transfer_phase_active(phase),
-          "misuse changed the phase");
+    CHECK_MSG(st == BB_ERR_STATE, "begin while live (other handle)");
+    CHECK_MSG(bb_transfer_phase_close(phase) == BB_ERR_STATE, "close while live");
+    CHECK_MSG(bb_transfer_phase_sequence(phase) == seq && bb_transfer_phase_active(phase),
+              "misuse changed the phase");
 
     /* Thread misuse, from a thread that does not own MPI. */
     thread_arg_t a = { world, phase, &t, BB_OK, BB_OK, BB_OK, BB_OK, BB_OK };
     pthread_t th;
     pthread_create(&th, NULL, thread_main, &a);
     pthread_join(th, NULL);
-    CHECK(a.create == BB_ERR_THREAD && a.begin == BB_ERR_THREAD
-              && a.progress == BB_ERR_THREAD && a.finish == BB_ERR_THREAD
-              && a.close == BB_ERR_THREAD,
-          "thread misuse: %d %d %d %d %d", a.create, a.begin, a.progress, a.finish,
-          a.close);
-    CHECK(mpi_calls() == before, "misuse made %ld MPI calls", mpi_calls() - before);
+    CHECK_MSG(a.create == BB_ERR_THREAD && a.begin == BB_ERR_THREAD
+                  && a.progress == BB_ERR_THREAD && a.finish == BB_ERR_THREAD
+                  && a.close == BB_ERR_THREAD,
+              "thread misuse: %d %d %d %d %d", a.create, a.begin, a.progress, a.finish,
+              a.close);
+    CHECK_MSG(mpi_calls() == before, "misuse made %ld MPI calls", mpi_calls() - before);
 
     /* Reentry from the consumer (progress on its own ticket). */
     cs.ticket = &t;
     cs.reenter = 1;
     void *v = NULL;
     st = bb_transfer_ticket_finish(&t, &cons, 0, &v, NULL);
-    CHECK(st == BB_OK, "finish: %s", bb_status_string(st));
-    CHECK(rank != last || (cs.reenter_status == BB_ERR_REENTRY && cs.reenter_mpi == 0),
-          "consumer reentry: %s, %ld MPI calls", bb_status_string(cs.reenter_status),
-          cs.reenter_mpi);
+    CHECK_MSG(st == BB_OK, "finish: %s", bb_status_string(st));
+    CHECK_MSG(rank != last || (cs.reenter_status == BB_ERR_REENTRY && cs.reenter_mpi == 0),
+              "consumer reentry: %s, %ld MPI calls", bb_status_string(cs.reenter_status),
+              cs.reenter_mpi);
     cs.reenter = 0;
     free(v);
 
     /* Finished tickets reject progress and finish. */
     before = mpi_calls();
-    CHECK(bb_transfer_ticket_progress(&t, NULL) == BB_ERR_STATE, "progress finished");
-    CHECK(bb_transfer_ticket_finish(&t, &cons, 0, NULL, NULL) == BB_ERR_STATE,
-          "finish finished");
+    CHECK_MSG(bb_transfer_ticket_progress(&t, NULL) == BB_ERR_STATE, "progress finished");
+    CHECK_MSG(bb_transfer_ticket_finish(&t, &cons, 0, NULL, NULL) == BB_ERR_STATE,
+              "finish finished");
     bb_transfer_ticket_t zero = { NULL, 0 };
-    CHECK(bb_transfer_ticket_progress(&zero, NULL) == BB_ERR_ARG, "null ticket");
-    CHECK(mpi_calls() == before, "finished-ticket misuse called MPI");
+    CHECK_MSG(bb_transfer_ticket_progress(&zero, NULL) == BB_ERR_ARG, "null ticket");
+    CHECK_MSG(mpi_calls() == before, "finished-ticket misuse called MPI");
 
     /* A stale handle stays rejected after the next begin. */
     keep = t;
     st = bb_transfer_phase_begin(phase, &prov, &c, &t2, NULL);
     cs.seq = seq;
-    CHECK(st == BB_OK, "begin 2");
+    CHECK_MSG(st == BB_OK, "begin 2");
     before = mpi_calls();
-    CHECK(bb_transfer_ticket_progress(&keep, NULL) == BB_ERR_STATE
-              && bb_transfer_ticket_finish(&keep, &cons, 0, NULL, NULL) == BB_ERR_STATE,
-          "stale handle accepted");
-    CHECK(mpi_calls() == before, "stale handle called MPI");
+    CHECK_MSG(bb_transfer_ticket_progress(&keep, NULL) == BB_ERR_STATE
+                  && bb_transfer_ticket_finish(&keep, &cons, 0, NULL, NULL) == BB_ERR_STATE,
+              "stale handle accepted");
+    CHECK_MSG(mpi_calls() == before, "stale handle called MPI");
     st = bb_transfer_ticket_finish(&t2, &cons, 0, &v, NULL);
-    CHECK(st == BB_OK, "finish 2");
+    CHECK_MSG(st == BB_OK, "finish 2");
     free(v);
 
     /* A refused begin hands out a ticket that every call rejects. */
     p.fail = 1;
     bb_transfer_ticket_t t3;
     st = bb_transfer_phase_begin(phase, &prov, &c, &t3, NULL);
-    CHECK(st == BB_REFUSED && bb_transfer_ticket_progress(&t3, NULL) == BB_ERR_STATE,
-          "refused ticket");
+    CHECK_MSG(st == BB_REFUSED && bb_transfer_ticket_progress(&t3, NULL) == BB_ERR_STATE,
+              "refused ticket");
     p.fail = 0;
 
     /* Reentry from prepare (begin) and from a compute batch (close). */
@@ -714,23 +702,23 @@ static void case_misuse(bb_world_t *world)
     compute_t cp = { -1, -1, 0, phase, BB_OK };
     bb_transfer_compute_t comp = { compute_batch, &cp };
     st = bb_transfer_phase_run(phase, &prov, &cons, &comp, &c, &v, NULL);
-    CHECK(st == BB_OK, "run with reentrant callbacks: %s", bb_status_string(st));
-    CHECK(rank != 0 || (p.reenter_status == BB_ERR_REENTRY && p.reenter_mpi == 0),
-          "prepare reentry: %s", bb_status_string(p.reenter_status));
-    CHECK(cp.reenter_status == BB_ERR_REENTRY, "compute reentry: %s",
-          bb_status_string(cp.reenter_status));
+    CHECK_MSG(st == BB_OK, "run with reentrant callbacks: %s", bb_status_string(st));
+    CHECK_MSG(rank != 0 || (p.reenter_status == BB_ERR_REENTRY && p.reenter_mpi == 0),
+              "prepare reentry: %s", bb_status_string(p.reenter_status));
+    CHECK_MSG(cp.reenter_status == BB_ERR_REENTRY, "compute reentry: %s",
+              bb_status_string(cp.reenter_status));
     p.reenter = 0;
     free(v);
 
     /* Close after retirement; then the world still works, and a new phase
      * on it too. */
-    CHECK(bb_transfer_phase_close(phase) == BB_OK, "close idle");
+    CHECK_MSG(bb_transfer_phase_close(phase) == BB_OK, "close idle");
     int one = 1, sum = 0;
-    CHECK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS
-              && sum == ranks, "world after close");
-    CHECK(bb_transfer_phase_create(world, &phase) == BB_OK, "create after close");
+    CHECK_MSG(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS
+                  && sum == ranks, "world after close");
+    CHECK_MSG(bb_transfer_phase_create(world, &phase) == BB_OK, "create after close");
     check_success(phase, 0, last, 10, 1, "new phase after close");
-    CHECK(bb_transfer_phase_close(phase) == BB_OK, "close again");
+    CHECK_MSG(bb_transfer_phase_close(phase) == BB_OK, "close again");
     free(p.buf);
 }
 
@@ -778,16 +766,16 @@ static void case_reuse(bb_world_t *world, int tickets)
      * the tracked bytes still must be flat. */
     rss_late = rss_early;
 #endif
-    CHECK(ok, "%d tickets: a ticket failed or its tracked bytes moved", tickets);
-    CHECK(ok_live, "%d tickets: bytes or registry left between tickets", tickets);
-    CHECK(rss_early > 0 && rss_late - rss_early < 512 * 1024,
-          "RSS grew by %lld bytes over %d tickets", (long long)(rss_late - rss_early),
-          tickets - tickets / 10);
+    CHECK_MSG(ok, "%d tickets: a ticket failed or its tracked bytes moved", tickets);
+    CHECK_MSG(ok_live, "%d tickets: bytes or registry left between tickets", tickets);
+    CHECK_MSG(rss_early > 0 && rss_late - rss_early < 512 * 1024,
+              "RSS grew by %lld bytes over %d tickets", (long long)(rss_late - rss_early),
+              tickets - tickets / 10);
     bb_transfer_phase_stats_t s;
     bb_transfer_phase_stats(phase, &s);
-    CHECK(s.completed == tickets && s.first.first_call && !s.latest.first_call
-              && s.latest.sequence == tickets - 1,
-          "stats after reuse: %lld completed", (long long)s.completed);
+    CHECK_MSG(s.completed == tickets && s.first.first_call && !s.latest.first_call
+                  && s.latest.sequence == tickets - 1,
+              "stats after reuse: %lld completed", (long long)s.completed);
     free(p.buf);
     bb_transfer_phase_close(phase);
 }
@@ -845,6 +833,7 @@ int main(int argc, char **argv)
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    check_rank = rank;
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     bb_world_t *world;
     if (bb_world_bind(MPI_COMM_WORLD, &world) != BB_OK) {

@@ -3,30 +3,12 @@
  * Serial: no MPI_Init. */
 #include "config.h"
 #include "bbench.h"
+#include "../check.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-static int passed, failed;
-
-static void check(int ok, int line, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void check(int ok, int line, const char *fmt, ...)
-{
-    if (ok) {
-        passed++;
-        return;
-    }
-    failed++;
-    va_list ap;
-    va_start(ap, fmt);
-    printf("FAIL line %d: ", line);
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-}
 
 #define KI ((int64_t)1 << 10)
 #define MI ((int64_t)1 << 20)
@@ -38,9 +20,9 @@ static void good_size(int line, const char *text, int64_t want)
     char err[256] = "";
     int64_t got = -12345;
     bb_status_t st = bb_cli_parse_size(text, 0, INT64_MAX, &got, err, sizeof err);
-    check(st == BB_OK && got == want, line,
-          "size \"%s\": status %d value %" PRId64 ", expected %" PRId64 " (%s)",
-          text, (int)st, got, want, err);
+    check_at(st == BB_OK && got == want, line,
+             "size \"%s\": status %d value %" PRId64 ", expected %" PRId64 " (%s)",
+             text, (int)st, got, want, err);
 }
 
 /* A size that must fail with a message that quotes the text and contains
@@ -53,10 +35,10 @@ static void bad_size(int line, const char *text, int64_t min, int64_t max,
     int64_t got = -12345;
     bb_status_t st = bb_cli_parse_size(text, min, max, &got, err, sizeof err);
     snprintf(quoted, sizeof quoted, "\"%s\"", text);
-    check(st == BB_ERR_PARSE && got == -12345 && strstr(err, quoted) != NULL
-          && strstr(err, fragment) != NULL, line,
-          "size \"%s\": status %d, message \"%s\" (wanted failure naming %s "
-          "and \"%s\")", text, (int)st, err, quoted, fragment);
+    check_at(st == BB_ERR_PARSE && got == -12345 && strstr(err, quoted) != NULL
+             && strstr(err, fragment) != NULL, line,
+             "size \"%s\": status %d, message \"%s\" (wanted failure naming %s "
+             "and \"%s\")", text, (int)st, err, quoted, fragment);
 }
 
 /* A list that must parse to exactly want[0..n). */
@@ -69,8 +51,8 @@ static void good_list(int line, const char *text, int64_t min, int64_t max,
     int same = st == BB_OK && list.n == n;
     for (size_t i = 0; same && i < n; i++)
         same = list.values[i] == want[i];
-    check(same, line, "list \"%s\": status %d, %zu values (expected %zu) %s",
-          text, (int)st, list.n, n, err);
+    check_at(same, line, "list \"%s\": status %d, %zu values (expected %zu) %s",
+             text, (int)st, list.n, n, err);
     if (!same && st == BB_OK) {
         printf("    got:");
         for (size_t i = 0; i < list.n && i < 20; i++)
@@ -78,7 +60,7 @@ static void good_list(int line, const char *text, int64_t min, int64_t max,
         printf("\n");
     }
     bb_size_list_clear(&list);
-    check(list.values == NULL && list.n == 0, line, "clear resets the list");
+    check_at(list.values == NULL && list.n == 0, line, "clear resets the list");
 }
 
 static void bad_list(int line, const char *text, int64_t min, int64_t max,
@@ -89,10 +71,10 @@ static void bad_list(int line, const char *text, int64_t min, int64_t max,
     bb_size_list_t list = {NULL, 777};
     bb_status_t st = bb_cli_parse_size_list(text, min, max, &list, err, sizeof err);
     snprintf(quoted, sizeof quoted, "\"%s\"", text);
-    check(st == BB_ERR_PARSE && list.values == NULL && list.n == 777
-          && strstr(err, quoted) != NULL && strstr(err, fragment) != NULL, line,
-          "list \"%s\": status %d, message \"%s\" (wanted failure naming %s "
-          "and \"%s\")", text, (int)st, err, quoted, fragment);
+    check_at(st == BB_ERR_PARSE && list.values == NULL && list.n == 777
+             && strstr(err, quoted) != NULL && strstr(err, fragment) != NULL, line,
+             "list \"%s\": status %d, message \"%s\" (wanted failure naming %s "
+             "and \"%s\")", text, (int)st, err, quoted, fragment);
     if (st == BB_OK)
         bb_size_list_clear(&list);
 }
@@ -150,14 +132,14 @@ static void test_sizes(void)
 
     /* NULL text is an argument error, not a crash. */
     int64_t v = 0;
-    check(bb_cli_parse_size(NULL, 0, 1, &v, NULL, 0) == BB_ERR_ARG, __LINE__,
-          "NULL text");
+    check_at(bb_cli_parse_size(NULL, 0, 1, &v, NULL, 0) == BB_ERR_ARG, __LINE__,
+             "NULL text");
     /* err may be NULL or tiny: still fails cleanly, NUL-terminated. */
-    check(bb_cli_parse_size("zz", 0, 1, &v, NULL, 0) == BB_ERR_PARSE, __LINE__,
-          "NULL err");
+    check_at(bb_cli_parse_size("zz", 0, 1, &v, NULL, 0) == BB_ERR_PARSE, __LINE__,
+             "NULL err");
     char tiny[4] = "xxx";
-    check(bb_cli_parse_size("zz", 0, 1, &v, tiny, sizeof tiny) == BB_ERR_PARSE
-          && strlen(tiny) == 3, __LINE__, "truncated err \"%s\"", tiny);
+    check_at(bb_cli_parse_size("zz", 0, 1, &v, tiny, sizeof tiny) == BB_ERR_PARSE
+             && strlen(tiny) == 3, __LINE__, "truncated err \"%s\"", tiny);
 }
 
 static void test_lists(void)
@@ -203,14 +185,14 @@ static void test_lists(void)
     /* The default sum sweep: 1:1M is 21 values ending at 2^20. */
     char err[256];
     bb_size_list_t list = {NULL, 0};
-    check(bb_cli_parse_size_list("1:1M", 0, INT32_MAX, &list, err, sizeof err)
-          == BB_OK && list.n == 21 && list.values[20] == MI, __LINE__,
-          "1:1M has 21 values ending at 1M");
+    check_at(bb_cli_parse_size_list("1:1M", 0, INT32_MAX, &list, err, sizeof err)
+             == BB_OK && list.n == 21 && list.values[20] == MI, __LINE__,
+             "1:1M has 21 values ending at 1M");
     bb_size_list_clear(&list);
     /* Exactly the cap is allowed. */
-    check(bb_cli_parse_size_list("1:4096:+1", 0, INT64_MAX, &list, err,
-                                 sizeof err) == BB_OK && list.n == 4096
-          && list.values[4095] == 4096, __LINE__, "4096 values allowed: %s", err);
+    check_at(bb_cli_parse_size_list("1:4096:+1", 0, INT64_MAX, &list, err,
+                                    sizeof err) == BB_OK && list.n == 4096
+             && list.values[4095] == 4096, __LINE__, "4096 values allowed: %s", err);
     bb_size_list_clear(&list);
     bb_size_list_clear(&list); /* twice is harmless */
     bb_size_list_clear(NULL);
@@ -252,12 +234,12 @@ static void test_long_list(void)
     text[pos - 1] = '\0';
     char err[512] = "";
     bb_size_list_t list = {NULL, 0};
-    check(bb_cli_parse_size_list(text, 0, 10, &list, err, sizeof err)
-          == BB_ERR_PARSE && strstr(err, "more than 4096") != NULL
-          && list.values == NULL, __LINE__, "4097 items: %s", err);
+    check_at(bb_cli_parse_size_list(text, 0, 10, &list, err, sizeof err)
+             == BB_ERR_PARSE && strstr(err, "more than 4096") != NULL
+             && list.values == NULL, __LINE__, "4097 items: %s", err);
     text[pos - 3] = '\0'; /* 4096 items */
-    check(bb_cli_parse_size_list(text, 0, 10, &list, err, sizeof err) == BB_OK
-          && list.n == 4096, __LINE__, "4096 items: %s", err);
+    check_at(bb_cli_parse_size_list(text, 0, 10, &list, err, sizeof err) == BB_OK
+             && list.n == 4096, __LINE__, "4096 items: %s", err);
     bb_size_list_clear(&list);
 }
 
@@ -265,12 +247,12 @@ static void test_doubles(void)
 {
     char err[256] = "";
     double d = -1.0;
-    check(bb_cli_parse_double("0.25", 0.0, 1.0, &d, err, sizeof err) == BB_OK
-          && d == 0.25, __LINE__, "0.25: %s", err);
-    check(bb_cli_parse_double("1e-3", 0.0, 10.0, &d, err, sizeof err) == BB_OK
-          && d == 1e-3, __LINE__, "1e-3: %s", err);
-    check(bb_cli_parse_double("-2", -5.0, 5.0, &d, err, sizeof err) == BB_OK
-          && d == -2.0, __LINE__, "-2: %s", err);
+    check_at(bb_cli_parse_double("0.25", 0.0, 1.0, &d, err, sizeof err) == BB_OK
+             && d == 0.25, __LINE__, "0.25: %s", err);
+    check_at(bb_cli_parse_double("1e-3", 0.0, 10.0, &d, err, sizeof err) == BB_OK
+             && d == 1e-3, __LINE__, "1e-3: %s", err);
+    check_at(bb_cli_parse_double("-2", -5.0, 5.0, &d, err, sizeof err) == BB_OK
+             && d == -2.0, __LINE__, "-2: %s", err);
     d = 42.0;
     static const char *const bad[] = {"", "abc", "1.5s", " 1", "nan", "inf",
                                       "1e999", "2", "-0.5"};
@@ -279,8 +261,8 @@ static void test_doubles(void)
         bb_status_t st = bb_cli_parse_double(bad[i], 0.0, 1.0, &d, err, sizeof err);
         char quoted[64];
         snprintf(quoted, sizeof quoted, "\"%s\"", bad[i]);
-        check(st == BB_ERR_PARSE && d == 42.0 && strstr(err, quoted) != NULL,
-              __LINE__, "double \"%s\": status %d \"%s\"", bad[i], (int)st, err);
+        check_at(st == BB_ERR_PARSE && d == 42.0 && strstr(err, quoted) != NULL,
+                 __LINE__, "double \"%s\": status %d \"%s\"", bad[i], (int)st, err);
     }
 }
 
@@ -289,16 +271,16 @@ static void test_rank_prefix(void)
     char err[256] = "";
     int rank = -1;
     const char *rest = NULL;
-    check(bb_cli_parse_rank_prefix("1:0.5", 4, &rank, &rest, err, sizeof err)
-          == BB_OK && rank == 1 && rest != NULL && strcmp(rest, "0.5") == 0,
-          __LINE__, "1:0.5: %s", err);
-    check(bb_cli_parse_rank_prefix("0:epoch", 1, &rank, &rest, err, sizeof err)
-          == BB_OK && rank == 0 && strcmp(rest, "epoch") == 0, __LINE__,
-          "0:epoch: %s", err);
+    check_at(bb_cli_parse_rank_prefix("1:0.5", 4, &rank, &rest, err, sizeof err)
+             == BB_OK && rank == 1 && rest != NULL && strcmp(rest, "0.5") == 0,
+             __LINE__, "1:0.5: %s", err);
+    check_at(bb_cli_parse_rank_prefix("0:epoch", 1, &rank, &rest, err, sizeof err)
+             == BB_OK && rank == 0 && strcmp(rest, "epoch") == 0, __LINE__,
+             "0:epoch: %s", err);
     /* A bare rank: rest is the empty string at the end of text. */
-    check(bb_cli_parse_rank_prefix("3", 4, &rank, &rest, err, sizeof err)
-          == BB_OK && rank == 3 && rest != NULL && *rest == '\0', __LINE__,
-          "bare 3: %s", err);
+    check_at(bb_cli_parse_rank_prefix("3", 4, &rank, &rest, err, sizeof err)
+             == BB_OK && rank == 3 && rest != NULL && *rest == '\0', __LINE__,
+             "bare 3: %s", err);
     static const char *const bad[] = {"4:x", "x:1", "-1:2", "1:", ":1", "4",
                                       "1x", "1.5", "99999999999999999999:1",
                                       "99999999999999999999", " 1:2", ""};
@@ -307,9 +289,9 @@ static void test_rank_prefix(void)
         err[0] = '\0';
         bb_status_t st = bb_cli_parse_rank_prefix(bad[i], 4, &rank, &rest, err,
                                                   sizeof err);
-        check(st == BB_ERR_PARSE && rank == -7 && strstr(err, bad[i]) != NULL,
-              __LINE__, "rank prefix \"%s\": status %d \"%s\"", bad[i], (int)st,
-              err);
+        check_at(st == BB_ERR_PARSE && rank == -7 && strstr(err, bad[i]) != NULL,
+                 __LINE__, "rank prefix \"%s\": status %d \"%s\"", bad[i], (int)st,
+                 err);
     }
 }
 
@@ -318,12 +300,12 @@ static void test_rank_seconds(void)
     char err[256] = "";
     int rank = -1;
     double s = -1.0;
-    check(bb_cli_parse_rank_seconds("2:0.25", 4, 3600.0, &rank, &s, err, sizeof err)
-          == BB_OK && rank == 2 && s == 0.25, __LINE__, "2:0.25: %s", err);
-    check(bb_cli_parse_rank_seconds("0:3600", 1, 3600.0, &rank, &s, err, sizeof err)
-          == BB_OK && rank == 0 && s == 3600.0, __LINE__, "0:3600: %s", err);
-    check(bb_cli_parse_rank_seconds("1:0", 2, 1.0, &rank, &s, err, sizeof err)
-          == BB_OK && rank == 1 && s == 0.0, __LINE__, "1:0: %s", err);
+    check_at(bb_cli_parse_rank_seconds("2:0.25", 4, 3600.0, &rank, &s, err, sizeof err)
+             == BB_OK && rank == 2 && s == 0.25, __LINE__, "2:0.25: %s", err);
+    check_at(bb_cli_parse_rank_seconds("0:3600", 1, 3600.0, &rank, &s, err, sizeof err)
+             == BB_OK && rank == 0 && s == 3600.0, __LINE__, "0:3600: %s", err);
+    check_at(bb_cli_parse_rank_seconds("1:0", 2, 1.0, &rank, &s, err, sizeof err)
+             == BB_OK && rank == 1 && s == 0.0, __LINE__, "1:0: %s", err);
     /* A bad rank, no seconds (bare rank, "R:"), negative, over max_s, not
      * a number: refused with the text named and both outputs untouched. */
     static const char *const bad[] = {"4:1", "x:1", "1", "1:", "1:-0.5",
@@ -335,13 +317,13 @@ static void test_rank_seconds(void)
         err[0] = '\0';
         bb_status_t st = bb_cli_parse_rank_seconds(bad[i], 4, 3600.0, &rank, &s, err,
                                                    sizeof err);
-        check(st == BB_ERR_PARSE && rank == -7 && s == -7.0 && err[0] != '\0',
-              __LINE__, "rank seconds \"%s\": status %d \"%s\"", bad[i], (int)st,
-              err);
+        check_at(st == BB_ERR_PARSE && rank == -7 && s == -7.0 && err[0] != '\0',
+                 __LINE__, "rank seconds \"%s\": status %d \"%s\"", bad[i], (int)st,
+                 err);
     }
-    check(bb_cli_parse_rank_seconds("1:3601", 4, 3600.0, &rank, &s, err, sizeof err)
-          == BB_ERR_PARSE && strstr(err, "3601") != NULL && strstr(err, "3600") != NULL,
-          __LINE__, "1:3601 names value and bound: \"%s\"", err);
+    check_at(bb_cli_parse_rank_seconds("1:3601", 4, 3600.0, &rank, &s, err, sizeof err)
+             == BB_ERR_PARSE && strstr(err, "3601") != NULL && strstr(err, "3600") != NULL,
+             __LINE__, "1:3601 names value and bound: \"%s\"", err);
 }
 
 static void test_format(void)
@@ -354,18 +336,18 @@ static void test_format(void)
     char buf[32];
     for (size_t i = 0; i < N(cases); i++) {
         bb_cli_format_size(cases[i].v, buf, sizeof buf);
-        check(strcmp(buf, cases[i].text) == 0, __LINE__,
-              "format %" PRId64 ": \"%s\", expected \"%s\"", cases[i].v, buf,
-              cases[i].text);
+        check_at(strcmp(buf, cases[i].text) == 0, __LINE__,
+                 "format %" PRId64 ": \"%s\", expected \"%s\"", cases[i].v, buf,
+                 cases[i].text);
         /* What we print parses back to the same value. */
         int64_t back = -1;
         if (cases[i].v >= 0)
-            check(bb_cli_parse_size(buf, 0, INT64_MAX, &back, NULL, 0) == BB_OK
-                  && back == cases[i].v, __LINE__, "round trip \"%s\"", buf);
+            check_at(bb_cli_parse_size(buf, 0, INT64_MAX, &back, NULL, 0) == BB_OK
+                     && back == cases[i].v, __LINE__, "round trip \"%s\"", buf);
     }
     char small[3];
     bb_cli_format_size(65536, small, sizeof small);
-    check(strcmp(small, "64") == 0, __LINE__, "truncated format \"%s\"", small);
+    check_at(strcmp(small, "64") == 0, __LINE__, "truncated format \"%s\"", small);
 }
 
 int main(void)

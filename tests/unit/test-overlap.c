@@ -4,22 +4,11 @@
  * MPI_Init. */
 #include "config.h"
 #include "bbench.h"
+#include "../check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static int passed, failed;
-
-#define CHECK(cond)                                                         \
-    do {                                                                    \
-        if (cond) {                                                         \
-            passed++;                                                       \
-        } else {                                                            \
-            failed++;                                                       \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);          \
-        }                                                                   \
-    } while (0)
 
 /* The inputs below are small binary fractions (multiples of 1/8), so every
  * figure is exact and compared with ==. */

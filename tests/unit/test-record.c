@@ -4,6 +4,7 @@
  * place.  Serial: no MPI_Init (records are MPI-free). */
 #include "config.h"
 #include "bbench.h"
+#include "../check.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,26 +17,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int passed, failed;
-
-static void check(int ok, int line, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void check(int ok, int line, const char *fmt, ...)
-{
-    if (ok) {
-        passed++;
-        return;
-    }
-    failed++;
-    va_list ap;
-    va_start(ap, fmt);
-    printf("FAIL line %d: ", line);
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-}
-#define CHECK(cond) check((cond), __LINE__, "%s", #cond)
 
 static char tmpdir[256];
 
@@ -168,103 +149,103 @@ static void test_quantity_edges(void)
 
 static void check_document(const cJSON *doc, int line)
 {
-    check(is_str(get(doc, "schema"), BB_RECORD_SCHEMA), line, "schema");
-    check(is_str(get(doc, "vocabulary"), "mpp-01"), line, "vocabulary");
-    check(is_str(get(doc, "benchmark"), "sum"), line, "benchmark");
+    check_at(is_str(get(doc, "schema"), BB_RECORD_SCHEMA), line, "schema");
+    check_at(is_str(get(doc, "vocabulary"), "mpp-01"), line, "vocabulary");
+    check_at(is_str(get(doc, "benchmark"), "sum"), line, "benchmark");
     const cJSON *when = get(doc, "created_utc");
-    check(cJSON_IsString(when) && strlen(when->valuestring) == 20
-          && when->valuestring[10] == 'T' && when->valuestring[19] == 'Z'
-          && strncmp(when->valuestring, "20", 2) == 0, line, "created_utc %s",
-          cJSON_IsString(when) ? when->valuestring : "?");
+    check_at(cJSON_IsString(when) && strlen(when->valuestring) == 20
+             && when->valuestring[10] == 'T' && when->valuestring[19] == 'Z'
+             && strncmp(when->valuestring, "20", 2) == 0, line, "created_utc %s",
+             cJSON_IsString(when) ? when->valuestring : "?");
     const cJSON *cmd = get(doc, "command");
-    check(cJSON_IsArray(cmd) && cJSON_GetArraySize(cmd) == 3
-          && is_str(cJSON_GetArrayItem(cmd, 0), "bbench-sum")
-          && is_str(cJSON_GetArrayItem(cmd, 2), "1:1M"), line, "command");
+    check_at(cJSON_IsArray(cmd) && cJSON_GetArraySize(cmd) == 3
+             && is_str(cJSON_GetArrayItem(cmd, 0), "bbench-sum")
+             && is_str(cJSON_GetArrayItem(cmd, 2), "1:1M"), line, "command");
 
     const cJSON *src = get(doc, "source");
-    check(is_str(get(src, "package"), PACKAGE_NAME)
-          && is_str(get(src, "version"), PACKAGE_VERSION), line, "source");
+    check_at(is_str(get(src, "package"), PACKAGE_NAME)
+             && is_str(get(src, "version"), PACKAGE_VERSION), line, "source");
     const cJSON *git = get(src, "git");
     if (BB_BUILD_GIT[0] != '\0')
-        check(is_str(git, BB_BUILD_GIT), line, "source.git");
+        check_at(is_str(git, BB_BUILD_GIT), line, "source.git");
     else
-        check(cJSON_IsNull(git) && cJSON_IsString(get(src, "git_reason")), line,
-              "source.git null with reason");
+        check_at(cJSON_IsNull(git) && cJSON_IsString(get(src, "git_reason")), line,
+                 "source.git null with reason");
     const cJSON *build = get(src, "build");
-    check(cJSON_IsString(get(build, "cc")) && cJSON_IsString(get(build, "cflags"))
-          && cJSON_IsString(get(build, "configure")), line, "source.build");
-    check(strstr(get(build, "cc")->valuestring, "") != NULL
-          && get(build, "cflags")->valuestring[0] != ' ', line,
-          "cflags trimmed");
+    check_at(cJSON_IsString(get(build, "cc")) && cJSON_IsString(get(build, "cflags"))
+             && cJSON_IsString(get(build, "configure")), line, "source.build");
+    check_at(strstr(get(build, "cc")->valuestring, "") != NULL
+             && get(build, "cflags")->valuestring[0] != ' ', line,
+             "cflags trimmed");
 
-    check(is_str(get(get(doc, "runtime"), "mpi_standard"), "4.0"), line,
-          "runtime replaced");
-    check(is_num(get(get(doc, "topology"), "ranks"), 4), line, "topology");
+    check_at(is_str(get(get(doc, "runtime"), "mpi_standard"), "4.0"), line,
+             "runtime replaced");
+    check_at(is_num(get(get(doc, "topology"), "ranks"), 4), line, "topology");
 
     /* points is the last member, after the provenance set later. */
     const cJSON *last = doc->child;
     while (last != NULL && last->next != NULL)
         last = last->next;
-    check(last != NULL && strcmp(last->string, "points") == 0, line,
-          "points last (last is %s)", last ? last->string : "?");
+    check_at(last != NULL && strcmp(last->string, "points") == 0, line,
+             "points last (last is %s)", last ? last->string : "?");
 
     const cJSON *points = get(doc, "points");
-    check(cJSON_IsArray(points) && cJSON_GetArraySize(points) == 3, line,
-          "3 points");
+    check_at(cJSON_IsArray(points) && cJSON_GetArraySize(points) == 3, line,
+             "3 points");
     const cJSON *p0 = cJSON_GetArrayItem(points, 0);
-    check(is_str(get(p0, "status"), "ok") && cJSON_IsNull(get(p0, "refusal")),
-          line, "point 0 status");
-    check(is_num(get(get(p0, "parameters"), "count"), 1024)
-          && is_str(get(get(p0, "parameters"), "mode"), "protocol")
-          && is_str(get(get(p0, "parameters"), "note"), "a\tb:\tc"), line,
-          "point 0 parameters");
+    check_at(is_str(get(p0, "status"), "ok") && cJSON_IsNull(get(p0, "refusal")),
+             line, "point 0 status");
+    check_at(is_num(get(get(p0, "parameters"), "count"), 1024)
+             && is_str(get(get(p0, "parameters"), "mode"), "protocol")
+             && is_str(get(get(p0, "parameters"), "note"), "a\tb:\tc"), line,
+             "point 0 parameters");
 
     const cJSON *qs = get(p0, "quantities");
     const cJSON *el = get(qs, "elapsed");
-    check(is_near(get(el, "value"), 2.5e-6) && is_near(get(el, "median"), 2.5e-6)
-          && is_str(get(el, "unit"), "s") && is_str(get(el, "scope"), "call/max-rank")
-          && cJSON_IsNull(get(el, "reason")), line, "elapsed value/median");
+    check_at(is_near(get(el, "value"), 2.5e-6) && is_near(get(el, "median"), 2.5e-6)
+             && is_str(get(el, "unit"), "s") && is_str(get(el, "scope"), "call/max-rank")
+             && cJSON_IsNull(get(el, "reason")), line, "elapsed value/median");
     const cJSON *samples = get(el, "samples");
     int same = cJSON_IsArray(samples) && cJSON_GetArraySize(samples) == 4;
     for (int i = 0; same && i < 4; i++)
         same = is_num(cJSON_GetArrayItem(samples, i), elapsed_s[i]);
-    check(same, line, "elapsed samples kept in order, exactly");
+    check_at(same, line, "elapsed samples kept in order, exactly");
     const cJSON *range = get(el, "range");
-    check(cJSON_GetArraySize(range) == 2
-          && is_num(cJSON_GetArrayItem(range, 0), 1e-6)
-          && is_num(cJSON_GetArrayItem(range, 1), 5e-6), line, "elapsed range");
-    check(is_num(get(el, "range_confidence"), 0.875), line, "confidence n=4");
+    check_at(cJSON_GetArraySize(range) == 2
+             && is_num(cJSON_GetArrayItem(range, 0), 1e-6)
+             && is_num(cJSON_GetArrayItem(range, 1), 5e-6), line, "elapsed range");
+    check_at(is_num(get(el, "range_confidence"), 0.875), line, "confidence n=4");
     const cJSON *inc = get(el, "includes");
-    check(cJSON_GetArraySize(inc) == 2
-          && is_str(cJSON_GetArrayItem(inc, 0), "phase.prepare")
-          && is_str(cJSON_GetArrayItem(inc, 1), "phase.admission"), line,
-          "elapsed includes");
+    check_at(cJSON_GetArraySize(inc) == 2
+             && is_str(cJSON_GetArrayItem(inc, 0), "phase.prepare")
+             && is_str(cJSON_GetArrayItem(inc, 1), "phase.admission"), line,
+             "elapsed includes");
     const cJSON *pp = get(qs, "phase.prepare");
-    check(is_num(get(pp, "median"), 3e-7) && is_num(get(pp, "range_confidence"), 0.75)
-          && get(pp, "includes") == NULL, line, "phase.prepare");
-    check(is_num(get(get(qs, "memory.tracked_live"), "value"), 16528)
-          && is_str(get(get(qs, "memory.tracked_live"), "unit"), "byte"), line,
-          "tracked_live");
-    check(is_num(get(get(qs, "memory.rss_peak"), "value"), 52428800)
-          && cJSON_GetArraySize(qs) == 6, line, "rss_peak replaced, 6 quantities");
+    check_at(is_num(get(pp, "median"), 3e-7) && is_num(get(pp, "range_confidence"), 0.75)
+             && get(pp, "includes") == NULL, line, "phase.prepare");
+    check_at(is_num(get(get(qs, "memory.tracked_live"), "value"), 16528)
+             && is_str(get(get(qs, "memory.tracked_live"), "unit"), "byte"), line,
+             "tracked_live");
+    check_at(is_num(get(get(qs, "memory.rss_peak"), "value"), 52428800)
+             && cJSON_GetArraySize(qs) == 6, line, "rss_peak replaced, 6 quantities");
     const cJSON *nb = get(qs, "network.bytes");
-    check(cJSON_IsNull(get(nb, "value"))
-          && is_str(get(nb, "reason"), "no portable counter for NIC traffic"),
-          line, "network.bytes null with reason");
-    check(is_num(get(get(get(p0, "first_call"), "elapsed"), "value"), 9e-5), line,
-          "first_call");
+    check_at(cJSON_IsNull(get(nb, "value"))
+             && is_str(get(nb, "reason"), "no portable counter for NIC traffic"),
+             line, "network.bytes null with reason");
+    check_at(is_num(get(get(get(p0, "first_call"), "elapsed"), "value"), 9e-5), line,
+             "first_call");
 
     const cJSON *p1 = cJSON_GetArrayItem(points, 1);
     const cJSON *r1 = get(p1, "refusal");
-    check(is_str(get(p1, "status"), "refused") && is_str(get(r1, "stage"), "compute")
-          && is_num(get(r1, "rank"), 2) && is_num(get(r1, "sequence"), 7), line,
-          "point 1 refusal");
-    check(cJSON_IsObject(get(p1, "parameters")) && cJSON_GetArraySize(get(p1, "parameters")) == 0
-          && cJSON_IsObject(get(p1, "quantities")) && cJSON_IsNull(get(p1, "first_call")),
-          line, "point 1 defaults");
+    check_at(is_str(get(p1, "status"), "refused") && is_str(get(r1, "stage"), "compute")
+             && is_num(get(r1, "rank"), 2) && is_num(get(r1, "sequence"), 7), line,
+             "point 1 refusal");
+    check_at(cJSON_IsObject(get(p1, "parameters")) && cJSON_GetArraySize(get(p1, "parameters")) == 0
+             && cJSON_IsObject(get(p1, "quantities")) && cJSON_IsNull(get(p1, "first_call")),
+             line, "point 1 defaults");
     const cJSON *r2 = get(cJSON_GetArrayItem(points, 2), "refusal");
-    check(is_str(get(r2, "stage"), "contract") && cJSON_IsNull(get(r2, "rank"))
-          && is_num(get(r2, "sequence"), 9), line, "point 2 refusal, rank null");
+    check_at(is_str(get(r2, "stage"), "contract") && cJSON_IsNull(get(r2, "rank"))
+             && is_num(get(r2, "sequence"), 9), line, "point 2 refusal, rank null");
 }
 
 /* Read a whole file into a malloc'd buffer (no NUL added). */
@@ -305,18 +286,18 @@ static void test_write_read(void)
     CHECK(bb_record_check_path(path, err, sizeof err) == BB_OK);
     CHECK(dir_entries(tmpdir) == 0); /* the probe file is gone */
     err[0] = '\0';
-    check(bb_record_write(rec, path, err, sizeof err) == BB_OK, __LINE__,
-          "write: %s", err);
+    check_at(bb_record_write(rec, path, err, sizeof err) == BB_OK, __LINE__,
+             "write: %s", err);
     CHECK(dir_entries(tmpdir) == 1); /* no temporary left behind */
     struct stat sb;
     mode_t mask = umask(0);
     umask(mask);
-    check(stat(path, &sb) == 0 && (sb.st_mode & 0777) == (0666 & ~mask),
-          __LINE__, "mode %o", (unsigned)(sb.st_mode & 0777));
+    check_at(stat(path, &sb) == 0 && (sb.st_mode & 0777) == (0666 & ~mask),
+             __LINE__, "mode %o", (unsigned)(sb.st_mode & 0777));
 
     cJSON *doc = NULL;
-    check(bb_record_read(path, &doc, err, sizeof err) == BB_OK && doc != NULL,
-          __LINE__, "read: %s", err);
+    check_at(bb_record_read(path, &doc, err, sizeof err) == BB_OK && doc != NULL,
+             __LINE__, "read: %s", err);
     if (doc != NULL)
         check_document(doc, __LINE__);
     cJSON_Delete(doc);
@@ -374,9 +355,9 @@ static void test_write_read(void)
                 bad_err++;
             free(cut);
         }
-        check(prefix_failures == prefix_cases && bad_err == 0, __LINE__,
-              "%d of %d truncations rejected, %d without a byte offset",
-              prefix_failures, prefix_cases, bad_err);
+        check_at(prefix_failures == prefix_cases && bad_err == 0, __LINE__,
+                 "%d of %d truncations rejected, %d without a byte offset",
+                 prefix_failures, prefix_cases, bad_err);
 
         /* Byte mutations of the whole record: never a crash; a result is
          * either a valid shape or a clean error. */
@@ -396,7 +377,7 @@ static void test_write_read(void)
                     odd++;
                 free(m);
             }
-        check(odd == 0, __LINE__, "%d mutated inputs gave no clean answer", odd);
+        check_at(odd == 0, __LINE__, "%d mutated inputs gave no clean answer", odd);
         free(text);
     }
 
@@ -405,32 +386,32 @@ static void test_write_read(void)
     snprintf(missing, sizeof missing, "%s/no-such-dir/rec.json", tmpdir);
     err[0] = '\0';
     bb_status_t st = bb_record_write(rec, missing, err, sizeof err);
-    check(st == BB_ERR_IO && strstr(err, "does not exist") != NULL
-          && strstr(err, "no-such-dir") != NULL, __LINE__,
-          "missing dir: %d \"%s\"", (int)st, err);
+    check_at(st == BB_ERR_IO && strstr(err, "does not exist") != NULL
+             && strstr(err, "no-such-dir") != NULL, __LINE__,
+             "missing dir: %d \"%s\"", (int)st, err);
     CHECK(dir_entries(tmpdir) == 1);
     err[0] = '\0';
-    check(bb_record_check_path(missing, err, sizeof err) == BB_ERR_IO
-          && strstr(err, "does not exist") != NULL, __LINE__,
-          "check missing dir: \"%s\"", err);
+    check_at(bb_record_check_path(missing, err, sizeof err) == BB_ERR_IO
+             && strstr(err, "does not exist") != NULL, __LINE__,
+             "check missing dir: \"%s\"", err);
 
     /* The path is a directory. */
     err[0] = '\0';
-    check(bb_record_write(rec, tmpdir, err, sizeof err) == BB_ERR_IO
-          && strstr(err, "is a directory") != NULL, __LINE__,
-          "dir as path: \"%s\"", err);
+    check_at(bb_record_write(rec, tmpdir, err, sizeof err) == BB_ERR_IO
+             && strstr(err, "is a directory") != NULL, __LINE__,
+             "dir as path: \"%s\"", err);
     err[0] = '\0';
-    check(bb_record_check_path(tmpdir, err, sizeof err) == BB_ERR_IO
-          && strstr(err, "is a directory") != NULL, __LINE__,
-          "check dir as path: \"%s\"", err);
+    check_at(bb_record_check_path(tmpdir, err, sizeof err) == BB_ERR_IO
+             && strstr(err, "is a directory") != NULL, __LINE__,
+             "check dir as path: \"%s\"", err);
     CHECK(dir_entries(tmpdir) == 1);
 
     /* A directory component that is a regular file. */
     snprintf(missing, sizeof missing, "%s/rec.json/x.json", tmpdir);
     err[0] = '\0';
-    check(bb_record_write(rec, missing, err, sizeof err) == BB_ERR_IO
-          && strstr(err, "not a directory") != NULL, __LINE__,
-          "file as dir: \"%s\"", err);
+    check_at(bb_record_write(rec, missing, err, sizeof err) == BB_ERR_IO
+             && strstr(err, "not a directory") != NULL, __LINE__,
+             "file as dir: \"%s\"", err);
 
     /* An unwritable directory (root writes anywhere, so only as a user). */
     char ro[300];
@@ -439,11 +420,11 @@ static void test_write_read(void)
     snprintf(missing, sizeof missing, "%s/rec.json", ro);
     if (geteuid() != 0) {
         err[0] = '\0';
-        check(bb_record_check_path(missing, err, sizeof err) == BB_ERR_IO
-              && strstr(err, "cannot create") != NULL, __LINE__,
-              "unwritable: \"%s\"", err);
-        check(bb_record_write(rec, missing, err, sizeof err) == BB_ERR_IO,
-              __LINE__, "unwritable write");
+        check_at(bb_record_check_path(missing, err, sizeof err) == BB_ERR_IO
+                 && strstr(err, "cannot create") != NULL, __LINE__,
+                 "unwritable: \"%s\"", err);
+        check_at(bb_record_write(rec, missing, err, sizeof err) == BB_ERR_IO,
+                 __LINE__, "unwritable write");
         CHECK(dir_entries(ro) == 0);
     } else {
         printf("note: running as root, unwritable-directory checks skipped\n");
@@ -453,12 +434,12 @@ static void test_write_read(void)
     struct stat proc;
     if (stat("/proc/self", &proc) == 0) {
         err[0] = '\0';
-        check(bb_record_check_path("/proc/bbench-rec.json", err, sizeof err)
-              == BB_ERR_IO && strstr(err, "cannot create") != NULL, __LINE__,
-              "/proc: \"%s\"", err);
-        check(bb_record_write(rec, "/proc/bbench-rec.json", err, sizeof err)
-              == BB_ERR_IO && access("/proc/bbench-rec.json", F_OK) != 0,
-              __LINE__, "/proc write: \"%s\"", err);
+        check_at(bb_record_check_path("/proc/bbench-rec.json", err, sizeof err)
+                 == BB_ERR_IO && strstr(err, "cannot create") != NULL, __LINE__,
+                 "/proc: \"%s\"", err);
+        check_at(bb_record_write(rec, "/proc/bbench-rec.json", err, sizeof err)
+                 == BB_ERR_IO && access("/proc/bbench-rec.json", F_OK) != 0,
+                 __LINE__, "/proc write: \"%s\"", err);
     }
 
     /* A write that fails midway (file size limit: write gives EFBIG) leaves
@@ -475,8 +456,8 @@ static void test_write_read(void)
         st = bb_record_write(rec, path, err, sizeof err);
         setrlimit(RLIMIT_FSIZE, &old_lim);
         signal(SIGXFSZ, SIG_DFL);
-        check(st == BB_ERR_IO && strstr(err, "writing") != NULL, __LINE__,
-              "short write: %d \"%s\"", (int)st, err);
+        check_at(st == BB_ERR_IO && strstr(err, "writing") != NULL, __LINE__,
+                 "short write: %d \"%s\"", (int)st, err);
         size_t after_len = 0;
         char *after = slurp(path, &after_len);
         CHECK(after != NULL && after_len == before_len
@@ -501,20 +482,20 @@ static void test_write_read(void)
     doc = NULL;
     snprintf(missing, sizeof missing, "%s/absent.json", tmpdir);
     err[0] = '\0';
-    check(bb_record_read(missing, &doc, err, sizeof err) == BB_ERR_IO
-          && doc == NULL && strstr(err, "absent.json") != NULL, __LINE__,
-          "read missing: \"%s\"", err);
+    check_at(bb_record_read(missing, &doc, err, sizeof err) == BB_ERR_IO
+             && doc == NULL && strstr(err, "absent.json") != NULL, __LINE__,
+             "read missing: \"%s\"", err);
     err[0] = '\0';
-    check(bb_record_read(tmpdir, &doc, err, sizeof err) != BB_OK && doc == NULL
-          && strstr(err, tmpdir) != NULL, __LINE__, "read dir: \"%s\"", err);
+    check_at(bb_record_read(tmpdir, &doc, err, sizeof err) != BB_OK && doc == NULL
+             && strstr(err, tmpdir) != NULL, __LINE__, "read dir: \"%s\"", err);
     snprintf(missing, sizeof missing, "%s/bad.json", tmpdir);
     FILE *f = fopen(missing, "w");
     fputs("{\"schema\": \"bbench.record/1\", \"benchmark\": 3, \"points\": []}", f);
     fclose(f);
     err[0] = '\0';
-    check(bb_record_read(missing, &doc, err, sizeof err) == BB_ERR_PARSE
-          && strstr(err, "bad.json: benchmark: not a string") != NULL, __LINE__,
-          "read bad: \"%s\"", err);
+    check_at(bb_record_read(missing, &doc, err, sizeof err) == BB_ERR_PARSE
+             && strstr(err, "bad.json: benchmark: not a string") != NULL, __LINE__,
+             "read bad: \"%s\"", err);
     unlink(missing);
 
     unlink(path);
@@ -528,9 +509,9 @@ static void reject(int line, const char *text, const char *want)
     char err[512] = "";
     cJSON *doc = NULL;
     bb_status_t st = bb_record_parse(text, strlen(text), &doc, err, sizeof err);
-    check(st == BB_ERR_PARSE && doc == NULL && strstr(err, want) != NULL, line,
-          "parse %s: status %d err \"%s\", wanted \"%s\"", text, (int)st, err,
-          want);
+    check_at(st == BB_ERR_PARSE && doc == NULL && strstr(err, want) != NULL, line,
+             "parse %s: status %d err \"%s\", wanted \"%s\"", text, (int)st, err,
+             want);
     cJSON_Delete(doc);
 }
 
@@ -545,8 +526,8 @@ static void test_parse_rejects(void)
     char err[256] = "";
     cJSON *doc = NULL;
     const char *good = HEAD "\"points\":[" OKP "," OKP "]}";
-    check(bb_record_parse(good, strlen(good), &doc, err, sizeof err) == BB_OK,
-          __LINE__, "good: %s", err);
+    check_at(bb_record_parse(good, strlen(good), &doc, err, sizeof err) == BB_OK,
+             __LINE__, "good: %s", err);
     cJSON_Delete(doc);
     const char *empty_points = HEAD "\"points\":[]}";
     CHECK(bb_record_parse(empty_points, strlen(empty_points), &doc, err,

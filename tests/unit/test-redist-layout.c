@@ -3,23 +3,11 @@
  * its owner function; parsing refuses bad names.  Serial, no MPI calls. */
 #include "config.h"
 #include "bbench.h"
+#include "../check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures, checks;
-
-#define CHECK(cond, ...)                                   \
-    do {                                                   \
-        checks++;                                          \
-        if (!(cond)) {                                     \
-            failures++;                                    \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                  \
-            fputc('\n', stderr);                           \
-        }                                                  \
-    } while (0)
 
 /* All ranks' indices of one layout: each g in [0, n) exactly once, and the
  * generator is deterministic.  Returns the number of ranks holding none. */
@@ -28,7 +16,7 @@ static int check_partition(const char *spec, int64_t n, int p)
     bb_layout_t lay;
     char err[256];
     if (bb_layout_parse(spec, &lay, err, sizeof err) != BB_OK) {
-        CHECK(0, "parse %s: %s", spec, err);
+        CHECK_MSG(0, "parse %s: %s", spec, err);
         return 0;
     }
     int *hits = calloc((size_t)(n > 0 ? n : 1), sizeof *hits);
@@ -37,13 +25,13 @@ static int check_partition(const char *spec, int64_t n, int p)
     for (int r = 0; r < p; r++) {
         int64_t *idx = NULL, cnt = -1, *again = NULL, cnt2 = -1;
         bb_status_t st = bb_layout_indices(&lay, n, r, p, &idx, &cnt);
-        CHECK(st == BB_OK, "%s n=%lld p=%d r=%d: %s", spec, (long long)n, p, r,
-              bb_status_string(st));
+        CHECK_MSG(st == BB_OK, "%s n=%lld p=%d r=%d: %s", spec, (long long)n, p, r,
+                  bb_status_string(st));
         if (st != BB_OK)
             continue;
-        CHECK(bb_layout_indices(&lay, n, r, p, &again, &cnt2) == BB_OK && cnt2 == cnt
-                  && (cnt == 0 || memcmp(idx, again, (size_t)cnt * sizeof *idx) == 0),
-              "%s n=%lld p=%d r=%d: not deterministic", spec, (long long)n, p, r);
+        CHECK_MSG(bb_layout_indices(&lay, n, r, p, &again, &cnt2) == BB_OK && cnt2 == cnt
+                      && (cnt == 0 || memcmp(idx, again, (size_t)cnt * sizeof *idx) == 0),
+                  "%s n=%lld p=%d r=%d: not deterministic", spec, (long long)n, p, r);
         for (int64_t i = 0; i < cnt; i++) {
             if (idx[i] < 0 || idx[i] >= n)
                 bad++;
@@ -60,10 +48,10 @@ static int check_partition(const char *spec, int64_t n, int p)
         gaps += hits[g] == 0;
         dups += hits[g] > 1;
     }
-    CHECK(bad == 0 && gaps == 0 && dups == 0 && total == n,
-          "%s n=%lld p=%d: out of range %lld, gaps %lld, duplicates %lld, total %lld",
-          spec, (long long)n, p, (long long)bad, (long long)gaps, (long long)dups,
-          (long long)total);
+    CHECK_MSG(bad == 0 && gaps == 0 && dups == 0 && total == n,
+              "%s n=%lld p=%d: out of range %lld, gaps %lld, duplicates %lld, total %lld",
+              spec, (long long)n, p, (long long)bad, (long long)gaps, (long long)dups,
+              (long long)total);
     free(hits);
     return empty;
 }
@@ -86,8 +74,8 @@ int main(void)
             for (int s = 0; s < nspecs; s++) {
                 int empty = check_partition(specs[s], n, p);
                 if (n < p && strcmp(specs[s], "std") == 0)
-                    CHECK(empty == p - n, "std n=%lld p=%d: %d empty ranks", (long long)n,
-                          p, empty);
+                    CHECK_MSG(empty == p - n, "std n=%lld p=%d: %d empty ranks", (long long)n,
+                              p, empty);
             }
             /* explicit spatial subdomains: P x 1 x 1 and, where possible, 2 x P/2 x 1 */
             char spec[64];
@@ -112,7 +100,7 @@ int main(void)
                     ok &= bb_std_owner(n, p, g) == r;
                 next = first + cnt;
             }
-            CHECK(ok && next == n, "std block/owner n=%lld p=%d", (long long)n, p);
+            CHECK_MSG(ok && next == n, "std block/owner n=%lld p=%d", (long long)n, p);
         }
 
     /* Layouts that must differ from std do: random permutes the storage
@@ -121,36 +109,36 @@ int main(void)
         bb_layout_t lay;
         int64_t *idx, cnt;
         int sorted = 1;
-        CHECK(bb_layout_parse("random:3", &lay, NULL, 0) == BB_OK, "parse random:3");
-        CHECK(bb_layout_indices(&lay, 1000, 0, 1, &idx, &cnt) == BB_OK && cnt == 1000,
-              "random on one rank");
+        CHECK_MSG(bb_layout_parse("random:3", &lay, NULL, 0) == BB_OK, "parse random:3");
+        CHECK_MSG(bb_layout_indices(&lay, 1000, 0, 1, &idx, &cnt) == BB_OK && cnt == 1000,
+                  "random on one rank");
         for (int64_t i = 1; i < cnt; i++)
             sorted &= idx[i] > idx[i - 1];
-        CHECK(!sorted, "random:3 storage order is not the identity");
+        CHECK_MSG(!sorted, "random:3 storage order is not the identity");
         bb_free(idx);
-        CHECK(bb_layout_parse("block-reverse", &lay, NULL, 0) == BB_OK
-                  && bb_layout_indices(&lay, 100, 0, 4, &idx, &cnt) == BB_OK
-                  && cnt == 25 && idx[0] == 75,
-              "block-reverse: rank 0 holds the last block");
+        CHECK_MSG(bb_layout_parse("block-reverse", &lay, NULL, 0) == BB_OK
+                      && bb_layout_indices(&lay, 100, 0, 4, &idx, &cnt) == BB_OK
+                      && cnt == 25 && idx[0] == 75,
+                  "block-reverse: rank 0 holds the last block");
         bb_free(idx);
-        CHECK(bb_layout_parse("cyclic", &lay, NULL, 0) == BB_OK
-                  && bb_layout_indices(&lay, 10, 1, 4, &idx, &cnt) == BB_OK && cnt == 3
-                  && idx[0] == 1 && idx[1] == 5 && idx[2] == 9,
-              "cyclic: rank 1 of 4 holds 1, 5, 9");
+        CHECK_MSG(bb_layout_parse("cyclic", &lay, NULL, 0) == BB_OK
+                      && bb_layout_indices(&lay, 10, 1, 4, &idx, &cnt) == BB_OK && cnt == 3
+                      && idx[0] == 1 && idx[1] == 5 && idx[2] == 9,
+                  "cyclic: rank 1 of 4 holds 1, 5, 9");
         bb_free(idx);
-        CHECK(bb_layout_parse("std-ceil", &lay, NULL, 0) == BB_OK
-                  && bb_layout_indices(&lay, 10, 3, 4, &idx, &cnt) == BB_OK && cnt == 1
-                  && idx[0] == 9,
-              "std-ceil: blocks of 3, the last rank holds 9");
+        CHECK_MSG(bb_layout_parse("std-ceil", &lay, NULL, 0) == BB_OK
+                      && bb_layout_indices(&lay, 10, 3, 4, &idx, &cnt) == BB_OK && cnt == 1
+                      && idx[0] == 9,
+                  "std-ceil: blocks of 3, the last rank holds 9");
         bb_free(idx);
         /* spatial: the lattice for N = 64 is 4x4x4; on 2,1,1 rank 0 holds x < 2 */
-        CHECK(bb_layout_parse("spatial:2,1,1", &lay, NULL, 0) == BB_OK
-                  && bb_layout_indices(&lay, 64, 0, 2, &idx, &cnt) == BB_OK && cnt == 32
-                  && idx[0] == 0 && idx[1] == 1 && idx[2] == 4,
-              "spatial:2,1,1 on a 4x4x4 lattice");
+        CHECK_MSG(bb_layout_parse("spatial:2,1,1", &lay, NULL, 0) == BB_OK
+                      && bb_layout_indices(&lay, 64, 0, 2, &idx, &cnt) == BB_OK && cnt == 32
+                      && idx[0] == 0 && idx[1] == 1 && idx[2] == 4,
+                  "spatial:2,1,1 on a 4x4x4 lattice");
         bb_free(idx);
-        CHECK(bb_layout_indices(&lay, 64, 0, 3, &idx, &cnt) == BB_ERR_ARG,
-              "spatial dims whose product is not P are refused");
+        CHECK_MSG(bb_layout_indices(&lay, 64, 0, 3, &idx, &cnt) == BB_ERR_ARG,
+                  "spatial dims whose product is not P are refused");
     }
 
     /* Parsing and formatting. */
@@ -163,17 +151,17 @@ int main(void)
         for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
             bb_layout_t lay;
             char err[256] = "";
-            CHECK(bb_layout_parse(bad[i], &lay, err, sizeof err) == BB_ERR_PARSE && err[0],
-                  "'%s' must be refused with a message", bad[i]);
+            CHECK_MSG(bb_layout_parse(bad[i], &lay, err, sizeof err) == BB_ERR_PARSE && err[0],
+                      "'%s' must be refused with a message", bad[i]);
         }
         for (int s = 0; s < nspecs; s++) {
             bb_layout_t lay, again;
             char text[64];
-            CHECK(bb_layout_parse(specs[s], &lay, NULL, 0) == BB_OK, "parse %s", specs[s]);
+            CHECK_MSG(bb_layout_parse(specs[s], &lay, NULL, 0) == BB_OK, "parse %s", specs[s]);
             bb_layout_format(&lay, text, sizeof text);
-            CHECK(bb_layout_parse(text, &again, NULL, 0) == BB_OK && again.kind == lay.kind
-                      && again.seed == lay.seed && again.block == lay.block,
-                  "format of %s (%s) parses back", specs[s], text);
+            CHECK_MSG(bb_layout_parse(text, &again, NULL, 0) == BB_OK && again.kind == lay.kind
+                          && again.seed == lay.seed && again.block == lay.block,
+                      "format of %s (%s) parses back", specs[s], text);
         }
     }
 
@@ -181,17 +169,17 @@ int main(void)
     {
         bb_map_t *m = NULL;
         int64_t idx[3] = {2, 0, 1};
-        CHECK(bb_map_create(3, idx, 3, 0, &m) == BB_OK && bb_map_count(m) == 3
-                  && bb_map_elements(m) == 3 && bb_map_epoch(m) == 0
-                  && bb_map_indices(m)[0] == 2,
-              "map create");
+        CHECK_MSG(bb_map_create(3, idx, 3, 0, &m) == BB_OK && bb_map_count(m) == 3
+                      && bb_map_elements(m) == 3 && bb_map_epoch(m) == 0
+                      && bb_map_indices(m)[0] == 2,
+                  "map create");
         bb_map_free(m);
-        CHECK(bb_map_create(-1, idx, 3, 0, &m) == BB_ERR_ARG, "negative N");
-        CHECK(bb_map_create(3, idx, 3, -1, &m) == BB_ERR_ARG, "negative epoch");
-        CHECK(bb_map_create(3, NULL, 3, 0, &m) == BB_ERR_ARG, "NULL indices");
-        CHECK(bb_map_create((int64_t)INT32_MAX + 1, idx, 3, 0, &m) == BB_ERR_ARG, "N too big");
+        CHECK_MSG(bb_map_create(-1, idx, 3, 0, &m) == BB_ERR_ARG, "negative N");
+        CHECK_MSG(bb_map_create(3, idx, 3, -1, &m) == BB_ERR_ARG, "negative epoch");
+        CHECK_MSG(bb_map_create(3, NULL, 3, 0, &m) == BB_ERR_ARG, "NULL indices");
+        CHECK_MSG(bb_map_create((int64_t)INT32_MAX + 1, idx, 3, 0, &m) == BB_ERR_ARG, "N too big");
     }
 
-    printf("%d checks, %d failed\n", checks, failures);
-    return failures == 0 ? 0 : 1;
+    printf("%d checks, %d failed\n", passed + failed, failed);
+    return failed == 0 ? 0 : 1;
 }

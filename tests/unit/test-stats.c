@@ -2,22 +2,11 @@
  * confidence.  Serial: no MPI_Init. */
 #include "config.h"
 #include "bbench.h"
+#include "../check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static int passed, failed;
-
-#define CHECK(cond)                                                         \
-    do {                                                                    \
-        if (cond) {                                                         \
-            passed++;                                                       \
-        } else {                                                            \
-            failed++;                                                       \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);          \
-        }                                                                   \
-    } while (0)
 
 /* Exact comparison is right here: medians of small integers and halves are
  * exact in binary floating point. */

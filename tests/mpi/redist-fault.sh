@@ -5,14 +5,11 @@
 . "$(dirname "$0")/../lib.sh"
 
 out="$BB_TMP/out"
-fault_so="$B/tests/.libs/libbbfault.so"
-ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
-export ASAN_OPTIONS
 
 poison() {
     np=$1 method=$2 call=$3 frank=$4
     rm -f "$BB_TMP/verdict"
-    LD_PRELOAD="$fault_so" BB_FAULT="$call" BB_FAULT_RANK="$frank" \
+    bb_preload_fault "$call" "$frank" \
         bb_mpirun "$np" "$B/tests/mpi/test-redist" poison "$method" "$BB_TMP/verdict" \
         > "$out" 2>&1
     rc=$?
@@ -31,7 +28,7 @@ poison 1 direct MPI_Alltoallw:1 0
 mkdir -p "$BB_TMP/rec"
 for spec in "direct MPI_Alltoallw:2" "sparse MPI_Irecv:1"; do
     set -- $spec
-    LD_PRELOAD="$fault_so" BB_FAULT="$2" BB_FAULT_RANK=1 \
+    bb_preload_fault "$2" 1 \
         bb_mpirun 2 "$B/bench/bbench-redist" --elements 100 --methods "$1" --reps 2 \
         --output "$BB_TMP/rec/r.json" > "$out" 2>&1
     bb_expect_rc 3 $? "bbench-redist $1 with $2 failing on rank 1 exits 3"

@@ -4,11 +4,6 @@
 . "$(dirname "$0")/../lib.sh"
 
 out="$BB_TMP/out"
-fault_so="$B/tests/.libs/libbbfault.so"
-# The interposer is preloaded; ASan (when configured) must not insist on
-# coming first.
-ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
-export ASAN_OPTIONS
 
 poison() {
     np=$1 call=$2
@@ -31,7 +26,7 @@ poison 3 MPI_Wait:1
 # bbench-sum itself: fatal exit 3, no record, no temporary left behind.
 mkdir -p "$BB_TMP/rec"
 for call in MPI_Iallreduce:3 MPI_Test:2; do
-    LD_PRELOAD="$fault_so" BB_FAULT="$call" BB_FAULT_RANK=1 \
+    bb_preload_fault "$call" 1 \
         bb_mpirun 2 "$B/bench/bbench-sum" --count 1,1K --reps 2 \
         --output "$BB_TMP/rec/r.json" > "$out" 2>&1
     bb_expect_rc 3 $? "bbench-sum with $call failing on rank 1 exits 3"

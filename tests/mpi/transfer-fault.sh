@@ -22,19 +22,13 @@ done
 # record and no temporary file left behind.  (Its "fatal" message is not
 # checked: the launcher can kill the job before relaying the aborting rank's
 # stderr.)
-fault_so="$B/tests/.libs/libbbfault.so"
-ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
-export ASAN_OPTIONS
 mkdir -p "$BB_TMP/rec"
 for spec in "MPI_Isend:1 0" "MPI_Wait:1 0" "MPI_Wait:2 1"; do
     set -- $spec
-    LD_PRELOAD="$fault_so" BB_FAULT=$1 BB_FAULT_RANK=$2
-    export LD_PRELOAD BB_FAULT BB_FAULT_RANK
-    bb_mpirun 2 "$B/bench/bbench-transfer" --bytes 8,64K --batches 0 --mode protocol \
+    bb_preload_fault "$1" "$2" \
+        bb_mpirun 2 "$B/bench/bbench-transfer" --bytes 8,64K --batches 0 --mode protocol \
         --reps 2 --output "$BB_TMP/rec/r.json" > "$out" 2>&1
-    rc=$?
-    unset LD_PRELOAD BB_FAULT BB_FAULT_RANK
-    bb_expect_rc 3 $rc "bbench-transfer with $1 failing on rank $2 exits 3"
+    bb_expect_rc 3 $? "bbench-transfer with $1 failing on rank $2 exits 3"
     bb_expect_true "bbench-transfer $1: no record and no temporary file" \
         test -z "$(ls -A "$BB_TMP/rec")"
 done

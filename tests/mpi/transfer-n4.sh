@@ -1,13 +1,4 @@
 #!/bin/sh
-# The transfer phase library at 4 ranks.  On a 2-core machine this
-# oversubscribes and each collective costs milliseconds, so the reuse case
-# runs 50 tickets here (transfer-lib.sh runs 1000 at 1 and 2 ranks).
-. "$(dirname "$0")/../lib.sh"
-
-out="$BB_TMP/out"
-bb_mpirun 4 "$B/tests/mpi/test-transfer" 50 > "$out" 2>&1
-rc=$?
-bb_expect_rc 0 $rc "test-transfer at -n 4"
-[ $rc -eq 0 ] || cat "$out" >&2
-bb_expect_grep "on 4 ranks: [0-9]* passed, 0 failed (50 reuse" "$out" "-n 4 summary"
-bb_finish
+# The transfer phase library at 4 ranks (oversubscribed here).
+np=4
+. "$(dirname "$0")/transfer-np.sh"

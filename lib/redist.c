@@ -1490,12 +1490,29 @@ bb_status_t bb_redist_plan_destroy(bb_redist_plan_t *pl)
 /* One message                                                              */
 /* ------------------------------------------------------------------------ */
 
+/* The one root-to-root message of the root methods: the full array from the
+ * sending code's root to the receiving code's (none when they are one rank). */
+static int bb_root_message(bb_redist_plan_t *pl, int cnt)
+{
+    bb_redist_link_t *l = pl->link;
+    int rc;
+    if (pl->s_first == pl->r_first)
+        return MPI_SUCCESS;
+    if (l->rank == pl->s_first
+        && (rc = MPI_Send(pl->full, cnt, MPI_DOUBLE, pl->r_first, BB_TAG_DATA, l->comm)) != MPI_SUCCESS)
+        return rc;
+    if (l->rank == pl->r_first
+        && (rc = MPI_Recv(pl->full, cnt, MPI_DOUBLE, pl->s_first, BB_TAG_DATA, l->comm,
+                          MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+        return rc;
+    return MPI_SUCCESS;
+}
+
 /* root: reduce the whole array to the sending root, one root-to-root
  * message, broadcast, every receiver picks its elements (today's MDI). */
 static int bb_run_root(bb_redist_plan_t *pl, const double *send, double *recv)
 {
     int rc, nc = pl->ncomp, cnt = (int)(pl->n * nc);
-    bb_redist_link_t *l = pl->link;
     int me_s = -1, me_r = -1;
     if (pl->sender) {
         const bb_map_t *sm = bb_plan_send_map(pl);
@@ -1510,15 +1527,8 @@ static int bb_run_root(bb_redist_plan_t *pl, const double *send, double *recv)
     }
     if (pl->receiver)
         MPI_Comm_rank(pl->rcomm, &me_r);
-    if (pl->s_first != pl->r_first) {
-        if (l->rank == pl->s_first
-            && (rc = MPI_Send(pl->full, cnt, MPI_DOUBLE, pl->r_first, BB_TAG_DATA, l->comm)) != MPI_SUCCESS)
-            return rc;
-        if (l->rank == pl->r_first
-            && (rc = MPI_Recv(pl->full, cnt, MPI_DOUBLE, pl->s_first, BB_TAG_DATA, l->comm,
-                              MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-            return rc;
-    }
+    if ((rc = bb_root_message(pl, cnt)) != MPI_SUCCESS)
+        return rc;
     if (pl->receiver) {
         const bb_map_t *rm = bb_plan_recv_map(pl);
         if ((rc = MPI_Bcast(pl->full, cnt, MPI_DOUBLE, 0, pl->rcomm)) != MPI_SUCCESS)
@@ -1534,7 +1544,6 @@ static int bb_run_root(bb_redist_plan_t *pl, const double *send, double *recv)
 static int bb_run_root_gatherv(bb_redist_plan_t *pl, const double *send, double *recv)
 {
     int rc, nc = pl->ncomp, cnt = (int)(pl->n * nc);
-    bb_redist_link_t *l = pl->link;
     int me_s = -1, me_r = -1;
     if (pl->sender) {
         const bb_map_t *sm = bb_plan_send_map(pl);
@@ -1548,15 +1557,8 @@ static int bb_run_root_gatherv(bb_redist_plan_t *pl, const double *send, double 
     }
     if (pl->receiver)
         MPI_Comm_rank(pl->rcomm, &me_r);
-    if (pl->s_first != pl->r_first) {
-        if (l->rank == pl->s_first
-            && (rc = MPI_Send(pl->full, cnt, MPI_DOUBLE, pl->r_first, BB_TAG_DATA, l->comm)) != MPI_SUCCESS)
-            return rc;
-        if (l->rank == pl->r_first
-            && (rc = MPI_Recv(pl->full, cnt, MPI_DOUBLE, pl->s_first, BB_TAG_DATA, l->comm,
-                              MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-            return rc;
-    }
+    if ((rc = bb_root_message(pl, cnt)) != MPI_SUCCESS)
+        return rc;
     if (pl->receiver) {
         const bb_map_t *rm = bb_plan_recv_map(pl);
         if (me_r == 0)

@@ -279,6 +279,16 @@ static bb_transfer_local_t preflight(bb_transfer_phase_t *phase,
     return cause;
 }
 
+/* The metrics of a call refused as misuse, before any MPI call. */
+static void metrics_misuse(bb_transfer_metrics_t *out, bb_status_t st)
+{
+    if (out == NULL)
+        return;
+    memset(out, 0, sizeof *out);
+    out->status = st;
+    out->refusal.rank = -1;
+}
+
 static void ticket_invalid(bb_transfer_ticket_t *ticket, bb_transfer_phase_t *phase)
 {
     if (ticket != NULL) {
@@ -303,11 +313,7 @@ bb_status_t bb_transfer_phase_begin(bb_transfer_phase_t *phase,
     if (st != BB_OK) {
         /* Misuse leaves the phase, its live ticket and the caller's handle
          * (which may be that ticket's) untouched. */
-        if (metrics_out != NULL) {
-            memset(metrics_out, 0, sizeof *metrics_out);
-            metrics_out->status = st;
-            metrics_out->refusal.rank = -1;
-        }
+        metrics_misuse(metrics_out, st);
         return st;
     }
 
@@ -495,11 +501,7 @@ bb_status_t bb_transfer_ticket_finish(bb_transfer_ticket_t *ticket,
         *value_out = NULL;
     bb_status_t st = ticket_check(ticket);
     if (st != BB_OK) {
-        if (metrics_out != NULL) {
-            memset(metrics_out, 0, sizeof *metrics_out);
-            metrics_out->status = st;
-            metrics_out->refusal.rank = -1;
-        }
+        metrics_misuse(metrics_out, st);
         return st;
     }
     bb_transfer_phase_t *phase = ticket->phase;

@@ -60,18 +60,16 @@ bb_expect_true() {
     fi
 }
 
-# bb_preload_fault CALL RANK CMD...: run CMD (a command or one of the
-# functions here) with the PMPI fault interposer preloaded, failing CALL
-# ("MPI_Wait:2": its second call) on RANK.  The settings stay in a subshell.
+# bb_preload_fault CALL RANK CMD...: run CMD (a command or bb_mpirun) with
+# the PMPI fault interposer preloaded, failing CALL ("MPI_Wait:2": its
+# second call) on RANK.  ASan (when configured) must not insist on coming
+# first.
 bb_preload_fault() {
-    (
-        LD_PRELOAD="$B/tests/.libs/libbbfault.so" BB_FAULT=$1 BB_FAULT_RANK=$2
-        # ASan (when configured) must not insist on coming first.
-        ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
-        export LD_PRELOAD BB_FAULT BB_FAULT_RANK ASAN_OPTIONS
-        shift 2
-        "$@"
-    )
+    bb_fault_call=$1 bb_fault_rank=$2
+    shift 2
+    LD_PRELOAD="$B/tests/.libs/libbbfault.so" BB_FAULT="$bb_fault_call" \
+        BB_FAULT_RANK="$bb_fault_rank" \
+        ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" "$@"
 }
 
 # bb_finish: exit status of the test script (1 if any check failed or none ran).

@@ -24,7 +24,8 @@ poison 3 two-step MPI_Alltoallw:1 2
 poison 2 sparse MPI_Isend:1 0
 poison 1 direct MPI_Alltoallw:1 0
 
-# bbench-redist: fatal exit 3, a message, no record and no temporary file.
+# bbench-redist: fatal exit 3, no record and no temporary file.  (The fatal
+# message is not checked: the abort can end the launcher before it relays it.)
 mkdir -p "$BB_TMP/rec"
 for spec in "direct MPI_Alltoallw:2" "sparse MPI_Irecv:1"; do
     set -- $spec
@@ -32,7 +33,6 @@ for spec in "direct MPI_Alltoallw:2" "sparse MPI_Irecv:1"; do
         bb_mpirun 2 "$B/bench/bbench-redist" --elements 100 --methods "$1" --reps 2 \
         --output "$BB_TMP/rec/r.json" > "$out" 2>&1
     bb_expect_rc 3 $? "bbench-redist $1 with $2 failing on rank 1 exits 3"
-    bb_expect_grep "fatal" "$out" "bbench-redist $1 $2: fatal message"
     bb_expect_true "bbench-redist $1 $2: no record and no temporary file" \
         test -z "$(ls -A "$BB_TMP/rec")"
 done

@@ -5,6 +5,7 @@
  * tests that never initialize MPI. */
 #include "config.h"
 #include "internal.h"
+#include "bb-git.h"
 
 #include <errno.h>
 #include <fcntl.h>

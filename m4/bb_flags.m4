@@ -68,7 +68,6 @@ AC_DEFUN([BB_BUILD_PROVENANCE], [
   AC_DEFINE_UNQUOTED([BB_BUILD_CFLAGS], ["$CFLAGS $BB_WARN_CFLAGS $BB_SAN_CFLAGS"], [compiler flags])
   bb_configure_args=`echo "$ac_configure_args" | sed 's/\\\\/\\\\\\\\/g; s/"/\\\\"/g'`
   AC_DEFINE_UNQUOTED([BB_BUILD_CONFIGURE], ["$bb_configure_args"], [configure arguments])
-  dnl Empty outside a git checkout (a release tarball): recorded as null.
-  bb_git=`cd "$srcdir" && git describe --always --dirty 2>/dev/null`
-  AC_DEFINE_UNQUOTED([BB_BUILD_GIT], ["$bb_git"], [git describe of the source at configure time])
+  dnl The git revision is taken at build time (lib/bb-git.h, Makefile.am),
+  dnl so that it names what was compiled, not what was configured.
 ])

@@ -18,7 +18,8 @@ mkdir -p "$out/corpus"
 cp -n "$corpus"/* "$src"/tests/tools/data/*.json "$out/corpus/" 2>/dev/null || true
 config=$(ls "$src"/build*/config.h 2>/dev/null | head -n 1)
 [ -n "$config" ] || { echo "fuzz-record.sh: configure bbench first (build/config.h)" >&2; exit 2; }
-cflags="-g -O1 -fsanitize=fuzzer,address,undefined -I$(dirname "$config") -I$src/lib -I$src/tests/fuzz \
+cflags="-g -O1 -fsanitize=fuzzer,address,undefined -I$(dirname "$config") -I$(dirname "$config")/lib \
+-I$src/lib -I$src/tests/fuzz \
 $(pkg-config --cflags libcjson hwloc)"
 # shellcheck disable=SC2086
 mpicc -cc=clang $cflags -o "$out/fuzz-record" "$src/tests/fuzz/fuzz-record.c" \

@@ -79,6 +79,11 @@ if [ "${CI:-}" = true ]; then
         && make -C "$san" -j"$(nproc)" && make -C "$san" check || status=1
     [ -f "$san/test-suite.log" ] && summary "$san/test-suite.log" "sanitizer make check" \
         >> "$build/check-summary.txt"
+    step "quick sweep compared with results/ (report mode: timings never fail)"
+    quick="$build/quick-sweep"
+    rm -rf "$quick"
+    sh "$src/scripts/bbench-baseline" --quick --bindir "$build/bench" --out "$quick" \
+        && "$build/bench/bbench-compare" --report "$src/results" "$quick" || status=1
     step "make distcheck"
     make -C "$build" distcheck || status=1
 fi

@@ -4,6 +4,7 @@
  * place.  Serial: no MPI_Init (records are MPI-free). */
 #include "config.h"
 #include "bbench.h"
+#include "bb-git.h"
 #include "../check.h"
 
 #include <dirent.h>

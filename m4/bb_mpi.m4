@@ -5,6 +5,10 @@ AC_DEFUN([BB_PROG_MPICC], [
   AS_IF([test -z "$MPICC"], [AC_CHECK_PROGS([MPICC], [mpicc], [])])
   AS_IF([test -z "$MPICC"],
     [AC_MSG_ERROR([no MPI C compiler wrapper found; on Debian: apt-get install mpich libmpich-dev])])
+  dnl A wrapper given by hand must exist, or AC_PROG_CC fails with a vaguer message.
+  bb_mpicc_prog=`echo "$MPICC" | sed 's/ .*//'`
+  AS_IF([command -v "$bb_mpicc_prog" >/dev/null 2>&1], [],
+    [AC_MSG_ERROR([MPICC=$MPICC: no such program; on Debian: apt-get install mpich libmpich-dev])])
   CC="$MPICC"
 ])
 
@@ -14,6 +18,9 @@ AC_DEFUN([BB_PROG_MPIEXEC], [
   AS_IF([test -z "$MPIEXEC"], [AC_CHECK_PROGS([MPIEXEC], [mpiexec mpirun], [])])
   AS_IF([test -z "$MPIEXEC"],
     [AC_MSG_ERROR([no MPI launcher found; on Debian: apt-get install mpich])])
+  bb_mpiexec_prog=`echo "$MPIEXEC" | sed 's/ .*//'`
+  AS_IF([command -v "$bb_mpiexec_prog" >/dev/null 2>&1], [],
+    [AC_MSG_ERROR([MPIEXEC=$MPIEXEC: no such program; on Debian: apt-get install mpich])])
 ])
 
 # BB_CHECK_MPI: the compiler builds and links an MPI 3 program.

@@ -83,6 +83,21 @@ long bbfault_calls(const char *name)
     return -1;
 }
 
+int bbfault_same_everywhere(int64_t v)
+{
+    int64_t lo, hi;
+    PMPI_Allreduce(&v, &lo, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+    PMPI_Allreduce(&v, &hi, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    return lo == hi;
+}
+
+int bbfault_all_true(int v)
+{
+    int lo;
+    PMPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return lo;
+}
+
 int MPI_Iallreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op,
                    MPI_Comm c, MPI_Request *req)
 {

@@ -1,7 +1,12 @@
 /* fault.h: the interposer's counters, for test programs linked with fault.c. */
 #ifndef BB_TESTS_FAULT_H
 #define BB_TESTS_FAULT_H
+#include <stdint.h>
 /* Calls so far of the MPI function name ("MPI_Iallreduce"), faulted or not;
  * -1 for a name the interposer does not wrap. */
 long bbfault_calls(const char *name);
+/* Cross-rank checks on MPI_COMM_WORLD through PMPI_, so that they are not
+ * counted: 1 iff v is the same on every rank / is nonzero on every rank. */
+int bbfault_same_everywhere(int64_t v);
+int bbfault_all_true(int v);
 #endif

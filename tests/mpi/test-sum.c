@@ -84,22 +84,6 @@ static int sum_ok(const double *r, int64_t count)
     return 1;
 }
 
-/* Every rank holds the same value? (uncounted PMPI reductions) */
-static int same_everywhere(int64_t v)
-{
-    int64_t lo, hi;
-    PMPI_Allreduce(&v, &lo, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
-    PMPI_Allreduce(&v, &hi, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-    return lo == hi;
-}
-
-static int all_true(int v)
-{
-    int lo;
-    PMPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    return lo;
-}
-
 static bb_sum_contract_t contract_for(int64_t phase_id, int64_t count)
 {
     bb_sum_contract_t c = { phase_id, 7, count, count };
@@ -123,7 +107,7 @@ static int run_success(bb_sum_phase_t *phase, provider_t *p, int64_t count,
              && m.payload_bytes == 8 * count && m.tracked_bytes == 144 + 16 * count
              && m.ranks == ranks && m.rank == rank && m.phase_id == phase_id;
     bb_free(r);
-    return all_true(ok);
+    return bbfault_all_true(ok);
 }
 
 static void case_success(bb_world_t *world)
@@ -200,19 +184,19 @@ static void case_refusal(bb_world_t *world, perturb_t what, int who,
     double *r = (double *)&p;  /* must be reset to NULL on refusal */
     bb_sum_metrics_t m;
     bb_status_t st = bb_sum_phase_run(phase, &prov, &c, &r, &m);
-    CHECK_MSG(all_true(st == BB_REFUSED), "%s: refused on every rank (got %s)", name,
+    CHECK_MSG(bbfault_all_true(st == BB_REFUSED), "%s: refused on every rank (got %s)", name,
               bb_status_string(st));
     CHECK_MSG(r == NULL, "%s: no output published", name);
-    CHECK_MSG(all_true(bbfault_calls("MPI_Iallreduce") == posted),
+    CHECK_MSG(bbfault_all_true(bbfault_calls("MPI_Iallreduce") == posted),
               "%s: no payload posted", name);
-    CHECK_MSG(all_true(bbfault_calls("MPI_Allreduce") - allreduces == 2),
+    CHECK_MSG(bbfault_all_true(bbfault_calls("MPI_Allreduce") - allreduces == 2),
               "%s: exactly two admission Allreduces", name);
-    CHECK_MSG(all_true(m.requests_posted == 0 && m.payload_bytes == 0),
+    CHECK_MSG(bbfault_all_true(m.requests_posted == 0 && m.payload_bytes == 0),
               "%s: metrics say nothing posted", name);
-    CHECK_MSG(all_true(m.refusal.stage == want_stage), "%s: stage %s, want %s", name,
+    CHECK_MSG(bbfault_all_true(m.refusal.stage == want_stage), "%s: stage %s, want %s", name,
               bb_stage_name(m.refusal.stage), bb_stage_name(want_stage));
-    CHECK_MSG(same_everywhere(m.refusal.stage) && same_everywhere(m.refusal.rank)
-                  && same_everywhere(m.refusal.sequence),
+    CHECK_MSG(bbfault_same_everywhere(m.refusal.stage) && bbfault_same_everywhere(m.refusal.rank)
+                  && bbfault_same_everywhere(m.refusal.sequence),
               "%s: identical diagnostics on every rank", name);
     CHECK_MSG(m.refusal.rank == -1, "%s: no rank attributed", name);
     int64_t want_seq = what == P_SEQUENCE ? seq + 10 : seq;
@@ -251,7 +235,7 @@ static void case_delays(bb_world_t *world)
     double t0 = bb_time_now();
     CHECK_MSG(run_success(phase, &p, 5000, 2), "delayed posting on the last rank completes");
     double waited = bb_time_now() - t0;
-    CHECK_MSG(all_true(waited >= 0.19), "every rank waited for the late poster (%.3f s)", waited);
+    CHECK_MSG(bbfault_all_true(waited >= 0.19), "every rank waited for the late poster (%.3f s)", waited);
     bb_sum_phase_set_post_delay(phase, 0.0);
     CHECK_MSG(bb_sum_phase_destroy(phase) == BB_OK, "destroy");
     free(p.data);
@@ -282,7 +266,7 @@ static void case_reuse(bb_world_t *world)
         ok &= bb_sum_phase_tracked_live(phase) == BB_SUM_CONTROL_BYTES;
     }
     int64_t rss_end = bb_rss_current_bytes();
-    CHECK_MSG(all_true(ok), "%d reused phases all correct, 144 bytes between calls", calls);
+    CHECK_MSG(bbfault_all_true(ok), "%d reused phases all correct, 144 bytes between calls", calls);
     CHECK_MSG(tracked_max == 144 + 16 * 1000, "tracked peak %lld", (long long)tracked_max);
 #ifdef __SANITIZE_ADDRESS__
     /* ASan's quarantine keeps freed blocks resident: RSS says nothing here;

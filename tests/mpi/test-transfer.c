@@ -32,22 +32,6 @@ static long mpi_calls(void)
            + bbfault_calls("MPI_Test") + bbfault_calls("MPI_Wait");
 }
 
-/* Uncounted cross-rank checks. */
-static int same_everywhere(int64_t v)
-{
-    int64_t lo, hi;
-    PMPI_Allreduce(&v, &lo, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
-    PMPI_Allreduce(&v, &hi, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-    return lo == hi;
-}
-
-static int all_true(int v)
-{
-    int lo;
-    PMPI_Allreduce(&v, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    return lo;
-}
-
 static unsigned char pattern(int64_t seq, int64_t i)
 {
     return (unsigned char)(i * 131 + seq * 7 + 1);
@@ -196,8 +180,8 @@ static void check_refusal(const char *what, bb_status_t st,
               m->refusal.rank, want_rank);
     CHECK_MSG(m->refusal.sequence == want_seq, "%s: sequence %lld, want %lld", what,
               (long long)m->refusal.sequence, (long long)want_seq);
-    CHECK_MSG(same_everywhere(m->refusal.stage) && same_everywhere(m->refusal.rank)
-                  && same_everywhere(m->refusal.sequence) && same_everywhere(m->code),
+    CHECK_MSG(bbfault_same_everywhere(m->refusal.stage) && bbfault_same_everywhere(m->refusal.rank)
+                  && bbfault_same_everywhere(m->refusal.sequence) && bbfault_same_everywhere(m->code),
               "%s: diagnostics differ across ranks", what);
 }
 
@@ -864,7 +848,7 @@ int main(int argc, char **argv)
     case_reuse(world, tickets);
     double reuse_s = bb_time_now() - t0;
 
-    int fails_any = !all_true(failed == 0);
+    int fails_any = !bbfault_all_true(failed == 0);
     int total_passed = 0, total_failed = 0;
     PMPI_Allreduce(&passed, &total_passed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     PMPI_Allreduce(&failed, &total_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

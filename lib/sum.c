@@ -126,11 +126,13 @@ static bb_sum_local_t contribution_prepare(bb_sum_phase_t *phase,
 
 /* An MPI error during admission, posting or progress: keep everything the
  * MPI library may still touch reachable forever and refuse all later use. */
-static bb_status_t phase_poison(bb_sum_phase_t *phase)
+static void phase_poison(bb_sum_phase_t *phase, bb_sum_metrics_t *m)
 {
     phase->poisoned = 1;
     bb_poison_retain(&phase->poison, BB_POISON_SUM, phase);
-    return BB_ERR_MPI;
+    m->status = BB_ERR_MPI;
+    m->refusal.stage = BB_STAGE_TRANSPORT;  /* local detection, not agreed */
+    m->refusal.rank = m->rank;
 }
 
 bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
@@ -190,9 +192,7 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     double t_admitted = bb_time_now();
     m.admission_s = t_admitted - t_prepared;
     if (rc != MPI_SUCCESS) {
-        m.status = phase_poison(phase);
-        m.refusal.stage = BB_STAGE_TRANSPORT;
-        m.refusal.rank = m.rank;
+        phase_poison(phase, &m);
         goto out_metrics;
     }
     /* The sequence is consumed whether or not the phase is admitted. */
@@ -220,9 +220,7 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     double t_posted = bb_time_now();
     m.post_s = t_posted - t_post;
     if (rc != MPI_SUCCESS) {
-        m.status = phase_poison(phase);
-        m.refusal.stage = BB_STAGE_TRANSPORT;
-        m.refusal.rank = m.rank;
+        phase_poison(phase, &m);
         goto out_metrics;
     }
     m.requests_posted = 1;
@@ -235,9 +233,7 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
         rc = MPI_Wait(&phase->request, MPI_STATUS_IGNORE);
     m.wait_s = bb_time_now() - t_tested;
     if (rc != MPI_SUCCESS) {
-        m.status = phase_poison(phase);
-        m.refusal.stage = BB_STAGE_TRANSPORT;
-        m.refusal.rank = m.rank;
+        phase_poison(phase, &m);
         goto out_metrics;
     }
     m.test_completed = done;

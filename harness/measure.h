@@ -1,0 +1,92 @@
+/*
+ * measure.h: the one measurement engine of every bbench benchmark.
+ *
+ * A variant is one operation timed per call (the protocol, or a reference
+ * that differs from it in one thing).  For each point the engine makes:
+ *   1. one cold first call, kept apart (its own block of one);
+ *   2. `warmup` calls, one block each, discarded;
+ *   3. when reps is 0, one probe call whose rank-maximum time chooses the
+ *      calls per sample that fit `budget_s`, clamped to [1, BB_MEASURE_REPS_CAP];
+ *   4. `samples` blocks of reps calls.
+ * A block's per-call means are reduced with MAX over the communicator after
+ * the block, outside the timed region, so every sample is the critical path
+ * of the collective operation.
+ *
+ * Times are seconds, counts are per-call means.  Nothing here prints.
+ */
+#ifndef BB_MEASURE_H
+#define BB_MEASURE_H
+
+#include "bbench.h"
+
+/* The one cap on calls per sample chosen from a budget. */
+enum { BB_MEASURE_REPS_CAP = 100000 };
+
+/* How reps was chosen. */
+typedef enum bb_reps_source {
+    BB_REPS_GIVEN = 0,   /* --reps */
+    BB_REPS_BUDGET       /* from --budget and the probe call */
+} bb_reps_source_t;
+
+typedef struct bb_measure_settings {
+    int64_t samples;     /* samples per point, >= 1 */
+    int64_t reps;        /* calls per sample; 0: chosen from budget_s */
+    double budget_s;     /* target duration of one sample when reps is 0 */
+    int64_t warmup;      /* calls after the first call, before sampling */
+} bb_measure_settings_t;
+
+/* One call of a variant.  It ADDS the seconds of each timed part to
+ * parts[0..nparts-1] (parts[0] is the whole call, "elapsed") and its counts
+ * to counts[0..ncounts-1]; checks of the result belong outside the timed
+ * parts.  A status other than BB_OK or BB_REFUSED stops the measurement and
+ * is returned by bb_measure_run. */
+typedef bb_status_t (*bb_measure_call_fn)(void *arg, double *parts, double *counts);
+
+/* Optional.  Called on every rank after each block, outside the timing, with
+ * the block's number of calls: where a variant reduces per-call facts across
+ * ranks (collective calls are allowed here). */
+typedef bb_status_t (*bb_measure_block_fn)(void *arg, int64_t calls);
+
+typedef struct bb_measure_variant {
+    int nparts;                    /* >= 1 */
+    int ncounts;                   /* >= 0 */
+    bb_measure_call_fn call;
+    bb_measure_block_fn block_end; /* may be NULL */
+    void *arg;                     /* borrowed, passed to both */
+} bb_measure_variant_t;
+
+/* What one measurement produced, identical on every rank. */
+typedef struct bb_measure_result {
+    int nparts, ncounts;
+    int64_t samples;
+    int64_t reps;              /* calls per sample */
+    bb_reps_source_t reps_from;
+    int64_t calls;             /* every call made: first + warmup + probe + samples x reps */
+    double *first;             /* [nparts] the cold first call, rank maxima */
+    double *parts;             /* part p of sample s at parts[p * samples + s] */
+    double *counts;            /* count c of sample s at counts[c * samples + s] */
+} bb_measure_result_t;
+
+/* Collective over comm.  Measures variant with settings into *result_out
+ * (caller owns: bb_measure_result_clear).  BB_ERR_ARG for bad settings,
+ * BB_ERR_NOMEM, BB_ERR_MPI when a reduction fails, or what a call returned. */
+bb_status_t bb_measure_run(MPI_Comm comm, const bb_measure_settings_t *settings,
+                           const bb_measure_variant_t *variant,
+                           bb_measure_result_t *result_out);
+
+/* The samples of part p (borrowed, result->samples values). */
+const double *bb_measure_part(const bb_measure_result_t *result, int p);
+/* The samples of count c (borrowed). */
+const double *bb_measure_count(const bb_measure_result_t *result, int c);
+
+/* Local.  Frees what a result holds and zeroes it; NULL or a zeroed result
+ * is fine. */
+void bb_measure_result_clear(bb_measure_result_t *result);
+
+/* Collective.  The calls per sample that fit budget_s from one call's time
+ * on each rank (the rank maximum decides); identical on every rank, in
+ * [1, cap].  BB_ERR_MPI when the reduction fails. */
+bb_status_t bb_measure_reps_for_budget(MPI_Comm comm, double call_s, double budget_s,
+                                       int64_t cap, int64_t *reps_out);
+
+#endif

@@ -1,0 +1,433 @@
+/* runner.c: the descriptor-driven main of every measuring benchmark. */
+#include "config.h"
+#include "runner.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct bb_run {
+    const bb_bench_desc_t *desc;
+    bb_bench_t *bench;
+    bb_measure_settings_t settings;
+    const char *output;
+    int quiet;
+};
+
+enum { OPT_BUDGET = BB_OPT_LONG - 1 };
+
+static const bb_option_t common_options[] = {
+    {"samples", 's', "N", "samples per point, an integer >= 3 (default 3)"},
+    {"reps", 'r', "N", "calls per sample (default: as many as fit --budget)"},
+    {"budget", OPT_BUDGET, "SECONDS", "time per sample when --reps is not given\n"
+                                      "(default 0.05)"},
+    {"warmup", 'w', "N", "calls after the first call, before sampling (default 2)"},
+    {"output", 'o', "FILE", "write the JSON record to FILE"},
+    {"quiet", 'q', NULL, "no progress lines on stderr"},
+    {"help", 'h', NULL, "this text"},
+    {"version", 'V', NULL, "the version"},
+    {NULL, 0, NULL, NULL}
+};
+
+bb_bench_t *bb_run_bench(bb_run_t *run) { return run->bench; }
+MPI_Comm bb_run_comm(const bb_run_t *run) { return bb_bench_comm(run->bench); }
+int bb_run_rank(const bb_run_t *run) { return bb_bench_rank(run->bench); }
+int bb_run_size(const bb_run_t *run) { return bb_bench_size(run->bench); }
+const bb_measure_settings_t *bb_run_settings(const bb_run_t *run) { return &run->settings; }
+
+void bb_run_usage(bb_run_t *run, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    bb_bench_usage(run->bench, "%s", msg);
+}
+
+void bb_run_fatal(bb_run_t *run, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    bb_bench_fatal(run->bench, "%s", msg);
+}
+
+void bb_run_note(bb_run_t *run, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    bb_bench_progress(run->bench, "%s", msg);
+}
+
+void bb_run_measure(bb_run_t *run, const char *what, const bb_measure_variant_t *variant,
+                    bb_measure_result_t *result_out)
+{
+    bb_status_t st = bb_measure_run(bb_run_comm(run), &run->settings, variant, result_out);
+    if (st != BB_OK)
+        bb_run_fatal(run, "%s: %s", what, bb_status_string(st));
+}
+
+/* ---- option values ------------------------------------------------------ */
+
+/* A plain decimal integer in [min, max]: counts of samples and calls take
+ * no size suffixes. */
+static int64_t parse_integer(bb_run_t *run, const char *opt, const char *value,
+                             int64_t min, int64_t max)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(value, &end, 10);
+    if (end == value || *end != '\0' || value[0] == '+' || value[0] == ' ')
+        bb_run_usage(run, "--%s: '%s' is not an integer", opt, value);
+    if (errno == ERANGE || v < min || v > max)
+        bb_run_usage(run, "--%s: %s is out of range [%lld, %lld]", opt, value,
+                     (long long)min, (long long)max);
+    return (int64_t)v;
+}
+
+int64_t bb_run_parse_size(bb_run_t *run, const char *opt, const char *value,
+                          int64_t min, int64_t max)
+{
+    char err[512];
+    int64_t v = 0;
+    if (bb_cli_parse_size(value, min, max, &v, err, sizeof err) != BB_OK)
+        bb_run_usage(run, "--%s: %s", opt, err);
+    return v;
+}
+
+void bb_run_parse_size_list(bb_run_t *run, const char *opt, const char *value,
+                            int64_t min, int64_t max, bb_size_list_t *list_out)
+{
+    char err[512];
+    bb_size_list_clear(list_out);
+    if (bb_cli_parse_size_list(value, min, max, list_out, err, sizeof err) != BB_OK)
+        bb_run_usage(run, "--%s: %s", opt, err);
+}
+
+double bb_run_parse_seconds(bb_run_t *run, const char *opt, const char *value,
+                            double min, double max)
+{
+    char err[512];
+    double v = 0.0;
+    if (bb_cli_parse_double(value, min, max, &v, err, sizeof err) != BB_OK)
+        bb_run_usage(run, "--%s: %s", opt, err);
+    return v;
+}
+
+int bb_run_parse_rank(bb_run_t *run, const char *opt, const char *value)
+{
+    char err[512];
+    const char *rest = NULL;
+    int rank = -1;
+    if (bb_cli_parse_rank_prefix(value, bb_run_size(run), &rank, &rest, err,
+                                 sizeof err) != BB_OK)
+        bb_run_usage(run, "--%s: %s", opt, err);
+    if (*rest != '\0')
+        bb_run_usage(run, "--%s: '%s' is not a rank", opt, value);
+    return rank;
+}
+
+void bb_run_parse_rank_seconds(bb_run_t *run, const char *opt, const char *value,
+                               double max_s, int *rank_out, double *seconds_out)
+{
+    char err[512];
+    if (bb_cli_parse_rank_seconds(value, bb_run_size(run), max_s, rank_out, seconds_out,
+                                  err, sizeof err) != BB_OK)
+        bb_run_usage(run, "--%s: %s", opt, err);
+}
+
+unsigned bb_run_parse_choices(bb_run_t *run, const char *opt, const char *value,
+                              const char *const *names, int n)
+{
+    if (strcmp(value, "all") == 0)
+        return (1u << n) - 1u;
+    unsigned set = 0;
+    const char *p = value;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        int found = -1;
+        for (int i = 0; i < n && found < 0; i++)
+            if (strlen(names[i]) == len && strncmp(p, names[i], len) == 0)
+                found = i;
+        if (found < 0) {
+            char names_text[512] = "";
+            for (int i = 0; i < n; i++) {
+                strncat(names_text, names[i], sizeof names_text - strlen(names_text) - 1);
+                strncat(names_text, i + 1 < n ? ", " : " or all",
+                        sizeof names_text - strlen(names_text) - 1);
+            }
+            bb_run_usage(run, "--%s: '%.*s' is not %s", opt, (int)len, p, names_text);
+        }
+        if (set & (1u << found))
+            bb_run_usage(run, "--%s: '%s' is given twice", opt, names[found]);
+        set |= 1u << found;
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+    }
+    return set;
+}
+
+int bb_run_check_released(bb_run_t *run, const char *what, int64_t prepared,
+                          int64_t released)
+{
+    int64_t unreleased = prepared - released, worst = 0;
+    if (bb_agree_max(bb_run_comm(run), &unreleased, 1, &worst) != MPI_SUCCESS)
+        bb_run_fatal(run, "MPI_Allreduce failed while counting %s", what);
+    if (worst == 0)
+        return BB_EXIT_OK;
+    bb_run_note(run, "error: %lld %s not released exactly once", (long long)worst, what);
+    return BB_EXIT_FAILURE;
+}
+
+/* ---- the compute kernel ------------------------------------------------ */
+
+void bb_run_kernel_calibrate(bb_run_t *run, double batch_s, bb_run_kernel_t *kernel_out)
+{
+    bb_run_kernel_t k = { .batch_s = batch_s };
+    if (bb_compute_calibrate(BB_KERNEL_TRIALS, BB_KERNEL_TRIAL_S, &k.local) != BB_OK)
+        bb_run_fatal(run, "compute kernel calibration failed");
+    double rates[2] = { -k.local.iters_per_s, k.local.iters_per_s }, max[2];
+    if (bb_stats_reduce_max(bb_run_comm(run), rates, 2, max) != MPI_SUCCESS)
+        bb_run_fatal(run, "MPI_Allreduce of the kernel calibration failed");
+    k.slowest_rate = -max[0];
+    k.fastest_rate = max[1];
+    k.iterations = bb_run_kernel_iterations(&k, batch_s);
+    /* What one batch then takes: the mean of 100, the slowest rank's. */
+    double t0 = bb_time_now();
+    for (int i = 0; i < 100; i++)
+        k.sink += bb_compute_run(k.iterations);
+    double mean = (bb_time_now() - t0) / 100.0;
+    if (bb_stats_reduce_max(bb_run_comm(run), &mean, 1, &k.batch_measured_s) != MPI_SUCCESS)
+        bb_run_fatal(run, "MPI_Allreduce of the kernel check failed");
+    *kernel_out = k;
+}
+
+int64_t bb_run_kernel_iterations(const bb_run_kernel_t *kernel, double seconds)
+{
+    bb_compute_t agreed = kernel->local;
+    agreed.iters_per_s = kernel->slowest_rate;
+    return bb_compute_iterations(&agreed, seconds);
+}
+
+/* ---- the option table and --help ---------------------------------------- */
+
+static size_t option_count(const bb_option_t *t)
+{
+    size_t n = 0;
+    while (t != NULL && t[n].name != NULL)
+        n++;
+    return n;
+}
+
+static void help_option(FILE *f, const bb_option_t *o)
+{
+    char left[64];
+    int is_short = o->key > 0 && o->key < BB_OPT_LONG && o->key != OPT_BUDGET;
+    snprintf(left, sizeof left, "  %c%c%c --%s%s%s", is_short ? '-' : ' ',
+             is_short ? o->key : ' ', is_short ? ',' : ' ', o->name, o->arg ? " " : "",
+             o->arg ? o->arg : "");
+    fprintf(f, "%-28s", left);
+    if (strlen(left) >= 28)
+        fprintf(f, "\n%-28s", "");
+    for (const char *p = o->help; *p != '\0';) {
+        size_t len = strcspn(p, "\n");
+        fprintf(f, "%.*s\n", (int)len, p);
+        p += len;
+        if (*p == '\n' && *++p != '\0')
+            fprintf(f, "%-30s", "");
+    }
+}
+
+/* The --help text, built from the tables (caller frees). */
+static char *help_text(const bb_bench_desc_t *d)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL)
+        return NULL;
+    fprintf(f, "Usage: %s [OPTION]...\n%s\n\n", d->program, d->summary);
+    for (size_t i = 0; i < option_count(d->options); i++)
+        help_option(f, &d->options[i]);
+    for (size_t i = 0; i < option_count(common_options); i++)
+        help_option(f, &common_options[i]);
+    if (d->notes != NULL)
+        fprintf(f, "\n%s\n", d->notes);
+    fprintf(f, "\nA sample is the mean time per call over a block of calls on each rank,\n"
+               "then the maximum over ranks.  With n samples the [min, max] range covers\n"
+               "the median with probability 1 - 2^(1-n): 75%% for 3.  Exit: 0 ok,\n"
+               "1 measured failure, 2 usage, 3 fatal (MPI error: job aborted, no record).\n");
+    fclose(f);
+    return text;
+}
+
+/* One getopt_long table from both option tables (caller frees both). */
+static void getopt_tables(const bb_bench_desc_t *d, struct option **long_out,
+                          char **short_out)
+{
+    size_t nd = option_count(d->options), nc = option_count(common_options);
+    struct option *lo = calloc(nd + nc + 1, sizeof *lo);
+    char *so = calloc(2 + 2 * (nd + nc) + 1, 1);
+    if (lo == NULL || so == NULL) {
+        free(lo);
+        free(so);
+        *long_out = NULL;
+        *short_out = NULL;
+        return;
+    }
+    size_t k = 0, s = 0;
+    so[s++] = ':';  /* a missing value is ':', not '?' */
+    for (size_t t = 0; t < 2; t++) {
+        const bb_option_t *tab = t == 0 ? d->options : common_options;
+        for (size_t i = 0; i < option_count(tab); i++, k++) {
+            lo[k] = (struct option){ tab[i].name, tab[i].arg ? required_argument
+                                                             : no_argument,
+                                     NULL, tab[i].key };
+            if (tab[i].key > 0 && tab[i].key < BB_OPT_LONG && tab[i].key != OPT_BUDGET) {
+                so[s++] = (char)tab[i].key;
+                if (tab[i].arg)
+                    so[s++] = ':';
+            }
+        }
+    }
+    *long_out = lo;
+    *short_out = so;
+}
+
+/* The element getopt just rejected, named as the user typed it.  For a
+ * missing value getopt has moved past the option's own element; an unknown
+ * short option inside a cluster ("-Zs") is named alone ("-Z"). */
+__attribute__((noreturn))
+static void bad_option(bb_run_t *run, char **argv, int missing_value)
+{
+    const char *arg = argv[optind - 1];
+    if (missing_value) {
+        if (arg[0] == '-' && arg[1] == '-')
+            bb_run_usage(run, "option '%s' needs a value", arg);
+        bb_run_usage(run, "option '-%c' needs a value", optopt);
+    }
+    if (optopt > 0 && optopt < BB_OPT_LONG)
+        bb_run_usage(run, "unknown option '-%c'", optopt);
+    bb_run_usage(run, "unknown option '%s'", arg);
+}
+
+static void parse_options(bb_run_t *run, void *state, int argc, char **argv)
+{
+    const bb_bench_desc_t *d = run->desc;
+    struct option *lo = NULL;
+    char *so = NULL;
+    getopt_tables(d, &lo, &so);
+    if (lo == NULL)
+        bb_run_fatal(run, "out of memory");
+    opterr = 0;  /* our own messages, on rank 0 only */
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+        switch (c) {
+        case 's': run->settings.samples = parse_integer(run, "samples", optarg, 3, 100000);
+            break;
+        case 'r': run->settings.reps = parse_integer(run, "reps", optarg, 1, INT32_MAX);
+            break;
+        case OPT_BUDGET:
+            run->settings.budget_s = bb_run_parse_seconds(run, "budget", optarg, 1e-6, 3600.0);
+            break;
+        case 'w': run->settings.warmup = parse_integer(run, "warmup", optarg, 0, 1000000);
+            break;
+        case 'o': run->output = optarg; break;
+        case 'q': run->quiet = 1; break;
+        case 'h': {
+            char *text = help_text(d);
+            free(lo);
+            free(so);
+            bb_bench_exit_text(run->bench, text ? text : "");
+        }
+        case 'V': {
+            char version[256];
+            snprintf(version, sizeof version, "%s (%s) %s\n", d->program, PACKAGE_NAME,
+                     PACKAGE_VERSION);
+            bb_bench_exit_text(run->bench, version);
+        }
+        case ':': bad_option(run, argv, 1);
+        case '?': bad_option(run, argv, 0);
+        default:
+            d->parse(run, state, c, optarg);
+        }
+    }
+    if (optind < argc)
+        bb_run_usage(run, "unexpected argument '%s'", argv[optind]);
+    free(lo);
+    free(so);
+}
+
+/* ---- the run ------------------------------------------------------------- */
+
+/* The record's run section gets the note every range needs. */
+static void add_range_note(bb_run_t *run)
+{
+    if (bb_run_rank(run) != 0)
+        return;
+    cJSON *root = bb_record_json(bb_bench_record(run->bench));
+    cJSON *section = cJSON_GetObjectItemCaseSensitive(root, "run");
+    if (!cJSON_IsObject(section)) {
+        section = cJSON_CreateObject();
+        bb_record_set(bb_bench_record(run->bench), "run", section);
+    }
+    if (!cJSON_HasObjectItem(section, "range_note"))
+        cJSON_AddStringToObject(section, "range_note",
+                                "with n samples the [min, max] range covers the median "
+                                "with probability 1 - 2^(1-n): 75% for n = 3");
+}
+
+int bb_run_main(const bb_bench_desc_t *desc, int argc, char **argv)
+{
+    bb_run_t run = { .desc = desc,
+                     .settings = { .samples = 3, .reps = 0, .budget_s = 0.05, .warmup = 2 } };
+    run.bench = bb_bench_init(&argc, &argv, desc->program, desc->benchmark);
+    void *state = calloc(1, desc->state_size ? desc->state_size : 1);
+    if (state == NULL)
+        bb_run_fatal(&run, "out of memory");
+    if (desc->defaults != NULL)
+        desc->defaults(state);
+    parse_options(&run, state, argc, argv);
+    size_t points = desc->validate(&run, state);
+    if (points > BB_RUN_POINTS_MAX)
+        bb_run_usage(&run, "%zu points (the product of the swept lists) exceed the limit "
+                     "of %d: sweep fewer values", points, (int)BB_RUN_POINTS_MAX);
+    bb_bench_set_output(run.bench, run.output);
+    bb_bench_capture(run.bench);
+    if (desc->setup != NULL)
+        desc->setup(&run, state);
+
+    int code = BB_EXIT_OK;
+    double start = bb_time_now();
+    for (size_t i = 0; i < points; i++) {
+        if (!run.quiet) {
+            char label[256] = "";
+            char left[64] = "";
+            desc->label(state, i, label, sizeof label);
+            if (i > 0)
+                snprintf(left, sizeof left, ", about %.1f s left",
+                         (bb_time_now() - start) / (double)i * (double)(points - i));
+            bb_bench_progress(run.bench, "point %zu/%zu: %s%s", i + 1, points, label, left);
+        }
+        if (desc->point(&run, state, i) != BB_EXIT_OK)
+            code = BB_EXIT_FAILURE;
+    }
+    if (desc->finish != NULL && desc->finish(&run, state) != BB_EXIT_OK)
+        code = BB_EXIT_FAILURE;
+    add_range_note(&run);
+    if (desc->teardown != NULL)
+        desc->teardown(state);
+    free(state);
+    return bb_bench_finish(run.bench, code);
+}

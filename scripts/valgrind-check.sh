@@ -39,10 +39,13 @@ run() {
     [ "$rc" -eq 0 ] || status=1
 }
 
-run bbench-sum 2 "$build/bench/bbench-sum" --count 1,1K --samples 3 --reps 2
-run bbench-transfer 2 "$build/bench/bbench-transfer" --bytes 8,64K --batches 0,2 --samples 3 --reps 2
-run bbench-overlap 2 "$build/bench/bbench-overlap" --bytes 1K --batches 1,2 --compute 0.0001 --samples 3 --reps 2
-run bbench-redist 2 "$build/bench/bbench-redist" --elements 1000 --samples 3 --reps 2
+# Every benchmark of bench/benchmarks.list, with its valgrind arguments (field 5).
+sed -e '/^#/d' -e '/^[[:space:]]*$/d' -e 's/[[:space:]]*|[[:space:]]*/|/g' \
+    "$src/bench/benchmarks.list" | cut -d'|' -f1,5 > "$logs/list"
+while IFS='|' read -r bench args; do
+    # shellcheck disable=SC2086
+    run "bbench-$bench" 2 "$build/bench/bbench-$bench" $args < /dev/null
+done < "$logs/list"
 rec=$(ls "$src"/tests/tools/data/base.json)
 run bbench-compare serial "$build/bench/bbench-compare" "$rec" "$rec"
 echo "logs in $logs"

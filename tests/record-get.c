@@ -6,7 +6,8 @@
  * Reads FILE with bb_record_read (so the record is also validated), prints
  * strings bare, numbers with %.17g, other values as compact JSON, and "#"
  * as the size of an array or object.  Exit 1 if the path does not exist,
- * 2 if the record is invalid. */
+ * 2 if the record is invalid, 3 if the member exists and is null (it still
+ * prints "null"): a test that wants a value cannot mistake null for one. */
 #include "config.h"
 #include "bbench.h"
 
@@ -65,6 +66,9 @@ int main(int argc, char **argv)
     if (node == NULL) {
         fprintf(stderr, "record-get: %s: no such member\n", argv[2]);
         rc = 1;
+    } else if (cJSON_IsNull(node)) {
+        printf("null\n");
+        rc = 3;
     } else if (cJSON_IsString(node)) {
         printf("%s\n", node->valuestring);
     } else if (cJSON_IsNumber(node)) {

@@ -12,7 +12,10 @@ while IFS='|' read -r prog args want; do
     prog=$(echo "$prog" | tr -d ' ')
     want=$(echo "$want" | sed 's/^ *//; s/ *$//')
     args=$(echo "$args" | sed 's/^ *//; s/ *$//')
-    [ -x "$B/bench/$prog" ] || continue
+    if [ ! -x "$B/bench/$prog" ]; then
+        bb_expect_true "$prog: a program the table names exists" false
+        continue
+    fi
     rows=$((rows + 1))
     codes="$BB_TMP/codes"
     : > "$codes"

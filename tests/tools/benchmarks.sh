@@ -1,0 +1,30 @@
+#!/bin/sh
+# bench/benchmarks.list is the one list of benchmarks: each listed benchmark
+# has its source, Makefile fragment, CLI test, README entry and program, and
+# every short option letter means the same long option in every program.
+. "$(dirname "$0")/../lib.sh"
+
+list="$S/bench/benchmarks.list"
+sed -e '/^#/d' -e '/^[[:space:]]*$/d' -e 's/[[:space:]]*|[[:space:]]*/|/g' "$list" \
+    | cut -d'|' -f1 > "$BB_TMP/names"
+bb_expect_true "benchmarks.list names at least one benchmark" test -s "$BB_TMP/names"
+: > "$BB_TMP/letters"
+while read -r name; do
+    bb_expect_true "$name: bench/bbench-$name.c" test -f "$S/bench/bbench-$name.c"
+    bb_expect_true "$name: mk/$name.am" test -f "$S/mk/$name.am"
+    bb_expect_true "$name: tests/mpi/$name-cli.sh" test -f "$S/tests/mpi/$name-cli.sh"
+    bb_expect_true "$name: README.md describes bbench-$name" \
+        grep -q "bbench-$name" "$S/README.md"
+    bb_serial "$B/bench/bbench-$name" --help > "$BB_TMP/help" 2>&1 < /dev/null
+    bb_expect_rc 0 $? "bbench-$name --help"
+    # "  -c, --count LIST": the letter and the long name it stands for.
+    sed -n 's/^  -\([A-Za-z]\), --\([a-z-]*\).*/\1 \2/p' "$BB_TMP/help" \
+        | sed "s/\$/ bbench-$name/" >> "$BB_TMP/letters"
+done < "$BB_TMP/names"
+# One meaning per letter: a letter that stands for two long names is reported.
+sort -u -k1,2 "$BB_TMP/letters" | awk '{ n[$1]++; w[$1] = w[$1] " --" $2 " (" $3 ")" }
+    END { for (l in n) if (n[l] > 1) print "-" l ":" w[l] }' > "$BB_TMP/clash"
+bb_expect_true "every short option letter means one long option across the programs" \
+    test ! -s "$BB_TMP/clash"
+[ -s "$BB_TMP/clash" ] && sed 's/^/    /' "$BB_TMP/clash" >&2
+bb_finish

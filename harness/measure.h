@@ -12,6 +12,19 @@
  * the block, outside the timed region, so every sample is the critical path
  * of the collective operation.
  *
+ * How the calls of a block start (bb_timing_t):
+ *   block    back to back, as an application calls them;
+ *   barrier  an MPI_Barrier before each call, outside its timing, so each
+ *            call is timed alone (OSU's loop; its raw figure compares with
+ *            osu_allreduce at the same bytes and datatype);
+ *   window   every rank starts call k at the same instant, start + k x W on
+ *            clocks synchronized at the start of the measurement (ReproMPI's
+ *            scheme: the offset to rank 0 from the fastest of several
+ *            ping-pongs); a rank that arrives after its instant counts a
+ *            missed window and calls at once.  W is settings->window_s, or
+ *            when 0 twice the slowest warm call plus 10 us.  The first call,
+ *            warm-up and probe start after barriers.
+ *
  * Times are seconds, counts are per-call means.  Nothing here prints.
  */
 #ifndef BB_MEASURE_H
@@ -28,11 +41,22 @@ typedef enum bb_reps_source {
     BB_REPS_BUDGET       /* from --budget and the probe call */
 } bb_reps_source_t;
 
+typedef enum bb_timing {
+    BB_TIMING_BLOCK = 0,
+    BB_TIMING_BARRIER,
+    BB_TIMING_WINDOW
+} bb_timing_t;
+
+/* Static name of a timing method ("block", "barrier", "window"). */
+const char *bb_timing_name(bb_timing_t timing);
+
 typedef struct bb_measure_settings {
     int64_t samples;     /* samples per point, >= 1 */
     int64_t reps;        /* calls per sample; 0: chosen from budget_s */
     double budget_s;     /* target duration of one sample when reps is 0 */
     int64_t warmup;      /* calls after the first call, before sampling */
+    bb_timing_t timing;  /* how the calls of a block start */
+    double window_s;     /* window timing: W; 0 chooses it */
 } bb_measure_settings_t;
 
 /* One call of a variant.  It ADDS the seconds of each timed part to
@@ -65,6 +89,12 @@ typedef struct bb_measure_result {
     double *first;             /* [nparts] the cold first call, rank maxima */
     double *parts;             /* part p of sample s at parts[p * samples + s] */
     double *counts;            /* count c of sample s at counts[c * samples + s] */
+    /* Window timing only (0 otherwise): */
+    double window_s;           /* W used for the samples */
+    int64_t windows_missed;    /* sample calls that started late, summed over ranks */
+    double offset_spread_s;    /* max - min of the clock offsets to rank 0 */
+    double offset_error_s;     /* half the slowest rank's best ping-pong: the
+                                  offsets' uncertainty */
 } bb_measure_result_t;
 
 /* Collective over comm.  Measures variant with settings into *result_out

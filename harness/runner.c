@@ -15,9 +15,15 @@ struct bb_run {
     bb_measure_settings_t settings;
     const char *output;
     int quiet;
+    /* Over every measurement of the run, for the record's run section. */
+    int64_t measurements, reps_min, reps_max, calls;
+    int64_t windows_missed;
+    double window_max_s, offset_spread_max_s, offset_error_max_s;
 };
 
-enum { OPT_BUDGET = BB_OPT_LONG - 1 };
+/* Long-only shared options, just below the benchmarks' codes. */
+enum { OPT_BUDGET = BB_OPT_LONG - 3, OPT_TIMING, OPT_WINDOW };
+static const char *const timing_names[] = { "block", "barrier", "window" };
 
 static const bb_option_t common_options[] = {
     {"samples", 's', "N", "samples per point, an integer >= 3 (default 3)"},
@@ -25,6 +31,11 @@ static const bb_option_t common_options[] = {
     {"budget", OPT_BUDGET, "SECONDS", "time per sample when --reps is not given\n"
                                       "(default 0.05)"},
     {"warmup", 'w', "N", "calls after the first call, before sampling (default 2)"},
+    {"timing", OPT_TIMING, "METHOD", "block (calls back to back, the default), barrier\n"
+                                     "(a barrier before each call) or window (calls\n"
+                                     "start together on synchronized clocks)"},
+    {"window", OPT_WINDOW, "SECONDS", "the window of --timing window (default: twice\n"
+                                      "the slowest warm call + 10 us)"},
     {"output", 'o', "FILE", "write the JSON record to FILE"},
     {"quiet", 'q', NULL, "no progress lines on stderr"},
     {"help", 'h', NULL, "this text"},
@@ -74,6 +85,19 @@ void bb_run_measure(bb_run_t *run, const char *what, const bb_measure_variant_t 
     bb_status_t st = bb_measure_run(bb_run_comm(run), &run->settings, variant, result_out);
     if (st != BB_OK)
         bb_run_fatal(run, "%s: %s", what, bb_status_string(st));
+    const bb_measure_result_t *r = result_out;
+    if (run->measurements++ == 0 || r->reps < run->reps_min)
+        run->reps_min = r->reps;
+    if (r->reps > run->reps_max)
+        run->reps_max = r->reps;
+    run->calls += r->calls;
+    run->windows_missed += r->windows_missed;
+    if (r->window_s > run->window_max_s)
+        run->window_max_s = r->window_s;
+    if (r->offset_spread_s > run->offset_spread_max_s)
+        run->offset_spread_max_s = r->offset_spread_s;
+    if (r->offset_error_s > run->offset_error_max_s)
+        run->offset_error_max_s = r->offset_error_s;
 }
 
 /* ---- option values ------------------------------------------------------ */
@@ -343,6 +367,17 @@ static void parse_options(bb_run_t *run, void *state, int argc, char **argv)
             break;
         case 'w': run->settings.warmup = parse_integer(run, "warmup", optarg, 0, 1000000);
             break;
+        case OPT_TIMING: {
+            unsigned m = bb_run_parse_choices(run, "timing", optarg, timing_names, 3);
+            if (m != 1u && m != 2u && m != 4u)
+                bb_run_usage(run, "--timing: one of block, barrier or window");
+            run->settings.timing = m == 1u ? BB_TIMING_BLOCK
+                                 : m == 2u ? BB_TIMING_BARRIER : BB_TIMING_WINDOW;
+            break;
+        }
+        case OPT_WINDOW:
+            run->settings.window_s = bb_run_parse_seconds(run, "window", optarg, 1e-7, 10.0);
+            break;
         case 'o': run->output = optarg; break;
         case 'q': run->quiet = 1; break;
         case 'h': {
@@ -365,23 +400,57 @@ static void parse_options(bb_run_t *run, void *state, int argc, char **argv)
     }
     if (optind < argc)
         bb_run_usage(run, "unexpected argument '%s'", argv[optind]);
+    if (run->settings.window_s > 0.0 && run->settings.timing != BB_TIMING_WINDOW)
+        bb_run_usage(run, "--window needs --timing window");
     free(lo);
     free(so);
 }
 
 /* ---- the run ------------------------------------------------------------- */
 
-/* The record's run section gets the note every range needs. */
-static void add_range_note(bb_run_t *run)
+static cJSON *number_or_null(double v, int known)
+{
+    return known ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+/* The record's run section: how every sample was taken (the settings and
+ * what the engine chose), and the note every range needs. */
+static void add_run_settings(bb_run_t *run)
 {
     if (bb_run_rank(run) != 0)
         return;
+    const bb_measure_settings_t *s = &run->settings;
     cJSON *root = bb_record_json(bb_bench_record(run->bench));
     cJSON *section = cJSON_GetObjectItemCaseSensitive(root, "run");
     if (!cJSON_IsObject(section)) {
         section = cJSON_CreateObject();
         bb_record_set(bb_bench_record(run->bench), "run", section);
     }
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddNumberToObject(m, "samples", (double)s->samples);
+    cJSON_AddItemToObject(m, "reps", number_or_null((double)s->reps, s->reps > 0));
+    cJSON_AddStringToObject(m, "reps_chosen_by", s->reps > 0 ? "--reps" : "--budget");
+    cJSON_AddItemToObject(m, "budget_s", number_or_null(s->budget_s, s->reps == 0));
+    cJSON_AddNumberToObject(m, "reps_cap", BB_MEASURE_REPS_CAP);
+    cJSON_AddNumberToObject(m, "warmup", (double)s->warmup);
+    cJSON_AddStringToObject(m, "timing", bb_timing_name(s->timing));
+    cJSON_AddNumberToObject(m, "measurements", (double)run->measurements);
+    cJSON_AddItemToObject(m, "reps_min", number_or_null((double)run->reps_min,
+                                                        run->measurements > 0));
+    cJSON_AddItemToObject(m, "reps_max", number_or_null((double)run->reps_max,
+                                                        run->measurements > 0));
+    cJSON_AddNumberToObject(m, "calls", (double)run->calls);
+    if (s->timing == BB_TIMING_WINDOW) {
+        cJSON *w = cJSON_CreateObject();
+        cJSON_AddItemToObject(w, "window_s_given", number_or_null(s->window_s,
+                                                                  s->window_s > 0.0));
+        cJSON_AddNumberToObject(w, "window_s_max", run->window_max_s);
+        cJSON_AddNumberToObject(w, "windows_missed", (double)run->windows_missed);
+        cJSON_AddNumberToObject(w, "clock_offset_spread_s_max", run->offset_spread_max_s);
+        cJSON_AddNumberToObject(w, "clock_offset_error_s_max", run->offset_error_max_s);
+        cJSON_AddItemToObject(m, "window", w);
+    }
+    cJSON_AddItemToObject(section, "measurement", m);
     if (!cJSON_HasObjectItem(section, "range_note"))
         cJSON_AddStringToObject(section, "range_note",
                                 "with n samples the [min, max] range covers the median "
@@ -425,7 +494,7 @@ int bb_run_main(const bb_bench_desc_t *desc, int argc, char **argv)
     }
     if (desc->finish != NULL && desc->finish(&run, state) != BB_EXIT_OK)
         code = BB_EXIT_FAILURE;
-    add_range_note(&run);
+    add_run_settings(&run);
     if (desc->teardown != NULL)
         desc->teardown(state);
     free(state);

@@ -12,10 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { F_IALLREDUCE, F_ALLREDUCE, F_TEST, F_WAIT, F_ISEND, F_IRECV, F_ALLTOALLW, F_N };
+enum { F_IALLREDUCE, F_ALLREDUCE, F_TEST, F_WAIT, F_ISEND, F_IRECV, F_ALLTOALLW,
+       F_BARRIER, F_BCAST, F_N };
 static const char *const fault_names[F_N] = {
     "MPI_Iallreduce", "MPI_Allreduce", "MPI_Test", "MPI_Wait",
-    "MPI_Isend", "MPI_Irecv", "MPI_Alltoallw"
+    "MPI_Isend", "MPI_Irecv", "MPI_Alltoallw", "MPI_Barrier", "MPI_Bcast"
 };
 static long fault_at[F_N];    /* 0: never */
 static long fault_calls[F_N];
@@ -139,4 +140,14 @@ int MPI_Alltoallw(const void *sb, const int sc[], const int sd[],
 {
     return fault_hit(F_ALLTOALLW) ? MPI_ERR_OTHER
                                   : PMPI_Alltoallw(sb, sc, sd, st, rb, rc, rd, rt, c);
+}
+
+int MPI_Barrier(MPI_Comm c)
+{
+    return fault_hit(F_BARRIER) ? MPI_ERR_OTHER : PMPI_Barrier(c);
+}
+
+int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm c)
+{
+    return fault_hit(F_BCAST) ? MPI_ERR_OTHER : PMPI_Bcast(b, n, t, root, c);
 }

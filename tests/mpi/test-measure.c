@@ -1,0 +1,182 @@
+/* test-measure: the measurement engine's bookkeeping at any rank count
+ * (not its speed).  A fake call adds a known time, so what the engine
+ * computes from it is exact: the calls it makes, the reductions and barriers
+ * it issues (counted by the interposer it is linked with), the reps a budget
+ * chooses, the rank maxima, window timing's records, and its errors. */
+#include "config.h"
+#include "measure.h"
+#include "fault.h"
+#include "check.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct fake {
+    int rank;
+    int64_t calls;
+    int64_t fail_at;          /* > 0: this call returns BB_ERR_VALIDATION */
+    int64_t blocks_ended;
+} fake_t;
+
+/* Rank r's call "takes" (r + 1) us in part 0 and 1 us in part 1. */
+static bb_status_t fake_call(void *arg, double *parts, double *counts)
+{
+    fake_t *f = arg;
+    f->calls++;
+    if (f->fail_at > 0 && f->calls == f->fail_at)
+        return BB_ERR_VALIDATION;
+    parts[0] += (f->rank + 1) * 1e-6;
+    parts[1] += 1e-6;
+    counts[0] += 2.0;
+    return BB_OK;
+}
+
+static bb_status_t fake_block_end(void *arg, int64_t calls)
+{
+    fake_t *f = arg;
+    (void)calls;
+    f->blocks_ended++;
+    return BB_OK;
+}
+
+typedef struct counted {
+    long allreduce, barrier, bcast;
+} counted_t;
+
+static counted_t counted_now(void)
+{
+    return (counted_t){ bbfault_calls("MPI_Allreduce"), bbfault_calls("MPI_Barrier"),
+                        bbfault_calls("MPI_Bcast") };
+}
+
+static void run_case(const char *what, bb_timing_t timing, int64_t reps, double budget_s,
+                     int size)
+{
+    fake_t f = { .rank = 0 };
+    MPI_Comm_rank(MPI_COMM_WORLD, &f.rank);
+    bb_measure_settings_t s = { .samples = 3, .reps = reps, .budget_s = budget_s,
+                                .warmup = 2, .timing = timing };
+    bb_measure_variant_t v = { .nparts = 2, .ncounts = 1, .call = fake_call,
+                               .block_end = fake_block_end, .arg = &f };
+    bb_measure_result_t r;
+    counted_t before = counted_now();
+    bb_status_t st = bb_measure_run(MPI_COMM_WORLD, &s, &v, &r);
+    counted_t after = counted_now();
+    CHECK_MSG(st == BB_OK, "%s: status %s", what, bb_status_string(st));
+    if (st != BB_OK)
+        return;
+    int64_t want_reps = reps > 0 ? reps : (int64_t)floor(budget_s / (size * 1e-6) + 1e-9);
+    if (want_reps > BB_MEASURE_REPS_CAP)
+        want_reps = BB_MEASURE_REPS_CAP;
+    int64_t probe = reps > 0 ? 0 : 1;
+    int64_t blocks = 1 + 2 + probe + 3;
+    CHECK_MSG(r.reps == want_reps, "%s: reps %lld, want %lld", what, (long long)r.reps,
+              (long long)want_reps);
+    CHECK(r.reps_from == (reps > 0 ? BB_REPS_GIVEN : BB_REPS_BUDGET));
+    CHECK_MSG(r.calls == 1 + 2 + probe + 3 * want_reps && f.calls == r.calls,
+              "%s: %lld calls recorded, %lld made", what, (long long)r.calls,
+              (long long)f.calls);
+    CHECK_MSG(f.blocks_ended == blocks, "%s: block_end %lld times", what,
+              (long long)f.blocks_ended);
+    /* The rank maximum of the per-call means, exactly. */
+    for (int k = 0; k < 3; k++) {
+        CHECK(fabs(bb_measure_part(&r, 0)[k] - size * 1e-6) < 1e-12);
+        CHECK(fabs(bb_measure_part(&r, 1)[k] - 1e-6) < 1e-12);
+        CHECK(fabs(bb_measure_count(&r, 0)[k] - 2.0) < 1e-12);
+    }
+    CHECK(fabs(r.first[0] - size * 1e-6) < 1e-12);
+    /* One MAX reduction per block; window timing adds the clock exchange's
+     * reduction and the missed-window sum. */
+    long want_allreduce = (long)blocks + (timing == BB_TIMING_WINDOW ? 2 : 0);
+    CHECK_MSG(after.allreduce - before.allreduce == want_allreduce,
+              "%s: %ld MPI_Allreduce, want %ld", what, after.allreduce - before.allreduce,
+              want_allreduce);
+    long want_barrier = timing == BB_TIMING_BARRIER ? (long)r.calls
+                      : timing == BB_TIMING_WINDOW ? (long)(1 + 2 + probe) : 0;
+    CHECK_MSG(after.barrier - before.barrier == want_barrier,
+              "%s: %ld MPI_Barrier, want %ld", what, after.barrier - before.barrier,
+              want_barrier);
+    long want_bcast = timing == BB_TIMING_WINDOW ? 3 : 0;
+    CHECK_MSG(after.bcast - before.bcast == want_bcast, "%s: %ld MPI_Bcast, want %ld", what,
+              after.bcast - before.bcast, want_bcast);
+    if (timing == BB_TIMING_WINDOW) {
+        /* W from the slowest warm call: 2 x size us + 10 us. */
+        CHECK_MSG(fabs(r.window_s - (2.0 * size * 1e-6 + 1e-5)) < 1e-12, "%s: window %g",
+                  what, r.window_s);
+        CHECK(r.windows_missed >= 0 && r.windows_missed <= 3 * r.reps * size);
+        CHECK(isfinite(r.offset_spread_s) && r.offset_spread_s >= 0.0);
+        CHECK(isfinite(r.offset_error_s) && r.offset_error_s >= 0.0);
+        CHECK(bbfault_same_everywhere(r.windows_missed));
+    } else {
+        CHECK(r.window_s == 0.0 && r.windows_missed == 0);
+    }
+    CHECK(bbfault_same_everywhere(r.reps));
+    bb_measure_result_clear(&r);
+    CHECK(r.parts == NULL && r.first == NULL);
+}
+
+int main(int argc, char **argv)
+{
+    int size, rank;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    check_rank = rank;
+
+    run_case("block, --reps 5", BB_TIMING_BLOCK, 5, 0.0, size);
+    run_case("block, budget 1 ms", BB_TIMING_BLOCK, 0, 1e-3, size);
+    run_case("block, budget at the cap", BB_TIMING_BLOCK, 0, 3600.0, size);
+    run_case("barrier, --reps 4", BB_TIMING_BARRIER, 4, 0.0, size);
+    run_case("window, --reps 4", BB_TIMING_WINDOW, 4, 0.0, size);
+    run_case("window, budget 0.2 ms", BB_TIMING_WINDOW, 0, 2e-4, size);
+
+    /* A given window is used as given. */
+    {
+        fake_t f = { .rank = rank };
+        bb_measure_settings_t s = { .samples = 3, .reps = 2, .warmup = 0,
+                                    .timing = BB_TIMING_WINDOW, .window_s = 1e-3 };
+        bb_measure_variant_t v = { .nparts = 2, .ncounts = 1, .call = fake_call, .arg = &f };
+        bb_measure_result_t r;
+        CHECK(bb_measure_run(MPI_COMM_WORLD, &s, &v, &r) == BB_OK);
+        CHECK(r.window_s == 1e-3);
+        bb_measure_result_clear(&r);
+    }
+    /* A call's error stops the measurement on every rank and is returned. */
+    {
+        fake_t f = { .rank = rank, .fail_at = 4 };
+        bb_measure_settings_t s = { .samples = 3, .reps = 5, .warmup = 2 };
+        bb_measure_variant_t v = { .nparts = 2, .ncounts = 1, .call = fake_call, .arg = &f };
+        bb_measure_result_t r = {0};
+        CHECK(bb_measure_run(MPI_COMM_WORLD, &s, &v, &r) == BB_ERR_VALIDATION);
+        CHECK(f.calls == 4 && r.parts == NULL);
+    }
+    /* Bad settings: BB_ERR_ARG, and no MPI call. */
+    {
+        fake_t f = { .rank = rank };
+        bb_measure_variant_t v = { .nparts = 1, .call = fake_call, .arg = &f };
+        bb_measure_settings_t bad[] = {
+            { .samples = 0, .reps = 1 }, { .samples = 3, .reps = -1 },
+            { .samples = 3, .reps = 0, .budget_s = 0.0 },
+            { .samples = 3, .reps = 1, .warmup = -1 },
+            { .samples = 3, .reps = 1, .timing = (bb_timing_t)7 },
+            { .samples = 3, .reps = 1, .window_s = -1.0 },
+        };
+        counted_t before = counted_now();
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            bb_measure_result_t r;
+            CHECK_MSG(bb_measure_run(MPI_COMM_WORLD, &bad[i], &v, &r) == BB_ERR_ARG,
+                      "bad settings %zu accepted", i);
+        }
+        bb_measure_variant_t no_parts = { .nparts = 0, .call = fake_call, .arg = &f };
+        bb_measure_result_t r;
+        CHECK(bb_measure_run(MPI_COMM_WORLD, &bad[0], &no_parts, &r) == BB_ERR_ARG);
+        counted_t after = counted_now();
+        CHECK(after.allreduce == before.allreduce && f.calls == 0);
+    }
+    CHECK(strcmp(bb_timing_name(BB_TIMING_WINDOW), "window") == 0);
+
+    int ok = bbfault_all_true(failed == 0);
+    printf("rank %d: test-measure: %d passed, %d failed\n", rank, passed, failed);
+    MPI_Finalize();
+    return ok ? 0 : 1;
+}

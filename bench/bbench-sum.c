@@ -10,7 +10,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MODE_PROTOCOL = 1, MODE_RAW = 2, MODE_BOTH = 3 };
+/* The protocol and the references, each differing from its neighbour in the
+ * ratio chain in one thing (the mode of a point, in this order). */
+enum { V_PROTOCOL, V_RAW, V_RAW_NB, V_RAW_FRESH, V_ADMISSION, V_N };
+static const char *const variant_names[V_N] = {
+    "protocol", "raw", "raw-nb", "raw-fresh", "admission"
+};
+static const char *const variant_differs[V_N] = {
+    "the bounded sum phase: six-field MIN and MAX admission, the contribution copied "
+    "into a fresh buffer, MPI_Iallreduce into a fresh buffer, one MPI_Test, MPI_Wait",
+    "MPI_Allreduce on warm buffers: no admission, no copy, blocking",
+    "raw made nonblocking: MPI_Iallreduce, one MPI_Test, MPI_Wait, on warm buffers",
+    "raw on fresh buffers: both allocated, filled and freed around each MPI_Allreduce "
+    "(page faults, transport registration)",
+    "the admission alone: MIN and MAX MPI_Allreduce of six int64, no payload"
+};
+enum { MODE_PROTOCOL = 1u << V_PROTOCOL, MODE_RAW = 1u << V_RAW,
+       MODE_BOTH = MODE_PROTOCOL | MODE_RAW };
 enum { MISMATCH_NONE, MISMATCH_PHASE_ID, MISMATCH_EPOCH, MISMATCH_COUNT,
        MISMATCH_CAP, MISMATCH_SEQUENCE, MISMATCH_N };
 static const char *const mismatch_names[MISMATCH_N] = {
@@ -48,7 +64,7 @@ typedef struct sum_state {
     /* options */
     bb_size_list_t counts;
     int64_t max_elements;     /* -1: equal to each count */
-    int mode;
+    unsigned mode;            /* bit v: variant v */
     int refuse_rank, mismatch_rank, mismatch_field;
     int delay_prepare_rank, delay_post_rank;
     double delay_prepare_s, delay_post_s;
@@ -168,6 +184,74 @@ static bb_status_t raw_call(void *arg, double *t, double *counts)
     return BB_OK;
 }
 
+static bb_status_t raw_nb_call(void *arg, double *t, double *counts)
+{
+    sum_state_t *s = arg;
+    (void)counts;
+    MPI_Request req;
+    int done = 0;
+    double t0 = bb_time_now();
+    int rc = MPI_Iallreduce(s->raw_send, s->raw_recv, (int)s->count, MPI_DOUBLE, MPI_SUM,
+                            bb_run_comm(s->run), &req);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS && !done)
+        rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    t[T_ELAPSED] += bb_time_now() - t0;
+    if (rc != MPI_SUCCESS)
+        bb_run_fatal(s->run, "MPI_Iallreduce (raw-nb) failed");
+    s->tally.ok_calls++;
+    s->tally.wrong_values += sum_errors(s->raw_recv, s->count, bb_run_size(s->run));
+    return BB_OK;
+}
+
+/* Fresh buffers per call, as the protocol's own; the fill is the copy the
+ * protocol makes of the contribution. */
+static bb_status_t raw_fresh_call(void *arg, double *t, double *counts)
+{
+    sum_state_t *s = arg;
+    (void)counts;
+    size_t bytes = (size_t)(s->count > 0 ? s->count : 1) * sizeof(double);
+    double t0 = bb_time_now();
+    double *send = malloc(bytes), *recv = malloc(bytes);
+    if (send == NULL || recv == NULL)
+        bb_run_fatal(s->run, "raw-fresh: cannot allocate %zu bytes", bytes);
+    memcpy(send, s->raw_send, bytes);
+    int rc = MPI_Allreduce(send, recv, (int)s->count, MPI_DOUBLE, MPI_SUM,
+                           bb_run_comm(s->run));
+    double t1 = bb_time_now();
+    if (rc != MPI_SUCCESS)
+        bb_run_fatal(s->run, "MPI_Allreduce (raw-fresh) failed");
+    s->tally.wrong_values += sum_errors(recv, s->count, bb_run_size(s->run));
+    double t2 = bb_time_now();
+    free(send);
+    free(recv);
+    t[T_ELAPSED] += (t1 - t0) + (bb_time_now() - t2);
+    s->tally.ok_calls++;
+    return BB_OK;
+}
+
+/* The agreement the protocol makes, with the same six fields. */
+static bb_status_t admission_call(void *arg, double *t, double *counts)
+{
+    sum_state_t *s = arg;
+    (void)counts;
+    int64_t local[6] = { s->phase_id, 1, s->count, s->count, 0, 0 }, min[6], max[6];
+    double t0 = bb_time_now();
+    int rc = bb_agree_minmax(bb_run_comm(s->run), local, 6, min, max);
+    t[T_ELAPSED] += bb_time_now() - t0;
+    if (rc != MPI_SUCCESS)
+        bb_run_fatal(s->run, "admission reference: MPI_Allreduce failed");
+    s->tally.ok_calls++;
+    if (!bb_agree_fields_equal(min, max, 0, 6))
+        s->tally.wrong_values++;
+    return BB_OK;
+}
+
+static const bb_measure_call_fn variant_calls[V_N] = {
+    protocol_call, raw_call, raw_nb_call, raw_fresh_call, admission_call
+};
+
 /* ---- one point ------------------------------------------------------------ */
 
 /* What one variant measured at one point, identical on every rank. */
@@ -177,13 +261,13 @@ typedef struct point_result {
     int64_t tracked_between, rss_peak;
 } point_result_t;
 
-static void measure_variant(sum_state_t *s, int protocol, point_result_t *pr)
+static void measure_variant(sum_state_t *s, int variant, point_result_t *pr)
 {
     memset(&s->tally, 0, sizeof s->tally);
     s->tally.refusal.rank = -1;
-    bb_measure_variant_t v = { .nparts = protocol ? T_N : 1, .ncounts = 0,
-                               .call = protocol ? protocol_call : raw_call, .arg = s };
-    bb_run_measure(s->run, protocol ? "protocol" : "raw", &v, &pr->m);
+    bb_measure_variant_t v = { .nparts = variant == V_PROTOCOL ? T_N : 1, .ncounts = 0,
+                               .call = variant_calls[variant], .arg = s };
+    bb_run_measure(s->run, variant_names[variant], &v, &pr->m);
     pr->tally = s->tally;
     /* Counters and deterministic figures, agreed across ranks. */
     int64_t local[5] = { s->tally.wrong_values, s->tally.refused_calls,
@@ -211,10 +295,27 @@ static cJSON *parameters_new(const sum_state_t *s, const char *mode)
     return p;
 }
 
-static void record_point(const sum_state_t *s, int protocol, const point_result_t *pr)
+static void record_point(const sum_state_t *s, int variant, const point_result_t *pr)
 {
     const char *scope = "call/max-rank";
-    const char *not_protocol = "raw mode: a plain MPI_Allreduce has no protocol phases";
+    int protocol = variant == V_PROTOCOL;
+    char not_protocol[160], not_counted[160], blocking[160];
+    if (variant == V_RAW) {
+        snprintf(not_protocol, sizeof not_protocol,
+                 "raw mode: a plain MPI_Allreduce has no protocol phases");
+        snprintf(not_counted, sizeof not_counted,
+                 "raw mode: buffers are the benchmark's, not counted by a phase");
+        snprintf(blocking, sizeof blocking,
+                 "raw mode: blocking call, requests are internal to MPI");
+    } else {
+        snprintf(not_protocol, sizeof not_protocol,
+                 "%s reference: it has no protocol phases", variant_names[variant]);
+        snprintf(not_counted, sizeof not_counted,
+                 "%s reference: buffers are the benchmark's, not counted by a phase",
+                 variant_names[variant]);
+        snprintf(blocking, sizeof blocking,
+                 "%s reference: no request counted by a phase", variant_names[variant]);
+    }
     const point_tally_t *pt = &pr->tally;
     size_t n = (size_t)pr->m.samples;
     int refused = pt->refused_calls > 0;
@@ -234,6 +335,10 @@ static void record_point(const sum_state_t *s, int protocol, const point_result_
         bb_quantities_add(q, "communication.payload",
                           bb_quantity_null("byte", "call/rank",
                                            "refused: no payload was posted"));
+    else if (variant == V_ADMISSION)
+        bb_quantities_add(q, "communication.payload",
+                          bb_quantity_null("byte", "call/rank",
+                                           "admission reference: no payload"));
     else
         bb_quantities_add(q, "communication.payload",
                           bb_quantity_value(8.0 * (double)s->count, "byte", "call/rank"));
@@ -253,62 +358,73 @@ static void record_point(const sum_state_t *s, int protocol, const point_result_
                                                       "ratio", "run/rank"));
     } else {
         bb_quantities_add(q, "communication.max_inflight",
-                          bb_quantity_null("count", scope, "raw mode: blocking call, "
-                                           "requests are internal to MPI"));
-        bb_quantities_add(q, "memory.tracked_live",
-                          bb_quantity_null("byte", scope, "raw mode: buffers are the "
-                                           "benchmark's, not counted by a phase"));
+                          bb_quantity_null("count", scope, blocking));
+        bb_quantities_add(q, "memory.tracked_live", bb_quantity_null("byte", scope, not_counted));
     }
     bb_quantities_add(q, "memory.rss_peak",
                       bb_quantity_value((double)pr->rss_peak, "byte", "run/max-rank"));
     bb_quantities_add_unobservable(q);
     bb_record_add_point(bb_bench_record(bb_run_bench(s->run)),
-                        parameters_new(s, protocol ? "protocol" : "raw"),
+                        parameters_new(s, variant_names[variant]),
                         refused ? "refused" : "ok", refused ? &pt->refusal : NULL,
                         first, q);
+}
+
+static double median_of(const point_result_t *pr, int part)
+{
+    return bb_stats_median(bb_measure_part(&pr->m, part), (size_t)pr->m.samples);
 }
 
 static void table_header(const sum_state_t *s)
 {
     printf("# times in microseconds: median [min, max] of %lld samples, rank maximum\n",
            (long long)bb_run_settings(s->run)->samples);
+    for (int v = V_RAW; v < V_N; v++)
+        if (s->mode & (1u << v))
+            printf("# %s: %s\n", variant_names[v], variant_differs[v]);
     printf("%10s", "count");
     if (s->mode & MODE_PROTOCOL)
-        printf(" %12s %25s %12s", "protocol_us", "range_us", "admission_us");
+        printf(" %12s %25s %21s", "protocol_us", "protocol_range_us", "protocol_admission_us");
     if (s->mode & MODE_RAW)
-        printf(" %12s %25s", "raw_us", "range_us");
-    if (s->mode == MODE_BOTH)
+        printf(" %12s %25s", "raw_us", "raw_range_us");
+    for (int v = V_RAW_NB; v < V_N; v++)
+        if (s->mode & (1u << v)) {
+            char name[32];
+            snprintf(name, sizeof name, "%s_us", variant_names[v]);
+            printf(" %12s", name);
+        }
+    if ((s->mode & MODE_BOTH) == MODE_BOTH)
         printf(" %8s", "ratio");
     printf("  status\n");
 }
 
-static void table_row(const sum_state_t *s, const point_result_t *proto,
-                      const point_result_t *raw)
+static void table_row(const sum_state_t *s, const point_result_t *pr)
 {
     char size[32], range[64];
     bb_summary_t sm;
     bb_cli_format_size(s->count, size, sizeof size);
     printf("%10s", size);
-    if (proto) {
-        size_t n = (size_t)proto->m.samples;
-        bb_stats_summarize(bb_measure_part(&proto->m, T_ELAPSED), n, &sm);
-        bb_stats_format_range(&sm, 1e6, 2, range, sizeof range);
-        printf(" %12.2f %25s %12.2f", sm.median * 1e6, range,
-               bb_stats_median(bb_measure_part(&proto->m, T_ADMISSION), n) * 1e6);
-    }
-    if (raw) {
-        bb_stats_summarize(bb_measure_part(&raw->m, T_ELAPSED), (size_t)raw->m.samples, &sm);
+    for (int v = 0; v < V_N; v++) {
+        if (!(s->mode & (1u << v)))
+            continue;
+        if (v > V_RAW) {
+            printf(" %12.2f", median_of(&pr[v], T_ELAPSED) * 1e6);
+            continue;
+        }
+        bb_stats_summarize(bb_measure_part(&pr[v].m, T_ELAPSED), (size_t)pr[v].m.samples,
+                           &sm);
         bb_stats_format_range(&sm, 1e6, 2, range, sizeof range);
         printf(" %12.2f %25s", sm.median * 1e6, range);
+        if (v == V_PROTOCOL)
+            printf(" %21.2f", median_of(&pr[v], T_ADMISSION) * 1e6);
     }
-    if (proto && raw)
-        printf(" %8.2f",
-               bb_stats_median(bb_measure_part(&proto->m, T_ELAPSED), (size_t)proto->m.samples)
-                   / bb_stats_median(bb_measure_part(&raw->m, T_ELAPSED),
-                                     (size_t)raw->m.samples));
-    if (proto && proto->tally.refused_calls > 0)
-        printf("  refused (%s, sequence %lld)\n", bb_stage_name(proto->tally.refusal.stage),
-               (long long)proto->tally.refusal.sequence);
+    if ((s->mode & MODE_BOTH) == MODE_BOTH)
+        printf(" %8.2f", median_of(&pr[V_PROTOCOL], T_ELAPSED)
+                             / median_of(&pr[V_RAW], T_ELAPSED));
+    const point_tally_t *pt = &pr[V_PROTOCOL].tally;
+    if ((s->mode & MODE_PROTOCOL) && pt->refused_calls > 0)
+        printf("  refused (%s, sequence %lld)\n", bb_stage_name(pt->refusal.stage),
+               (long long)pt->refusal.sequence);
     else
         printf("  ok\n");
     fflush(stdout);
@@ -317,36 +433,36 @@ static void table_row(const sum_state_t *s, const point_result_t *proto,
 static int sum_point(bb_run_t *run, void *state, size_t i)
 {
     sum_state_t *s = state;
-    point_result_t proto = {0}, raw = {0};
+    point_result_t pr[V_N];
     int code = BB_EXIT_OK;
+    memset(pr, 0, sizeof pr);
     s->count = s->counts.values[i];
     s->phase_id = (int64_t)i;
-    if (s->mode & MODE_PROTOCOL)
-        measure_variant(s, 1, &proto);
-    if (s->mode & MODE_RAW)
-        measure_variant(s, 0, &raw);
+    for (int v = 0; v < V_N; v++)
+        if (s->mode & (1u << v))
+            measure_variant(s, v, &pr[v]);
     if (bb_run_rank(run) == 0) {
-        table_row(s, (s->mode & MODE_PROTOCOL) ? &proto : NULL,
-                  (s->mode & MODE_RAW) ? &raw : NULL);
-        if (s->mode & MODE_PROTOCOL)
-            record_point(s, 1, &proto);
-        if (s->mode & MODE_RAW)
-            record_point(s, 0, &raw);
+        table_row(s, pr);
+        for (int v = 0; v < V_N; v++)
+            if (s->mode & (1u << v))
+                record_point(s, v, &pr[v]);
     }
     int asked_refusal = s->refuse_rank >= 0 || s->mismatch_rank >= 0;
-    if (proto.tally.refused_calls > 0 && !asked_refusal) {
+    if (pr[V_PROTOCOL].tally.refused_calls > 0 && !asked_refusal) {
         bb_run_note(run, "error: count %lld refused (%s) without a refusal being asked for",
-                    (long long)s->count, bb_stage_name(proto.tally.refusal.stage));
+                    (long long)s->count, bb_stage_name(pr[V_PROTOCOL].tally.refusal.stage));
         code = BB_EXIT_FAILURE;
     }
-    int64_t wrong = proto.tally.wrong_values + raw.tally.wrong_values;
+    int64_t wrong = 0;
+    for (int v = 0; v < V_N; v++) {
+        wrong += pr[v].tally.wrong_values;
+        bb_measure_result_clear(&pr[v].m);
+    }
     if (wrong > 0) {
         bb_run_note(run, "error: count %lld: %lld wrong sum values", (long long)s->count,
                     (long long)wrong);
         code = BB_EXIT_FAILURE;
     }
-    bb_measure_result_clear(&proto.m);
-    bb_measure_result_clear(&raw.m);
     return code;
 }
 
@@ -358,7 +474,9 @@ static const bb_option_t sum_options[] = {
     {"count", 'c', "LIST", "elements per rank: 1,8,64 or 1:1M[:x4|:+N]\n"
                            "(suffixes K=2^10, M=2^20; default 1:1M:x4)"},
     {"max-elements", OPT_MAX, "N", "the cap presented (default: each count)"},
-    {"mode", OPT_MODE, "MODE", "protocol, raw or both (default both)"},
+    {"mode", OPT_MODE, "LIST", "what to measure, a comma list of protocol, raw,\n"
+                               "raw-nb, raw-fresh, admission; both (= protocol,raw,\n"
+                               "the default) or all"},
     {"refuse-rank", OPT_REFUSE, "R", "provider failure on rank R (a refusal demo)"},
     {"mismatch-rank", OPT_MISMATCH, "R:FIELD", "rank R presents another phase_id, epoch,\n"
                                                "count, cap or sequence"},
@@ -377,7 +495,6 @@ static void sum_defaults(void *state)
 
 static void sum_parse(bb_run_t *run, void *state, int key, const char *value)
 {
-    static const char *const modes[] = { "protocol", "raw", "both" };
     sum_state_t *s = state;
     char err[512];
     const char *rest;
@@ -386,11 +503,11 @@ static void sum_parse(bb_run_t *run, void *state, int key, const char *value)
     case OPT_MAX: s->max_elements = bb_run_parse_size(run, "max-elements", value, 0,
                                                       INT32_MAX);
         break;
-    case OPT_MODE: {
-        unsigned m = bb_run_parse_choices(run, "mode", value, modes, 3);
-        s->mode = (m & 4u) ? MODE_BOTH : (int)m;
+    case OPT_MODE:
+        s->mode = strcmp(value, "both") == 0
+                      ? MODE_BOTH
+                      : bb_run_parse_choices(run, "mode", value, variant_names, V_N);
         break;
-    }
     case OPT_REFUSE: s->refuse_rank = bb_run_parse_rank(run, "refuse-rank", value); break;
     case OPT_MISMATCH:
         if (bb_cli_parse_rank_prefix(value, bb_run_size(run), &s->mismatch_rank, &rest, err,
@@ -475,6 +592,11 @@ static int sum_finish(bb_run_t *run, void *state)
                                 (double)s->provider_state.prepared);
         cJSON_AddNumberToObject(summary, "provider_arrays_released",
                                 (double)s->provider_state.released);
+        cJSON *refs = cJSON_CreateObject();
+        for (int v = 0; v < V_N; v++)
+            if (s->mode & (1u << v))
+                cJSON_AddStringToObject(refs, variant_names[v], variant_differs[v]);
+        cJSON_AddItemToObject(summary, "modes", refs);
         bb_record_set(bb_bench_record(bb_run_bench(run)), "run", summary);
     }
     return code;

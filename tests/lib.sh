@@ -74,8 +74,23 @@ bb_preload_fault() {
         ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0:detect_leaks=0" "$@"
 }
 
+# bb_check_schemas: every record this test left in its scratch directory
+# matches schema/ (one check; skipped, and said, without a validator).
+bb_check_schemas() {
+    files=$(find "$BB_TMP" -type f -name '*.json' 2>/dev/null)
+    [ -n "$files" ] || return 0
+    if [ -z "${BB_SCHEMA_PYTHON:-}" ]; then
+        echo "schema: not checked (configure found no python3 with jsonschema)"
+        return 0
+    fi
+    # shellcheck disable=SC2086
+    bb_expect_true "records written by this test match schema/" \
+        "$BB_SCHEMA_PYTHON" "$S/tests/validate-records.py" "$S/schema" $files
+}
+
 # bb_finish: exit status of the test script (1 if any check failed or none ran).
 bb_finish() {
+    bb_check_schemas
     echo "$bb_checks checks, $bb_failures failed"
     [ "$bb_checks" -gt 0 ] && [ "$bb_failures" -eq 0 ]
 }

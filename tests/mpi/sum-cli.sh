@@ -77,7 +77,7 @@ bb_expect_rc 0 $? "--delay-post 1:0.05"
 # Usage errors: exit 2 on every rank, a message, no record.
 usage() {
     what=$1; shift
-    rm -f "$rec"
+    [ -e "$rec" ] && mv "$rec" "$BB_TMP/kept-$bb_checks.json"  # still schema-checked
     bb_mpirun 2 "$sum" "$@" > "$out" 2> "$err"
     bb_expect_rc 2 $? "usage: $what"
     bb_expect_grep "bbench-sum: " "$err" "usage: $what: message"

@@ -144,8 +144,8 @@ static bb_status_t protocol_call(void *arg, double *t, double *counts)
     bb_status_t st = bb_sum_phase_run(s->phase, &s->provider, &contract, &result, &m);
     double elapsed = bb_time_now() - t0;
     if (st != BB_OK && st != BB_REFUSED)
-        bb_run_fatal(s->run, "sum phase: %s (stage %s)", bb_status_string(st),
-                     bb_stage_name(m.refusal.stage));
+        bb_run_fatal(s->run, "sum phase: %s in %s (stage %s)", bb_status_string(st),
+                     m.mpi_call ? m.mpi_call : "no MPI call", bb_stage_name(m.refusal.stage));
     t[T_ELAPSED] += elapsed;
     t[T_PREPARE] += m.prepare_s;
     t[T_ADMISSION] += m.admission_s;

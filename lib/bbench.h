@@ -212,6 +212,8 @@ typedef struct bb_sum_metrics {
     int requests_posted;   /* payload requests posted by this call */
     bb_sum_local_t local_cause;
     bb_refusal_t refusal;  /* stage NONE on success */
+    const char *mpi_call;  /* BB_ERR_MPI: the MPI call that failed (static
+                              string); NULL otherwise */
 } bb_sum_metrics_t;
 
 /* Local (the world is borrowed; no communicator is duplicated). */

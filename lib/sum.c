@@ -126,8 +126,9 @@ static bb_sum_local_t contribution_prepare(bb_sum_phase_t *phase,
 
 /* An MPI error during admission, posting or progress: keep everything the
  * MPI library may still touch reachable forever and refuse all later use. */
-static void phase_poison(bb_sum_phase_t *phase, bb_sum_metrics_t *m)
+static void phase_poison(bb_sum_phase_t *phase, bb_sum_metrics_t *m, const char *call)
 {
+    m->mpi_call = call;
     phase->poisoned = 1;
     bb_poison_retain(&phase->poison, BB_POISON_SUM, phase);
     m->status = BB_ERR_MPI;
@@ -192,7 +193,7 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     double t_admitted = bb_time_now();
     m.admission_s = t_admitted - t_prepared;
     if (rc != MPI_SUCCESS) {
-        phase_poison(phase, &m);
+        phase_poison(phase, &m, "MPI_Allreduce (admission)");
         goto out_metrics;
     }
     /* The sequence is consumed whether or not the phase is admitted. */
@@ -220,7 +221,7 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     double t_posted = bb_time_now();
     m.post_s = t_posted - t_post;
     if (rc != MPI_SUCCESS) {
-        phase_poison(phase, &m);
+        phase_poison(phase, &m, "MPI_Iallreduce");
         goto out_metrics;
     }
     m.requests_posted = 1;
@@ -229,11 +230,14 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     rc = MPI_Test(&phase->request, &done, MPI_STATUS_IGNORE);
     double t_tested = bb_time_now();
     m.test_s = t_tested - t_posted;
-    if (rc == MPI_SUCCESS && !done)
+    const char *call = "MPI_Test";
+    if (rc == MPI_SUCCESS && !done) {
+        call = "MPI_Wait";
         rc = MPI_Wait(&phase->request, MPI_STATUS_IGNORE);
+    }
     m.wait_s = bb_time_now() - t_tested;
     if (rc != MPI_SUCCESS) {
-        phase_poison(phase, &m);
+        phase_poison(phase, &m, call);
         goto out_metrics;
     }
     m.test_completed = done;

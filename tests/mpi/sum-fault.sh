@@ -23,16 +23,22 @@ poison 2 MPI_Wait:1
 poison 2 MPI_Allreduce:1
 poison 3 MPI_Wait:1
 
-# bbench-sum itself: fatal exit 3, no record, no temporary left behind.
+# bbench-sum itself: fatal exit 3, no record, no temporary left behind, and
+# the fault caught in the phase, at the call that failed (the verdict file
+# survives the abort; stderr may not be relayed).
 mkdir -p "$BB_TMP/rec"
-for call in MPI_Iallreduce:3 MPI_Test:2; do
-    bb_preload_fault "$call" 1 \
+for case in "MPI_Iallreduce:3 MPI_Iallreduce" "MPI_Test:2 MPI_Test" \
+            "MPI_Allreduce:7 MPI_Allreduce (admission)"; do
+    call=${case%% *} site=${case#* }
+    rm -f "$BB_TMP/fatal"
+    BB_FATAL_VERDICT="$BB_TMP/fatal" bb_preload_fault "$call" 1 \
         bb_mpirun 2 "$B/bench/bbench-sum" --count 1,1K --reps 2 \
         --output "$BB_TMP/rec/r.json" > "$out" 2>&1
     bb_expect_rc 3 $? "bbench-sum with $call failing on rank 1 exits 3"
-    # (The fatal message itself may be lost: the abort can end the launcher
-    # before it relays the failing rank's stderr.)
     bb_expect_true "bbench-sum $call: no record and no temporary file" \
         test -z "$(ls -A "$BB_TMP/rec")"
+    touch "$BB_TMP/fatal"
+    bb_expect_grep "^bbench-sum: rank 1: fatal: sum phase: .* in $site (stage transport)" \
+        "$BB_TMP/fatal" "bbench-sum $call: caught in the sum phase at $site"
 done
 bb_finish

@@ -113,6 +113,14 @@ const char *bb_thread_level_name(int level);
 int bb_agree_minmax(MPI_Comm comm, const int64_t *local, int n,
                     int64_t *min_out, int64_t *max_out);
 
+/* Collective.  The same MIN and MAX vectors as bb_agree_minmax in one
+ * MPI_Allreduce: MIN over the 2n values [x, ~x].  ~x = -x - 1 reverses the
+ * order like a negation but is defined for every int64 (INT64_MIN, whose
+ * negation overflows, included), so max = ~min(~x) exactly.  Returns the MPI
+ * error code (MPI_ERR_ARG for n < 0 or no memory). */
+int bb_agree_minmax_fused(MPI_Comm comm, const int64_t *local, int n,
+                          int64_t *min_out, int64_t *max_out);
+
 /* Collective.  One MPI_Allreduce MAX on n fields. */
 int bb_agree_max(MPI_Comm comm, const int64_t *local, int n, int64_t *max_out);
 
@@ -152,6 +160,29 @@ size_t bb_poisoned_count(void);
 /* ------------------------------------------------------------------------ */
 /* Bounded sum phase (sum.c)                                                */
 /* ------------------------------------------------------------------------ */
+
+/* Policies of a phase, chosen at creation. */
+typedef enum bb_buffers {
+    BB_BUFFERS_FRESH = 0,  /* default: payload buffers allocated per call and
+                              released on return (the result is the caller's) */
+    BB_BUFFERS_RETAINED    /* kept between calls with capacity for the largest
+                              admitted cap, grown only when a larger cap is
+                              admitted (a refused call keeps the old ones),
+                              released at destroy; the result is lent until
+                              the next call or destroy: do not free it */
+} bb_buffers_t;
+
+typedef enum bb_admission {
+    BB_ADMISSION_SPEC = 0, /* default: MIN then MAX, two MPI_Allreduce */
+    BB_ADMISSION_FUSED     /* one MPI_Allreduce(MIN) over each field and its
+                              complement (bb_agree_minmax_fused): the same
+                              agreed vectors, so the same verdicts */
+} bb_admission_t;
+
+typedef struct bb_phase_attr {
+    bb_buffers_t buffers;
+    bb_admission_t admission;
+} bb_phase_attr_t;
 
 /* Admission array layout: int64[6] */
 enum {
@@ -216,13 +247,21 @@ typedef struct bb_sum_metrics {
                               string); NULL otherwise */
 } bb_sum_metrics_t;
 
-/* Local (the world is borrowed; no communicator is duplicated). */
+/* Local (the world is borrowed; no communicator is duplicated).  The
+ * seed's phase: fresh buffers, spec admission (bb_sum_phase_create_attr with
+ * NULL). */
 bb_status_t bb_sum_phase_create(bb_world_t *world, bb_sum_phase_t **phase_out);
+
+/* Local.  A phase with the policies of attr (NULL: the defaults), fixed for
+ * its life.  BB_ERR_ARG for an unknown policy. */
+bb_status_t bb_sum_phase_create_attr(bb_world_t *world, const bb_phase_attr_t *attr,
+                                     bb_sum_phase_t **phase_out);
 
 /* Collective over the world.  Runs prepare, admission (MIN then MAX on the
  * six fields), and on admission one MPI_Iallreduce(SUM) with one MPI_Test
- * then MPI_Wait.  On BB_OK, *result_out is a new array of count doubles,
- * caller owns it (bb_free; NULL when count is 0).  On BB_REFUSED every rank
+ * then MPI_Wait.  On BB_OK, *result_out is an array of count doubles: a new
+ * one the caller owns (bb_free; NULL when count is 0) with fresh buffers,
+ * the phase's own, lent until the next call or destroy, when retained.  On BB_REFUSED every rank
  * refused, nothing was posted, and the sequence is consumed.  BB_ERR_MPI
  * poisons the phase.  Thread and reentry misuse return before any MPI call.
  * metrics_out may be NULL; it is filled on every return. */
@@ -233,8 +272,9 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
 
 /* Local.  The sequence the next call will present. */
 int64_t bb_sum_phase_sequence(const bb_sum_phase_t *phase);
-/* Local.  Counted bytes the phase holds now: the 144 control bytes
- * between calls, 144 + 16*count during one. */
+/* Local.  Counted bytes the phase holds now: fresh, the 144 control bytes
+ * between calls and 144 + 16*count during one; retained, 144 + 16*capacity
+ * between calls (plus the grown buffers during a call that grows them). */
 int64_t bb_sum_phase_tracked_live(const bb_sum_phase_t *phase);
 int bb_sum_phase_poisoned(const bb_sum_phase_t *phase);
 

@@ -22,9 +22,19 @@ struct bb_sum_phase {
     int64_t local[BB_SUM_FIELDS];
     int64_t min[BB_SUM_FIELDS];
     int64_t max[BB_SUM_FIELDS];
-    /* Payload storage, owned by the phase only during a call. */
+    bb_buffers_t buffers;     /* the payload buffer policy, fixed at creation */
+    bb_admission_t admission; /* spec (MIN then MAX) or fused (one MIN) */
+    /* Payload storage: owned by the phase during a call (fresh) or from the
+     * first admitted call to destroy (retained); capacity in elements. */
     double *send;
     double *recv;
+    int64_t capacity;
+    /* Retained only, while a call grows the buffers: the previous ones, kept
+     * until admission decides (a refusal restores them). */
+    double *old_send;
+    double *old_recv;
+    int64_t old_capacity;
+    int grown;                /* this call grew the buffers */
     int64_t tracked_live;
     MPI_Request request;
     bb_poison_node_t poison;  /* fatal-list link; used once if poisoned */
@@ -32,7 +42,17 @@ struct bb_sum_phase {
 
 bb_status_t bb_sum_phase_create(bb_world_t *world, bb_sum_phase_t **phase_out)
 {
-    if (world == NULL || phase_out == NULL)
+    return bb_sum_phase_create_attr(world, NULL, phase_out);
+}
+
+bb_status_t bb_sum_phase_create_attr(bb_world_t *world, const bb_phase_attr_t *attr,
+                                     bb_sum_phase_t **phase_out)
+{
+    bb_phase_attr_t a = attr ? *attr : (bb_phase_attr_t){ BB_BUFFERS_FRESH,
+                                                          BB_ADMISSION_SPEC };
+    if (world == NULL || phase_out == NULL
+        || (a.buffers != BB_BUFFERS_FRESH && a.buffers != BB_BUFFERS_RETAINED)
+        || (a.admission != BB_ADMISSION_SPEC && a.admission != BB_ADMISSION_FUSED))
         return BB_ERR_ARG;
     if (bb_world_check_owner(world) != BB_OK)
         return BB_ERR_THREAD;
@@ -40,6 +60,8 @@ bb_status_t bb_sum_phase_create(bb_world_t *world, bb_sum_phase_t **phase_out)
     if (phase == NULL)
         return BB_ERR_NOMEM;
     phase->world = world;
+    phase->buffers = a.buffers;
+    phase->admission = a.admission;
     phase->request = MPI_REQUEST_NULL;
     phase->tracked_live = BB_SUM_CONTROL_BYTES;
     *phase_out = phase;
@@ -69,6 +91,8 @@ bb_status_t bb_sum_phase_destroy(bb_sum_phase_t *phase)
         return BB_ERR_POISONED;  /* stays on the fatal list, never freed */
     if (phase->active)
         return BB_ERR_STATE;
+    free(phase->send);
+    free(phase->recv);
     free(phase);
     return BB_OK;
 }
@@ -85,23 +109,75 @@ static bb_sum_local_t contract_check(const bb_sum_contract_t *c)
     return BB_SUM_LOCAL_NONE;
 }
 
+static void tracked_update(bb_sum_phase_t *phase)
+{
+    phase->tracked_live = BB_SUM_CONTROL_BYTES
+                          + 16 * (phase->capacity + phase->old_capacity);
+}
+
+/* After a refusal, or once a fresh phase has published: a fresh phase gives
+ * its buffers back; a retained one drops only what this call grew. */
 static void payload_release(bb_sum_phase_t *phase)
 {
-    free(phase->send);
-    free(phase->recv);
-    phase->send = NULL;
-    phase->recv = NULL;
-    phase->tracked_live = BB_SUM_CONTROL_BYTES;
+    if (phase->buffers == BB_BUFFERS_FRESH || phase->grown) {
+        free(phase->send);
+        free(phase->recv);
+        phase->send = phase->old_send;
+        phase->recv = phase->old_recv;
+        phase->capacity = phase->old_capacity;
+        phase->old_send = phase->old_recv = NULL;
+        phase->old_capacity = 0;
+        phase->grown = 0;
+    }
+    tracked_update(phase);
+}
+
+/* Admitted: a retained phase keeps what it grew and frees the old. */
+static void payload_admitted(bb_sum_phase_t *phase)
+{
+    free(phase->old_send);
+    free(phase->old_recv);
+    phase->old_send = phase->old_recv = NULL;
+    phase->old_capacity = 0;
+    phase->grown = 0;
+    tracked_update(phase);
+}
+
+/* Buffers for count elements: fresh ones of count, or the retained ones,
+ * grown to cap (keeping the previous until admission) when too small. */
+static int payload_reserve(bb_sum_phase_t *phase, int64_t count, int64_t cap)
+{
+    if (phase->buffers == BB_BUFFERS_RETAINED && phase->capacity >= count)
+        return 0;
+    int64_t want = phase->buffers == BB_BUFFERS_RETAINED ? cap : count;
+    double *send = malloc((size_t)want * sizeof(double));
+    double *recv = malloc((size_t)want * sizeof(double));
+    if (send == NULL || recv == NULL) {
+        free(send);
+        free(recv);
+        return -1;
+    }
+    if (phase->buffers == BB_BUFFERS_RETAINED) {
+        phase->old_send = phase->send;
+        phase->old_recv = phase->recv;
+        phase->old_capacity = phase->capacity;
+        phase->grown = 1;
+    }
+    phase->send = send;
+    phase->recv = recv;
+    phase->capacity = want;
+    tracked_update(phase);
+    return 0;
 }
 
 /* Prepare and copy this rank's contribution into owned buffers.  Every
  * provider array is released exactly once, whatever happens. */
 static bb_sum_local_t contribution_prepare(bb_sum_phase_t *phase,
                                            const bb_sum_provider_t *provider,
-                                           int64_t count)
+                                           const bb_sum_contract_t *contract)
 {
     const double *data = NULL;
-    int64_t len = 0;
+    int64_t len = 0, count = contract->count;
     bb_sum_local_t cause = BB_SUM_LOCAL_NONE;
 
     if (provider->prepare(provider->arg, &data, &len) != 0)
@@ -109,15 +185,10 @@ static bb_sum_local_t contribution_prepare(bb_sum_phase_t *phase,
     else if (len != count || (count > 0 && data == NULL))
         cause = BB_SUM_LOCAL_LENGTH;
     if (cause == BB_SUM_LOCAL_NONE && count > 0) {
-        phase->send = malloc((size_t)count * sizeof(double));
-        phase->recv = malloc((size_t)count * sizeof(double));
-        if (phase->send == NULL || phase->recv == NULL) {
-            payload_release(phase);
+        if (payload_reserve(phase, count, contract->max_elements) != 0)
             cause = BB_SUM_LOCAL_NOMEM;
-        } else {
+        else
             memcpy(phase->send, data, (size_t)count * sizeof(double));
-            phase->tracked_live = BB_SUM_CONTROL_BYTES + 16 * count;
-        }
     }
     if (data != NULL && provider->release != NULL)
         provider->release(provider->arg, data);
@@ -177,7 +248,7 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
      * return, so that every rank still reaches admission. */
     m.local_cause = contract_check(contract);
     if (m.local_cause == BB_SUM_LOCAL_NONE)
-        m.local_cause = contribution_prepare(phase, provider, contract->count);
+        m.local_cause = contribution_prepare(phase, provider, contract);
     double t_prepared = bb_time_now();
     m.prepare_s = t_prepared - t_start;
     m.tracked_bytes = phase->tracked_live;
@@ -189,7 +260,11 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     phase->local[BB_SUM_COUNT] = contract->count;
     phase->local[BB_SUM_CAP] = contract->max_elements;
     phase->local[BB_SUM_REFUSAL] = m.local_cause != BB_SUM_LOCAL_NONE;
-    int rc = bb_agree_minmax(comm, phase->local, BB_SUM_FIELDS, phase->min, phase->max);
+    int rc = phase->admission == BB_ADMISSION_FUSED
+                 ? bb_agree_minmax_fused(comm, phase->local, BB_SUM_FIELDS, phase->min,
+                                         phase->max)
+                 : bb_agree_minmax(comm, phase->local, BB_SUM_FIELDS, phase->min,
+                                   phase->max);
     double t_admitted = bb_time_now();
     m.admission_s = t_admitted - t_prepared;
     if (rc != MPI_SUCCESS) {
@@ -242,10 +317,15 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     }
     m.test_completed = done;
 
-    /* 4. Publish only now: the receive buffer becomes the caller's. */
+    /* 4. Publish only now: the receive buffer becomes the caller's (fresh),
+     * or is lent to the caller until the next call (retained). */
     *result_out = phase->recv;
-    phase->recv = NULL;
-    payload_release(phase);
+    if (phase->buffers == BB_BUFFERS_FRESH) {
+        phase->recv = NULL;
+        payload_release(phase);
+    } else {
+        payload_admitted(phase);
+    }
     m.payload_bytes = 8 * contract->count;
     m.status = BB_OK;
 

@@ -139,10 +139,26 @@ usage "fail-compute without a batch" --fail-compute 1 --output "$rec"
 usage "unknown option" --bogus --output "$rec"
 usage "stray argument" extra --output "$rec"
 usage "missing output directory" --output "$BB_TMP/none/r.json"
+# The shared vocabulary: -m is no option here (--mode is long-only), and
+# counts of samples take no size suffixes.
+usage "-m is not --mode" -m raw --output "$rec"
+bb_expect_grep "unknown option '-m'" "$err" "-m named as unknown"
+usage "samples with a suffix" --samples 3K --output "$rec"
+bb_expect_grep "samples: '3K' is not an integer" "$err" "--samples 3K refused as not an integer"
 
 bb_mpirun 2 "$tr" --help > "$out" 2> "$err"
 bb_expect_rc 0 $? "--help"
 bb_expect_grep "^Usage: bbench-transfer" "$out" "--help text on stdout"
+bb_expect_true "--help lists --mode as long-only" grep -q "^      --mode MODE" "$out"
+
+# -b is --bytes; -q keeps the progress lines off stderr, the table stays.
+bb_mpirun 2 "$tr" -b 8 --batches 0 $quick > "$out" 2> "$err"
+bb_expect_rc 0 $? "-b 8"
+bb_expect_grep "point 1/1: 8 bytes, 0 batches" "$err" "a progress line without -q"
+bb_mpirun 2 "$tr" -b 8 --batches 0 -q $quick > "$out" 2> "$err"
+bb_expect_rc 0 $? "-b 8 -q"
+bb_expect_grep "^ *8  *0 .* ok$" "$out" "-q: the table row"
+bb_expect_true "-q: no progress line" test -z "$(grep 'point 1/1' "$err")"
 bb_mpirun 1 "$tr" --version > "$out" 2> "$err"
 bb_expect_rc 0 $? "--version"
 bb_expect_grep "bbench-transfer (bbench)" "$out" "--version text"

@@ -1,7 +1,7 @@
 # bbench-overlap: a tiny -n 2 run gives a valid record with every quantity
 # (with and without asynchronous progress, fixed and auto compute); -n 1 is
 # refused with a clear message; bad input exits 2 on every rank with no
-# record written.
+# record written; the record checker counts no pass for a failed check.
 . "$(dirname "$0")/../lib.sh"
 X="$B/bench/bbench-overlap"
 CHECK="$B/tests/mpi/check-overlap-record"

@@ -4,11 +4,13 @@
  * the same buffers with the same compute kernel, in one run, it times
  * communication alone, compute alone, post-wait-compute, post-compute with a
  * poll after each batch, and post-compute-finish without polls, and derives
- * the overlap figures (lib/overlap.c).  Parse, run, report. */
+ * the overlap figures (lib/overlap.c).  The runner (harness/runner.c) owns
+ * options, the measurement engine and the record; this file holds the
+ * operations, the figures and the descriptor. */
 #include "config.h"
 #include "bbench.h"
+#include "runner.h"
 
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,137 +53,21 @@ static const char *const l_what[L_N] = {
     "compute batch time inside t_unpolled"
 };
 
+
+/* Each way is one variant of the engine; its local times are the columns
+ * v_first[v] .. v_first[v] + v_nparts[v] - 1, the first the whole call. */
+static const int v_first[V_N] = { L_COMM, L_COMPUTE, L_IMMEDIATE, L_POLLED, L_UNPOLLED };
+static const int v_nparts[V_N] = { 1, 1, 1, 3, 2 };
+static const char *const v_names[V_N] = {
+    "t_comm", "t_compute", "t_immediate", "t_polled", "t_unpolled"
+};
+
 typedef struct options {
     bb_size_list_t bytes;
     bb_size_list_t batches;
     double compute_s;        /* per batch; < 0: auto */
-    int kinds[KIND_N];       /* selected */
-    bb_bench_common_t common;  /* samples, reps, budget, warmup, output */
+    unsigned kinds;          /* bit k: kind k selected */
 } options_t;
-
-static const char usage_text[] =
-    "Usage: " PROG " [OPTION]...\n"
-    "Measure compute/communication overlap honestly: for the bounded transfer\n"
-    "phase (ticket API) and, as references, raw MPI_Isend/MPI_Irecv and raw\n"
-    "MPI_Iallreduce, on the same buffers and compute kernel, time\n"
-    "  t_comm       post, finish                  (communication alone)\n"
-    "  t_compute    the compute batches alone     (no communication)\n"
-    "  t_immediate  post, finish, then compute    (same work, no overlap)\n"
-    "  t_polled     post, batches with a poll after each, finish\n"
-    "  t_unpolled   post, all batches, finish     (no poll)\n"
-    "and report\n"
-    "  overlap   = " BB_OVERLAP_FORMULA "\n"
-    "              (t_polled; 'unpolled' uses t_unpolled), rank maxima\n"
-    "  osu       = " BB_OVERLAP_OSU_FORMULA "\n"
-    "              (OSU osu_iallreduce: rank means, no polls)\n"
-    "  imb       = " BB_OVERLAP_IMB_FORMULA "\n"
-    "              (IMB-NBC user guide; the record also has IMB's code form,\n"
-    "              which divides by max; values of the rank with the largest\n"
-    "              t_ovrl = t_unpolled)\n"
-    "  speedup   = " BB_OVERLAP_SPEEDUP_FORMULA "\n"
-    "  done      = fraction of polled calls in which every rank saw its payload\n"
-    "              complete during the batches (proves nothing alone)\n"
-    "  slowdown  = " BB_OVERLAP_SLOWDOWN_FORMULA "\n"
-    "\n"
-    "  -b, --bytes LIST         payload bytes: 64K,4M or 1K:4M[:x4] (default 64K,4M)\n"
-    "      --batches LIST       compute batches per call (default 1,4,16)\n"
-    "      --compute SEC|auto   compute seconds per batch, >= 0, or auto: the total\n"
-    "                           compute equals the median t_comm of the point, as\n"
-    "                           OSU calibrates it (default auto)\n"
-    "  -k, --kinds LIST         transfer,isend,iallreduce (default all three)\n"
-    "  -s, --samples N          samples per timing, >= 3 (default 3)\n"
-    "  -r, --reps N             calls per sample (default: from --budget)\n"
-    "      --budget SECONDS     time per sample of t_polled (default 0.02)\n"
-    "  -w, --warmup N           calls of each kind after the first (default 2)\n"
-    "  -o, --output FILE        write the JSON record to FILE\n"
-    "  -h, --help               this text\n"
-    "  -V, --version            the version\n"
-    "\n"
-    "Needs at least 2 ranks: with one rank there is no peer, the transfer is a\n"
-    "local copy made at begin and MPI self messages are copied inside the\n"
-    "posting or waiting call, so nothing could overlap and every figure would\n"
-    "be an artefact; -n 1 exits with status 2.  The transfer goes from rank 0\n"
-    "to the last rank; other ranks still take part in every agreement.\n"
-    "\n"
-    "Progress: MPICH makes asynchronous progress only with\n"
-    "MPIR_CVAR_ASYNC_PROGRESS=1, which needs MPI_THREAD_MULTIPLE (requested\n"
-    "then); the record keeps the variable, the thread level provided and ranks\n"
-    "per core.  A sample is the mean per call over a block on each rank, then\n"
-    "the maximum over ranks (after the block, outside the timing); every call\n"
-    "starts after an untimed MPI_Barrier.  Times in the table are microseconds,\n"
-    "figures are ratios (1 = 100%), medians of the per-sample figures.\n"
-    "Exit: 0 ok, 1 measured failure (refusal, payload check), 2 usage, 3 fatal.\n";
-
-static void parse_kinds(bb_bench_t *bench, const char *text, int *kinds)
-{
-    for (int k = 0; k < KIND_N; k++)
-        kinds[k] = 0;
-    const char *p = text;
-    for (;;) {
-        size_t len = strcspn(p, ",");
-        int found = -1;
-        for (int k = 0; k < KIND_N; k++)
-            if (strlen(kind_names[k]) == len && strncmp(p, kind_names[k], len) == 0)
-                found = k;
-        if (found < 0)
-            bb_bench_usage(bench, "--kinds: unknown kind '%.*s' (transfer, isend, "
-                           "iallreduce)", (int)len, p);
-        kinds[found] = 1;
-        if (p[len] == '\0')
-            break;
-        p += len + 1;
-    }
-}
-
-static void options_parse(bb_bench_t *bench, int argc, char **argv, options_t *o)
-{
-    enum { OPT_BATCHES = 256, OPT_COMPUTE };
-    static const struct option longopts[] = {
-        {"bytes", required_argument, NULL, 'b'},
-        {"batches", required_argument, NULL, OPT_BATCHES},
-        {"compute", required_argument, NULL, OPT_COMPUTE},
-        {"kinds", required_argument, NULL, 'k'},
-        BB_BENCH_COMMON_LONGOPTS,
-        {NULL, 0, NULL, 0}
-    };
-    const char *bytes = "64K,4M", *batches = "1,4,16";
-    char err[256];
-    int c;
-
-    memset(o, 0, sizeof *o);
-    o->compute_s = -1.0;
-    for (int k = 0; k < KIND_N; k++)
-        o->kinds[k] = 1;
-    bb_bench_common_defaults(&o->common);
-    o->common.budget_s = 0.02;
-    o->common.reps_max = 1000000;
-
-    opterr = 0;  /* our own messages, on rank 0 only */
-    while ((c = getopt_long(argc, argv, ":b:k:" BB_BENCH_COMMON_SHORTOPTS, longopts,
-                            NULL)) != -1) {
-        if (bb_bench_parse_common(bench, c, optarg, argv, usage_text, &o->common))
-            continue;
-        switch (c) {
-        case 'b': bytes = optarg; break;
-        case OPT_BATCHES: batches = optarg; break;
-        case OPT_COMPUTE:
-            if (strcmp(optarg, "auto") == 0)
-                o->compute_s = -1.0;
-            else if (bb_cli_parse_double(optarg, 0.0, 10.0, &o->compute_s, err,
-                                         sizeof err) != BB_OK)
-                bb_bench_usage(bench, "--compute: %s (seconds per batch in [0, 10], "
-                               "or auto)", err);
-            break;
-        case 'k': parse_kinds(bench, optarg, o->kinds); break;
-        }
-    }
-    bb_bench_parse_end(bench, argc, argv);
-    /* The transfer cap is a signed-32 MPI count. */
-    if (bb_cli_parse_size_list(bytes, 0, INT32_MAX, &o->bytes, err, sizeof err) != BB_OK)
-        bb_bench_usage(bench, "--bytes: %s", err);
-    if (bb_cli_parse_size_list(batches, 0, 1000000, &o->batches, err, sizeof err) != BB_OK)
-        bb_bench_usage(bench, "--batches: %s", err);
-}
 
 /* ---- the operations ---------------------------------------------------- */
 
@@ -233,30 +119,41 @@ static int consumer_consume(void *arg, const void *data, int64_t nbytes, void **
 }
 
 typedef struct run_ctx {
-    bb_bench_t *bench;
-    const options_t *o;
+    bb_run_t *run;
+    options_t opt;
+    const options_t *o;              /* &opt */
     MPI_Comm comm;
     int rank, size, source, destination;
+    int kinds[KIND_N], nkinds;       /* the selected kinds, in order */
     unsigned char *send, *recv;      /* the same buffers for every kind */
     bb_transfer_phase_t *phase;
     provider_state_t provider_state;
     bb_transfer_provider_t provider;
     consumer_state_t consumer_state;
     bb_transfer_consumer_t consumer;
-    bb_compute_t kernel;
+    bb_run_kernel_t kernel;
     volatile double sink;            /* the kernel's results land here, so the
                                         compiler must do the work */
+    int threads[2];                  /* per process, minimum and maximum over ranks */
     /* The current point. */
     int kind;
     int64_t bytes, batches, iters_per_batch;
     int64_t phase_id;
     bb_transfer_ticket_t ticket;
     MPI_Request req;
+    int refused;                     /* a call of this point was refused */
     bb_refusal_t refusal;            /* when a call was refused */
+    /* The variant being measured, and what its blocks left on this rank. */
+    int variant;
+    double acc[L_N];                 /* local times of the block so far */
+    int *done;                       /* per polled call of the block: payload
+                                        seen complete during the batches */
+    int64_t ndone, done_cap;
+    int64_t blocks, samples;
+    double *ring;                    /* [samples][L_N] means of the last blocks */
+    int64_t *ring_done;              /* [samples] their all-complete calls */
 } run_ctx_t;
 
-/* Post the current kind's communication; declared: batches the caller will
- * run before finishing (the transfer contract's batches field). */
 static bb_status_t op_post(run_ctx_t *c, int64_t declared)
 {
     int rc = MPI_SUCCESS;
@@ -275,7 +172,7 @@ static bb_status_t op_post(run_ctx_t *c, int64_t declared)
         if (st == BB_REFUSED)
             c->refusal = m.refusal;
         else if (st != BB_OK)
-            bb_bench_fatal(c->bench, "transfer begin: %s", bb_status_string(st));
+            bb_run_fatal(c->run, "transfer begin: %s", bb_status_string(st));
         return st;
     }
     case KIND_ISEND:
@@ -292,7 +189,7 @@ static bb_status_t op_post(run_ctx_t *c, int64_t declared)
         break;
     }
     if (rc != MPI_SUCCESS)
-        bb_bench_fatal(c->bench, "posting %s failed", kind_names[c->kind]);
+        bb_run_fatal(c->run, "posting %s failed", kind_names[c->kind]);
     return BB_OK;
 }
 
@@ -304,7 +201,7 @@ static int op_poll(run_ctx_t *c)
     if (c->kind == KIND_TRANSFER) {
         bb_status_t st = bb_transfer_ticket_progress(&c->ticket, &done);
         if (st != BB_OK)
-            bb_bench_fatal(c->bench, "transfer progress: %s", bb_status_string(st));
+            bb_run_fatal(c->run, "transfer progress: %s", bb_status_string(st));
         if (c->rank != c->source && c->rank != c->destination)
             done = 1;
         return done;
@@ -312,7 +209,7 @@ static int op_poll(run_ctx_t *c)
     if (c->req == MPI_REQUEST_NULL)
         return 1;
     if (MPI_Test(&c->req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        bb_bench_fatal(c->bench, "MPI_Test failed");
+        bb_run_fatal(c->run, "MPI_Test failed");
     return done;
 }
 
@@ -326,11 +223,11 @@ static bb_status_t op_finish(run_ctx_t *c)
         if (st == BB_REFUSED)
             c->refusal = m.refusal;
         else if (st != BB_OK)
-            bb_bench_fatal(c->bench, "transfer finish: %s", bb_status_string(st));
+            bb_run_fatal(c->run, "transfer finish: %s", bb_status_string(st));
         return st;
     }
     if (MPI_Wait(&c->req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        bb_bench_fatal(c->bench, "MPI_Wait failed");
+        bb_run_fatal(c->run, "MPI_Wait failed");
     return BB_OK;
 }
 
@@ -348,7 +245,7 @@ static bb_status_t one_call(run_ctx_t *c, int v, double *acc, int *done)
     int saw = 0;
     /* Every call starts together; the barrier is outside the timing. */
     if (MPI_Barrier(c->comm) != MPI_SUCCESS)
-        bb_bench_fatal(c->bench, "MPI_Barrier failed");
+        bb_run_fatal(c->run, "MPI_Barrier failed");
     double t0 = bb_time_now();
     switch (v) {
     case V_COMM:
@@ -404,35 +301,6 @@ static bb_status_t one_call(run_ctx_t *c, int v, double *acc, int *done)
     }
     return st;
 }
-
-/* A block of reps calls of variant v: per-call means into mean[] (this
- * rank), and the number of polled calls in which every rank saw its payload
- * complete during the batches (MIN over ranks per call, after the block). */
-static bb_status_t run_block(run_ctx_t *c, int v, int64_t reps, double *mean,
-                             int64_t *all_done)
-{
-    double acc[L_N] = {0};
-    int *done = calloc((size_t)reps, sizeof *done);
-    if (done == NULL)
-        bb_bench_fatal(c->bench, "out of memory");
-    bb_status_t st = BB_OK;
-    int64_t r = 0;
-    for (; r < reps && st == BB_OK; r++)
-        st = one_call(c, v, acc, &done[r]);
-    for (int i = 0; i < L_N; i++)
-        mean[i] = acc[i] / (double)r;
-    if (all_done != NULL && st == BB_OK) {
-        if (MPI_Allreduce(MPI_IN_PLACE, done, (int)reps, MPI_INT, MPI_MIN, c->comm)
-            != MPI_SUCCESS)
-            bb_bench_fatal(c->bench, "MPI_Allreduce of completion flags failed");
-        *all_done = 0;
-        for (int64_t i = 0; i < reps; i++)
-            *all_done += done[i];
-    }
-    free(done);
-    return st;
-}
-
 /* ---- one point --------------------------------------------------------- */
 
 typedef struct point {
@@ -464,12 +332,97 @@ static void point_free(point_t *p)
     free(p->done);
 }
 
+/* The engine's call: one call of the current variant, its times as the
+ * engine's parts and, for this rank's own per-call means, into acc. */
+static bb_status_t variant_call(void *arg, double *parts, double *counts)
+{
+    run_ctx_t *c = arg;
+    double t[L_N] = {0};
+    int done = 0;
+    (void)counts;
+    /* A refusal is collective: every rank skips the rest of the point alike. */
+    if (c->refused)
+        return BB_OK;
+    bb_status_t st = one_call(c, c->variant, t, &done);
+    if (st == BB_REFUSED)
+        c->refused = 1;
+    for (int k = 0; k < v_nparts[c->variant]; k++) {
+        int i = v_first[c->variant] + k;
+        parts[k] += t[i];
+        c->acc[i] += t[i];
+    }
+    if (c->variant == V_POLLED) {
+        if (c->ndone == c->done_cap) {
+            int64_t cap = c->done_cap ? 2 * c->done_cap : 1024;
+            int *grown = realloc(c->done, (size_t)cap * sizeof *grown);
+            if (grown == NULL)
+                bb_run_fatal(c->run, "out of memory");
+            c->done = grown;
+            c->done_cap = cap;
+        }
+        c->done[c->ndone++] = done;
+    }
+    return st;
+}
+
+/* After each block, outside the timing: this rank's per-call means into a
+ * ring of the last `samples` blocks (the engine's last blocks are its
+ * samples) and, for the polled call, the number of calls in which every
+ * rank saw its payload complete during the batches (MIN over ranks per
+ * call). */
+static bb_status_t variant_block_end(void *arg, int64_t calls)
+{
+    run_ctx_t *c = arg;
+    int64_t slot = c->blocks++ % c->samples;
+    for (int i = 0; i < L_N; i++) {
+        c->ring[slot * L_N + i] = c->acc[i] / (double)calls;
+        c->acc[i] = 0.0;
+    }
+    c->ring_done[slot] = 0;
+    if (c->variant == V_POLLED && !c->refused) {
+        if (MPI_Allreduce(MPI_IN_PLACE, c->done, (int)c->ndone, MPI_INT, MPI_MIN, c->comm)
+            != MPI_SUCCESS)
+            return BB_ERR_MPI;
+        for (int64_t r = 0; r < c->ndone; r++)
+            c->ring_done[slot] += c->done[r];
+    }
+    c->ndone = 0;
+    return BB_OK;
+}
+
+
+/* Variant v of the current point, measured with settings: this rank's
+ * sample means go to local[S][L_N] (the variant's columns), the polled
+ * call's all-complete counts to done[S] (may be NULL). */
+static void measure_variant(run_ctx_t *c, int v, const bb_measure_settings_t *settings,
+                            double *local, int64_t *done, bb_measure_result_t *result_out)
+{
+    bb_measure_variant_t mv = { .nparts = v_nparts[v], .ncounts = 0, .call = variant_call,
+                                .block_end = variant_block_end, .arg = c };
+    c->variant = v;
+    c->blocks = 0;
+    c->ndone = 0;
+    memset(c->acc, 0, sizeof c->acc);
+    bb_status_t st = bb_measure_run(c->comm, settings, &mv, result_out);
+    if (st != BB_OK)
+        bb_run_fatal(c->run, "%s: %s", v_names[v], bb_status_string(st));
+    for (int64_t s = 0; s < c->samples; s++) {
+        int64_t slot = (c->blocks - c->samples + s) % c->samples;
+        for (int k = 0; k < v_nparts[v]; k++)
+            *at(local, s, v_first[v] + k) = c->ring[slot * L_N + v_first[v] + k];
+        if (done != NULL)
+            done[s] = c->ring_done[slot];
+    }
+}
+
 static void measure_point(run_ctx_t *c, int kind, int64_t bytes, int64_t batches,
                           point_t *p)
 {
     const options_t *o = c->o;
-    int64_t S = o->common.samples;
-    double block[L_N], maxb[L_N];
+    const bb_measure_settings_t *settings = bb_run_settings(c->run);
+    int64_t S = settings->samples;
+    bb_measure_result_t res[V_N];
+    memset(res, 0, sizeof res);
     memset(p, 0, sizeof *p);
     p->kind = kind;
     p->bytes = bytes;
@@ -483,103 +436,70 @@ static void measure_point(run_ctx_t *c, int kind, int64_t bytes, int64_t batches
     p->imb_rank = calloc((size_t)S, sizeof(int));
     p->done = calloc((size_t)S, sizeof(int64_t));
     double *local = calloc((size_t)(S * L_N), sizeof(double));
-    double *comm_s = calloc((size_t)S, sizeof(double));
-    if (!p->all || !p->max || !p->mean || !p->imb_rank || !p->done || !local || !comm_s)
-        bb_bench_fatal(c->bench, "out of memory");
+    if (!p->all || !p->max || !p->mean || !p->imb_rank || !p->done || !local)
+        bb_run_fatal(c->run, "out of memory");
 
     c->kind = kind;
     c->bytes = bytes;
     c->batches = batches;
     c->iters_per_batch = 0;
+    c->refused = 0;
     c->phase_id++;
 
-#define TRY(call)                                                           \
-    do {                                                                    \
-        if ((p->status = (call)) != BB_OK) {                                \
-            p->refusal = c->refusal;                                        \
-            goto refused;                                                   \
-        }                                                                   \
-    } while (0)
-
-    /* Communication alone: the first (cold) call, warm-up, then samples;
-     * auto compute needs its median before any compute runs. */
-    TRY(run_block(c, V_COMM, 1, block, NULL));
-    bb_stats_reduce_max(c->comm, block, L_N, maxb);
-    p->first_comm = maxb[L_COMM];
-    for (int64_t w = 0; w < o->common.warmup; w++)
-        TRY(run_block(c, V_COMM, 1, block, NULL));
-    int64_t comm_reps = o->common.reps;
-    if (comm_reps == 0) {
-        TRY(run_block(c, V_COMM, 1, block, NULL));
-        comm_reps = bb_bench_reps_for_budget(c->bench, block[L_COMM],
-                                             o->common.budget_s, 100000);
-    }
-    for (int64_t s = 0; s < S; s++) {
-        TRY(run_block(c, V_COMM, comm_reps, block, NULL));
-        *at(local, s, L_COMM) = block[L_COMM];
-        if (bb_stats_reduce_max(c->comm, &block[L_COMM], 1, &comm_s[s]) != MPI_SUCCESS)
-            bb_bench_fatal(c->bench, "MPI_Allreduce of samples failed");
-    }
+    /* Communication alone first: auto compute needs its median before any
+     * compute runs. */
+    measure_variant(c, V_COMM, settings, local, NULL, &res[V_COMM]);
+    if (c->refused)
+        goto refused;
+    p->first_comm = res[V_COMM].first[0];
 
     p->auto_compute = o->compute_s < 0.0;
     if (batches == 0)
         p->compute_per_batch_s = 0.0;
     else if (p->auto_compute)
-        p->compute_per_batch_s = bb_stats_median(comm_s, (size_t)S) / (double)batches;
+        p->compute_per_batch_s = bb_stats_median(bb_measure_part(&res[V_COMM], 0), (size_t)S)
+                                 / (double)batches;
     else
         p->compute_per_batch_s = o->compute_s;
-    /* Every rank runs the same iteration count (rank 0's calibration), so
-     * that the compute is the same work everywhere. */
-    int64_t iters = bb_compute_iterations(&c->kernel, p->compute_per_batch_s);
-    if (MPI_Bcast(&iters, 1, MPI_INT64_T, 0, c->comm) != MPI_SUCCESS)
-        bb_bench_fatal(c->bench, "MPI_Bcast failed");
+    /* Every rank runs the same iteration count (the slowest rank's rate and
+     * the agreed median), so that the compute is the same work everywhere. */
+    int64_t iters = bb_run_kernel_iterations(&c->kernel, p->compute_per_batch_s);
     c->iters_per_batch = p->iters_per_batch = iters;
     p->compute_none = batches == 0 || iters == 0;
 
-    /* The polled call, cold then warm; its time sets the block size. */
-    TRY(run_block(c, V_POLLED, 1, block, NULL));
-    bb_stats_reduce_max(c->comm, block, L_N, maxb);
-    p->first_polled = maxb[L_POLLED];
-    for (int64_t w = 0; w < o->common.warmup; w++)
-        for (int v = V_COMPUTE; v < V_N; v++)
-            TRY(run_block(c, v, 1, block, NULL));
-    p->reps = o->common.reps;
-    if (p->reps == 0) {
-        TRY(run_block(c, V_POLLED, 1, block, NULL));
-        p->reps = bb_bench_reps_for_budget(c->bench, block[L_POLLED],
-                                           o->common.budget_s, 100000);
-    }
-    /* Interleave the variants sample by sample, so that drift hits them
-     * alike. */
-    for (int64_t s = 0; s < S; s++) {
-        for (int v = V_COMPUTE; v < V_N; v++) {
-            int64_t done = 0;
-            TRY(run_block(c, v, p->reps, block, v == V_POLLED ? &done : NULL));
-            for (int i = 0; i < L_N; i++)
-                if (i != L_COMM && block[i] != 0.0)
-                    *at(local, s, i) = block[i];
-            if (v == V_POLLED)
-                p->done[s] = done;
-        }
+    /* The polled call, cold first; its calls per sample (given or fitted to
+     * the budget) serve the other variants too, so that every column is a
+     * mean over as many calls. */
+    measure_variant(c, V_POLLED, settings, local, p->done, &res[V_POLLED]);
+    if (c->refused)
+        goto refused;
+    p->first_polled = res[V_POLLED].first[0];
+    p->reps = res[V_POLLED].reps;
+    bb_measure_settings_t same_reps = *settings;
+    same_reps.reps = p->reps;
+    static const int others[] = { V_COMPUTE, V_IMMEDIATE, V_UNPOLLED };
+    for (size_t k = 0; k < sizeof others / sizeof others[0]; k++) {
+        measure_variant(c, others[k], &same_reps, local, NULL, &res[others[k]]);
+        if (c->refused)
+            goto refused;
     }
 
-    /* Every rank's per-call means, to every rank (outside any timing):
-     * rank maxima for bbench's figures, rank means for OSU's, the values of
-     * the rank with the largest t_ovrl for IMB's. */
+    /* The engine's rank maxima for bbench's figures; every rank's per-call
+     * means, to every rank (outside any timing), for the rank means of OSU's
+     * and the values of the rank with the largest t_ovrl for IMB's. */
+    for (int v = 0; v < V_N; v++)
+        for (int k = 0; k < v_nparts[v]; k++)
+            for (int64_t s = 0; s < S; s++)
+                *at(p->max, s, v_first[v] + k) = bb_measure_part(&res[v], k)[s];
     if (MPI_Allgather(local, (int)(S * L_N), MPI_DOUBLE, p->all, (int)(S * L_N),
                       MPI_DOUBLE, c->comm) != MPI_SUCCESS)
-        bb_bench_fatal(c->bench, "MPI_Allgather of samples failed");
+        bb_run_fatal(c->run, "MPI_Allgather of samples failed");
     for (int64_t s = 0; s < S; s++) {
         int best = 0;
         for (int i = 0; i < L_N; i++) {
-            double mx = -INFINITY, sum = 0.0;
-            for (int r = 0; r < c->size; r++) {
-                double x = p->all[((int64_t)r * S + s) * L_N + i];
-                if (x > mx)
-                    mx = x;
-                sum += x;
-            }
-            *at(p->max, s, i) = mx;
+            double sum = 0.0;
+            for (int r = 0; r < c->size; r++)
+                sum += p->all[((int64_t)r * S + s) * L_N + i];
             *at(p->mean, s, i) = sum / (double)c->size;
         }
         for (int r = 1; r < c->size; r++)
@@ -589,9 +509,13 @@ static void measure_point(run_ctx_t *c, int kind, int64_t bytes, int64_t batches
         p->imb_rank[s] = best;
     }
 refused:
-#undef TRY
+    if (c->refused) {
+        p->status = BB_REFUSED;
+        p->refusal = c->refusal;
+    }
+    for (int v = 0; v < V_N; v++)
+        bb_measure_result_clear(&res[v]);
     free(local);
-    free(comm_s);
 }
 
 /* ---- figures ----------------------------------------------------------- */
@@ -814,7 +738,7 @@ static void record_point(run_ctx_t *c, const point_t *p, const figures_t *fs)
     if (p->status != BB_OK) {
         bb_quantities_add(q, "overlap", bb_quantity_null("ratio", scope,
                                                          "refused: nothing measured"));
-        bb_record_add_point(bb_bench_record(c->bench), params, "refused", &p->refusal,
+        bb_record_add_point(bb_bench_record(bb_run_bench(c->run)), params, "refused", &p->refusal,
                             first, q);
         return;
     }
@@ -824,7 +748,7 @@ static void record_point(run_ctx_t *c, const point_t *p, const figures_t *fs)
 
     double *v = malloc((size_t)S * sizeof *v);
     if (v == NULL)
-        bb_bench_fatal(c->bench, "out of memory");
+        bb_run_fatal(c->run, "out of memory");
     static const char *const polled_includes[] = {
         "overlap.t_polled.compute", "overlap.t_polled.progress", NULL
     };
@@ -894,15 +818,15 @@ static void record_point(run_ctx_t *c, const point_t *p, const figures_t *fs)
                                             : (double)p->bytes,
                                         "byte", "call/rank"));
     bb_quantities_add_unobservable(q);
-    bb_record_add_point(bb_bench_record(c->bench), params, "ok", NULL, first, q);
+    bb_record_add_point(bb_bench_record(bb_run_bench(c->run)), params, "ok", NULL, first, q);
 }
 
-static void table_header(const options_t *o)
+static void table_header(int64_t samples)
 {
     printf("# times: microseconds, median of %lld samples, rank maximum per sample; "
            "figures: ratios (1 = 100%%), '-' = undefined (see the record), "
            "'?' = noise-dominated\n",
-           (long long)o->common.samples);
+           (long long)samples);
     printf("%-10s %6s %4s %9s %10s %10s %10s %10s %10s %7s %7s %7s %7s %7s %5s %5s\n",
            "kind", "bytes", "bat", "cmp/b_us", "t_comm", "t_compute", "t_immed",
            "t_polled", "t_unpoll", "overlap", "unpoll", "osu", "imb", "speedup",
@@ -966,14 +890,14 @@ static int process_threads(void)
 }
 
 /* The run-level progress conditions, and the kernel calibration. */
-static void record_conditions(run_ctx_t *c, const bb_compute_t *k_min,
-                              const bb_compute_t *k_max, const int threads[2])
+static void record_conditions(run_ctx_t *c)
 {
-    const bb_topology_info_t *topo = bb_bench_topology(c->bench);
-    cJSON *doc = bb_record_json(bb_bench_record(c->bench));
+    const int *threads = c->threads;
+    const bb_topology_info_t *topo = bb_bench_topology(bb_run_bench(c->run));
+    cJSON *doc = bb_record_json(bb_bench_record(bb_run_bench(c->run)));
     cJSON *pc = cJSON_CreateObject();
     const char *async = getenv("MPIR_CVAR_ASYNC_PROGRESS");
-    int provided = bb_world_thread_level(bb_bench_world(c->bench));
+    int provided = bb_world_thread_level(bb_bench_world(bb_run_bench(c->run)));
     cJSON *aq = cJSON_CreateObject();
     if (async != NULL) {
         cJSON_AddStringToObject(aq, "value", async);
@@ -1033,18 +957,19 @@ static void record_conditions(run_ctx_t *c, const bb_compute_t *k_min,
                             "(see overlap.compute_slowdown)");
     cJSON_AddItemToObject(doc, "progress", pc);
 
+    /* The one kernel policy: rank 0's own calibration stays under its old
+     * names, the iterations come from the slowest rank's rate. */
+    const bb_compute_t *k0 = &c->kernel.local;
     cJSON *kc = cJSON_CreateObject();
-    cJSON_AddStringToObject(kc, "kernel", "bb_compute_run: eight independent "
-                            "multiply-add chains in registers, MPI-free, no memory "
-                            "traffic; iterations per batch from rank 0's calibration");
-    cJSON_AddNumberToObject(kc, "iterations_per_s_rank0", c->kernel.iters_per_s);
-    cJSON_AddNumberToObject(kc, "iterations_per_s_min_rank", k_min->iters_per_s);
-    cJSON_AddNumberToObject(kc, "iterations_per_s_max_rank", k_max->iters_per_s);
+    cJSON_AddStringToObject(kc, "kernel", BB_KERNEL_DESCRIPTION);
+    cJSON_AddNumberToObject(kc, "iterations_per_s_rank0", k0->iters_per_s);
+    cJSON_AddNumberToObject(kc, "iterations_per_s_min_rank", c->kernel.slowest_rate);
+    cJSON_AddNumberToObject(kc, "iterations_per_s_max_rank", c->kernel.fastest_rate);
     cJSON_AddNumberToObject(kc, "slowest_trial_iterations_per_s_rank0",
-                            c->kernel.slowest_iters_per_s);
-    cJSON_AddNumberToObject(kc, "trials", c->kernel.trials);
-    cJSON_AddNumberToObject(kc, "trial_s", c->kernel.trial_s);
-    cJSON_AddNumberToObject(kc, "calibration_s", c->kernel.calibration_s);
+                            k0->slowest_iters_per_s);
+    cJSON_AddNumberToObject(kc, "trials", k0->trials);
+    cJSON_AddNumberToObject(kc, "trial_s", k0->trial_s);
+    cJSON_AddNumberToObject(kc, "calibration_s", k0->calibration_s);
     cJSON_AddItemToObject(doc, "compute_kernel", kc);
 
     cJSON *f = cJSON_CreateObject();
@@ -1054,146 +979,267 @@ static void record_conditions(run_ctx_t *c, const bb_compute_t *k_min,
     cJSON_AddStringToObject(f, "overlap.imb_code", BB_OVERLAP_IMB_CODE_FORMULA);
     cJSON_AddStringToObject(f, "overlap.speedup", BB_OVERLAP_SPEEDUP_FORMULA);
     cJSON_AddStringToObject(f, "overlap.compute_slowdown", BB_OVERLAP_SLOWDOWN_FORMULA);
-    cJSON_AddStringToObject(f, "range_note", "with n samples the [min, max] range covers "
-                            "the median with probability 1 - 2^(1-n): 75% for n = 3");
     cJSON_AddItemToObject(doc, "formulas", f);
 }
 
-int main(int argc, char **argv)
-{
-    bb_bench_t *bench = bb_bench_init(&argc, &argv, PROG, "overlap");
-    options_t o;
-    options_parse(bench, argc, argv, &o);
-    if (bb_bench_size(bench) < 2)
-        bb_bench_usage(bench, "needs at least 2 ranks (mpiexec -n 2): on one rank "
-                       "there is no peer to overlap with (see --help)");
-    bb_bench_set_output(bench, o.common.output);
-    bb_bench_capture(bench);
+/* ---- the descriptor ------------------------------------------------------- */
 
-    run_ctx_t c;
-    memset(&c, 0, sizeof c);
-    c.bench = bench;
-    c.o = &o;
-    c.comm = bb_bench_comm(bench);
-    c.rank = bb_bench_rank(bench);
-    c.size = bb_bench_size(bench);
-    c.source = 0;
-    c.destination = c.size - 1;
-    c.phase_id = 0;
+enum { OPT_BATCHES = BB_OPT_LONG, OPT_COMPUTE, OPT_KINDS };
+
+static const bb_option_t overlap_options[] = {
+    {"bytes", 'b', "LIST", "payload bytes: 64K,4M or 1K:4M[:x4] (default 64K,4M)"},
+    {"batches", OPT_BATCHES, "LIST", "compute batches per call (default 1,4,16)"},
+    {"compute", OPT_COMPUTE, "SEC|auto", "compute seconds per batch, >= 0, or auto: the\n"
+                                         "total compute equals the median t_comm of the\n"
+                                         "point, as OSU calibrates it (default auto)"},
+    {"kinds", OPT_KINDS, "LIST", "transfer,isend,iallreduce or all (default all)"},
+    {NULL, 0, NULL, NULL}
+};
+
+static void overlap_defaults(void *state)
+{
+    run_ctx_t *c = state;
+    c->o = &c->opt;
+    c->opt.compute_s = -1.0;
+    c->opt.kinds = (1u << KIND_N) - 1u;
+}
+
+static void overlap_parse(bb_run_t *run, void *state, int key, const char *value)
+{
+    run_ctx_t *c = state;
+    options_t *o = &c->opt;
+    char err[256];
+    switch (key) {
+    /* The transfer cap is a signed-32 MPI count. */
+    case 'b': bb_run_parse_size_list(run, "bytes", value, 0, INT32_MAX, &o->bytes); break;
+    case OPT_BATCHES:
+        bb_run_parse_size_list(run, "batches", value, 0, 1000000, &o->batches);
+        break;
+    case OPT_COMPUTE:
+        if (strcmp(value, "auto") == 0)
+            o->compute_s = -1.0;
+        else if (bb_cli_parse_double(value, 0.0, 10.0, &o->compute_s, err, sizeof err)
+                 != BB_OK)
+            bb_run_usage(run, "--compute: %s (seconds per batch in [0, 10], or auto)", err);
+        break;
+    case OPT_KINDS: o->kinds = bb_run_parse_choices(run, "kinds", value, kind_names, KIND_N);
+        break;
+    }
+}
+
+static size_t overlap_validate(bb_run_t *run, void *state)
+{
+    run_ctx_t *c = state;
+    options_t *o = &c->opt;
+    c->run = run;
+    if (bb_run_size(run) < 2)
+        bb_run_usage(run, "needs at least 2 ranks (mpiexec -n 2): on one rank there is no "
+                     "peer to overlap with (see --help)");
+    if (o->bytes.n == 0)
+        bb_run_parse_size_list(run, "bytes", "64K,4M", 0, INT32_MAX, &o->bytes);
+    if (o->batches.n == 0)
+        bb_run_parse_size_list(run, "batches", "1,4,16", 0, 1000000, &o->batches);
+    c->nkinds = 0;
+    for (int k = 0; k < KIND_N; k++)
+        if (o->kinds & (1u << k))
+            c->kinds[c->nkinds++] = k;
+    return (size_t)c->nkinds * o->bytes.n * o->batches.n;
+}
+
+/* Point i: kinds outermost, then bytes, then batches. */
+static void point_of(const run_ctx_t *c, size_t i, int *kind_out, int64_t *bytes_out,
+                     int64_t *batches_out)
+{
+    size_t nb = c->o->batches.n, nx = c->o->bytes.n;
+    *kind_out = c->kinds[i / (nx * nb)];
+    *bytes_out = c->o->bytes.values[i / nb % nx];
+    *batches_out = c->o->batches.values[i % nb];
+}
+
+static void overlap_setup(bb_run_t *run, void *state)
+{
+    run_ctx_t *c = state;
+    const options_t *o = c->o;
+    c->comm = bb_run_comm(run);
+    c->rank = bb_run_rank(run);
+    c->size = bb_run_size(run);
+    c->source = 0;
+    c->destination = c->size - 1;
+    c->samples = bb_run_settings(run)->samples;
 
     int64_t max_bytes = 8;
-    for (size_t i = 0; i < o.bytes.n; i++)
-        if (o.bytes.values[i] > max_bytes)
-            max_bytes = o.bytes.values[i];
-    c.send = malloc((size_t)max_bytes);
-    c.recv = malloc((size_t)max_bytes);
-    if (c.send == NULL || c.recv == NULL)
-        bb_bench_fatal(bench, "cannot allocate %lld bytes", (long long)max_bytes);
+    for (size_t i = 0; i < o->bytes.n; i++)
+        if (o->bytes.values[i] > max_bytes)
+            max_bytes = o->bytes.values[i];
+    c->send = malloc((size_t)max_bytes);
+    c->recv = malloc((size_t)max_bytes);
+    c->ring = calloc((size_t)(c->samples * L_N), sizeof *c->ring);
+    c->ring_done = calloc((size_t)c->samples, sizeof *c->ring_done);
+    if (c->send == NULL || c->recv == NULL || c->ring == NULL || c->ring_done == NULL)
+        bb_run_fatal(run, "cannot allocate %lld bytes", (long long)max_bytes);
     for (int64_t i = 0; i < max_bytes; i++)
-        c.send[i] = pattern_byte(i);
-    memset(c.recv, 0, (size_t)max_bytes);
-    c.provider_state.data = c.send;
-    c.provider = (bb_transfer_provider_t){ provider_prepare, provider_release,
-                                           &c.provider_state };
-    c.consumer = (bb_transfer_consumer_t){ consumer_consume, NULL, &c.consumer_state };
-    if (o.kinds[KIND_TRANSFER]
-        && bb_transfer_phase_create(bb_bench_world(bench), &c.phase) != BB_OK)
-        bb_bench_fatal(bench, "cannot create the transfer phase");
+        c->send[i] = pattern_byte(i);
+    memset(c->recv, 0, (size_t)max_bytes);
+    c->provider_state.data = c->send;
+    c->provider = (bb_transfer_provider_t){ provider_prepare, provider_release,
+                                            &c->provider_state };
+    c->consumer = (bb_transfer_consumer_t){ consumer_consume, NULL, &c->consumer_state };
+    if ((o->kinds & (1u << KIND_TRANSFER))
+        && bb_transfer_phase_create(bb_bench_world(bb_run_bench(run)), &c->phase) != BB_OK)
+        bb_run_fatal(run, "cannot create the transfer phase");
 
-    /* Calibrate the kernel on every rank; rank 0's rate sets the iteration
-     * counts, the spread over ranks goes to the record. */
-    if (bb_compute_calibrate(7, 0.005, &c.kernel) != BB_OK)
-        bb_bench_fatal(bench, "compute kernel calibration failed");
-    bb_compute_t k_min = c.kernel, k_max = c.kernel;
-    double rate = c.kernel.iters_per_s, rmin = 0.0, rmax = 0.0;
-    if (MPI_Allreduce(&rate, &rmin, 1, MPI_DOUBLE, MPI_MIN, c.comm) != MPI_SUCCESS
-        || MPI_Allreduce(&rate, &rmax, 1, MPI_DOUBLE, MPI_MAX, c.comm) != MPI_SUCCESS
-        || MPI_Bcast(&c.kernel, (int)sizeof c.kernel, MPI_BYTE, 0, c.comm) != MPI_SUCCESS)
-        bb_bench_fatal(bench, "MPI calibration exchange failed");
-    k_min.iters_per_s = rmin;
-    k_max.iters_per_s = rmax;
+    /* Batch lengths are chosen per point (bb_run_kernel_iterations), so no
+     * check batch is asked for here. */
+    bb_run_kernel_calibrate(run, 0.0, &c->kernel);
 
     /* Threads per process, observed: the evidence that a progress thread
      * runs (or not), whatever the environment says. */
-    int threads[2] = { process_threads(), 0 };
-    int tmin = 0, tmax = 0;
-    if (MPI_Allreduce(&threads[0], &tmin, 1, MPI_INT, MPI_MIN, c.comm) != MPI_SUCCESS
-        || MPI_Allreduce(&threads[0], &tmax, 1, MPI_INT, MPI_MAX, c.comm) != MPI_SUCCESS)
-        bb_bench_fatal(bench, "MPI_Allreduce failed");
-    threads[0] = tmin;
-    threads[1] = tmax;
+    int threads = process_threads(), tmin = 0, tmax = 0;
+    if (MPI_Allreduce(&threads, &tmin, 1, MPI_INT, MPI_MIN, c->comm) != MPI_SUCCESS
+        || MPI_Allreduce(&threads, &tmax, 1, MPI_INT, MPI_MAX, c->comm) != MPI_SUCCESS)
+        bb_run_fatal(run, "MPI_Allreduce failed");
+    c->threads[0] = tmin;
+    c->threads[1] = tmax;
 
-    if (c.rank == 0) {
+    if (c->rank == 0) {
         const char *async = getenv("MPIR_CVAR_ASYNC_PROGRESS");
-        const bb_topology_info_t *topo = bb_bench_topology(bench);
+        const bb_topology_info_t *topo = bb_bench_topology(bb_run_bench(run));
         printf("# MPIR_CVAR_ASYNC_PROGRESS=%s, thread level provided %s, "
                "%.2f ranks per core, %d..%d threads per process\n",
                async ? async : "(unset)",
-               bb_thread_level_name(bb_world_thread_level(bb_bench_world(bench))),
+               bb_thread_level_name(bb_world_thread_level(bb_bench_world(bb_run_bench(run)))),
                topo && topo->cores_per_host > 0
                    ? (double)topo->max_ranks_per_host / topo->cores_per_host
-                   : (double)NAN, threads[0], threads[1]);
-        printf("# transfer and isend: rank %d -> rank %d; compute kernel %.3g iterations/s "
-               "(ranks %.3g..%.3g)\n", c.source, c.destination, c.kernel.iters_per_s,
-               rmin, rmax);
-        table_header(&o);
+                   : (double)NAN, tmin, tmax);
+        printf("# transfer and isend: rank %d -> rank %d; compute kernel %.3g iterations/s, "
+               "the slowest rank's (ranks %.3g..%.3g)\n", c->source, c->destination,
+               c->kernel.slowest_rate, c->kernel.slowest_rate, c->kernel.fastest_rate);
+        table_header(c->samples);
     }
-
-    int exit_code = BB_EXIT_OK;
-    for (int k = 0; k < KIND_N; k++) {
-        if (!o.kinds[k])
-            continue;
-        for (size_t i = 0; i < o.bytes.n; i++) {
-            for (size_t j = 0; j < o.batches.n; j++) {
-                point_t p;
-                figures_t fs;
-                bb_bench_progress(bench, "%s: %lld bytes, %lld batches", kind_names[k],
-                                  (long long)o.bytes.values[i],
-                                  (long long)o.batches.values[j]);
-                measure_point(&c, k, o.bytes.values[i], o.batches.values[j], &p);
-                if (p.status == BB_OK)
-                    figures_compute(&p, &fs);
-                else
-                    memset(&fs, 0, sizeof fs);
-                if (c.rank == 0) {
-                    table_row(&p, &fs);
-                    record_point(&c, &p, &fs);
-                }
-                if (p.status != BB_OK) {
-                    bb_bench_progress(bench, "error: %s %lld bytes refused (%s)",
-                                      kind_names[k], (long long)p.bytes,
-                                      bb_stage_name(p.refusal.stage));
-                    exit_code = BB_EXIT_FAILURE;
-                }
-                figures_free(&fs);
-                point_free(&p);
-            }
-        }
-    }
-
-    /* Payload checks and provider bookkeeping, agreed over ranks. */
-    int64_t local[2] = { c.consumer_state.wrong,
-                         c.provider_state.prepared - c.provider_state.released };
-    int64_t worst[2];
-    if (bb_agree_max(c.comm, local, 2, worst) != MPI_SUCCESS)
-        bb_bench_fatal(bench, "MPI_Allreduce failed");
-    if (worst[0] != 0) {
-        bb_bench_progress(bench, "error: %lld transfers delivered a wrong payload",
-                          (long long)worst[0]);
-        exit_code = BB_EXIT_FAILURE;
-    }
-    if (worst[1] != 0) {
-        bb_bench_progress(bench, "error: provider arrays not released exactly once");
-        exit_code = BB_EXIT_FAILURE;
-    }
-    if (c.rank == 0) {
-        record_conditions(&c, &k_min, &k_max, threads);
-    }
-    if (c.phase != NULL && bb_transfer_phase_close(c.phase) != BB_OK)
-        bb_bench_fatal(bench, "cannot close the transfer phase");
-    free(c.send);
-    free(c.recv);
-    bb_size_list_clear(&o.bytes);
-    bb_size_list_clear(&o.batches);
-    return bb_bench_finish(bench, exit_code);
 }
+
+static void overlap_label(const void *state, size_t i, char *buf, size_t len)
+{
+    int kind;
+    int64_t bytes, batches;
+    point_of(state, i, &kind, &bytes, &batches);
+    snprintf(buf, len, "%s: %lld bytes, %lld batches", kind_names[kind], (long long)bytes,
+             (long long)batches);
+}
+
+static int overlap_point(bb_run_t *run, void *state, size_t i)
+{
+    run_ctx_t *c = state;
+    int kind;
+    int64_t bytes, batches;
+    point_t p;
+    figures_t fs;
+    int code = BB_EXIT_OK;
+    point_of(c, i, &kind, &bytes, &batches);
+    measure_point(c, kind, bytes, batches, &p);
+    if (p.status == BB_OK)
+        figures_compute(&p, &fs);
+    else
+        memset(&fs, 0, sizeof fs);
+    if (c->rank == 0) {
+        table_row(&p, &fs);
+        record_point(c, &p, &fs);
+    }
+    if (p.status != BB_OK) {
+        bb_run_note(run, "error: %s %lld bytes refused (%s)", kind_names[kind],
+                    (long long)bytes, bb_stage_name(p.refusal.stage));
+        code = BB_EXIT_FAILURE;
+    }
+    figures_free(&fs);
+    point_free(&p);
+    return code;
+}
+
+static int overlap_finish(bb_run_t *run, void *state)
+{
+    run_ctx_t *c = state;
+    int code = BB_EXIT_OK;
+    /* The payload checks, agreed over ranks. */
+    int64_t wrong = 0;
+    if (bb_agree_max(c->comm, &c->consumer_state.wrong, 1, &wrong) != MPI_SUCCESS)
+        bb_run_fatal(run, "MPI_Allreduce failed");
+    if (wrong != 0) {
+        bb_run_note(run, "error: %lld transfers delivered a wrong payload", (long long)wrong);
+        code = BB_EXIT_FAILURE;
+    }
+    if (bb_run_check_released(run, "provider arrays", c->provider_state.prepared,
+                              c->provider_state.released) != BB_EXIT_OK)
+        code = BB_EXIT_FAILURE;
+    if (c->rank == 0)
+        record_conditions(c);
+    if (c->phase != NULL && bb_transfer_phase_close(c->phase) != BB_OK)
+        bb_run_fatal(run, "cannot close the transfer phase");
+    c->phase = NULL;
+    return code;
+}
+
+static void overlap_teardown(void *state)
+{
+    run_ctx_t *c = state;
+    free(c->send);
+    free(c->recv);
+    free(c->ring);
+    free(c->ring_done);
+    free(c->done);
+    bb_size_list_clear(&c->opt.bytes);
+    bb_size_list_clear(&c->opt.batches);
+}
+
+static const bb_bench_desc_t overlap_bench = {
+    .program = PROG,
+    .benchmark = "overlap",
+    .summary =
+        "Measure compute/communication overlap honestly: for the bounded transfer\n"
+        "phase (ticket API) and, as references, raw MPI_Isend/MPI_Irecv and raw\n"
+        "MPI_Iallreduce, on the same buffers and compute kernel, time\n"
+        "  t_comm       post, finish                  (communication alone)\n"
+        "  t_compute    the compute batches alone     (no communication)\n"
+        "  t_immediate  post, finish, then compute    (same work, no overlap)\n"
+        "  t_polled     post, batches with a poll after each, finish\n"
+        "  t_unpolled   post, all batches, finish     (no poll)\n"
+        "and report\n"
+        "  overlap   = " BB_OVERLAP_FORMULA "\n"
+        "              (t_polled; 'unpolled' uses t_unpolled), rank maxima\n"
+        "  osu       = " BB_OVERLAP_OSU_FORMULA "\n"
+        "              (OSU osu_iallreduce: rank means, no polls)\n"
+        "  imb       = " BB_OVERLAP_IMB_FORMULA "\n"
+        "              (IMB-NBC user guide; the record also has IMB's code form,\n"
+        "              which divides by max; values of the rank with the largest\n"
+        "              t_ovrl = t_unpolled)\n"
+        "  speedup   = " BB_OVERLAP_SPEEDUP_FORMULA "\n"
+        "  done      = fraction of polled calls in which every rank saw its payload\n"
+        "              complete during the batches (proves nothing alone)\n"
+        "  slowdown  = " BB_OVERLAP_SLOWDOWN_FORMULA,
+    .notes =
+        "Needs at least 2 ranks: with one rank there is no peer, the transfer is a\n"
+        "local copy made at begin and MPI self messages are copied inside the\n"
+        "posting or waiting call, so nothing could overlap and every figure would\n"
+        "be an artefact; -n 1 exits with status 2.  The transfer goes from rank 0\n"
+        "to the last rank; other ranks still take part in every agreement.\n"
+        "\n"
+        "Progress: MPICH makes asynchronous progress only with\n"
+        "MPIR_CVAR_ASYNC_PROGRESS=1, which needs MPI_THREAD_MULTIPLE (requested\n"
+        "then); the record keeps the variable, the thread level provided and ranks\n"
+        "per core.  Every call starts after an untimed MPI_Barrier.  --budget sizes\n"
+        "the blocks of t_comm and of t_polled; t_compute, t_immediate and t_unpolled\n"
+        "use t_polled's calls per sample.  Times in the table are microseconds,\n"
+        "figures are ratios (1 = 100%), medians of the per-sample figures.  Exit 1\n"
+        "also for a refusal or a wrong payload.",
+    .options = overlap_options,
+    .state_size = sizeof(run_ctx_t),
+    .defaults = overlap_defaults,
+    .parse = overlap_parse,
+    .validate = overlap_validate,
+    .setup = overlap_setup,
+    .label = overlap_label,
+    .point = overlap_point,
+    .finish = overlap_finish,
+    .teardown = overlap_teardown,
+};
+
+int main(int argc, char **argv) { return bb_run_main(&overlap_bench, argc, argv); }

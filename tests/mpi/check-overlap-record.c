@@ -1,13 +1,16 @@
 /* check-overlap-record FILE [ASYNC [SOME]]: reads a bbench-overlap record with
  * bb_record_read and checks that every point carries every quantity, with
  * the right unit, at least three samples for timings, values where they are
- * defined and null with a reason where they are not (no batches), and that
- * the run records its progress conditions.  ASYNC, when given, is the value
+ * defined and null with a reason where they are not (no batches), the
+ * iterations of the one kernel policy (the slowest rank's rate), and that
+ * the run records its progress conditions.  A check counts as passed only
+ * when none of its conditions failed.  ASYNC, when given, is the value
  * MPIR_CVAR_ASYNC_PROGRESS must have in the record ("unset": null); a
  * third argument lifts the check that all three kinds were measured.
  * Serial: MPI is not initialized (bb_record_read is local). */
 #include "config.h"
 #include "bbench.h"
+#include "runner.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +22,14 @@ static void fail(const char *where, const char *what)
 {
     failed++;
     printf("FAIL %s: %s\n", where, what);
+}
+
+/* A check passes only when nothing failed since it began (failed was at):
+ * a point passes only when every check of its own passed. */
+static void count_pass(int at)
+{
+    if (failed == at)
+        passed++;
 }
 
 static const cJSON *get(const cJSON *o, const char *name)
@@ -43,6 +54,7 @@ static const char *const figures_always[] = {
 
 static void check_timing(const cJSON *q, const char *where)
 {
+    int at = failed;
     const cJSON *unit = get(q, "unit"), *samples = get(q, "samples");
     const cJSON *range = get(q, "range");
     if (!cJSON_IsString(unit) || strcmp(unit->valuestring, "s") != 0)
@@ -57,11 +69,12 @@ static void check_timing(const cJSON *q, const char *where)
     else if (cJSON_GetArrayItem(range, 0)->valuedouble > get(q, "median")->valuedouble
              || get(q, "median")->valuedouble > cJSON_GetArrayItem(range, 1)->valuedouble)
         fail(where, "median outside its range");
-    passed++;
+    count_pass(at);
 }
 
 static void check_figure(const cJSON *q, const char *where, int defined)
 {
+    int at = failed;
     const cJSON *unit = get(q, "unit"), *value = get(q, "value");
     if (!cJSON_IsString(unit) || strcmp(unit->valuestring, "ratio") != 0)
         fail(where, "unit is not ratio");
@@ -77,7 +90,7 @@ static void check_figure(const cJSON *q, const char *where, int defined)
         if (!cJSON_IsString(reason) || reason->valuestring[0] == '\0')
             fail(where, "null without a reason");
     }
-    passed++;
+    count_pass(at);
 }
 
 int main(int argc, char **argv)
@@ -117,9 +130,14 @@ int main(int argc, char **argv)
         if (!is_num(get(pc, "ranks_per_core")) && !cJSON_IsNull(get(pc, "ranks_per_core")))
             fail("progress.ranks_per_core", "missing");
     }
-    if (!cJSON_IsObject(get(doc, "compute_kernel"))
-        || !is_num(get(get(doc, "compute_kernel"), "iterations_per_s_rank0")))
+    const cJSON *kernel = get(doc, "compute_kernel");
+    const cJSON *slowest = get(kernel, "iterations_per_s_min_rank");
+    if (!cJSON_IsObject(kernel) || !is_num(get(kernel, "iterations_per_s_rank0"))
+        || !is_num(slowest))
         fail("compute_kernel", "missing");
+    else if (!cJSON_IsString(get(kernel, "kernel"))
+             || strcmp(get(kernel, "kernel")->valuestring, BB_KERNEL_DESCRIPTION) != 0)
+        fail("compute_kernel.kernel", "not the one kernel description");
     if (!cJSON_IsString(get(get(doc, "formulas"), "overlap")))
         fail("formulas.overlap", "missing");
 
@@ -130,6 +148,7 @@ int main(int argc, char **argv)
     cJSON_ArrayForEach(pt, points) {
         const cJSON *par = get(pt, "parameters"), *q = get(pt, "quantities");
         const cJSON *kind = get(par, "kind"), *batches = get(par, "batches");
+        int at = failed;
         snprintf(where, sizeof where, "points[%d]", npoints);
         npoints++;
         if (!cJSON_IsString(kind) || !is_num(batches) || !is_num(get(par, "bytes"))) {
@@ -188,7 +207,17 @@ int main(int argc, char **argv)
                 fail(where, "compute inside t_polled exceeds t_polled");
         if (!is_num(get(get(q, "communication.payload"), "value")))
             fail(where, "communication.payload missing");
-        passed++;
+        /* The one kernel policy: every rank runs the iterations that last
+         * compute.per_batch at the slowest rank's calibrated rate. */
+        const cJSON *iters = get(get(q, "compute.iterations_per_batch"), "value");
+        if (with_compute && is_num(slowest)
+            && (!is_num(iters)
+                || iters->valuedouble
+                       != (double)llround(get(per_batch, "value")->valuedouble
+                                          * slowest->valuedouble)))
+            fail(where, "compute.iterations_per_batch is not compute.per_batch at the "
+                 "slowest rank's rate");
+        count_pass(at);
     }
     if (npoints == 0)
         fail("points", "none");

@@ -1,7 +1,7 @@
 # bbench-overlap: a tiny -n 2 run gives a valid record with every quantity
 # (with and without asynchronous progress, fixed and auto compute); -n 1 is
 # refused with a clear message; bad input exits 2 on every rank with no
-# record written.
+# record written; the record checker counts no pass for a failed check.
 . "$(dirname "$0")/../lib.sh"
 X="$B/bench/bbench-overlap"
 CHECK="$B/tests/mpi/check-overlap-record"
@@ -17,6 +17,19 @@ bb_expect_grep '^isend ' "$BB_TMP/out" "table has isend rows"
 bb_expect_grep '^iallreduce ' "$BB_TMP/out" "table has iallreduce rows"
 bb_expect_grep 'MPIR_CVAR_ASYNC_PROGRESS=(unset)' "$BB_TMP/out" "header states async progress unset"
 bb_expect_true "record has every quantity (async unset)" "$CHECK" "$rec" unset
+
+# The checker itself: one wrong unit fails that quantity's check and its
+# point's, and neither is counted as passed.
+"$CHECK" "$rec" unset >"$BB_TMP/check.out"
+good=$(sed -n 's/.* \([0-9]*\) checks passed, 0 failed$/\1/p' "$BB_TMP/check.out")
+awk '!d && /"quantities"/ {q=1} q && !d && /"overlap.t_comm"/ {t=1}
+     t && !d && /"unit": "s"/ {sub(/"s"/, "\"ms\""); d=1} {print}' "$rec" >"$BB_TMP/ms.json"
+"$CHECK" "$BB_TMP/ms.json" unset >"$BB_TMP/check.out"
+bb_expect_rc 1 $? "checker fails a record with t_comm in ms"
+bb_expect_grep "FAIL points\[0\].overlap.t_comm: unit is not s" "$BB_TMP/check.out" \
+    "checker names the wrong unit"
+bb_expect_grep " $((${good:-0} - 2)) checks passed, 1 failed$" "$BB_TMP/check.out" \
+    "checker counts no pass for the failed check or its point"
 
 # Auto compute (total compute = median t_comm) under asynchronous progress;
 # the harness then requests MPI_THREAD_MULTIPLE.
@@ -62,7 +75,11 @@ bad() {
 }
 bad "negative compute" "--compute:" --compute -1e-3
 bad "compute not a number" "--compute:" --compute fast
-bad "unknown kind" "unknown kind 'bogus'" --kinds isend,bogus
+bad "unknown kind" "--kinds: 'bogus' is not transfer, isend, iallreduce or all" \
+    --kinds isend,bogus
+bad "kind given twice" "--kinds: 'isend' is given twice" --kinds isend,isend
+bad "no -k (--kinds is long-only)" "unknown option '-k'" -k isend
+bad "no suffix on a sample count" "--samples:" --samples 1K
 bad "two samples" "--samples:" --samples 2
 bad "negative batches" "--batches:" --batches -1
 bad "unknown option" "unknown option" --frobnicate

@@ -23,8 +23,8 @@ bb_expect_true "record has every quantity (async unset)" "$CHECK" "$rec" unset
 "$CHECK" "$rec" unset >"$BB_TMP/check.out"
 good=$(sed -n 's/.* \([0-9]*\) checks passed, 0 failed$/\1/p' "$BB_TMP/check.out")
 awk '!d && /"quantities"/ {q=1} q && !d && /"overlap.t_comm"/ {t=1}
-     t && !d && /"unit": "s"/ {sub(/"s"/, "\"ms\""); d=1} {print}' "$rec" >"$BB_TMP/ms.json"
-"$CHECK" "$BB_TMP/ms.json" unset >"$BB_TMP/check.out"
+     t && !d && /"unit": "s"/ {sub(/"s"/, "\"ms\""); d=1} {print}' "$rec" >"$BB_TMP/ms.hostile"
+"$CHECK" "$BB_TMP/ms.hostile" unset >"$BB_TMP/check.out"
 bb_expect_rc 1 $? "checker fails a record with t_comm in ms"
 bb_expect_grep "FAIL points\[0\].overlap.t_comm: unit is not s" "$BB_TMP/check.out" \
     "checker names the wrong unit"

@@ -31,6 +31,7 @@ void bb_measure_result_clear(bb_measure_result_t *result)
         return;
     free(result->first);
     free(result->parts);
+    free(result->local_parts);
     free(result->counts);
     memset(result, 0, sizeof *result);
 }
@@ -172,86 +173,173 @@ static bb_status_t measure_block(MPI_Comm comm, const bb_measure_variant_t *v,
     return BB_OK;
 }
 
+static int settings_ok(const bb_measure_settings_t *s)
+{
+    return s != NULL && s->samples >= 1 && s->reps >= 0 && s->warmup >= 0
+           && (s->reps > 0 || s->budget_s > 0.0) && s->timing >= BB_TIMING_BLOCK
+           && s->timing <= BB_TIMING_WINDOW && s->window_s >= 0.0;
+}
+
+static int variant_ok(const bb_measure_variant_t *v)
+{
+    return v->call != NULL && v->nparts >= 1 && v->ncounts >= 0;
+}
+
+/* What the engine keeps per variant while it measures a set. */
+typedef struct variant_run {
+    block_sync_t sync;
+    double warm_s;            /* the slowest warm call, for the window */
+    double *scratch;          /* [2 x (nparts + ncounts)]: local, then maxima */
+} variant_run_t;
+
+static bb_status_t result_alloc(const bb_measure_variant_t *v, int64_t samples,
+                                bb_measure_result_t *r)
+{
+    *r = (bb_measure_result_t){ .nparts = v->nparts, .ncounts = v->ncounts,
+                                .samples = samples };
+    size_t per_part = (size_t)samples;
+    r->first = calloc((size_t)(v->nparts + v->ncounts), sizeof *r->first);
+    r->parts = calloc((size_t)v->nparts * per_part, sizeof *r->parts);
+    r->local_parts = calloc((size_t)v->nparts * per_part, sizeof *r->local_parts);
+    r->counts = calloc((size_t)(v->ncounts ? v->ncounts : 1) * per_part, sizeof *r->counts);
+    return r->first && r->parts && r->local_parts && r->counts ? BB_OK : BB_ERR_NOMEM;
+}
+
+/* The cold first call, the warm-up and, when reps must be chosen here, the
+ * probe of one variant. */
+static bb_status_t variant_prepare(MPI_Comm comm, const bb_measure_settings_t *s,
+                                   const bb_measure_variant_t *v, int probe,
+                                   variant_run_t *vr, bb_measure_result_t *r)
+{
+    int n = v->nparts + v->ncounts;
+    double *block = vr->scratch + n;
+    bb_status_t st = measure_block(comm, v, &vr->sync, 1, vr->scratch, r->first);
+    if (st != BB_OK)
+        return st;
+    r->calls = 1;
+    vr->warm_s = r->first[0];
+    for (int64_t w = 0; w < s->warmup; w++, r->calls++) {
+        if ((st = measure_block(comm, v, &vr->sync, 1, vr->scratch, block)) != BB_OK)
+            return st;
+        vr->warm_s = w == 0 || block[0] > vr->warm_s ? block[0] : vr->warm_s;
+    }
+    r->reps = s->reps;
+    r->reps_from = s->reps > 0 ? BB_REPS_GIVEN : BB_REPS_BUDGET;
+    if (probe) {
+        /* The probe is a call like the others: its block is already
+         * MAX-reduced, so every rank chooses the same reps. */
+        if ((st = measure_block(comm, v, &vr->sync, 1, vr->scratch, block)) != BB_OK)
+            return st;
+        r->calls++;
+        if (s->warmup == 0 || block[0] > vr->warm_s)
+            vr->warm_s = block[0];
+        r->reps = reps_fit(block[0], s->budget_s, BB_MEASURE_REPS_CAP);
+    }
+    return BB_OK;
+}
+
+/* Sample k of one variant: the block's rank maxima and this rank's means. */
+static bb_status_t variant_sample(MPI_Comm comm, const bb_measure_variant_t *v,
+                                  variant_run_t *vr, int64_t k, bb_measure_result_t *r)
+{
+    int n = v->nparts + v->ncounts;
+    double *block = vr->scratch + n;
+    bb_status_t st = measure_block(comm, v, &vr->sync, r->reps, vr->scratch, block);
+    if (st != BB_OK)
+        return st;
+    r->calls += r->reps;
+    size_t S = (size_t)r->samples;
+    for (int p = 0; p < v->nparts; p++) {
+        r->parts[(size_t)p * S + (size_t)k] = block[p];
+        r->local_parts[(size_t)p * S + (size_t)k] = vr->scratch[p];
+    }
+    for (int c = 0; c < v->ncounts; c++)
+        r->counts[(size_t)c * S + (size_t)k] = block[v->nparts + c];
+    return BB_OK;
+}
+
+bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *settings,
+                               const bb_measure_variant_t *variants, int nvariants,
+                               int share_reps, bb_measure_result_t *results_out)
+{
+    const bb_measure_settings_t *s = settings;
+    if (!settings_ok(s) || variants == NULL || results_out == NULL || nvariants < 1)
+        return BB_ERR_ARG;
+    for (int i = 0; i < nvariants; i++)
+        if (!variant_ok(&variants[i]))
+            return BB_ERR_ARG;
+
+    bb_status_t st = BB_ERR_NOMEM;
+    int owned = nvariants;  /* results to clear on the way out */
+    bb_measure_result_t *res = calloc((size_t)nvariants, sizeof *res);
+    variant_run_t *vr = calloc((size_t)nvariants, sizeof *vr);
+    if (res == NULL || vr == NULL)
+        goto free_runs;
+    for (int i = 0; i < nvariants; i++) {
+        const bb_measure_variant_t *v = &variants[i];
+        vr[i].sync.timing = s->timing;
+        vr[i].scratch = malloc(2 * (size_t)(v->nparts + v->ncounts) * sizeof(double));
+        if (vr[i].scratch == NULL || (st = result_alloc(v, s->samples, &res[i])) != BB_OK)
+            goto free_runs;
+    }
+    if (s->timing == BB_TIMING_WINDOW) {
+        double offset, spread, error;
+        if ((st = clock_offsets(comm, &offset, &spread, &error)) != BB_OK)
+            goto free_runs;
+        for (int i = 0; i < nvariants; i++) {
+            vr[i].sync.offset_s = offset;
+            res[i].offset_spread_s = spread;
+            res[i].offset_error_s = error;
+        }
+    }
+    for (int i = 0; i < nvariants; i++) {
+        int probe = s->reps == 0 && (!share_reps || i == 0);
+        if ((st = variant_prepare(comm, s, &variants[i], probe, &vr[i], &res[i])) != BB_OK)
+            goto free_runs;
+        if (share_reps && i > 0)
+            res[i].reps = res[0].reps;
+        if (s->timing == BB_TIMING_WINDOW) {
+            vr[i].sync.window_s = s->window_s > 0.0 ? s->window_s
+                                                    : 2.0 * vr[i].warm_s + 1e-5;
+            res[i].window_s = vr[i].sync.window_s;
+        }
+    }
+    /* Sample k of every variant before sample k + 1 of any: a drift in the
+     * machine's speed shows in all of them alike. */
+    for (int64_t k = 0; k < s->samples; k++)
+        for (int i = 0; i < nvariants; i++)
+            if ((st = variant_sample(comm, &variants[i], &vr[i], k, &res[i])) != BB_OK)
+                goto free_runs;
+    if (s->timing == BB_TIMING_WINDOW)
+        for (int i = 0; i < nvariants; i++) {
+            long long missed = (long long)vr[i].sync.missed, total = 0;
+            if (MPI_Allreduce(&missed, &total, 1, MPI_LONG_LONG, MPI_SUM, comm)
+                != MPI_SUCCESS) {
+                st = BB_ERR_MPI;
+                goto free_runs;
+            }
+            res[i].windows_missed = (int64_t)total;
+        }
+    for (int i = 0; i < nvariants; i++)
+        results_out[i] = res[i];
+    owned = 0;  /* the results are the caller's now */
+    st = BB_OK;
+
+free_runs:
+    for (int i = 0; res != NULL && i < owned; i++)
+        bb_measure_result_clear(&res[i]);
+    for (int i = 0; vr != NULL && i < nvariants; i++)
+        free(vr[i].scratch);
+    free(res);
+    free(vr);
+    return st;
+}
+
 bb_status_t bb_measure_run(MPI_Comm comm, const bb_measure_settings_t *settings,
                            const bb_measure_variant_t *variant,
                            bb_measure_result_t *result_out)
 {
-    const bb_measure_settings_t *s = settings;
-    const bb_measure_variant_t *v = variant;
-    if (s == NULL || v == NULL || result_out == NULL || v->call == NULL
-        || v->nparts < 1 || v->ncounts < 0 || s->samples < 1 || s->reps < 0
-        || s->warmup < 0 || (s->reps == 0 && !(s->budget_s > 0.0))
-        || s->timing < BB_TIMING_BLOCK || s->timing > BB_TIMING_WINDOW
-        || !(s->window_s >= 0.0))
+    if (variant == NULL)
         return BB_ERR_ARG;
-
-    bb_measure_result_t r = { .nparts = v->nparts, .ncounts = v->ncounts,
-                              .samples = s->samples };
-    int n = v->nparts + v->ncounts;
-    double *scratch = malloc(2 * (size_t)n * sizeof *scratch);
-    r.first = calloc((size_t)n, sizeof *r.first);
-    r.parts = calloc((size_t)v->nparts * (size_t)s->samples, sizeof *r.parts);
-    r.counts = calloc((size_t)(v->ncounts ? v->ncounts : 1) * (size_t)s->samples,
-                      sizeof *r.counts);
-    bb_status_t st = BB_ERR_NOMEM;
-    if (scratch == NULL || r.first == NULL || r.parts == NULL || r.counts == NULL)
-        goto free_result;
-    double *block = scratch + n;
-    block_sync_t sync = { .timing = s->timing };
-    if (s->timing == BB_TIMING_WINDOW
-        && (st = clock_offsets(comm, &sync.offset_s, &r.offset_spread_s,
-                               &r.offset_error_s)) != BB_OK)
-        goto free_result;
-
-    if ((st = measure_block(comm, v, &sync, 1, scratch, r.first)) != BB_OK)
-        goto free_result;
-    r.calls = 1;
-    double warm_s = r.first[0];  /* the slowest warm call, for the window */
-    for (int64_t w = 0; w < s->warmup; w++, r.calls++) {
-        if ((st = measure_block(comm, v, &sync, 1, scratch, block)) != BB_OK)
-            goto free_result;
-        warm_s = w == 0 || block[0] > warm_s ? block[0] : warm_s;
-    }
-    r.reps = s->reps;
-    r.reps_from = BB_REPS_GIVEN;
-    if (r.reps == 0) {
-        /* The probe is a call like the others: its block is already MAX-reduced,
-         * so every rank chooses the same reps. */
-        if ((st = measure_block(comm, v, &sync, 1, scratch, block)) != BB_OK)
-            goto free_result;
-        r.calls++;
-        if (s->warmup == 0 || block[0] > warm_s)
-            warm_s = block[0];
-        r.reps = reps_fit(block[0], s->budget_s, BB_MEASURE_REPS_CAP);
-        r.reps_from = BB_REPS_BUDGET;
-    }
-    if (s->timing == BB_TIMING_WINDOW) {
-        sync.window_s = s->window_s > 0.0 ? s->window_s : 2.0 * warm_s + 1e-5;
-        r.window_s = sync.window_s;
-    }
-    for (int64_t k = 0; k < s->samples; k++) {
-        if ((st = measure_block(comm, v, &sync, r.reps, scratch, block)) != BB_OK)
-            goto free_result;
-        r.calls += r.reps;
-        for (int p = 0; p < v->nparts; p++)
-            r.parts[(size_t)p * (size_t)s->samples + (size_t)k] = block[p];
-        for (int c = 0; c < v->ncounts; c++)
-            r.counts[(size_t)c * (size_t)s->samples + (size_t)k] = block[v->nparts + c];
-    }
-    if (s->timing == BB_TIMING_WINDOW) {
-        long long missed = (long long)sync.missed, total = 0;
-        if (MPI_Allreduce(&missed, &total, 1, MPI_LONG_LONG, MPI_SUM, comm) != MPI_SUCCESS) {
-            st = BB_ERR_MPI;
-            goto free_result;
-        }
-        r.windows_missed = (int64_t)total;
-    }
-    free(scratch);
-    *result_out = r;
-    return BB_OK;
-
-free_result:
-    free(scratch);
-    bb_measure_result_clear(&r);
-    return st;
+    return bb_measure_run_set(comm, settings, variant, 1, 0, result_out);
 }

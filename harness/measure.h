@@ -88,6 +88,8 @@ typedef struct bb_measure_result {
     int64_t calls;             /* every call made: first + warmup + probe + samples x reps */
     double *first;             /* [nparts] the cold first call, rank maxima */
     double *parts;             /* part p of sample s at parts[p * samples + s] */
+    double *local_parts;       /* the same, this rank's own per-call means (not
+                                  reduced: they differ between ranks) */
     double *counts;            /* count c of sample s at counts[c * samples + s] */
     /* Window timing only (0 otherwise): */
     double window_s;           /* W used for the samples */
@@ -103,6 +105,18 @@ typedef struct bb_measure_result {
 bb_status_t bb_measure_run(MPI_Comm comm, const bb_measure_settings_t *settings,
                            const bb_measure_variant_t *variant,
                            bb_measure_result_t *result_out);
+
+/* Collective.  Several variants of one point, their sample blocks
+ * interleaved: sample k of every variant before sample k + 1 of any, so that
+ * a drift in the machine's speed shows in all of them alike.  Each
+ * variant's first call, warm-up and (reps 0) probe come first, variant by
+ * variant.  With share_reps the reps of variants[0] (given or probed) serve
+ * every variant, so that every column is a mean over as many calls.
+ * results_out[nvariants]: caller owns each (bb_measure_result_clear).
+ * Errors as bb_measure_run; on error no result is left to clear. */
+bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *settings,
+                               const bb_measure_variant_t *variants, int nvariants,
+                               int share_reps, bb_measure_result_t *results_out);
 
 /* The samples of part p (borrowed, result->samples values). */
 const double *bb_measure_part(const bb_measure_result_t *result, int p);

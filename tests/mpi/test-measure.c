@@ -16,6 +16,8 @@ typedef struct fake {
     int64_t calls;
     int64_t fail_at;          /* > 0: this call returns BB_ERR_VALIDATION */
     int64_t blocks_ended;
+    int id;                   /* logged at each block end, when log is set */
+    int *log, *nlog;
 } fake_t;
 
 /* Rank r's call "takes" (r + 1) us in part 0 and 1 us in part 1. */
@@ -36,6 +38,8 @@ static bb_status_t fake_block_end(void *arg, int64_t calls)
     fake_t *f = arg;
     (void)calls;
     f->blocks_ended++;
+    if (f->log != NULL && *f->nlog < 64)
+        f->log[(*f->nlog)++] = f->id;
     return BB_OK;
 }
 
@@ -172,6 +176,36 @@ int main(int argc, char **argv)
         CHECK(bb_measure_run(MPI_COMM_WORLD, &bad[0], &no_parts, &r) == BB_ERR_ARG);
         counted_t after = counted_now();
         CHECK(after.allreduce == before.allreduce && f.calls == 0);
+    }
+    /* A set: samples interleaved (each block_end sees the variants in turn),
+     * reps shared from the first variant, each result its own. */
+    {
+        int order[64], norder = 0;
+        fake_t f[2] = { { .rank = rank, .id = 0, .log = order, .nlog = &norder },
+                        { .rank = rank, .id = 1, .log = order, .nlog = &norder } };
+        bb_measure_settings_t s = { .samples = 3, .reps = 0, .budget_s = 1e-3, .warmup = 1 };
+        bb_measure_variant_t v[2];
+        for (int i = 0; i < 2; i++)
+            v[i] = (bb_measure_variant_t){ .nparts = 2, .ncounts = 1, .call = fake_call,
+                                           .block_end = fake_block_end, .arg = &f[i] };
+        bb_measure_result_t r[2];
+        CHECK(bb_measure_run_set(MPI_COMM_WORLD, &s, v, 2, 1, r) == BB_OK);
+        int64_t reps = (int64_t)floor(1e-3 / (size * 1e-6) + 1e-9);
+        CHECK(r[0].reps == reps && r[1].reps == reps);
+        CHECK(r[1].reps_from == BB_REPS_BUDGET);
+        /* Variant 0: first, warm-up, probe; variant 1: no probe of its own. */
+        CHECK(r[0].calls == 3 + 3 * reps && r[1].calls == 2 + 3 * reps);
+        CHECK(f[0].blocks_ended == 6 && f[1].blocks_ended == 5);
+        for (int k = 0; k < 3; k++) {
+            CHECK(fabs(r[1].local_parts[k] - (rank + 1) * 1e-6) < 1e-12);
+            CHECK(fabs(bb_measure_part(&r[1], 0)[k] - size * 1e-6) < 1e-12);
+        }
+        /* 3 + 2 preparation blocks, then the samples alternate 0, 1, 0, 1, 0, 1. */
+        static const int want[] = { 0, 0, 0, 1, 1, 0, 1, 0, 1, 0, 1 };
+        CHECK(norder == 11 && memcmp(order, want, sizeof want) == 0);
+        bb_measure_result_clear(&r[0]);
+        bb_measure_result_clear(&r[1]);
+        CHECK(bb_measure_run_set(MPI_COMM_WORLD, &s, v, 0, 1, r) == BB_ERR_ARG);
     }
     CHECK(strcmp(bb_timing_name(BB_TIMING_WINDOW), "window") == 0);
 

@@ -16,11 +16,11 @@ bb_expect_rc 0 $? "--version"
 bb_expect_grep "bbench-redist (bbench)" "$out" "--version names the program"
 
 # mdi needs two codes: one rank is a usage error, as a singleton and under mpiexec
-bb_serial "$X" --mode mdi --elements 10 > "$out" 2> "$err"
-bb_expect_rc 2 $? "--mode mdi on one rank (singleton)"
+bb_serial "$X" --link mdi --elements 10 > "$out" 2> "$err"
+bb_expect_rc 2 $? "--link mdi on one rank (singleton)"
 bb_expect_grep "mdi needs a driver and an engine" "$err" "mdi on one rank: message"
-bb_mpirun 1 "$X" --mode mdi --elements 10 > "$out" 2> "$err"
-bb_expect_rc 2 $? "--mode mdi at -n 1"
+bb_mpirun 1 "$X" --link mdi --elements 10 > "$out" 2> "$err"
+bb_expect_rc 2 $? "--link mdi at -n 1"
 bb_expect_grep "at least 2 ranks" "$err" "mdi at -n 1: message"
 
 for pd in 0 2; do
@@ -44,8 +44,8 @@ bb_mpirun 2 "$X" --direction sideways > "$out" 2> "$err"
 bb_expect_rc 2 $? "bad direction"
 bb_mpirun 2 "$X" --element-bytes 12 > "$out" 2> "$err"
 bb_expect_rc 2 $? "element size 12"
-bb_mpirun 2 "$X" --mode intra --driver-ranks 1 > "$out" 2> "$err"
-bb_expect_rc 2 $? "--driver-ranks with --mode intra"
+bb_mpirun 2 "$X" --link intra --driver-ranks 1 > "$out" 2> "$err"
+bb_expect_rc 2 $? "--driver-ranks with --link intra"
 
 # A small run on two codes, 1e2-style sizes, every method, both directions.
 bb_mpirun 2 "$X" --elements 1e2,3e2 --from random:3 --to cyclic --reps 2 \
@@ -60,7 +60,7 @@ bb_expect_true "the mdi record holds 24 points, each method's quantities" \
     "$B/tests/mpi/test-redist" record "$BB_TMP/mdi.json" 24
 
 # One code, two of its own layouts, on one rank (no mpiexec).
-bb_serial "$X" --mode intra --elements 64 --from block-reverse --to random:1 \
+bb_serial "$X" --link intra --elements 64 --from block-reverse --to random:1 \
     --direction '>' --reps 2 -o "$BB_TMP/intra.json" > "$out" 2> "$err"
 rc=$?
 bb_expect_rc 0 $rc "intra run on one rank"

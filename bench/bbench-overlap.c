@@ -1190,6 +1190,9 @@ static void overlap_teardown(void *state)
     bb_size_list_clear(&c->opt.batches);
 }
 
+/* The seed's own defaults of the measurement options. */
+static const bb_measure_settings_t default_settings = { .samples = 3, .budget_s = 0.02, .warmup = 2 };
+
 static const bb_bench_desc_t overlap_bench = {
     .program = PROG,
     .benchmark = "overlap",
@@ -1231,6 +1234,7 @@ static const bb_bench_desc_t overlap_bench = {
         "figures are ratios (1 = 100%), medians of the per-sample figures.  Exit 1\n"
         "also for a refusal or a wrong payload.",
     .options = overlap_options,
+    .settings = &default_settings,
     .state_size = sizeof(run_ctx_t),
     .defaults = overlap_defaults,
     .parse = overlap_parse,

@@ -139,14 +139,16 @@ static bb_status_t call_start(MPI_Comm comm, block_sync_t *sync, double start, i
     return BB_OK;
 }
 
-/* One block of calls: per-call means of parts then counts, MAX over ranks,
- * into max_out[nparts + ncounts].  scratch holds as many doubles. */
+/* One block of calls: per-call means of parts then counts, then the wall
+ * time of a whole call (with the untimed work inside it: what a budget and a
+ * window must allow for), MAX over ranks, into max_out[nparts + ncounts + 1].
+ * scratch holds as many doubles, and keeps this rank's means. */
 static bb_status_t measure_block(MPI_Comm comm, const bb_measure_variant_t *v,
                                  block_sync_t *sync, int64_t calls, double *scratch,
                                  double *max_out)
 {
     int n = v->nparts + v->ncounts;
-    double start = 0.0;
+    double start = 0.0, wall = 0.0;
     if (sync->timing == BB_TIMING_WINDOW && sync->window_s > 0.0) {
         /* Rank 0 sets the first instant far enough ahead for the broadcast. */
         start = bb_time_now() + 2.0 * sync->window_s + 1e-4;
@@ -156,8 +158,10 @@ static bb_status_t measure_block(MPI_Comm comm, const bb_measure_variant_t *v,
     memset(scratch, 0, (size_t)n * sizeof *scratch);
     for (int64_t r = 0; r < calls; r++) {
         bb_status_t st = call_start(comm, sync, start, r);
+        double t0 = bb_time_now();
         if (st == BB_OK)
             st = v->call(v->arg, scratch, scratch + v->nparts);
+        wall += bb_time_now() - t0;
         if (st != BB_OK && st != BB_REFUSED)
             return st;
     }
@@ -166,9 +170,10 @@ static bb_status_t measure_block(MPI_Comm comm, const bb_measure_variant_t *v,
         if (st != BB_OK)
             return st;
     }
-    for (int i = 0; i < n; i++)
+    scratch[n] = wall;
+    for (int i = 0; i <= n; i++)
         scratch[i] /= (double)calls;
-    if (MPI_Allreduce(scratch, max_out, n, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS)
+    if (MPI_Allreduce(scratch, max_out, n + 1, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS)
         return BB_ERR_MPI;
     return BB_OK;
 }
@@ -188,8 +193,8 @@ static int variant_ok(const bb_measure_variant_t *v)
 /* What the engine keeps per variant while it measures a set. */
 typedef struct variant_run {
     block_sync_t sync;
-    double warm_s;            /* the slowest warm call, for the window */
-    double *scratch;          /* [2 x (nparts + ncounts)]: local, then maxima */
+    double warm_s;            /* the slowest warm call (wall), for the window */
+    double *scratch;          /* [2 x (nparts + ncounts + 1)]: local, then maxima */
 } variant_run_t;
 
 static bb_status_t result_alloc(const bb_measure_variant_t *v, int64_t samples,
@@ -198,7 +203,7 @@ static bb_status_t result_alloc(const bb_measure_variant_t *v, int64_t samples,
     *r = (bb_measure_result_t){ .nparts = v->nparts, .ncounts = v->ncounts,
                                 .samples = samples };
     size_t per_part = (size_t)samples;
-    r->first = calloc((size_t)(v->nparts + v->ncounts), sizeof *r->first);
+    r->first = calloc((size_t)(v->nparts + v->ncounts + 1), sizeof *r->first);
     r->parts = calloc((size_t)v->nparts * per_part, sizeof *r->parts);
     r->local_parts = calloc((size_t)v->nparts * per_part, sizeof *r->local_parts);
     r->counts = calloc((size_t)(v->ncounts ? v->ncounts : 1) * per_part, sizeof *r->counts);
@@ -211,17 +216,17 @@ static bb_status_t variant_prepare(MPI_Comm comm, const bb_measure_settings_t *s
                                    const bb_measure_variant_t *v, int probe,
                                    variant_run_t *vr, bb_measure_result_t *r)
 {
-    int n = v->nparts + v->ncounts;
-    double *block = vr->scratch + n;
+    int n = v->nparts + v->ncounts;  /* block[n]: a whole call's wall time */
+    double *block = vr->scratch + n + 1;
     bb_status_t st = measure_block(comm, v, &vr->sync, 1, vr->scratch, r->first);
     if (st != BB_OK)
         return st;
     r->calls = 1;
-    vr->warm_s = r->first[0];
+    vr->warm_s = r->first[n];
     for (int64_t w = 0; w < s->warmup; w++, r->calls++) {
         if ((st = measure_block(comm, v, &vr->sync, 1, vr->scratch, block)) != BB_OK)
             return st;
-        vr->warm_s = w == 0 || block[0] > vr->warm_s ? block[0] : vr->warm_s;
+        vr->warm_s = w == 0 || block[n] > vr->warm_s ? block[n] : vr->warm_s;
     }
     r->reps = s->reps;
     r->reps_from = s->reps > 0 ? BB_REPS_GIVEN : BB_REPS_BUDGET;
@@ -231,9 +236,10 @@ static bb_status_t variant_prepare(MPI_Comm comm, const bb_measure_settings_t *s
         if ((st = measure_block(comm, v, &vr->sync, 1, vr->scratch, block)) != BB_OK)
             return st;
         r->calls++;
-        if (s->warmup == 0 || block[0] > vr->warm_s)
-            vr->warm_s = block[0];
-        r->reps = reps_fit(block[0], s->budget_s, BB_MEASURE_REPS_CAP);
+        if (s->warmup == 0 || block[n] > vr->warm_s)
+            vr->warm_s = block[n];
+        r->reps = reps_fit(block[n], s->budget_s, BB_MEASURE_REPS_CAP);
+        r->probe_wall_s = block[n];
     }
     return BB_OK;
 }
@@ -243,7 +249,7 @@ static bb_status_t variant_sample(MPI_Comm comm, const bb_measure_variant_t *v,
                                   variant_run_t *vr, int64_t k, bb_measure_result_t *r)
 {
     int n = v->nparts + v->ncounts;
-    double *block = vr->scratch + n;
+    double *block = vr->scratch + n + 1;
     bb_status_t st = measure_block(comm, v, &vr->sync, r->reps, vr->scratch, block);
     if (st != BB_OK)
         return st;
@@ -278,7 +284,7 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
     for (int i = 0; i < nvariants; i++) {
         const bb_measure_variant_t *v = &variants[i];
         vr[i].sync.timing = s->timing;
-        vr[i].scratch = malloc(2 * (size_t)(v->nparts + v->ncounts) * sizeof(double));
+        vr[i].scratch = malloc(2 * (size_t)(v->nparts + v->ncounts + 1) * sizeof(double));
         if (vr[i].scratch == NULL || (st = result_alloc(v, s->samples, &res[i])) != BB_OK)
             goto free_runs;
     }
@@ -298,6 +304,7 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
             goto free_runs;
         if (share_reps && i > 0)
             res[i].reps = res[0].reps;
+        res[i].warm_wall_s = vr[i].warm_s;
         if (s->timing == BB_TIMING_WINDOW) {
             vr[i].sync.window_s = s->window_s > 0.0 ? s->window_s
                                                     : 2.0 * vr[i].warm_s + 1e-5;

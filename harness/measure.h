@@ -5,8 +5,9 @@
  * that differs from it in one thing).  For each point the engine makes:
  *   1. one cold first call, kept apart (its own block of one);
  *   2. `warmup` calls, one block each, discarded;
- *   3. when reps is 0, one probe call whose rank-maximum time chooses the
- *      calls per sample that fit `budget_s`, clamped to [1, BB_MEASURE_REPS_CAP];
+ *   3. when reps is 0, one probe call whose rank-maximum wall time (the
+ *      whole call, with any untimed work inside it) chooses the calls per
+ *      sample that fit `budget_s`, clamped to [1, BB_MEASURE_REPS_CAP];
  *   4. `samples` blocks of reps calls.
  * A block's per-call means are reduced with MAX over the communicator after
  * the block, outside the timed region, so every sample is the critical path
@@ -22,7 +23,7 @@
  *            scheme: the offset to rank 0 from the fastest of several
  *            ping-pongs); a rank that arrives after its instant counts a
  *            missed window and calls at once.  W is settings->window_s, or
- *            when 0 twice the slowest warm call plus 10 us.  The first call,
+ *            when 0 twice the slowest warm call (wall time) plus 10 us.  The first call,
  *            warm-up and probe start after barriers.
  *
  * Times are seconds, counts are per-call means.  Nothing here prints.
@@ -86,11 +87,14 @@ typedef struct bb_measure_result {
     int64_t reps;              /* calls per sample */
     bb_reps_source_t reps_from;
     int64_t calls;             /* every call made: first + warmup + probe + samples x reps */
-    double *first;             /* [nparts] the cold first call, rank maxima */
+    double *first;             /* [nparts + ncounts] the cold first call, rank maxima */
     double *parts;             /* part p of sample s at parts[p * samples + s] */
     double *local_parts;       /* the same, this rank's own per-call means (not
                                   reduced: they differ between ranks) */
     double *counts;            /* count c of sample s at counts[c * samples + s] */
+    double probe_wall_s;       /* the probe call's wall time, rank maximum: what
+                                  chose reps (0 when reps was given) */
+    double warm_wall_s;        /* the slowest warm call's wall time, rank maximum */
     /* Window timing only (0 otherwise): */
     double window_s;           /* W used for the samples */
     int64_t windows_missed;    /* sample calls that started late, summed over ranks */

@@ -28,9 +28,8 @@ static const char *const timing_names[] = { "block", "barrier", "window" };
 static const bb_option_t common_options[] = {
     {"samples", 's', "N", "samples per point, an integer >= 3 (default 3)"},
     {"reps", 'r', "N", "calls per sample (default: as many as fit --budget)"},
-    {"budget", OPT_BUDGET, "SECONDS", "time per sample when --reps is not given\n"
-                                      "(default 0.05)"},
-    {"warmup", 'w', "N", "calls after the first call, before sampling (default 2)"},
+    {"budget", OPT_BUDGET, "SECONDS", "time per sample when --reps is not given"},
+    {"warmup", 'w', "N", "calls after the first call, before sampling"},
     {"timing", OPT_TIMING, "METHOD", "block (calls back to back, the default), barrier\n"
                                      "(a barrier before each call) or window (calls\n"
                                      "start together on synchronized clocks)"},
@@ -261,20 +260,29 @@ static void help_option(FILE *f, const bb_option_t *o)
              is_short ? o->key : ' ', is_short ? ',' : ' ', o->name, o->arg ? " " : "",
              o->arg ? o->arg : "");
     fprintf(f, "%-28s", left);
-    if (strlen(left) >= 28)
+    if (strlen(left) >= 27)
         fprintf(f, "\n%-28s", "");
     for (const char *p = o->help; *p != '\0';) {
         size_t len = strcspn(p, "\n");
         fprintf(f, "%.*s\n", (int)len, p);
         p += len;
         if (*p == '\n' && *++p != '\0')
-            fprintf(f, "%-30s", "");
+            fprintf(f, "%-28s", "");
     }
+}
+
+static bb_measure_settings_t default_settings(const bb_bench_desc_t *d)
+{
+    static const bb_measure_settings_t runner = { .samples = 3, .reps = 0,
+                                                  .budget_s = 0.05, .warmup = 2 };
+    return d->settings ? *d->settings : runner;
 }
 
 /* The --help text, built from the tables (caller frees). */
 static char *help_text(const bb_bench_desc_t *d)
 {
+    bb_measure_settings_t defaults = default_settings(d);
+    const bb_measure_settings_t *s = &defaults;
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -285,6 +293,9 @@ static char *help_text(const bb_bench_desc_t *d)
         help_option(f, &d->options[i]);
     for (size_t i = 0; i < option_count(common_options); i++)
         help_option(f, &common_options[i]);
+    fprintf(f, "\nDefaults: %lld samples, reps fitted to a %g s budget, %lld warm-up calls,\n"
+               "%s timing.\n", (long long)s->samples, s->budget_s, (long long)s->warmup,
+            bb_timing_name(s->timing));
     if (d->notes != NULL)
         fprintf(f, "\n%s\n", d->notes);
     fprintf(f, "\nA sample is the mean time per call over a block of calls on each rank,\n"
@@ -459,8 +470,7 @@ static void add_run_settings(bb_run_t *run)
 
 int bb_run_main(const bb_bench_desc_t *desc, int argc, char **argv)
 {
-    bb_run_t run = { .desc = desc,
-                     .settings = { .samples = 3, .reps = 0, .budget_s = 0.05, .warmup = 2 } };
+    bb_run_t run = { .desc = desc, .settings = default_settings(desc) };
     run.bench = bb_bench_init(&argc, &argv, desc->program, desc->benchmark);
     void *state = calloc(1, desc->state_size ? desc->state_size : 1);
     if (state == NULL)
@@ -498,5 +508,9 @@ int bb_run_main(const bb_bench_desc_t *desc, int argc, char **argv)
     if (desc->teardown != NULL)
         desc->teardown(state);
     free(state);
-    return bb_bench_finish(run.bench, code);
+    /* A failure one rank alone saw fails the run on every rank. */
+    int64_t mine = code, worst = code;
+    if (bb_agree_max(bb_run_comm(&run), &mine, 1, &worst) != MPI_SUCCESS)
+        bb_run_fatal(&run, "MPI_Allreduce of the exit codes failed");
+    return bb_bench_finish(run.bench, (int)worst);
 }

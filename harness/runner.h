@@ -49,6 +49,9 @@ typedef struct bb_bench_desc {
     const char *notes;          /* --help: after the options; may be NULL */
     const bb_option_t *options; /* the benchmark's own options */
     size_t state_size;          /* the runner allocates and zeroes the state */
+    /* The benchmark's defaults of the shared measurement options; NULL: 3
+     * samples, reps fitted to a 0.05 s budget, 2 warm-up calls, block timing. */
+    const bb_measure_settings_t *settings;
     /* Defaults into state, before parsing.  May be NULL. */
     void (*defaults)(void *state);
     /* One of the benchmark's options; a bad value is bb_run_usage. */

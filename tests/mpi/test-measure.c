@@ -27,6 +27,10 @@ static bb_status_t fake_call(void *arg, double *parts, double *counts)
     f->calls++;
     if (f->fail_at > 0 && f->calls == f->fail_at)
         return BB_ERR_VALIDATION;
+    /* Real wall time, at least 1 us, for the engine to size blocks by. */
+    double t0 = bb_time_now();
+    while (bb_time_now() - t0 < 1e-6) {
+    }
     parts[0] += (f->rank + 1) * 1e-6;
     parts[1] += 1e-6;
     counts[0] += 2.0;
@@ -69,9 +73,16 @@ static void run_case(const char *what, bb_timing_t timing, int64_t reps, double 
     CHECK_MSG(st == BB_OK, "%s: status %s", what, bb_status_string(st));
     if (st != BB_OK)
         return;
-    int64_t want_reps = reps > 0 ? reps : (int64_t)floor(budget_s / (size * 1e-6) + 1e-9);
-    if (want_reps > BB_MEASURE_REPS_CAP)
-        want_reps = BB_MEASURE_REPS_CAP;
+    /* The budget is spent on whole calls: reps from the probe's wall time. */
+    CHECK((reps > 0) == (r.probe_wall_s == 0.0));
+    CHECK(r.warm_wall_s > 0.0 && bbfault_same_everywhere((int64_t)(r.warm_wall_s * 1e12)));
+    int64_t want_reps = reps;
+    if (reps == 0) {
+        double fit = budget_s / r.probe_wall_s;
+        want_reps = fit < BB_MEASURE_REPS_CAP ? (int64_t)fit : BB_MEASURE_REPS_CAP;
+        if (want_reps < 1)
+            want_reps = 1;
+    }
     int64_t probe = reps > 0 ? 0 : 1;
     int64_t blocks = 1 + 2 + probe + 3;
     CHECK_MSG(r.reps == want_reps, "%s: reps %lld, want %lld", what, (long long)r.reps,
@@ -104,8 +115,8 @@ static void run_case(const char *what, bb_timing_t timing, int64_t reps, double 
     CHECK_MSG(after.bcast - before.bcast == want_bcast, "%s: %ld MPI_Bcast, want %ld", what,
               after.bcast - before.bcast, want_bcast);
     if (timing == BB_TIMING_WINDOW) {
-        /* W from the slowest warm call: 2 x size us + 10 us. */
-        CHECK_MSG(fabs(r.window_s - (2.0 * size * 1e-6 + 1e-5)) < 1e-12, "%s: window %g",
+        /* W from the slowest warm call's wall time: 2 x that + 10 us. */
+        CHECK_MSG(fabs(r.window_s - (2.0 * r.warm_wall_s + 1e-5)) < 1e-15, "%s: window %g",
                   what, r.window_s);
         CHECK(r.windows_missed >= 0 && r.windows_missed <= 3 * r.reps * size);
         CHECK(isfinite(r.offset_spread_s) && r.offset_spread_s >= 0.0);
@@ -190,8 +201,8 @@ int main(int argc, char **argv)
                                            .block_end = fake_block_end, .arg = &f[i] };
         bb_measure_result_t r[2];
         CHECK(bb_measure_run_set(MPI_COMM_WORLD, &s, v, 2, 1, r) == BB_OK);
-        int64_t reps = (int64_t)floor(1e-3 / (size * 1e-6) + 1e-9);
-        CHECK(r[0].reps == reps && r[1].reps == reps);
+        int64_t reps = r[0].reps;
+        CHECK(reps >= 1 && r[1].reps == reps && r[0].probe_wall_s > 0.0);
         CHECK(r[1].reps_from == BB_REPS_BUDGET);
         /* Variant 0: first, warm-up, probe; variant 1: no probe of its own. */
         CHECK(r[0].calls == 3 + 3 * reps && r[1].calls == 2 + 3 * reps);

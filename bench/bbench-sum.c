@@ -27,6 +27,22 @@ static const char *const variant_differs[V_N] = {
 };
 enum { MODE_PROTOCOL = 1u << V_PROTOCOL, MODE_RAW = 1u << V_RAW,
        MODE_BOTH = MODE_PROTOCOL | MODE_RAW };
+
+/* The protocol's policies (library attributes): bit 0 retained buffers, bit 1
+ * fused admission; policy 0 is the seed's phase. */
+enum { POLICY_RETAINED = 1, POLICY_FUSED = 2, POLICY_N = 4 };
+static const char *const buffers_names[] = { "fresh", "retained" };
+static const char *const admission_names[] = { "spec", "fused" };
+static const char *const policy_labels[POLICY_N] = {
+    "protocol", "protocol-retained", "protocol-fused", "protocol-retained-fused"
+};
+
+/* One measured line of a point: a variant and, for the protocol, a policy. */
+typedef struct row {
+    int variant;
+    int policy;
+} row_t;
+enum { ROWS_MAX = POLICY_N + V_N - 1 };
 enum { MISMATCH_NONE, MISMATCH_PHASE_ID, MISMATCH_EPOCH, MISMATCH_COUNT,
        MISMATCH_CAP, MISMATCH_SEQUENCE, MISMATCH_N };
 static const char *const mismatch_names[MISMATCH_N] = {
@@ -65,12 +81,17 @@ typedef struct sum_state {
     bb_size_list_t counts;
     int64_t max_elements;     /* -1: equal to each count */
     unsigned mode;            /* bit v: variant v */
+    unsigned buffers, admission;  /* bit i: buffers_names[i], admission_names[i] */
+    row_t rows[ROWS_MAX];     /* what each point measures, in order */
+    int nrows;
     int refuse_rank, mismatch_rank, mismatch_field;
     int delay_prepare_rank, delay_post_rank;
     double delay_prepare_s, delay_post_s;
     /* the run */
     bb_run_t *run;
-    bb_sum_phase_t *phase;
+    bb_sum_phase_t *phases[POLICY_N];  /* one per policy measured */
+    bb_sum_phase_t *phase;    /* the one being measured */
+    int policy;               /* its policy */
     provider_state_t provider_state;
     bb_sum_provider_t provider;
     double *raw_send, *raw_recv;
@@ -165,7 +186,8 @@ static bb_status_t protocol_call(void *arg, double *t, double *counts)
     pt->ok_calls++;
     pt->test_completed += m.test_completed;
     pt->wrong_values += sum_errors(result, s->count, bb_run_size(s->run));
-    bb_free(result);
+    if (!(s->policy & POLICY_RETAINED))
+        bb_free(result);  /* retained: lent by the phase until its next call */
     return BB_OK;
 }
 
@@ -261,13 +283,17 @@ typedef struct point_result {
     int64_t tracked_between, rss_peak;
 } point_result_t;
 
-static void measure_variant(sum_state_t *s, int variant, point_result_t *pr)
+static void measure_row(sum_state_t *s, const row_t *row, point_result_t *pr)
 {
+    int variant = row->variant;
+    s->phase = s->phases[row->policy];
+    s->policy = row->policy;
     memset(&s->tally, 0, sizeof s->tally);
     s->tally.refusal.rank = -1;
     bb_measure_variant_t v = { .nparts = variant == V_PROTOCOL ? T_N : 1, .ncounts = 0,
                                .call = variant_calls[variant], .arg = s };
-    bb_run_measure(s->run, variant_names[variant], &v, &pr->m);
+    bb_run_measure(s->run, variant == V_PROTOCOL ? policy_labels[row->policy]
+                                                 : variant_names[variant], &v, &pr->m);
     pr->tally = s->tally;
     /* Counters and deterministic figures, agreed across ranks. */
     int64_t local[5] = { s->tally.wrong_values, s->tally.refused_calls,
@@ -284,19 +310,26 @@ static void measure_variant(sum_state_t *s, int variant, point_result_t *pr)
     pr->tracked_between = bb_sum_phase_tracked_live(s->phase);
 }
 
-static cJSON *parameters_new(const sum_state_t *s, const char *mode)
+static cJSON *parameters_new(const sum_state_t *s, const row_t *row)
 {
     cJSON *p = cJSON_CreateObject();
     cJSON_AddNumberToObject(p, "count", (double)s->count);
     cJSON_AddNumberToObject(p, "max_elements",
                             (double)(s->max_elements >= 0 ? s->max_elements : s->count));
-    cJSON_AddStringToObject(p, "mode", mode);
+    cJSON_AddStringToObject(p, "mode", variant_names[row->variant]);
     cJSON_AddNumberToObject(p, "element_bytes", 8);
+    if (row->variant == V_PROTOCOL) {
+        cJSON_AddStringToObject(p, "buffers",
+                                buffers_names[(row->policy & POLICY_RETAINED) != 0]);
+        cJSON_AddStringToObject(p, "admission",
+                                admission_names[(row->policy & POLICY_FUSED) != 0]);
+    }
     return p;
 }
 
-static void record_point(const sum_state_t *s, int variant, const point_result_t *pr)
+static void record_point(const sum_state_t *s, const row_t *row, const point_result_t *pr)
 {
+    int variant = row->variant;
     const char *scope = "call/max-rank";
     int protocol = variant == V_PROTOCOL;
     char not_protocol[160], not_counted[160], blocking[160];
@@ -365,7 +398,7 @@ static void record_point(const sum_state_t *s, int variant, const point_result_t
                       bb_quantity_value((double)pr->rss_peak, "byte", "run/max-rank"));
     bb_quantities_add_unobservable(q);
     bb_record_add_point(bb_bench_record(bb_run_bench(s->run)),
-                        parameters_new(s, variant_names[variant]),
+                        parameters_new(s, row),
                         refused ? "refused" : "ok", refused ? &pt->refusal : NULL,
                         first, q);
 }
@@ -373,6 +406,13 @@ static void record_point(const sum_state_t *s, int variant, const point_result_t
 static double median_of(const point_result_t *pr, int part)
 {
     return bb_stats_median(bb_measure_part(&pr->m, part), (size_t)pr->m.samples);
+}
+
+/* The row's name in column heads: its policy label or reference name. */
+static const char *row_label(const row_t *row)
+{
+    return row->variant == V_PROTOCOL ? policy_labels[row->policy]
+                                      : variant_names[row->variant];
 }
 
 static void table_header(const sum_state_t *s)
@@ -383,18 +423,26 @@ static void table_header(const sum_state_t *s)
         if (s->mode & (1u << v))
             printf("# %s: %s\n", variant_names[v], variant_differs[v]);
     printf("%10s", "count");
-    if (s->mode & MODE_PROTOCOL)
-        printf(" %12s %25s %21s", "protocol_us", "protocol_range_us", "protocol_admission_us");
-    if (s->mode & MODE_RAW)
-        printf(" %12s %25s", "raw_us", "raw_range_us");
-    for (int v = V_RAW_NB; v < V_N; v++)
-        if (s->mode & (1u << v)) {
-            char name[32];
-            snprintf(name, sizeof name, "%s_us", variant_names[v]);
-            printf(" %12s", name);
+    for (int r = 0; r < s->nrows; r++) {
+        const row_t *row = &s->rows[r];
+        char a[64], b[64], c[64];
+        snprintf(a, sizeof a, "%s_us", row_label(row));
+        snprintf(b, sizeof b, "%s_range_us", row_label(row));
+        snprintf(c, sizeof c, "%s_admission_us", row_label(row));
+        if (row->variant == V_PROTOCOL)
+            printf(" %12s %25s %21s", a, b, c);
+        else if (row->variant == V_RAW)
+            printf(" %12s %25s", a, b);
+        else
+            printf(" %12s", a);
+    }
+    for (int r = 0; r < s->nrows && (s->mode & MODE_RAW); r++)
+        if (s->rows[r].variant == V_PROTOCOL) {
+            char name[64];
+            snprintf(name, sizeof name, "%s_ratio",
+                     s->rows[r].policy == 0 ? "" : policy_labels[s->rows[r].policy]);
+            printf(" %8s", s->rows[r].policy == 0 ? "ratio" : name);
         }
-    if ((s->mode & MODE_BOTH) == MODE_BOTH)
-        printf(" %8s", "ratio");
     printf("  status\n");
 }
 
@@ -402,27 +450,29 @@ static void table_row(const sum_state_t *s, const point_result_t *pr)
 {
     char size[32], range[64];
     bb_summary_t sm;
+    int raw = -1;
     bb_cli_format_size(s->count, size, sizeof size);
     printf("%10s", size);
-    for (int v = 0; v < V_N; v++) {
-        if (!(s->mode & (1u << v)))
-            continue;
+    for (int r = 0; r < s->nrows; r++) {
+        int v = s->rows[r].variant;
+        if (v == V_RAW)
+            raw = r;
         if (v > V_RAW) {
-            printf(" %12.2f", median_of(&pr[v], T_ELAPSED) * 1e6);
+            printf(" %12.2f", median_of(&pr[r], T_ELAPSED) * 1e6);
             continue;
         }
-        bb_stats_summarize(bb_measure_part(&pr[v].m, T_ELAPSED), (size_t)pr[v].m.samples,
+        bb_stats_summarize(bb_measure_part(&pr[r].m, T_ELAPSED), (size_t)pr[r].m.samples,
                            &sm);
         bb_stats_format_range(&sm, 1e6, 2, range, sizeof range);
         printf(" %12.2f %25s", sm.median * 1e6, range);
         if (v == V_PROTOCOL)
-            printf(" %21.2f", median_of(&pr[v], T_ADMISSION) * 1e6);
+            printf(" %21.2f", median_of(&pr[r], T_ADMISSION) * 1e6);
     }
-    if ((s->mode & MODE_BOTH) == MODE_BOTH)
-        printf(" %8.2f", median_of(&pr[V_PROTOCOL], T_ELAPSED)
-                             / median_of(&pr[V_RAW], T_ELAPSED));
-    const point_tally_t *pt = &pr[V_PROTOCOL].tally;
-    if ((s->mode & MODE_PROTOCOL) && pt->refused_calls > 0)
+    for (int r = 0; r < s->nrows && raw >= 0; r++)
+        if (s->rows[r].variant == V_PROTOCOL)
+            printf(" %8.2f", median_of(&pr[r], T_ELAPSED) / median_of(&pr[raw], T_ELAPSED));
+    const point_tally_t *pt = &pr[0].tally;
+    if (s->rows[0].variant == V_PROTOCOL && pt->refused_calls > 0)
         printf("  refused (%s, sequence %lld)\n", bb_stage_name(pt->refusal.stage),
                (long long)pt->refusal.sequence);
     else
@@ -433,30 +483,29 @@ static void table_row(const sum_state_t *s, const point_result_t *pr)
 static int sum_point(bb_run_t *run, void *state, size_t i)
 {
     sum_state_t *s = state;
-    point_result_t pr[V_N];
+    point_result_t pr[ROWS_MAX];
     int code = BB_EXIT_OK;
     memset(pr, 0, sizeof pr);
     s->count = s->counts.values[i];
     s->phase_id = (int64_t)i;
-    for (int v = 0; v < V_N; v++)
-        if (s->mode & (1u << v))
-            measure_variant(s, v, &pr[v]);
+    for (int r = 0; r < s->nrows; r++)
+        measure_row(s, &s->rows[r], &pr[r]);
     if (bb_run_rank(run) == 0) {
         table_row(s, pr);
-        for (int v = 0; v < V_N; v++)
-            if (s->mode & (1u << v))
-                record_point(s, v, &pr[v]);
+        for (int r = 0; r < s->nrows; r++)
+            record_point(s, &s->rows[r], &pr[r]);
     }
     int asked_refusal = s->refuse_rank >= 0 || s->mismatch_rank >= 0;
-    if (pr[V_PROTOCOL].tally.refused_calls > 0 && !asked_refusal) {
-        bb_run_note(run, "error: count %lld refused (%s) without a refusal being asked for",
-                    (long long)s->count, bb_stage_name(pr[V_PROTOCOL].tally.refusal.stage));
-        code = BB_EXIT_FAILURE;
-    }
     int64_t wrong = 0;
-    for (int v = 0; v < V_N; v++) {
-        wrong += pr[v].tally.wrong_values;
-        bb_measure_result_clear(&pr[v].m);
+    for (int r = 0; r < s->nrows; r++) {
+        if (s->rows[r].variant == V_PROTOCOL && pr[r].tally.refused_calls > 0
+            && !asked_refusal) {
+            bb_run_note(run, "error: count %lld refused (%s) without a refusal being asked "
+                        "for", (long long)s->count, bb_stage_name(pr[r].tally.refusal.stage));
+            code = BB_EXIT_FAILURE;
+        }
+        wrong += pr[r].tally.wrong_values;
+        bb_measure_result_clear(&pr[r].m);
     }
     if (wrong > 0) {
         bb_run_note(run, "error: count %lld: %lld wrong sum values", (long long)s->count,
@@ -468,7 +517,8 @@ static int sum_point(bb_run_t *run, void *state, size_t i)
 
 /* ---- the descriptor ------------------------------------------------------- */
 
-enum { OPT_MAX = BB_OPT_LONG, OPT_MODE, OPT_REFUSE, OPT_MISMATCH, OPT_DPREP, OPT_DPOST };
+enum { OPT_MAX = BB_OPT_LONG, OPT_MODE, OPT_BUFFERS, OPT_ADMISSION, OPT_REFUSE, OPT_MISMATCH,
+       OPT_DPREP, OPT_DPOST };
 
 static const bb_option_t sum_options[] = {
     {"count", 'c', "LIST", "elements per rank: 1,8,64 or 1:1M[:x4|:+N]\n"
@@ -477,6 +527,11 @@ static const bb_option_t sum_options[] = {
     {"mode", OPT_MODE, "LIST", "what to measure, a comma list of protocol, raw,\n"
                                "raw-nb, raw-fresh, admission; both (= protocol,raw,\n"
                                "the default) or all"},
+    {"buffers", OPT_BUFFERS, "POLICY", "the protocol's payload buffers: fresh (per call,\n"
+                                       "the default), retained (kept between calls) or both"},
+    {"admission", OPT_ADMISSION, "POLICY", "the protocol's admission: spec (MIN then MAX, the\n"
+                                           "default), fused (one MIN over fields and\n"
+                                           "complements) or both"},
     {"refuse-rank", OPT_REFUSE, "R", "provider failure on rank R (a refusal demo)"},
     {"mismatch-rank", OPT_MISMATCH, "R:FIELD", "rank R presents another phase_id, epoch,\n"
                                                "count, cap or sequence"},
@@ -490,6 +545,7 @@ static void sum_defaults(void *state)
     sum_state_t *s = state;
     s->max_elements = -1;
     s->mode = MODE_BOTH;
+    s->buffers = s->admission = 1u;
     s->refuse_rank = s->mismatch_rank = s->delay_prepare_rank = s->delay_post_rank = -1;
 }
 
@@ -507,6 +563,15 @@ static void sum_parse(bb_run_t *run, void *state, int key, const char *value)
         s->mode = strcmp(value, "both") == 0
                       ? MODE_BOTH
                       : bb_run_parse_choices(run, "mode", value, variant_names, V_N);
+        break;
+    case OPT_BUFFERS:
+        s->buffers = strcmp(value, "both") == 0
+                         ? 3u : bb_run_parse_choices(run, "buffers", value, buffers_names, 2);
+        break;
+    case OPT_ADMISSION:
+        s->admission = strcmp(value, "both") == 0
+                           ? 3u : bb_run_parse_choices(run, "admission", value,
+                                                       admission_names, 2);
         break;
     case OPT_REFUSE: s->refuse_rank = bb_run_parse_rank(run, "refuse-rank", value); break;
     case OPT_MISMATCH:
@@ -538,6 +603,20 @@ static size_t sum_validate(bb_run_t *run, void *state)
     s->run = run;
     if (s->counts.n == 0)
         bb_run_parse_size_list(run, "count", "1:1M:x4", 0, INT32_MAX, &s->counts);
+    /* The rows of every point: the protocol under each policy asked for,
+     * then the references, in their order. */
+    s->nrows = 0;
+    if (s->mode & MODE_PROTOCOL)
+        for (int p = 0; p < POLICY_N; p++)
+            if ((s->buffers & (1u << (p & POLICY_RETAINED ? 1 : 0)))
+                && (s->admission & (1u << (p & POLICY_FUSED ? 1 : 0))))
+                s->rows[s->nrows++] = (row_t){ V_PROTOCOL, p };
+    for (int v = V_RAW; v < V_N; v++)
+        if (s->mode & (1u << v))
+            s->rows[s->nrows++] = (row_t){ v, 0 };
+    if (!(s->mode & MODE_PROTOCOL) && (s->buffers != 1u || s->admission != 1u))
+        bb_run_usage(run, "--buffers and --admission choose the protocol's policies: "
+                     "--mode must include protocol");
     if (s->max_elements >= 0 && s->mismatch_field != MISMATCH_CAP && s->refuse_rank < 0)
         for (size_t i = 0; i < s->counts.n; i++)
             if (s->counts.values[i] > s->max_elements)
@@ -565,10 +644,18 @@ static void sum_setup(bb_run_t *run, void *state)
     s->provider_state.fail = rank == s->refuse_rank;
     s->provider_state.delay_s = rank == s->delay_prepare_rank ? s->delay_prepare_s : 0.0;
     s->provider = (bb_sum_provider_t){ provider_prepare, provider_release, &s->provider_state };
-    if (bb_sum_phase_create(bb_bench_world(bb_run_bench(run)), &s->phase) != BB_OK)
-        bb_run_fatal(run, "cannot create the sum phase");
-    if (rank == s->delay_post_rank)
-        bb_sum_phase_set_post_delay(s->phase, s->delay_post_s);
+    /* One phase per policy (the references use policy 0's for the
+     * tracked-bytes figure only). */
+    for (int p = 0; p < POLICY_N; p++) {
+        bb_phase_attr_t attr = {
+            (p & POLICY_RETAINED) ? BB_BUFFERS_RETAINED : BB_BUFFERS_FRESH,
+            (p & POLICY_FUSED) ? BB_ADMISSION_FUSED : BB_ADMISSION_SPEC };
+        if (bb_sum_phase_create_attr(bb_bench_world(bb_run_bench(run)), &attr,
+                                     &s->phases[p]) != BB_OK)
+            bb_run_fatal(run, "cannot create the sum phase");
+        if (rank == s->delay_post_rank)
+            bb_sum_phase_set_post_delay(s->phases[p], s->delay_post_s);
+    }
     if (rank == 0)
         table_header(s);
 }
@@ -605,7 +692,8 @@ static int sum_finish(bb_run_t *run, void *state)
 static void sum_teardown(void *state)
 {
     sum_state_t *s = state;
-    bb_sum_phase_destroy(s->phase);
+    for (int p = 0; p < POLICY_N; p++)
+        bb_sum_phase_destroy(s->phases[p]);
     free(s->provider_state.data);
     free(s->raw_send);
     free(s->raw_recv);

@@ -3,7 +3,8 @@
  * the work is in lib/compare.c.  No MPI at run time: MPI_Init is never
  * called, so it runs on a login node or in CI without a launcher. */
 #include "config.h"
-#include "bbench.h"
+#include "bbrecord.h"
+#include "cli.h"
 
 #include <getopt.h>
 #include <stdio.h>

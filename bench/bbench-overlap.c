@@ -6,7 +6,7 @@
  * poll after each batch, and post-compute-finish without polls, and derives
  * the overlap figures (lib/overlap.c).  Parse, run, report. */
 #include "config.h"
-#include "bbench.h"
+#include "harness.h"
 
 #include <getopt.h>
 #include <math.h>

@@ -4,7 +4,7 @@
  * (ping-pong and memcpy of the largest per-rank volume) is measured in the
  * same run.  Parse, run, report: the protocol is in lib/redist.c. */
 #include "config.h"
-#include "bbench.h"
+#include "harness.h"
 
 #include <getopt.h>
 #include <math.h>

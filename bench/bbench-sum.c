@@ -2,7 +2,8 @@
  * plain MPI_Allreduce on the same buffers, in the same run.
  * Parse, run, report: the protocol is in lib/sum.c, the rest in lib/. */
 #include "config.h"
-#include "bbench.h"
+#include "harness.h"
+#include "bbench-hooks.h"
 
 #include <getopt.h>
 #include <math.h>

@@ -3,7 +3,8 @@
  * in the same run.  Parse, run, report: the protocol is in lib/transfer.c,
  * the compute kernel in lib/overlap.c, the rest in lib/. */
 #include "config.h"
-#include "bbench.h"
+#include "harness.h"
+#include "bbench-hooks.h"
 
 #include <getopt.h>
 #include <math.h>

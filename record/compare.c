@@ -2,7 +2,8 @@
  * changes, provenance warnings, and their rendering.  MPI-free: the compare
  * tool runs without MPI_Init. */
 #include "config.h"
-#include "internal.h"
+#include "common.h"
+#include "bbrecord.h"
 
 #include <dirent.h>
 #include <errno.h>

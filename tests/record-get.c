@@ -8,7 +8,7 @@
  * as the size of an array or object.  Exit 1 if the path does not exist,
  * 2 if the record is invalid. */
 #include "config.h"
-#include "bbench.h"
+#include "bbrecord.h"
 
 #include <stdio.h>
 #include <stdlib.h>

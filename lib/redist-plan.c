@@ -423,15 +423,15 @@ static inline void bb_copy_elem(double *dst, int di, const double *src, int si, 
 }
 
 /* One MPI_Alltoallw with the slot datatypes. */
-static int bb_xplan_run_w(bb_xplan_t *x, const double *send, double *recv)
+static int bb_xplan_alltoallw(bb_xplan_t *x, const double *send, double *recv)
 {
     return MPI_Alltoallw(send, x->wcount_s, x->wdispl, x->wtype_s, recv,
                          x->wcount_r, x->wdispl, x->wtype_r, x->comm);
 }
 
 /* Pack into peer order, one MPI_Alltoallv of contiguous elements, unpack. */
-static int bb_xplan_run_v(bb_xplan_t *x, const double *send, double *recv,
-                          MPI_Datatype elem, int ncomp)
+static int bb_xplan_pack_alltoallv(bb_xplan_t *x, const double *send, double *recv,
+                                   MPI_Datatype elem, int ncomp)
 {
     for (int j = 0; j < x->nsend; j++)
         bb_copy_elem(x->pbuf, j, send, x->spos[j], ncomp);
@@ -445,7 +445,8 @@ static int bb_xplan_run_v(bb_xplan_t *x, const double *send, double *recv,
 }
 
 /* Isend/Irecv to nonzero remote peers only; the self part is copied. */
-static int bb_xplan_run_s(bb_xplan_t *x, const double *send, double *recv, int ncomp)
+static int bb_xplan_sparse_isend(bb_xplan_t *x, const double *send, double *recv,
+                                 int ncomp)
 {
     int nreq = 0, rc = MPI_SUCCESS;
     for (int d = 0; d < x->p; d++)
@@ -1097,15 +1098,18 @@ static int bb_run_root_gatherv(bb_redist_plan_t *pl, const double *send, double 
     return MPI_SUCCESS;
 }
 
-static int bb_run_x(bb_redist_plan_t *pl, bb_xplan_t *x, const double *send, double *recv)
+/* One exchange of x by the plan's method: pack, sparse or (direct and the
+ * steps of two-step) Alltoallw. */
+static int bb_xplan_run_method(bb_redist_plan_t *pl, bb_xplan_t *x, const double *send,
+                               double *recv)
 {
     switch (pl->method) {
     case BB_REDIST_PACK:
-        return bb_xplan_run_v(x, send, recv, pl->elem, pl->ncomp);
+        return bb_xplan_pack_alltoallv(x, send, recv, pl->elem, pl->ncomp);
     case BB_REDIST_SPARSE:
-        return bb_xplan_run_s(x, send, recv, pl->ncomp);
+        return bb_xplan_sparse_isend(x, send, recv, pl->ncomp);
     default:
-        return bb_xplan_run_w(x, send, recv);
+        return bb_xplan_alltoallw(x, send, recv);
     }
 }
 
@@ -1245,21 +1249,21 @@ bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contrac
         m.steps = 1;
         break;
     case BB_REDIST_TWO_STEP:
-        rc = bb_xplan_run_w(&pl->x1, sb, pl->receiver ? pl->tmp : NULL);
+        rc = bb_xplan_alltoallw(&pl->x1, sb, pl->receiver ? pl->tmp : NULL);
         if (rc == MPI_SUCCESS && pl->receiver)
-            rc = bb_xplan_run_w(&pl->x2, pl->tmp, rb);
+            rc = bb_xplan_alltoallw(&pl->x2, pl->tmp, rb);
         m.steps = 2;
         break;
     default:
         if (stale) {
             /* '>' after the engine changed its map: deliver in the layout
              * the driver knows, then convert inside the engine. */
-            rc = bb_run_x(pl, &pl->x1, sb, pl->receiver ? pl->tmp2 : NULL);
+            rc = bb_xplan_run_method(pl, &pl->x1, sb, pl->receiver ? pl->tmp2 : NULL);
             if (rc == MPI_SUCCESS && pl->receiver)
-                rc = bb_xplan_run_w(&pl->xfix, pl->tmp2, rb);
+                rc = bb_xplan_alltoallw(&pl->xfix, pl->tmp2, rb);
             m.steps = 2;
         } else {
-            rc = bb_run_x(pl, &pl->x1, sb, rb);
+            rc = bb_xplan_run_method(pl, &pl->x1, sb, rb);
             m.steps = 1;
         }
     }

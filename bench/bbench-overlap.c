@@ -4,7 +4,7 @@
  * the same buffers with the same compute kernel, in one run, it times
  * communication alone, compute alone, post-wait-compute, post-compute with a
  * poll after each batch, and post-compute-finish without polls, and derives
- * the overlap figures (lib/overlap.c).  Parse, run, report. */
+ * the overlap figures (harness/overlap.c).  Parse, run, report. */
 #include "config.h"
 #include "harness.h"
 

@@ -2,7 +2,8 @@
  * Every method moves the same elements between the same maps; each message
  * is checked slot by slot outside the timing; the machine's lower bound
  * (ping-pong and memcpy of the largest per-rank volume) is measured in the
- * same run.  Parse, run, report: the protocol is in lib/redist.c. */
+ * same run.  Parse, run, report: the protocol is in lib/redist-*.c,
+ * the layouts, fixture and bound in harness/. */
 #include "config.h"
 #include "harness.h"
 

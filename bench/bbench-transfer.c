@@ -1,7 +1,7 @@
 /* bbench-transfer: the bounded transfer phase (W=1: agreements, payload,
  * receipt) against raw MPI_Isend/MPI_Irecv with the same compute batches,
  * in the same run.  Parse, run, report: the protocol is in lib/transfer.c,
- * the compute kernel in lib/overlap.c, the rest in lib/. */
+ * the compute kernel in harness/overlap.c, the rest in harness/. */
 #include "config.h"
 #include "harness.h"
 #include "bbench-hooks.h"

@@ -49,6 +49,10 @@ int64_t bb_rss_peak_bytes(void);
 /* Local.  Current RSS in bytes (/proc/self/statm), or -1. */
 int64_t bb_rss_current_bytes(void);
 
+/* ------------------------------------------------------------------------ */
+/* Redistribution layouts (layout.c)                                        */
+/* ------------------------------------------------------------------------ */
+
 /* Layout generators, deterministic from (N, ranks, seed). */
 typedef enum bb_layout_kind {
     BB_LAYOUT_STD = 0,          /* "std": the standardized distribution */
@@ -91,6 +95,10 @@ uint64_t bb_splitmix(uint64_t *state);
 bb_status_t bb_layout_map(const bb_layout_t *layout, int64_t n, int rank,
                           int ranks, int64_t epoch, bb_map_t **map_out);
 
+/* ------------------------------------------------------------------------ */
+/* Redistribution fixture (fixture.c): data pattern and check               */
+/* ------------------------------------------------------------------------ */
+
 /* Checking (outside any timed region).  Element g, component c carries
  * (double)((g*3 + c)*4 + (k & 3)) at repetition k. */
 #define BB_REDIST_SENTINEL (-1.0)
@@ -113,6 +121,10 @@ typedef struct bb_redist_check {
 bb_status_t bb_redist_check(MPI_Comm comm, const bb_map_t *map, int64_t n,
                             int64_t element_bytes, int64_t k, const double *buf,
                             bb_redist_check_t *check_out);
+
+/* ------------------------------------------------------------------------ */
+/* Redistribution bound (bound.c)                                           */
+/* ------------------------------------------------------------------------ */
 
 /* The machine's lower bound, measured in the run. */
 typedef struct bb_redist_bound {

@@ -249,7 +249,8 @@ typedef struct bb_bench bb_bench_t;
 /* Initializes MPI (MPI_Init_thread requesting MPI_THREAD_FUNNELED, or
  * MPI_THREAD_MULTIPLE when MPIR_CVAR_ASYNC_PROGRESS=1 asks for a progress
  * thread), binds MPI_COMM_WORLD and creates the record for benchmark
- * ("sum", ...).  name is the program name used in messages ("bbench-sum").  Failure here is fatal:
+ * ("sum", ...).  name is the program name used in messages ("bbench-sum").
+ * Failure here is fatal:
  * message on stderr and exit 3. */
 bb_bench_t *bb_bench_init(int *argc, char ***argv, const char *name,
                           const char *benchmark);

@@ -22,9 +22,10 @@ bb_expect_true "no internal header installed" \
     test ! -e "$root/include/bbench-hooks.h" -a ! -e "$root/include/harness.h" \
     -a ! -e "$root/include/bbrecord.h"
 
-# $MPICC may carry sanitizer-free flags only: the example is a user's program.
-# shellcheck disable=SC2046
-$MPICC -o "$BB_TMP/example" "$S/examples/bbench-example.c" $(pc --cflags --libs) \
+# In a sanitizer build the installed library is instrumented, and a program
+# linking it must be too ($BB_SAN_CFLAGS is empty otherwise).
+# shellcheck disable=SC2046,SC2086
+$MPICC $BB_SAN_CFLAGS -o "$BB_TMP/example" "$S/examples/bbench-example.c" $(pc --cflags --libs) \
     > "$BB_TMP/cc.log" 2>&1
 bb_expect_rc 0 $? "example built with mpicc and pkg-config --cflags --libs bbench"
 cat "$BB_TMP/cc.log"
@@ -42,8 +43,8 @@ if [ -x "$BB_TMP/example" ]; then
 fi
 if [ -n "$BB_PC_MPI" ]; then
     # bbench.pc requires the MPI's module: a plain compiler suffices.
-    # shellcheck disable=SC2046
-    cc -o "$BB_TMP/example-cc" "$S/examples/bbench-example.c" $(pc --cflags --libs) \
+    # shellcheck disable=SC2046,SC2086
+    cc $BB_SAN_CFLAGS -o "$BB_TMP/example-cc" "$S/examples/bbench-example.c" $(pc --cflags --libs) \
         > "$BB_TMP/cc2.log" 2>&1
     bb_expect_rc 0 $? "example built with plain cc via Requires: $BB_PC_MPI"
     cat "$BB_TMP/cc2.log"

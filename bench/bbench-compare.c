@@ -1,9 +1,10 @@
 /* bbench-compare: compare two sets of bbench records (regressions, contract
  * changes, provenance), or extract plot data from one.  Parse, run, report:
- * the work is in lib/compare.c.  No MPI at run time: MPI_Init is never
- * called, so it runs on a login node or in CI without a launcher. */
+ * the work is in record/compare.c.  It links the record library alone (no
+ * MPI), so it runs on a login node or in CI without a launcher. */
 #include "config.h"
-#include "bbench.h"
+#include "bbrecord.h"
+#include "cli.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -4,11 +4,10 @@
  * the same buffers with the same compute kernel, in one run, it times
  * communication alone, compute alone, post-wait-compute, post-compute with a
  * poll after each batch, and post-compute-finish without polls, and derives
- * the overlap figures (lib/overlap.c).  The runner (harness/runner.c) owns
+ * the overlap figures (harness/overlap.c).  The runner (harness/runner.c) owns
  * options, the measurement engine and the record; this file holds the
  * operations, the figures and the descriptor. */
 #include "config.h"
-#include "bbench.h"
 #include "runner.h"
 
 #include <math.h>

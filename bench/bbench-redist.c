@@ -2,11 +2,10 @@
  * Every method moves the same elements between the same maps; each message
  * is checked slot by slot outside the timing; the machine's lower bound
  * (ping-pong and memcpy of the largest per-rank volume) is measured in the
- * same run.  The protocol is lib/redist.c; the runner (harness/runner.c)
+ * same run.  The protocol is lib/redist-*.c (layouts, fixture and bound: harness/); the runner (harness/runner.c)
  * owns options, measurement loop and record; this file holds the message
  * kernel, the plans around it and the descriptor. */
 #include "config.h"
-#include "bbench.h"
 #include "runner.h"
 
 #include <math.h>

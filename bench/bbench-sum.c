@@ -3,8 +3,8 @@
  * lib/sum.c; the runner (harness/runner.c) owns options, measurement loop
  * and record; this file holds the two kernels and the descriptor. */
 #include "config.h"
-#include "bbench.h"
 #include "runner.h"
+#include "bbench-hooks.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,8 +5,8 @@
  * record; this file holds the payload fixture, the two kernels, the census
  * and the descriptor. */
 #include "config.h"
-#include "bbench.h"
 #include "runner.h"
+#include "bbench-hooks.h"
 
 #include <stdio.h>
 #include <stdlib.h>

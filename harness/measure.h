@@ -31,7 +31,7 @@
 #ifndef BB_MEASURE_H
 #define BB_MEASURE_H
 
-#include "bbench.h"
+#include "harness.h"
 
 /* The one cap on calls per sample chosen from a budget. */
 enum { BB_MEASURE_REPS_CAP = 100000 };

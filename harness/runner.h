@@ -23,7 +23,7 @@
 #ifndef BB_RUNNER_H
 #define BB_RUNNER_H
 
-#include "bbench.h"
+#include "harness.h"
 #include "measure.h"
 
 /* The most points one run may measure: the product of the swept lists. */

@@ -1,8 +1,11 @@
-/* internal.h: declarations shared by the library's files, not installed. */
+/* internal.h: declarations shared by libbbench's files (not installed, not
+ * exported). */
 #ifndef BB_INTERNAL_H
 #define BB_INTERNAL_H
 
 #include "bbench.h"
+#include "bbench-hooks.h"
+#include "common.h"
 #include <pthread.h>
 
 struct bb_world {
@@ -30,8 +33,17 @@ typedef struct bb_poison_node {
 } bb_poison_node_t;
 void bb_poison_retain(bb_poison_node_t *node, bb_poison_kind_t kind, void *object);
 
-/* snprintf into err if err is not NULL. */
-void bb_errorf(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* A map's storage (redist-map.c); plans copy and read maps directly. */
+struct bb_map {
+    int64_t n, count, epoch;
+    int64_t *idx;
+};
+/* A new copy of map, or NULL (map NULL or no memory). */
+bb_map_t *bb_map_copy(const bb_map_t *map);
+/* Counting sort of n items by destination (stable): order_out[j] is the
+ * j-th item in destination order, count and displ per destination; cursor
+ * is scratch of p ints. */
+void bb_bucket(const int *dest, int64_t n, int p, int *count, int *displ,
+               int *cursor, int *order_out);
 
 #endif

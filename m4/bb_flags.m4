@@ -71,3 +71,21 @@ AC_DEFUN([BB_BUILD_PROVENANCE], [
   dnl The git revision is taken at build time (lib/bb-git.h, Makefile.am),
   dnl so that it names what was compiled, not what was configured.
 ])
+
+# BB_VISIBILITY: libbbench is compiled with -fvisibility=hidden so that only
+# the functions its headers mark BB_EXPORT are exported (BB_VISIBILITY_CFLAGS,
+# used for the library only).  Without the flag every function is exported.
+AC_DEFUN([BB_VISIBILITY], [
+  BB_VISIBILITY_CFLAGS=
+  BB_CHECK_CFLAG([-fvisibility=hidden], [BB_VISIBILITY_CFLAGS=-fvisibility=hidden])
+  AC_SUBST([BB_VISIBILITY_CFLAGS])
+])
+
+# BB_AS_NEEDED: the linker drops libraries nothing uses (BB_AS_NEEDED_LDFLAGS).
+# The MPI wrapper adds its libraries to every link; the MPI-free tool uses it
+# to depend on none of them.
+AC_DEFUN([BB_AS_NEEDED], [
+  BB_AS_NEEDED_LDFLAGS=
+  BB_CHECK_LDFLAG([-Wl,--as-needed], [BB_AS_NEEDED_LDFLAGS=-Wl,--as-needed])
+  AC_SUBST([BB_AS_NEEDED_LDFLAGS])
+])

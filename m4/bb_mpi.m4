@@ -33,3 +33,31 @@ AC_DEFUN([BB_CHECK_MPI], [
     [AC_MSG_RESULT([no])
      AC_MSG_ERROR([$CC cannot build MPI 3 programs; on Debian: apt-get install libmpich-dev])])
 ])
+
+# BB_CHECK_MPI_PKGCONFIG: does the MPI have a pkg-config module (MPICH ships
+# mpich.pc, Open MPI ompi-c.pc)?  If so bbench.pc requires it (BB_PC_MPI), so
+# that `pkg-config --cflags --libs bbench` works with a plain compiler;
+# otherwise users compile with the MPI wrapper, as bbench.pc says.  The
+# module must give the flags of the wrapper configure found: its include
+# directory holds the mpi.h that $CC uses.
+AC_DEFUN([BB_CHECK_MPI_PKGCONFIG], [
+  AC_REQUIRE([PKG_PROG_PKG_CONFIG])
+  BB_PC_MPI=
+  AC_MSG_CHECKING([for a pkg-config module of the MPI])
+  for bb_mod in mpich ompi-c mpi; do
+    AS_IF([test -n "$PKG_CONFIG" && $PKG_CONFIG --exists $bb_mod 2>/dev/null], [
+      bb_mod_cflags=`$PKG_CONFIG --cflags-only-I $bb_mod 2>/dev/null`
+      bb_cc_show=`$CC -show 2>/dev/null || $CC --showme 2>/dev/null`
+      dnl Accept it when the wrapper compiles with the same include path
+      dnl (or the module adds none: mpi.h in a system directory).
+      bb_mod_ok=yes
+      for bb_i in $bb_mod_cflags; do
+        case " $bb_cc_show " in *" $bb_i "*) ;; *) bb_mod_ok=no ;; esac
+      done
+      AS_IF([test "x$bb_mod_ok" = xyes], [BB_PC_MPI=$bb_mod; break])
+    ])
+  done
+  AS_IF([test -n "$BB_PC_MPI"], [AC_MSG_RESULT([$BB_PC_MPI])],
+    [AC_MSG_RESULT([none: bbench.pc tells users to compile with mpicc])])
+  AC_SUBST([BB_PC_MPI])
+])

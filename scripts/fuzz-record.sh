@@ -19,11 +19,12 @@ cp -n "$corpus"/* "$src"/tests/tools/data/*.json "$out/corpus/" 2>/dev/null || t
 config=$(ls "$src"/build*/config.h 2>/dev/null | head -n 1)
 [ -n "$config" ] || { echo "fuzz-record.sh: configure bbench first (build/config.h)" >&2; exit 2; }
 cflags="-g -O1 -fsanitize=fuzzer,address,undefined -I$(dirname "$config") -I$(dirname "$config")/lib \
--I$src/lib -I$src/tests/fuzz \
-$(pkg-config --cflags libcjson hwloc)"
+-I$src/include -I$src/lib -I$src/record -I$src/tests/fuzz \
+$(pkg-config --cflags libcjson)"
+# The record library needs no MPI: plain clang.
 # shellcheck disable=SC2086
-mpicc -cc=clang $cflags -o "$out/fuzz-record" "$src/tests/fuzz/fuzz-record.c" \
-    "$src/lib/record.c" "$src/lib/compare.c" "$src/lib/util.c" "$src/lib/stats.c" \
+clang $cflags -o "$out/fuzz-record" "$src/tests/fuzz/fuzz-record.c" \
+    "$src/record/record.c" "$src/record/compare.c" "$src/record/stats.c" "$src/lib/status.c" \
     $(pkg-config --libs libcjson) -lm
 cd "$out"
 ./fuzz-record -max_total_time="$seconds" -max_len=65536 -timeout=10 \

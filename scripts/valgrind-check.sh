@@ -12,6 +12,10 @@ logs=$(mktemp -d "${TMPDIR:-/tmp}/bbvg.XXXXXX")
 vg="valgrind --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
 --suppressions=$src/tests/valgrind.supp --error-exitcode=99"
 status=0
+# The installed programs link the shared libbbench: in the build tree they
+# are libtool wrapper scripts, and libtool's execute mode hands valgrind the
+# real binary with the library path set.
+lt="$build/libtool --mode=execute"
 
 run() {
     name=$1; shift
@@ -19,10 +23,10 @@ run() {
     mkdir -p "$logs/$name"
     if [ "$np" = serial ]; then
         # shellcheck disable=SC2086
-        timeout 600 $vg --log-file="$logs/$name/rank-%p.log" "$@" > "$logs/$name/out" 2>&1
+        timeout 600 $lt $vg --log-file="$logs/$name/rank-%p.log" "$@" > "$logs/$name/out" 2>&1
     else
         # shellcheck disable=SC2086
-        timeout 600 "$mpiexec" -n "$np" $vg --log-file="$logs/$name/rank-%p.log" "$@" \
+        timeout 600 "$mpiexec" -n "$np" $lt $vg --log-file="$logs/$name/rank-%p.log" "$@" \
             > "$logs/$name/out" 2>&1
     fi
     rc=$?

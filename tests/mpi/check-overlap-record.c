@@ -9,7 +9,6 @@
  * third argument lifts the check that all three kinds were measured.
  * Serial: MPI is not initialized (bb_record_read is local). */
 #include "config.h"
-#include "bbench.h"
 #include "runner.h"
 
 #include <math.h>

@@ -12,7 +12,8 @@
  *                       then MPI_Abort(3)
  */
 #include "config.h"
-#include "bbench.h"
+#include "harness.h"
+#include "bbench-hooks.h"
 #include "fault.h"
 #include "../check.h"
 

@@ -13,7 +13,8 @@
  *                          (default stdout) and calls MPI_Abort(3)
  */
 #include "config.h"
-#include "bbench.h"
+#include "harness.h"
+#include "bbench-hooks.h"
 #include "fault.h"
 #include "../check.h"
 

@@ -3,7 +3,7 @@
  * peer-style variants, and the compute kernel's calibration.  Serial: no
  * MPI_Init. */
 #include "config.h"
-#include "bbench.h"
+#include "harness.h"
 #include "../check.h"
 
 #include <math.h>

@@ -3,7 +3,7 @@
  * reader rejects malformed, truncated and wrongly shaped text and names the
  * place.  Serial: no MPI_Init (records are MPI-free). */
 #include "config.h"
-#include "bbench.h"
+#include "bbrecord.h"
 #include "bb-git.h"
 #include "../check.h"
 

@@ -2,7 +2,8 @@
  * fatal exits, the output check, provenance capture and the final write.
  * Rank 0 does all printing. */
 #include "config.h"
-#include "internal.h"
+#include "common.h"
+#include "harness.h"
 
 #include <getopt.h>
 #include <stdarg.h>

@@ -2,7 +2,8 @@
  * times) and the calibrated compute kernel that bbench-overlap runs between
  * posting and finishing communication.  No MPI here. */
 #include "config.h"
-#include "internal.h"
+#include "common.h"
+#include "harness.h"
 
 #include <math.h>
 #include <stddef.h>

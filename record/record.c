@@ -4,7 +4,8 @@
  * MPI-free on purpose: records are built and checked by tools and unit
  * tests that never initialize MPI. */
 #include "config.h"
-#include "internal.h"
+#include "common.h"
+#include "bbrecord.h"
 #include "bb-git.h"
 
 #include <errno.h>

@@ -1,5 +1,6 @@
-/* redist.c: maps, layout generators and redistribution plans between two
- * data layouts: the MDI parallel-communication model of DESIGN 2.3.
+/* redist-plan.c: the link between two codes, the methods and the
+ * redistribution plans between two data layouts (the MDI model: a driver
+ * and an engine code), their admission, execution and traffic.
  *
  * Plans are built with a rendezvous through the standardized distribution of
  * the receiving code: each receiver announces its elements to their std
@@ -16,483 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { BB_TAG_FLAG = 51, BB_TAG_DATA = 52, BB_TAG_PING = 53 };
-
-/* ------------------------------------------------------------------------ */
-/* Standardized distribution                                                */
-/* ------------------------------------------------------------------------ */
-
-void bb_std_block(int64_t n, int rank, int ranks, int64_t *first_out,
-                  int64_t *count_out)
-{
-    int64_t q = n / ranks, rem = n % ranks;
-    *first_out = (int64_t)rank * q + (rank < rem ? rank : rem);
-    *count_out = q + (rank < rem);
-}
-
-int bb_std_owner(int64_t n, int ranks, int64_t g)
-{
-    int64_t q = n / ranks, rem = n % ranks;
-    if (g < rem * (q + 1))
-        return (int)(g / (q + 1));
-    return (int)(rem + (g - rem * (q + 1)) / q);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Maps                                                                     */
-/* ------------------------------------------------------------------------ */
-
-struct bb_map {
-    int64_t n, count, epoch;
-    int64_t *idx;
-};
-
-bb_status_t bb_map_create(int64_t n, const int64_t *indices, int64_t count,
-                          int64_t epoch, bb_map_t **map_out)
-{
-    if (map_out == NULL || n < 0 || n > INT32_MAX || count < 0
-        || count > INT32_MAX || epoch < 0 || (count > 0 && indices == NULL))
-        return BB_ERR_ARG;
-    bb_map_t *m = calloc(1, sizeof *m);
-    if (m == NULL)
-        return BB_ERR_NOMEM;
-    m->idx = malloc((size_t)(count > 0 ? count : 1) * sizeof *m->idx);
-    if (m->idx == NULL) {
-        free(m);
-        return BB_ERR_NOMEM;
-    }
-    if (count > 0)
-        memcpy(m->idx, indices, (size_t)count * sizeof *m->idx);
-    m->n = n;
-    m->count = count;
-    m->epoch = epoch;
-    *map_out = m;
-    return BB_OK;
-}
-
-void bb_map_free(bb_map_t *map)
-{
-    if (map == NULL)
-        return;
-    free(map->idx);
-    free(map);
-}
-
-static bb_map_t *bb_map_copy(const bb_map_t *map)
-{
-    bb_map_t *m = NULL;
-    if (map == NULL || bb_map_create(map->n, map->idx, map->count, map->epoch, &m) != BB_OK)
-        return NULL;
-    return m;
-}
-
-int64_t bb_map_elements(const bb_map_t *map) { return map->n; }
-int64_t bb_map_count(const bb_map_t *map) { return map->count; }
-int64_t bb_map_epoch(const bb_map_t *map) { return map->epoch; }
-const int64_t *bb_map_indices(const bb_map_t *map) { return map->idx; }
-
-/* Counting sort of items by destination: order_out[j] is the j-th item in
- * destination order (stable), displ the first slot of each destination.
- * cursor is scratch of p ints. */
-static void bb_bucket(const int *dest, int64_t n, int p, int *count, int *displ,
-                      int *cursor, int *order_out)
-{
-    for (int d = 0; d < p; d++)
-        count[d] = 0;
-    for (int64_t i = 0; i < n; i++)
-        count[dest[i]]++;
-    int acc = 0;
-    for (int d = 0; d < p; d++) {
-        displ[d] = cursor[d] = acc;
-        acc += count[d];
-    }
-    for (int64_t i = 0; i < n; i++)
-        order_out[cursor[dest[i]]++] = (int)i;
-}
-
-/* Validation sends every in-range index to its holder in the standardized
- * distribution of comm, which counts hits: 0 is a gap, > 1 a duplicate.
- * The sequence of collectives depends only on agreed values, so a bad map
- * on one rank can never leave another waiting. */
-bb_status_t bb_map_validate(MPI_Comm comm, const bb_map_t *map,
-                            bb_map_fault_t *fault_out)
-{
-    bb_map_fault_t fault;
-    int p = 0, me = 0;
-    bb_status_t st = BB_OK;
-    memset(&fault, 0, sizeof fault);
-    if (MPI_Comm_size(comm, &p) != MPI_SUCCESS || MPI_Comm_rank(comm, &me) != MPI_SUCCESS)
-        return BB_ERR_MPI;
-    int64_t n = map ? map->n : -1, cnt = map ? map->count : 0;
-    size_t pp = (size_t)p;
-    int *dest = malloc((size_t)(cnt > 0 ? cnt : 1) * sizeof *dest);
-    int *scount = calloc(pp, sizeof(int)), *sdispl = calloc(pp, sizeof(int));
-    int *rcount = calloc(pp, sizeof(int)), *rdispl = calloc(pp, sizeof(int));
-    int *cursor = calloc(pp, sizeof(int)), *order = NULL;
-    int64_t *sbuf = NULL, *rbuf = NULL, *hits = NULL;
-    int64_t out_of_range = 0, dups = 0, gaps = 0;
-    int nomem = !dest || !scount || !sdispl || !rcount || !rdispl || !cursor;
-    if (!nomem)
-        for (int64_t i = 0; i < cnt; i++) {
-            int64_t g = map->idx[i];
-            if (g < 0 || g >= n) {
-                out_of_range++;
-                dest[i] = -1;
-            } else {
-                dest[i] = bb_std_owner(n, p, g);
-            }
-        }
-
-    int64_t local[4] = {n, map ? map->epoch : -1, nomem, map == NULL}, mn[4], mx[4];
-    if (bb_agree_minmax(comm, local, 4, mn, mx) != MPI_SUCCESS) {
-        st = BB_ERR_MPI;
-        goto free_all;
-    }
-    fault.n_mismatch = mn[0] != mx[0];
-    fault.epoch_mismatch = mn[1] != mx[1];
-    fault.missing = mx[3] != 0;
-    fault.resources = mx[2] != 0;
-    if (!fault.n_mismatch && !fault.missing && !fault.resources) {
-        int64_t nvalid = 0, rtotal = 0, first, bn;
-        for (int64_t i = 0; i < cnt; i++)
-            if (dest[i] >= 0) {
-                scount[dest[i]]++;
-                nvalid++;
-            }
-        if (MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm) != MPI_SUCCESS) {
-            st = BB_ERR_MPI;
-            goto free_all;
-        }
-        for (int d = 0; d < p; d++) {
-            rdispl[d] = (int)(rtotal < INT_MAX ? rtotal : 0);
-            rtotal += rcount[d];
-        }
-        bb_std_block(n, me, p, &first, &bn);
-        order = malloc((size_t)(nvalid > 0 ? nvalid : 1) * sizeof *order);
-        sbuf = malloc((size_t)(nvalid > 0 ? nvalid : 1) * sizeof *sbuf);
-        rbuf = malloc((size_t)(rtotal > 0 && rtotal <= INT_MAX ? rtotal : 1) * sizeof *rbuf);
-        hits = calloc((size_t)(bn > 0 ? bn : 1), sizeof *hits);
-        int64_t bad2 = (!order || !sbuf || !rbuf || !hits || rtotal > INT_MAX), anybad;
-        if (bb_agree_max(comm, &bad2, 1, &anybad) != MPI_SUCCESS) {
-            st = BB_ERR_MPI;
-            goto free_all;
-        }
-        fault.resources = anybad != 0;
-        if (!anybad) {
-            int acc = 0;
-            for (int d = 0; d < p; d++) {
-                sdispl[d] = cursor[d] = acc;
-                acc += scount[d];
-            }
-            for (int64_t i = 0; i < cnt; i++)
-                if (dest[i] >= 0)
-                    sbuf[cursor[dest[i]]++] = map->idx[i];
-            if (MPI_Alltoallv(sbuf, scount, sdispl, MPI_INT64_T, rbuf, rcount, rdispl,
-                              MPI_INT64_T, comm) != MPI_SUCCESS) {
-                st = BB_ERR_MPI;
-                goto free_all;
-            }
-            for (int64_t j = 0; j < rtotal; j++)
-                hits[rbuf[j] - first]++; /* in range: we own the block */
-            for (int64_t o = 0; o < bn; o++) {
-                if (hits[o] == 0)
-                    gaps++;
-                else
-                    dups += hits[o] - 1;
-            }
-        }
-    }
-    int64_t counts[3] = {out_of_range, dups, gaps}, sums[3];
-    if (MPI_Allreduce(counts, sums, 3, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS) {
-        st = BB_ERR_MPI;
-        goto free_all;
-    }
-    fault.out_of_range = sums[0];
-    fault.duplicates = sums[1];
-    fault.gaps = sums[2];
-    if (fault.out_of_range || fault.duplicates || fault.gaps || fault.n_mismatch
-        || fault.epoch_mismatch || fault.missing || fault.resources)
-        st = BB_REFUSED;
-free_all:
-    free(dest); free(scount); free(sdispl); free(rcount); free(rdispl); free(cursor);
-    free(order); free(sbuf); free(rbuf); free(hits);
-    if (fault_out != NULL)
-        *fault_out = fault;
-    return st;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Layout generators                                                        */
-/* ------------------------------------------------------------------------ */
-
-static uint64_t bb_splitmix(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static const char *const bb_layout_names[BB_LAYOUT_KINDS] = {
-    "std", "std-ceil", "block-irregular", "block-reverse", "cyclic",
-    "block-cyclic", "spatial", "random"
-};
-
-static int bb_parse_i64(const char *s, const char **end, int64_t lo, int64_t hi,
-                        int64_t *out)
-{
-    char *e;
-    if (*s < '0' || *s > '9')
-        return -1;
-    long long v = strtoll(s, &e, 10);
-    if (v < lo || v > hi)
-        return -1;
-    *out = v;
-    *end = e;
-    return 0;
-}
-
-bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err,
-                            size_t errlen)
-{
-    bb_layout_t l;
-    memset(&l, 0, sizeof l);
-    l.seed = 1;
-    if (text == NULL || layout_out == NULL)
-        return BB_ERR_ARG;
-    const char *colon = strchr(text, ':');
-    size_t nlen = colon ? (size_t)(colon - text) : strlen(text);
-    int kind = -1;
-    for (int k = 0; k < BB_LAYOUT_KINDS; k++)
-        if (strlen(bb_layout_names[k]) == nlen && strncmp(text, bb_layout_names[k], nlen) == 0)
-            kind = k;
-    if (kind < 0) {
-        bb_errorf(err, errlen, "'%s' is not a layout (std, std-ceil, block-irregular[:SEED], "
-                  "block-reverse, cyclic, block-cyclic:B, spatial[:PX,PY,PZ], random[:SEED])",
-                  text);
-        return BB_ERR_PARSE;
-    }
-    l.kind = (bb_layout_kind_t)kind;
-    const char *arg = colon ? colon + 1 : NULL, *end = NULL;
-    int64_t v;
-    switch (l.kind) {
-    case BB_LAYOUT_BLOCK_CYCLIC:
-        if (arg == NULL || bb_parse_i64(arg, &end, 1, INT32_MAX, &v) != 0 || *end != '\0') {
-            bb_errorf(err, errlen, "'%s': block-cyclic needs a block size B >= 1 (block-cyclic:B)", text);
-            return BB_ERR_PARSE;
-        }
-        l.block = v;
-        break;
-    case BB_LAYOUT_BLOCK_IRREGULAR:
-    case BB_LAYOUT_RANDOM:
-        if (arg != NULL) {
-            if (bb_parse_i64(arg, &end, 0, INT64_MAX, &v) != 0 || *end != '\0') {
-                bb_errorf(err, errlen, "'%s': the seed must be a nonnegative integer", text);
-                return BB_ERR_PARSE;
-            }
-            l.seed = (uint64_t)v;
-        }
-        break;
-    case BB_LAYOUT_SPATIAL:
-        if (arg != NULL) {
-            const char *s = arg;
-            for (int d = 0; d < 3; d++) {
-                if (bb_parse_i64(s, &end, 1, INT32_MAX, &v) != 0
-                    || (d < 2 && *end != ',') || (d == 2 && *end != '\0')) {
-                    bb_errorf(err, errlen, "'%s': spatial takes three subdomain counts "
-                              "(spatial:PX,PY,PZ)", text);
-                    return BB_ERR_PARSE;
-                }
-                l.dims[d] = (int)v;
-                s = end + 1;
-            }
-        }
-        break;
-    default:
-        if (arg != NULL) {
-            bb_errorf(err, errlen, "'%s': layout %s takes no argument", text,
-                      bb_layout_names[kind]);
-            return BB_ERR_PARSE;
-        }
-    }
-    *layout_out = l;
-    return BB_OK;
-}
-
-void bb_layout_format(const bb_layout_t *layout, char *buf, size_t len)
-{
-    const char *name = bb_layout_names[layout->kind];
-    switch (layout->kind) {
-    case BB_LAYOUT_BLOCK_CYCLIC:
-        snprintf(buf, len, "%s:%lld", name, (long long)layout->block);
-        break;
-    case BB_LAYOUT_BLOCK_IRREGULAR:
-    case BB_LAYOUT_RANDOM:
-        snprintf(buf, len, "%s:%llu", name, (unsigned long long)layout->seed);
-        break;
-    case BB_LAYOUT_SPATIAL:
-        if (layout->dims[0] > 0)
-            snprintf(buf, len, "%s:%d,%d,%d", name, layout->dims[0],
-                     layout->dims[1], layout->dims[2]);
-        else
-            snprintf(buf, len, "%s", name);
-        break;
-    default:
-        snprintf(buf, len, "%s", name);
-    }
-}
-
-/* Three factors of ranks, as equal as possible (largest prime factors first
- * into the smallest dimension), largest first. */
-static void bb_dims3(int ranks, int dims[3])
-{
-    dims[0] = dims[1] = dims[2] = 1;
-    int r = ranks;
-    int f[64], nf = 0;
-    for (int q = 2; (int64_t)q * q <= r; q++)
-        while (r % q == 0) {
-            f[nf++] = q;
-            r /= q;
-        }
-    if (r > 1)
-        f[nf++] = r;
-    for (int i = nf - 1; i >= 0; i--) {
-        int s = 0;
-        for (int d = 1; d < 3; d++)
-            if (dims[d] < dims[s])
-                s = d;
-        dims[s] *= f[i];
-    }
-    for (int a = 0; a < 3; a++)
-        for (int b = a + 1; b < 3; b++)
-            if (dims[b] > dims[a]) {
-                int t = dims[a]; dims[a] = dims[b]; dims[b] = t;
-            }
-}
-
-bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
-                              int ranks, int64_t **indices_out, int64_t *count_out)
-{
-    if (layout == NULL || indices_out == NULL || count_out == NULL || n < 0
-        || n > INT32_MAX || ranks < 1 || rank < 0 || rank >= ranks)
-        return BB_ERR_ARG;
-    int dims[3] = {layout->dims[0], layout->dims[1], layout->dims[2]};
-    if (layout->kind == BB_LAYOUT_SPATIAL) {
-        if (dims[0] <= 0)
-            bb_dims3(ranks, dims);
-        else if ((int64_t)dims[0] * dims[1] * dims[2] != ranks)
-            return BB_ERR_ARG;
-    }
-    /* Upper bound on this rank's count, so one allocation suffices. */
-    int64_t first, cnt;
-    bb_std_block(n, rank, ranks, &first, &cnt);
-    int64_t cap = n;
-    int64_t *idx = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *idx);
-    if (idx == NULL)
-        return BB_ERR_NOMEM;
-    int64_t k = 0;
-    switch (layout->kind) {
-    case BB_LAYOUT_STD:
-        for (int64_t i = 0; i < cnt; i++)
-            idx[k++] = first + i;
-        break;
-    case BB_LAYOUT_STD_CEIL: {
-        int64_t b = (n + ranks - 1) / ranks;
-        int64_t lo = (int64_t)rank * b < n ? (int64_t)rank * b : n;
-        int64_t hi = lo + b < n ? lo + b : n;
-        for (int64_t g = lo; g < hi; g++)
-            idx[k++] = g;
-        break;
-    }
-    case BB_LAYOUT_BLOCK_IRREGULAR: {
-        /* weights 1..8 drawn from the seed; boundaries floor(n * W_<r / W) */
-        int64_t w_total = 0, w_before = 0;
-        for (int r = 0; r < ranks; r++) {
-            uint64_t s = layout->seed * 0x100000001B3ull + (uint64_t)r;
-            int64_t w = 1 + (int64_t)(bb_splitmix(&s) % 8);
-            if (r < rank)
-                w_before += w;
-            if (r == rank)
-                cnt = w;
-            w_total += w;
-        }
-        int64_t lo = (int64_t)(((__int128)n * w_before) / w_total);
-        int64_t hi = (int64_t)(((__int128)n * (w_before + cnt)) / w_total);
-        for (int64_t g = lo; g < hi; g++)
-            idx[k++] = g;
-        break;
-    }
-    case BB_LAYOUT_BLOCK_REVERSE: {
-        int64_t f2, c2;
-        bb_std_block(n, ranks - 1 - rank, ranks, &f2, &c2);
-        for (int64_t i = 0; i < c2; i++)
-            idx[k++] = f2 + i;
-        break;
-    }
-    case BB_LAYOUT_CYCLIC:
-        for (int64_t g = rank; g < n; g += ranks)
-            idx[k++] = g;
-        break;
-    case BB_LAYOUT_BLOCK_CYCLIC: {
-        int64_t b = layout->block;
-        for (int64_t lo = (int64_t)rank * b; lo < n; lo += b * ranks)
-            for (int64_t g = lo; g < lo + b && g < n; g++)
-                idx[k++] = g;
-        break;
-    }
-    case BB_LAYOUT_SPATIAL: {
-        /* n atoms on an L x L x nz lattice, x fastest; L^3 >= n */
-        int64_t L = 1;
-        while (L * L * L < n)
-            L++;
-        int64_t nz = n > 0 ? (n + L * L - 1) / (L * L) : 1;
-        for (int64_t g = 0; g < n; g++) {
-            int64_t x = g % L, y = (g / L) % L, z = g / (L * L);
-            int64_t rx = x * dims[0] / L, ry = y * dims[1] / L, rz = z * dims[2] / nz;
-            if (rx + dims[0] * (ry + dims[1] * rz) == rank)
-                idx[k++] = g;
-        }
-        break;
-    }
-    case BB_LAYOUT_RANDOM: {
-        /* a seeded permutation of [0, n), cut into standardized blocks */
-        int64_t *perm = malloc((size_t)(n > 0 ? n : 1) * sizeof *perm);
-        if (perm == NULL) {
-            free(idx);
-            return BB_ERR_NOMEM;
-        }
-        for (int64_t g = 0; g < n; g++)
-            perm[g] = g;
-        uint64_t s = layout->seed;
-        for (int64_t i = n - 1; i > 0; i--) {
-            int64_t j = (int64_t)(bb_splitmix(&s) % (uint64_t)(i + 1));
-            int64_t t = perm[i]; perm[i] = perm[j]; perm[j] = t;
-        }
-        for (int64_t i = 0; i < cnt; i++)
-            idx[k++] = perm[first + i];
-        free(perm);
-        break;
-    }
-    default:
-        free(idx);
-        return BB_ERR_ARG;
-    }
-    *indices_out = idx;
-    *count_out = k;
-    return BB_OK;
-}
-
-bb_status_t bb_layout_map(const bb_layout_t *layout, int64_t n, int rank,
-                          int ranks, int64_t epoch, bb_map_t **map_out)
-{
-    int64_t *idx = NULL, cnt = 0;
-    bb_status_t st = bb_layout_indices(layout, n, rank, ranks, &idx, &cnt);
-    if (st != BB_OK)
-        return st;
-    st = bb_map_create(n, idx, cnt, epoch, map_out);
-    free(idx);
-    return st;
-}
+/* Tags on the link communicator (53 is the bound's ping-pong, harness). */
+enum { BB_TAG_FLAG = 51, BB_TAG_DATA = 52 };
 
 /* ------------------------------------------------------------------------ */
 /* The link: two codes in one world                                         */
@@ -897,15 +423,15 @@ static inline void bb_copy_elem(double *dst, int di, const double *src, int si, 
 }
 
 /* One MPI_Alltoallw with the slot datatypes. */
-static int bb_xplan_run_w(bb_xplan_t *x, const double *send, double *recv)
+static int bb_xplan_alltoallw(bb_xplan_t *x, const double *send, double *recv)
 {
     return MPI_Alltoallw(send, x->wcount_s, x->wdispl, x->wtype_s, recv,
                          x->wcount_r, x->wdispl, x->wtype_r, x->comm);
 }
 
 /* Pack into peer order, one MPI_Alltoallv of contiguous elements, unpack. */
-static int bb_xplan_run_v(bb_xplan_t *x, const double *send, double *recv,
-                          MPI_Datatype elem, int ncomp)
+static int bb_xplan_pack_alltoallv(bb_xplan_t *x, const double *send, double *recv,
+                                   MPI_Datatype elem, int ncomp)
 {
     for (int j = 0; j < x->nsend; j++)
         bb_copy_elem(x->pbuf, j, send, x->spos[j], ncomp);
@@ -919,7 +445,8 @@ static int bb_xplan_run_v(bb_xplan_t *x, const double *send, double *recv,
 }
 
 /* Isend/Irecv to nonzero remote peers only; the self part is copied. */
-static int bb_xplan_run_s(bb_xplan_t *x, const double *send, double *recv, int ncomp)
+static int bb_xplan_sparse_isend(bb_xplan_t *x, const double *send, double *recv,
+                                 int ncomp)
 {
     int nreq = 0, rc = MPI_SUCCESS;
     for (int d = 0; d < x->p; d++)
@@ -1571,15 +1098,18 @@ static int bb_run_root_gatherv(bb_redist_plan_t *pl, const double *send, double 
     return MPI_SUCCESS;
 }
 
-static int bb_run_x(bb_redist_plan_t *pl, bb_xplan_t *x, const double *send, double *recv)
+/* One exchange of x by the plan's method: pack, sparse or (direct and the
+ * steps of two-step) Alltoallw. */
+static int bb_xplan_run_method(bb_redist_plan_t *pl, bb_xplan_t *x, const double *send,
+                               double *recv)
 {
     switch (pl->method) {
     case BB_REDIST_PACK:
-        return bb_xplan_run_v(x, send, recv, pl->elem, pl->ncomp);
+        return bb_xplan_pack_alltoallv(x, send, recv, pl->elem, pl->ncomp);
     case BB_REDIST_SPARSE:
-        return bb_xplan_run_s(x, send, recv, pl->ncomp);
+        return bb_xplan_sparse_isend(x, send, recv, pl->ncomp);
     default:
-        return bb_xplan_run_w(x, send, recv);
+        return bb_xplan_alltoallw(x, send, recv);
     }
 }
 
@@ -1719,21 +1249,21 @@ bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contrac
         m.steps = 1;
         break;
     case BB_REDIST_TWO_STEP:
-        rc = bb_xplan_run_w(&pl->x1, sb, pl->receiver ? pl->tmp : NULL);
+        rc = bb_xplan_alltoallw(&pl->x1, sb, pl->receiver ? pl->tmp : NULL);
         if (rc == MPI_SUCCESS && pl->receiver)
-            rc = bb_xplan_run_w(&pl->x2, pl->tmp, rb);
+            rc = bb_xplan_alltoallw(&pl->x2, pl->tmp, rb);
         m.steps = 2;
         break;
     default:
         if (stale) {
             /* '>' after the engine changed its map: deliver in the layout
              * the driver knows, then convert inside the engine. */
-            rc = bb_run_x(pl, &pl->x1, sb, pl->receiver ? pl->tmp2 : NULL);
+            rc = bb_xplan_run_method(pl, &pl->x1, sb, pl->receiver ? pl->tmp2 : NULL);
             if (rc == MPI_SUCCESS && pl->receiver)
-                rc = bb_xplan_run_w(&pl->xfix, pl->tmp2, rb);
+                rc = bb_xplan_alltoallw(&pl->xfix, pl->tmp2, rb);
             m.steps = 2;
         } else {
-            rc = bb_run_x(pl, &pl->x1, sb, rb);
+            rc = bb_xplan_run_method(pl, &pl->x1, sb, rb);
             m.steps = 1;
         }
     }
@@ -1835,165 +1365,5 @@ bb_status_t bb_redist_plan_traffic(bb_redist_plan_t *pl, bb_redist_traffic_t *ou
     out->mean_peers = (double)s[1] / l->size;
     out->mean_run_elements = s[2] > 0 ? (double)s[3] / (double)s[2] : -1.0;
     out->steps = steps;
-    return BB_OK;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Data pattern and checking                                                */
-/* ------------------------------------------------------------------------ */
-
-static double bb_value(int64_t g, int c, int64_t k)
-{
-    return (double)((g * 3 + c) * 4 + (k & 3));
-}
-
-void bb_redist_fill(const bb_map_t *map, int64_t element_bytes, int64_t k, double *buf)
-{
-    int nc = (int)(element_bytes / 8);
-    for (int64_t i = 0; i < map->count; i++)
-        for (int c = 0; c < nc; c++)
-            buf[i * nc + c] = bb_value(map->idx[i], c, k);
-}
-
-void bb_redist_fill_sentinel(int64_t count, int64_t element_bytes, double *buf)
-{
-    int64_t m = count * (element_bytes / 8);
-    for (int64_t i = 0; i < m; i++)
-        buf[i] = BB_REDIST_SENTINEL;
-}
-
-/* A mixing hash of a slot value, so that the checksum sees which values
- * arrived, not only their sum. */
-static uint64_t bb_mix(int64_t v)
-{
-    uint64_t s = (uint64_t)v;
-    return bb_splitmix(&s);
-}
-
-bb_status_t bb_redist_check(MPI_Comm comm, const bb_map_t *map, int64_t n,
-                            int64_t element_bytes, int64_t k, const double *buf,
-                            bb_redist_check_t *out)
-{
-    int p, me;
-    if (MPI_Comm_size(comm, &p) != MPI_SUCCESS || MPI_Comm_rank(comm, &me) != MPI_SUCCESS)
-        return BB_ERR_MPI;
-    int nc = (int)(element_bytes / 8);
-    int64_t bad = 0, first_bad = INT64_MAX, slots = 0;
-    uint64_t got = 0, want = 0;
-    if (map != NULL)
-        for (int64_t i = 0; i < map->count; i++)
-            for (int c = 0; c < nc; c++) {
-                double v = buf[i * nc + c];
-                slots++;
-                if (v != bb_value(map->idx[i], c, k)) {
-                    bad++;
-                    if (map->idx[i] < first_bad)
-                        first_bad = map->idx[i];
-                }
-                /* exact small integers; the sentinel hashes as itself */
-                got += (v >= 0 && v < 9.0e15) ? bb_mix((int64_t)v) : bb_mix(-1);
-            }
-    /* the expected sum, from N alone, computed over standardized blocks */
-    int64_t f, cnt;
-    bb_std_block(n, me, p, &f, &cnt);
-    for (int64_t g = f; g < f + cnt; g++)
-        for (int c = 0; c < nc; c++)
-            want += bb_mix((g * 3 + c) * 4 + (k & 3));
-    /* one reduction: counts and the two hash sums (unsigned, so they wrap) */
-    uint64_t v[4] = {(uint64_t)bad, (uint64_t)slots, got, want}, tot[4];
-    if (MPI_Allreduce(v, tot, 4, MPI_UINT64_T, MPI_SUM, comm) != MPI_SUCCESS)
-        return BB_ERR_MPI;
-    bb_redist_check_t r;
-    r.bad_slots = (int64_t)tot[0];
-    r.slots = (int64_t)tot[1];
-    r.checksum_ok = tot[2] == tot[3] && r.slots == n * nc;
-    r.first_bad_index = -1;
-    if (r.bad_slots > 0) { /* agreed: every rank takes this branch */
-        int64_t fb = first_bad, fbmin;
-        if (MPI_Allreduce(&fb, &fbmin, 1, MPI_INT64_T, MPI_MIN, comm) != MPI_SUCCESS)
-            return BB_ERR_MPI;
-        r.first_bad_index = fbmin;
-    }
-    if (out)
-        *out = r;
-    return (r.bad_slots == 0 && r.checksum_ok) ? BB_OK : BB_ERR_VALIDATION;
-}
-
-/* ------------------------------------------------------------------------ */
-/* The lower bound of this machine                                          */
-/* ------------------------------------------------------------------------ */
-
-bb_status_t bb_redist_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
-                                 int64_t local_bytes, int reps, bb_redist_bound_t *out)
-{
-    if (link == NULL || out == NULL || remote_bytes < 0 || local_bytes < 0 || reps < 1
-        || remote_bytes > INT_MAX)
-        return BB_ERR_ARG;
-    bb_redist_bound_t b;
-    memset(&b, 0, sizeof b);
-    int a = 0, z = link->mode == BB_REDIST_MODE_MDI ? link->engine_first : 1;
-    b.p2p_ranks[0] = a;
-    b.p2p_ranks[1] = z;
-    b.p2p_bytes = remote_bytes;
-    b.memcpy_bytes = local_bytes;
-    int64_t big = remote_bytes > local_bytes ? remote_bytes : local_bytes;
-    char *s = malloc((size_t)(big > 0 ? big : 1)), *d = malloc((size_t)(big > 0 ? big : 1));
-    int nomem = s == NULL || d == NULL, any = 0;
-    if (MPI_Allreduce(&nomem, &any, 1, MPI_INT, MPI_MAX, link->comm) != MPI_SUCCESS) {
-        free(s); free(d);
-        return BB_ERR_MPI;
-    }
-    if (any) {
-        free(s); free(d);
-        return BB_ERR_NOMEM;
-    }
-    memset(s, 1, (size_t)(big > 0 ? big : 1));
-    memset(d, 0, (size_t)(big > 0 ? big : 1));
-    double res[2] = {0, 0};
-    int rc = MPI_SUCCESS;
-    if (link->size > 1 && remote_bytes > 0) {
-        int cnt = (int)remote_bytes;
-        double best = INFINITY;
-        for (int r = 0; r <= reps && rc == MPI_SUCCESS; r++) {
-            if ((rc = MPI_Barrier(link->comm)) != MPI_SUCCESS)
-                break;
-            double t = bb_time_now();
-            if (link->rank == a) {
-                rc = MPI_Send(s, cnt, MPI_BYTE, z, BB_TAG_PING, link->comm);
-                if (rc == MPI_SUCCESS)
-                    rc = MPI_Recv(d, cnt, MPI_BYTE, z, BB_TAG_PING, link->comm, MPI_STATUS_IGNORE);
-            } else if (link->rank == z) {
-                rc = MPI_Recv(d, cnt, MPI_BYTE, a, BB_TAG_PING, link->comm, MPI_STATUS_IGNORE);
-                if (rc == MPI_SUCCESS)
-                    rc = MPI_Send(s, cnt, MPI_BYTE, a, BB_TAG_PING, link->comm);
-            }
-            t = (bb_time_now() - t) / 2;
-            if (r > 0 && t < best) /* the first round warms the path */
-                best = t;
-        }
-        res[0] = best;
-    }
-    if (rc == MPI_SUCCESS && link->rank == a && local_bytes > 0) {
-        double best = INFINITY;
-        for (int r = 0; r <= reps; r++) {
-            double t = bb_time_now();
-            memcpy(d, s, (size_t)local_bytes);
-            t = bb_time_now() - t;
-            s[r % local_bytes] ^= d[(r * 7) % local_bytes]; /* keep the copy live */
-            if (r > 0 && t < best)
-                best = t;
-        }
-        res[1] = best;
-    }
-    free(s);
-    free(d);
-    if (rc != MPI_SUCCESS || MPI_Bcast(res, 2, MPI_DOUBLE, a, link->comm) != MPI_SUCCESS)
-        return BB_ERR_MPI;
-    b.p2p_s = res[0];
-    b.memcpy_s = res[1];
-    b.p2p_bandwidth = res[0] > 0 ? (double)remote_bytes / res[0] : 0.0;
-    b.memcpy_bandwidth = res[1] > 0 ? (double)local_bytes / res[1] : 0.0;
-    b.bound_s = res[0] > res[1] ? res[0] : res[1];
-    *out = b;
     return BB_OK;
 }

@@ -1,7 +1,7 @@
-/* stats.c: summaries of timing samples (median and range) and their
- * cross-rank reduction. */
+/* stats.c: summaries of timing samples (median and range), without MPI. */
 #include "config.h"
-#include "internal.h"
+#include "common.h"
+#include "bbrecord.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -68,14 +68,4 @@ double bb_stats_range_confidence(size_t n)
     if (n == 0)
         return 0.0;
     return 1.0 - 2.0 * pow(0.5, (double)n);
-}
-
-int bb_stats_reduce_max(MPI_Comm comm, const double *local, int n,
-                        double *max_out)
-{
-    if (n < 0 || (n > 0 && (local == NULL || max_out == NULL)))
-        return MPI_ERR_ARG;
-    /* MPI forbids aliased buffers; reducing in place is a natural use. */
-    const void *send = (local == max_out) ? MPI_IN_PLACE : (const void *)local;
-    return MPI_Allreduce(send, max_out, n, MPI_DOUBLE, MPI_MAX, comm);
 }

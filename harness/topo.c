@@ -5,7 +5,8 @@
  * hwloc failures never abort a run: the affected fields become null with a
  * reason, because a benchmark without a topology is still a benchmark. */
 #include "config.h"
-#include "internal.h"
+#include "common.h"
+#include "harness.h"
 
 #include <errno.h>
 #include <hwloc.h>

@@ -1,0 +1,688 @@
+/*
+ * bbench.h: the installed header of libbbench, the bounded MPI runtime
+ * protocols: world binding, agreement, the bounded sum phase, the bounded
+ * transfer phase (tickets) and redistribution between two data layouts
+ * (maps, link, plans, methods).  The protocol code has no main(), performs
+ * no I/O and holds no global state apart from two registries that keep
+ * objects reachable (the fatal list of poisoned objects and the transfer
+ * phases with a posted ticket).  Every call takes the object it acts on.
+ *
+ * Build with mpicc (this header includes <mpi.h>), or with the compiler
+ * flags `pkg-config --cflags --libs bbench` gives when the MPI installation
+ * has a pkg-config module.
+ *
+ * Conventions, for everything below:
+ * - Times are seconds (double), sizes are bytes (int64_t) unless a name says
+ *   "count" or "elements".
+ * - Outputs come last.  An output pointer is written only on BB_OK unless the
+ *   comment says otherwise.
+ * - "Collective" means every rank of the object's communicator must call it,
+ *   in the same order.  "Local" means no MPI communication.
+ * - Ownership: "caller owns" means release it with the named function
+ *   (bb_free() for plain buffers); "borrowed" means do not free it.
+ */
+#ifndef BBENCH_H
+#define BBENCH_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "bbench/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Local monotonic wall clock in seconds (clock_gettime CLOCK_MONOTONIC);
+ * no MPI call, so usable anywhere, including before MPI_Init. */
+BB_EXPORT double bb_time_now(void);
+/* Resolution of bb_time_now() in seconds (clock_getres). */
+BB_EXPORT double bb_time_resolution(void);
+/* Sleep for the given seconds (>= 0) without calling MPI. */
+BB_EXPORT void bb_time_sleep(double seconds);
+
+/* ------------------------------------------------------------------------ */
+/* World binding                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* A bound communicator: MPI initialized, the thread that owns MPI, the
+ * provided thread level.  Every phase borrows one. */
+typedef struct bb_world bb_world_t;
+
+/* Local.  Binds comm (normally MPI_COMM_WORLD; a singleton launch is a world
+ * of one).  Requires MPI initialized and not finalized, the calling thread to
+ * be the MPI main thread, and a provided level of at least
+ * MPI_THREAD_FUNNELED.  Sets MPI_ERRORS_RETURN on comm so that phases see
+ * errors.  The communicator is borrowed, never duplicated or freed.
+ * Caller owns *world_out (bb_world_release). */
+BB_EXPORT bb_status_t bb_world_bind(MPI_Comm comm, bb_world_t **world_out);
+BB_EXPORT void bb_world_release(bb_world_t *world);
+
+BB_EXPORT MPI_Comm bb_world_comm(const bb_world_t *world);
+BB_EXPORT int bb_world_rank(const bb_world_t *world);
+BB_EXPORT int bb_world_size(const bb_world_t *world);
+BB_EXPORT int bb_world_thread_level(const bb_world_t *world);  /* MPI_THREAD_* provided */
+
+/* Local, no MPI call: BB_OK on the owner thread, BB_ERR_THREAD elsewhere. */
+BB_EXPORT bb_status_t bb_world_check_owner(const bb_world_t *world);
+
+/* Static name of an MPI_THREAD_* level ("MPI_THREAD_FUNNELED"). */
+BB_EXPORT const char *bb_thread_level_name(int level);
+
+/* ------------------------------------------------------------------------ */
+/* Agreement: fixed int64 fields, MIN then MAX                              */
+/* ------------------------------------------------------------------------ */
+
+/* Collective.  Two MPI_Allreduce calls on n MPI_INT64_T fields: MIN into
+ * min_out, then MAX into max_out (n elements each, caller storage).
+ * Returns the MPI error code (MPI_SUCCESS on success). */
+BB_EXPORT int bb_agree_minmax(MPI_Comm comm, const int64_t *local, int n,
+                              int64_t *min_out, int64_t *max_out);
+
+/* Collective.  The same MIN and MAX vectors as bb_agree_minmax in one
+ * MPI_Allreduce: MIN over the 2n values [x, ~x].  ~x = -x - 1 reverses the
+ * order like a negation but is defined for every int64 (INT64_MIN, whose
+ * negation overflows, included), so max = ~min(~x) exactly.  Returns the MPI
+ * error code (MPI_ERR_ARG for n < 0 or no memory). */
+BB_EXPORT int bb_agree_minmax_fused(MPI_Comm comm, const int64_t *local, int n,
+                                    int64_t *min_out, int64_t *max_out);
+
+/* Collective.  One MPI_Allreduce MAX on n fields. */
+BB_EXPORT int bb_agree_max(MPI_Comm comm, const int64_t *local, int n, int64_t *max_out);
+
+/* Local.  1 iff min[i] == max[i] for i in [first, first + count). */
+BB_EXPORT int bb_agree_fields_equal(const int64_t *min, const int64_t *max, int first,
+                                    int count);
+
+/* ------------------------------------------------------------------------ */
+/* Bounded sum phase                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* Policies of a phase, chosen at creation. */
+typedef enum bb_buffers {
+    BB_BUFFERS_FRESH = 0,  /* default: payload buffers allocated per call and
+                              released on return (the result is the caller's) */
+    BB_BUFFERS_RETAINED    /* kept between calls with capacity for the largest
+                              admitted cap, grown only when a larger cap is
+                              admitted (a refused call keeps the old ones),
+                              released at destroy; the result is lent until
+                              the next call or destroy: do not free it */
+} bb_buffers_t;
+
+typedef enum bb_admission {
+    BB_ADMISSION_SPEC = 0, /* default: MIN then MAX, two MPI_Allreduce */
+    BB_ADMISSION_FUSED     /* one MPI_Allreduce(MIN) over each field and its
+                              complement (bb_agree_minmax_fused): the same
+                              agreed vectors, so the same verdicts */
+} bb_admission_t;
+
+typedef struct bb_phase_attr {
+    bb_buffers_t buffers;
+    bb_admission_t admission;
+} bb_phase_attr_t;
+
+/* Admission array layout: int64[6] */
+enum {
+    BB_SUM_SEQUENCE = 0, BB_SUM_PHASE_ID, BB_SUM_EPOCH, BB_SUM_COUNT,
+    BB_SUM_CAP, BB_SUM_REFUSAL, BB_SUM_FIELDS
+};
+/* Control bytes: three 48-byte arrays (local, MIN, MAX). */
+#define BB_SUM_CONTROL_BYTES (3 * BB_SUM_FIELDS * 8)
+
+typedef struct bb_sum_phase bb_sum_phase_t;
+
+/* The provider of one rank's contribution. */
+typedef struct bb_sum_provider {
+    /* Local, MPI-free.  Sets *data_out to *len_out float64 values owned by
+     * the provider (or NULL with length 0).  Nonzero return: provider
+     * failure, a local refusal.  Must not call the phase (reentry is
+     * refused). */
+    int (*prepare)(void *arg, const double **data_out, int64_t *len_out);
+    /* Called exactly once for every non-NULL array prepare produced, after
+     * the phase copied it, on success and on refusal alike.  May be NULL. */
+    void (*release)(void *arg, const double *data);
+    void *arg;
+} bb_sum_provider_t;
+
+typedef struct bb_sum_contract {
+    int64_t phase_id;      /* >= 0, common to all ranks */
+    int64_t epoch;         /* >= 0, source state; need not increase */
+    int64_t count;         /* elements, 0 <= count <= max_elements */
+    int64_t max_elements;  /* cap on transport buffers, <= INT32_MAX */
+} bb_sum_contract_t;
+
+/* Why this rank refused locally (never sent: only the refusal bit is). */
+typedef enum bb_sum_local {
+    BB_SUM_LOCAL_NONE = 0,
+    BB_SUM_LOCAL_PROVIDER,  /* prepare returned nonzero */
+    BB_SUM_LOCAL_LENGTH,    /* prepare returned a length other than count */
+    BB_SUM_LOCAL_OVER_CAP,  /* count > max_elements */
+    BB_SUM_LOCAL_NEGATIVE,  /* a negative id, epoch, count or cap */
+    BB_SUM_LOCAL_RANGE,     /* count or cap > INT32_MAX */
+    BB_SUM_LOCAL_NOMEM      /* payload buffers could not be allocated */
+} bb_sum_local_t;
+
+/* Local metrics of one call (this rank only; no telemetry collective). */
+typedef struct bb_sum_metrics {
+    bb_status_t status;
+    int64_t sequence, phase_id, epoch, count;
+    int rank, ranks;
+    double prepare_s;      /* prepare callback, copy and validation */
+    double admission_s;    /* the two agreement Allreduces */
+    double post_s;         /* MPI_Iallreduce call */
+    double test_s;         /* the one MPI_Test */
+    double wait_s;         /* exposed MPI_Wait (0 when Test completed) */
+    double total_s;        /* whole call, inclusive of all of the above */
+    int test_completed;    /* 1: the Test alone completed the request */
+    int64_t payload_bytes; /* 8*count contributed by this rank, 0 if refused */
+    int64_t tracked_bytes; /* peak counted bytes: 144 + 16*count */
+    int max_inflight;      /* requests live at once (0 or 1) */
+    int requests_posted;   /* payload requests posted by this call */
+    bb_sum_local_t local_cause;
+    bb_refusal_t refusal;  /* stage NONE on success */
+    const char *mpi_call;  /* BB_ERR_MPI: the MPI call that failed (static
+                              string); NULL otherwise */
+} bb_sum_metrics_t;
+
+/* Local (the world is borrowed; no communicator is duplicated). */
+BB_EXPORT bb_status_t bb_sum_phase_create(bb_world_t *world, bb_sum_phase_t **phase_out);
+
+/* Local.  A phase with the policies of attr (NULL: the defaults: fresh
+ * buffers, spec admission, as bb_sum_phase_create), fixed for its life.
+ * BB_ERR_ARG for an unknown policy. */
+BB_EXPORT bb_status_t bb_sum_phase_create_attr(bb_world_t *world, const bb_phase_attr_t *attr,
+                                               bb_sum_phase_t **phase_out);
+
+/* Collective over the world.  Runs prepare, admission (MIN then MAX on the
+ * six fields), and on admission one MPI_Iallreduce(SUM) with one MPI_Test
+ * then MPI_Wait.  On BB_OK, *result_out is an array of count doubles: with
+ * fresh buffers a new one the caller owns (bb_free; NULL when count is 0);
+ * with retained buffers the phase's own, lent until the next call or
+ * destroy (do not free it).  On BB_REFUSED every rank
+ * refused, nothing was posted, and the sequence is consumed.  BB_ERR_MPI
+ * poisons the phase.  Thread and reentry misuse return before any MPI call.
+ * metrics_out may be NULL; it is filled on every return. */
+BB_EXPORT bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
+                                       const bb_sum_provider_t *provider,
+                                       const bb_sum_contract_t *contract,
+                                       double **result_out,
+                                       bb_sum_metrics_t *metrics_out);
+
+/* Local.  The sequence the next call will present. */
+BB_EXPORT int64_t bb_sum_phase_sequence(const bb_sum_phase_t *phase);
+/* Local.  Counted bytes the phase holds now: fresh, the 144 control bytes
+ * between calls and 144 + 16*count during one; retained, 144 + 16*capacity
+ * between calls (plus the grown buffers during a call that grows them). */
+BB_EXPORT int64_t bb_sum_phase_tracked_live(const bb_sum_phase_t *phase);
+BB_EXPORT int bb_sum_phase_poisoned(const bb_sum_phase_t *phase);
+
+
+/* Local.  Frees an idle phase.  A poisoned phase stays retained and
+ * BB_ERR_POISONED is returned; a phase inside a call gives BB_ERR_STATE. */
+BB_EXPORT bb_status_t bb_sum_phase_destroy(bb_sum_phase_t *phase);
+
+/* ------------------------------------------------------------------------ */
+/* Bounded transfer phase                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* A W=1 byte transport from one source rank to one destination rank of the
+ * world, on a duplicate of the world communicator (payload tag 0, receipt
+ * tag 1).  Every rank of the world takes part in every agreement, including
+ * ranks that hold no data.  One ticket at a time. */
+
+/* Agreement array layout: int64[9], reduced MIN then MAX. */
+enum {
+    BB_TRANSFER_SEQUENCE = 0, BB_TRANSFER_PHASE_ID, BB_TRANSFER_EPOCH,
+    BB_TRANSFER_SOURCE, BB_TRANSFER_DESTINATION, BB_TRANSFER_NBYTES,
+    BB_TRANSFER_CAP, BB_TRANSFER_BATCHES, BB_TRANSFER_STATUS,
+    BB_TRANSFER_FIELDS
+};
+/* Counted control storage per rank: three 72-byte agreement arrays and the
+ * 16-byte receipt [ticket sequence, status code]. */
+#define BB_TRANSFER_CONTROL_BYTES (3 * BB_TRANSFER_FIELDS * 8)
+#define BB_TRANSFER_RECEIPT_BYTES 16
+#define BB_TRANSFER_CENSUS_BYTES \
+    (BB_TRANSFER_CONTROL_BYTES + BB_TRANSFER_RECEIPT_BYTES)  /* 232 */
+#define BB_TRANSFER_TAG_PAYLOAD 0
+#define BB_TRANSFER_TAG_RECEIPT 1
+
+/* Packed status word: 0 success, else 8*rank + stage (stage 1..4). */
+#define BB_TRANSFER_CODE(rank, stage) (8 * (int64_t)(rank) + (int64_t)(stage))
+
+typedef struct bb_transfer_phase bb_transfer_phase_t;
+
+/* A ticket is a small handle in caller storage; the phase owns the ticket's
+ * state (buffers, requests), so dropping the handle loses nothing.  A handle
+ * is valid for exactly one begin; once finished (or from a failed begin)
+ * every call on it gives BB_ERR_STATE. */
+typedef struct bb_transfer_ticket {
+    bb_transfer_phase_t *phase;
+    int64_t generation;   /* 0: never live */
+} bb_transfer_ticket_t;
+
+/* The source's payload.  Called on the source rank only. */
+typedef struct bb_transfer_provider {
+    /* Local, MPI-free.  Sets *data_out to *len_out bytes owned by the
+     * provider (NULL with length 0 is allowed).  Nonzero return: provider
+     * failure, a local preflight refusal.  The phase copies the bytes into
+     * its own buffer. */
+    int (*prepare)(void *arg, const void **data_out, int64_t *len_out);
+    /* Called exactly once for every non-NULL array prepare produced, right
+     * after the copy (success and refusal alike).  May be NULL. */
+    void (*release)(void *arg, const void *data);
+    void *arg;
+} bb_transfer_provider_t;
+
+/* The destination's consumer.  Called on the destination rank only, after
+ * payload completion and the status agreement, with a read-only view of the
+ * nbytes received.  Nonzero return: consumer failure (a consumer refusal).
+ * *value_out (may be left NULL) stays private until the terminal agreement;
+ * it is handed to the caller on success and given to discard (if not NULL)
+ * when the ticket is refused after all. */
+typedef struct bb_transfer_consumer {
+    int (*consume)(void *arg, const void *data, int64_t nbytes,
+                   void **value_out);
+    void (*discard)(void *arg, void *value);
+    void *arg;
+} bb_transfer_consumer_t;
+
+/* One compute batch for run(): MPI-free, finite, independent of the payload.
+ * Nonzero return: compute failure; no later batch of this rank runs.
+ * batch NULL means empty batches (the progress polls still happen). */
+typedef struct bb_transfer_compute {
+    int (*batch)(void *arg, int64_t index);
+    void *arg;
+} bb_transfer_compute_t;
+
+typedef struct bb_transfer_contract {
+    int64_t phase_id;     /* >= 0, common to all ranks */
+    int64_t epoch;        /* >= 0 */
+    int64_t source;       /* world rank that prepares */
+    int64_t destination;  /* world rank that consumes (may equal source) */
+    int64_t nbytes;       /* 0 <= nbytes <= max_bytes */
+    int64_t max_bytes;    /* cap on each payload buffer, <= INT32_MAX */
+    int64_t batches;      /* >= 0: compute batches (run) or the caller's
+                             declared batches (ticket API) */
+} bb_transfer_contract_t;
+
+/* finish()'s local_error: anything other than these two is invalid and is
+ * turned into a compute refusal (never a rank-local error). */
+enum { BB_TRANSFER_LOCAL_OK = 0, BB_TRANSFER_LOCAL_FAILED = 1 };
+
+/* Why this rank failed locally (never sent: only the packed code is). */
+typedef enum bb_transfer_local {
+    BB_TRANSFER_CAUSE_NONE = 0,
+    BB_TRANSFER_CAUSE_CONTRACT,    /* negative or out-of-range field */
+    BB_TRANSFER_CAUSE_OVER_CAP,    /* nbytes > max_bytes */
+    BB_TRANSFER_CAUSE_PROVIDER,    /* prepare returned nonzero */
+    BB_TRANSFER_CAUSE_LENGTH,      /* prepare's length is not nbytes */
+    BB_TRANSFER_CAUSE_NOMEM,       /* payload buffer allocation failed */
+    BB_TRANSFER_CAUSE_COMPUTE,     /* a compute batch or local_error failed */
+    BB_TRANSFER_CAUSE_INVALID_ERROR, /* local_error was not 0 or 1 */
+    BB_TRANSFER_CAUSE_CONSUMER,    /* consume failed or was missing */
+    BB_TRANSFER_CAUSE_RECEIPT,     /* source: unexpected receipt */
+    BB_TRANSFER_CAUSE_MPI          /* an MPI call failed here (fatal) */
+} bb_transfer_local_t;
+
+/* This rank's part in a ticket. */
+typedef enum bb_transfer_role {
+    BB_TRANSFER_ROLE_NONE = 0,    /* no data: agreements only */
+    BB_TRANSFER_ROLE_SOURCE,
+    BB_TRANSFER_ROLE_DESTINATION,
+    BB_TRANSFER_ROLE_SAME_RANK    /* source == destination: one local copy */
+} bb_transfer_role_t;
+
+/* Local metrics of one ticket (this rank only; no telemetry collective).
+ * Times are seconds.  A negative time or count means "not measured by the
+ * phase" (the ticket API leaves compute to the caller). */
+typedef struct bb_transfer_metrics {
+    bb_status_t status;       /* BB_OK, BB_REFUSED, BB_ERR_MPI, ... */
+    int64_t sequence;         /* the sequence this rank presented */
+    int64_t phase_id, epoch, source, destination, nbytes, batches;
+    int rank, ranks;
+    bb_transfer_role_t role;
+    int first_call;           /* 1: the phase's first ticket */
+    double prepare_s;         /* validation, allocation, prepare and copy */
+    double admission_s;       /* the MIN and MAX preflight Allreduces */
+    double post_s;            /* posting (plus any test post delay) */
+    double compute_s;         /* run(): sum of batch callbacks; ticket: -1 */
+    double progress_s;        /* cumulative progress polls */
+    double payload_wait_s;    /* completing the payload request(s) */
+    double status_agreement_s;/* the status MAX agreement */
+    double consumer_s;        /* the consume callback (destination) */
+    double receipt_wait_s;    /* sending or receiving the receipt */
+    double terminal_agreement_s; /* the terminal MAX agreement */
+    double total_s;           /* begin through finish, inclusive of all */
+    int64_t batches_executed; /* run(): batch callbacks run; ticket: -1 */
+    int64_t polls;            /* progress polls (MPI_Test or none) */
+    int completed_during_batches; /* 1: a poll saw the local payload
+                                     complete; 0: not; -1: this rank posts
+                                     no payload request */
+    int64_t payload_bytes;    /* bytes this rank sent or received (nbytes
+                                 on data ranks once admitted, else 0) */
+    int64_t tracked_bytes;    /* peak counted bytes: 232 + owned payload */
+    int max_inflight;         /* peak live requests (<= 2 src, <= 1 dst) */
+    int requests_posted;      /* point-to-point requests posted */
+    int64_t code;             /* the agreed status word (0: success) */
+    bb_transfer_local_t local_cause;
+    bb_refusal_t refusal;     /* stage NONE on success; TRANSPORT (this
+                                 rank, local) on an MPI error */
+} bb_transfer_metrics_t;
+
+/* Collective over the world: duplicates its communicator once
+ * (MPI_ERRORS_RETURN on the duplicate).  Failure is a setup failure.
+ * Caller owns *phase_out (bb_transfer_phase_close). */
+BB_EXPORT bb_status_t bb_transfer_phase_create(bb_world_t *world,
+                                               bb_transfer_phase_t **phase_out);
+
+/* Collective.  Frees the duplicate and the phase.  Refused locally, before
+ * any MPI call, while a ticket is live (BB_ERR_STATE) or the phase is
+ * poisoned (BB_ERR_POISONED; the phase stays retained). */
+BB_EXPORT bb_status_t bb_transfer_phase_close(bb_transfer_phase_t *phase);
+
+/* Collective.  Preflight (prepare on the source, validation and buffers on
+ * data ranks), the nine-field MIN/MAX agreement, then posting: source
+ * receipt Irecv + payload Isend, destination payload Irecv, same rank one
+ * local copy, other ranks nothing.  BB_OK: *ticket_out is live.
+ * BB_REFUSED: preflight or contract refusal on every rank, nothing posted,
+ * sequence consumed.  BB_ERR_MPI: poisoned.  Thread, reentry and state
+ * misuse (a live ticket, a poisoned phase) return before any MPI call and
+ * leave *ticket_out untouched; on every other return *ticket_out is written
+ * (a ticket every call rejects unless BB_OK).  metrics_out (may be NULL) is
+ * written on every return. */
+BB_EXPORT bb_status_t bb_transfer_phase_begin(bb_transfer_phase_t *phase,
+                                              const bb_transfer_provider_t *provider,
+                                              const bb_transfer_contract_t *contract,
+                                              bb_transfer_ticket_t *ticket_out,
+                                              bb_transfer_metrics_t *metrics_out);
+
+/* Local.  One poll: MPI_Test on this rank's payload request (none on
+ * inactive and same-rank ranks).  *complete_out (may be NULL) is 1 once the
+ * local payload is complete.  BB_ERR_STATE for a finished ticket. */
+BB_EXPORT bb_status_t bb_transfer_ticket_progress(bb_transfer_ticket_t *ticket,
+                                                  int *complete_out);
+
+/* Collective.  Completes the payload, status MAX agreement (compute failure
+ * anywhere skips consumption everywhere), destination consumes or records
+ * refusal and sends the receipt, source validates it, terminal MAX
+ * agreement; then publishes or refuses and retires the ticket.
+ * local_error: BB_TRANSFER_LOCAL_OK or _FAILED (compute failed here).
+ * BB_OK: on the destination *value_out is the consumer's value (caller
+ * owns it); elsewhere NULL.  BB_REFUSED: compute, consumer or receipt
+ * refusal, identical on every rank.  value_out and metrics_out may be
+ * NULL; metrics are written on every return. */
+BB_EXPORT bb_status_t bb_transfer_ticket_finish(bb_transfer_ticket_t *ticket,
+                                                const bb_transfer_consumer_t *consumer,
+                                                int local_error, void **value_out,
+                                                bb_transfer_metrics_t *metrics_out);
+
+/* Collective.  begin, then contract->batches compute batches with one
+ * progress poll after each successful batch, then finish. */
+BB_EXPORT bb_status_t bb_transfer_phase_run(bb_transfer_phase_t *phase,
+                                            const bb_transfer_provider_t *provider,
+                                            const bb_transfer_consumer_t *consumer,
+                                            const bb_transfer_compute_t *compute,
+                                            const bb_transfer_contract_t *contract,
+                                            void **value_out,
+                                            bb_transfer_metrics_t *metrics_out);
+
+/* Local accessors.  tracked_live: counted bytes held now (232 + owned
+ * payload while a ticket is live, 0 between tickets); inflight: requests
+ * live now. */
+BB_EXPORT int64_t bb_transfer_phase_sequence(const bb_transfer_phase_t *phase);
+BB_EXPORT int64_t bb_transfer_phase_tracked_live(const bb_transfer_phase_t *phase);
+BB_EXPORT int bb_transfer_phase_inflight(const bb_transfer_phase_t *phase);
+BB_EXPORT int bb_transfer_phase_poisoned(const bb_transfer_phase_t *phase);
+BB_EXPORT int bb_transfer_phase_active(const bb_transfer_phase_t *phase);
+/* Tickets begun on this phase, and their outcomes. */
+typedef struct bb_transfer_phase_stats {
+    int64_t begun, admitted, completed, refused;
+    bb_transfer_metrics_t first;   /* the first ticket (cold call) */
+    bb_transfer_metrics_t latest;  /* the latest finished or refused one */
+} bb_transfer_phase_stats_t;
+BB_EXPORT void bb_transfer_phase_stats(const bb_transfer_phase_t *phase,
+                                       bb_transfer_phase_stats_t *stats_out);
+
+/* Static name of a role ("source", "destination", "same-rank", "none") and
+ * of a local cause ("provider", ...). */
+BB_EXPORT const char *bb_transfer_role_name(bb_transfer_role_t role);
+BB_EXPORT const char *bb_transfer_cause_name(bb_transfer_local_t cause);
+
+/* ------------------------------------------------------------------------ */
+/* Redistribution                                                           */
+/* ------------------------------------------------------------------------ */
+/* The MDI (MolSSI Driver Interface) model: a driver code on link ranks
+ * [0, Pd) and an engine code on [Pd, P), each with its own
+ * intra-communicator; data laid out by maps; commands '>' (driver to engine) and '<' (engine to driver).
+ * Element sizes are 8, 16 or 24 bytes (1..3 float64 components); N and
+ * every rank's count are at most INT32_MAX. */
+
+/* The standardized distribution: rank r of ranks owns N/ranks + (r < N%ranks)
+ * elements from r*(N/ranks) + min(r, N%ranks).  Local. */
+BB_EXPORT void bb_std_block(int64_t n, int rank, int ranks, int64_t *first_out,
+                            int64_t *count_out);
+/* Local.  The rank owning global index g (0 <= g < n) in it. */
+BB_EXPORT int bb_std_owner(int64_t n, int ranks, int64_t g);
+
+/* A map: one rank's global indices in its local storage order, for an
+ * array of N elements, with an epoch (>= 0) that increases when it changes. */
+typedef struct bb_map bb_map_t;
+
+/* Local.  Copies count indices (which may be invalid: validation is
+ * collective).  BB_ERR_ARG for negative or > INT32_MAX n or count, negative
+ * epoch.  Caller owns *map_out (bb_map_free). */
+BB_EXPORT bb_status_t bb_map_create(int64_t n, const int64_t *indices, int64_t count,
+                                    int64_t epoch, bb_map_t **map_out);
+BB_EXPORT void bb_map_free(bb_map_t *map);
+BB_EXPORT int64_t bb_map_elements(const bb_map_t *map);  /* N */
+BB_EXPORT int64_t bb_map_count(const bb_map_t *map);     /* this rank's elements */
+BB_EXPORT int64_t bb_map_epoch(const bb_map_t *map);
+BB_EXPORT const int64_t *bb_map_indices(const bb_map_t *map);  /* borrowed */
+
+/* Why a set of maps was refused; identical on every rank. */
+typedef struct bb_map_fault {
+    int64_t out_of_range;  /* indices outside [0, N), all ranks */
+    int64_t duplicates;    /* extra copies of an index */
+    int64_t gaps;          /* indices in [0, N) that no rank holds */
+    int n_mismatch;        /* ranks disagree on N */
+    int epoch_mismatch;    /* ranks disagree on the epoch */
+    int missing;           /* some rank passed no map (NULL) */
+    int resources;         /* some rank could not allocate or count overflow */
+} bb_map_fault_t;
+
+/* Collective over comm.  BB_OK iff the maps of all ranks partition [0, N)
+ * with one N and one epoch; otherwise BB_REFUSED on every rank with the
+ * same *fault_out.  map may be NULL (refused as missing, no hang).
+ * BB_ERR_MPI on an MPI error.  O(count + N/P) memory per rank. */
+BB_EXPORT bb_status_t bb_map_validate(MPI_Comm comm, const bb_map_t *map,
+                                      bb_map_fault_t *fault_out);
+
+/* The link between the two codes. */
+typedef enum bb_redist_mode {
+    BB_REDIST_MODE_MDI = 0,  /* driver [0, Pd), engine [Pd, P): two codes */
+    BB_REDIST_MODE_INTRA     /* one code of all P ranks; "driver" and
+                                "engine" are two layouts of its own */
+} bb_redist_mode_t;
+
+typedef struct bb_redist_link bb_redist_link_t;
+
+/* Collective over the world.  Duplicates the world once (the inter-code
+ * channel) and splits it into the codes' intra-communicators, all with
+ * MPI_ERRORS_RETURN.  BB_ERR_ARG (before any MPI call, alike on every rank)
+ * for MDI with driver_ranks outside [1, P-1].  Caller owns *link_out
+ * (bb_redist_link_destroy, collective; BB_ERR_STATE while plans live). */
+BB_EXPORT bb_status_t bb_redist_link_create(bb_world_t *world, bb_redist_mode_t mode,
+                                            int driver_ranks,
+                                            bb_redist_link_t **link_out);
+BB_EXPORT bb_status_t bb_redist_link_destroy(bb_redist_link_t *link);
+BB_EXPORT MPI_Comm bb_redist_link_comm(const bb_redist_link_t *link);       /* borrowed */
+BB_EXPORT MPI_Comm bb_redist_link_code_comm(const bb_redist_link_t *link);  /* borrowed */
+BB_EXPORT int bb_redist_link_is_driver(const bb_redist_link_t *link);
+BB_EXPORT int bb_redist_link_is_engine(const bb_redist_link_t *link);
+/* This rank's index and the size of the driver (engine = 0) or engine code. */
+BB_EXPORT int bb_redist_link_code_rank(const bb_redist_link_t *link, int engine);
+BB_EXPORT int bb_redist_link_code_size(const bb_redist_link_t *link, int engine);
+
+/* Methods, all moving the same data. */
+typedef enum bb_redist_method {
+    BB_REDIST_ROOT = 0,      /* "root": reduce to the root, one root-to-root
+                                message, broadcast (MDI today; O(N) per rank) */
+    BB_REDIST_ROOT_GATHERV,  /* "root-gatherv": gatherv, message, scatterv */
+    BB_REDIST_TWO_STEP,      /* "two-step": to the receiving code's std
+                                distribution, then a second MPI_Alltoallw
+                                inside the receiving code */
+    BB_REDIST_DIRECT,        /* "direct": one MPI_Alltoallw, both maps known */
+    BB_REDIST_PACK,          /* "pack": pack, MPI_Alltoallv, unpack */
+    BB_REDIST_SPARSE,        /* "sparse": Isend/Irecv to nonzero peers, the
+                                local part copied without MPI */
+    BB_REDIST_METHODS
+} bb_redist_method_t;
+
+BB_EXPORT const char *bb_redist_method_name(bb_redist_method_t method);  /* static */
+BB_EXPORT bb_status_t bb_redist_method_parse(const char *text,
+                                             bb_redist_method_t *method_out);
+
+/* Commands (the first character of MDI command names). */
+enum { BB_REDIST_SEND = '>', BB_REDIST_RECEIVE = '<' };
+
+/* The recv_dist flag that prefaces every message. */
+enum {
+    BB_RECV_DIST_ROOT = 0,  /* not distributed: root methods */
+    BB_RECV_DIST_DATA = 1,  /* distributed, the receiver holds what it needs */
+    BB_RECV_DIST_MAP = 2    /* distributed, the sender's map comes first */
+};
+
+/* Admission array: int64[9], MIN then MAX over the link. */
+enum {
+    BB_REDIST_SEQUENCE = 0, BB_REDIST_COMMAND, BB_REDIST_N,
+    BB_REDIST_ELEMENT_BYTES, BB_REDIST_DRIVER_EPOCH, BB_REDIST_ENGINE_EPOCH,
+    BB_REDIST_CAP, BB_REDIST_RECV_DIST, BB_REDIST_REFUSAL, BB_REDIST_FIELDS
+};
+
+typedef struct bb_redist_plan bb_redist_plan_t;
+
+/* Setup cost, this rank (seconds), and why maps were refused. */
+typedef struct bb_redist_setup {
+    double validate_s;      /* collective map validation */
+    double map_transfer_s;  /* epochs and the map rendezvous across codes */
+    double plan_build_s;    /* code-internal parts, datatypes, buffers */
+    double total_s;         /* inclusive of the above */
+    bb_map_fault_t driver_fault, engine_fault;
+    int n_mismatch;         /* the codes disagree on N */
+    int stale_epoch;        /* set_engine_map: the epoch did not increase */
+} bb_redist_setup_t;
+
+/* Collective over the link.  Validates the maps (driver ranks pass
+ * driver_map, engine ranks engine_map; in intra mode every rank passes both;
+ * the other argument is ignored) and builds the plan for method, command and
+ * element_bytes.  Invalid maps: BB_REFUSED on every rank, the faults in
+ * *setup_out.  BB_ERR_ARG alike on every rank for a bad method, command or
+ * element size, or a root method with N * components > INT_MAX.  The maps
+ * are copied.  Caller owns *plan_out (bb_redist_plan_destroy). */
+BB_EXPORT bb_status_t bb_redist_plan_create(bb_redist_link_t *link,
+                                            bb_redist_method_t method, int command,
+                                            int64_t element_bytes,
+                                            const bb_map_t *driver_map,
+                                            const bb_map_t *engine_map,
+                                            bb_redist_plan_t **plan_out,
+                                            bb_redist_setup_t *setup_out);
+
+/* Collective over the engine code only (MDI_Set_Map on an engine: nothing
+ * is sent to the driver).  Validates map (its epoch must exceed the current
+ * one, else BB_REFUSED with stale_epoch) and repairs the engine-internal
+ * parts.  Until bb_redist_plan_update_maps, a '>' of direct, pack or sparse
+ * is received in the layout the driver knows and converted inside the engine
+ * (two steps); a '<' of direct, pack, sparse or two-step carries the map
+ * (recv_dist = MAP) and rebuilds the plan in that message. */
+BB_EXPORT bb_status_t bb_redist_plan_set_engine_map(bb_redist_plan_t *plan,
+                                                    const bb_map_t *map,
+                                                    bb_redist_setup_t *setup_out);
+/* Collective over the link (MDI_Update_Maps): the driver learns the current
+ * engine map; '>' goes in one step again. */
+BB_EXPORT bb_status_t bb_redist_plan_update_maps(bb_redist_plan_t *plan,
+                                                 bb_redist_setup_t *setup_out);
+
+/* One message's contract: every rank presents it in the admission. */
+typedef struct bb_redist_contract {
+    int command;            /* BB_REDIST_SEND or BB_REDIST_RECEIVE */
+    int64_t n;              /* elements */
+    int64_t element_bytes;
+    int64_t cap;            /* largest N this rank accepts */
+} bb_redist_contract_t;
+
+typedef enum bb_redist_local {
+    BB_REDIST_LOCAL_NONE = 0,
+    BB_REDIST_LOCAL_COMMAND,        /* not the plan's command */
+    BB_REDIST_LOCAL_ELEMENTS,       /* not the plan's N */
+    BB_REDIST_LOCAL_ELEMENT_BYTES,  /* not the plan's element size */
+    BB_REDIST_LOCAL_OVER_CAP,       /* N > cap, or a negative cap */
+    BB_REDIST_LOCAL_BUFFER          /* NULL buffer for a nonzero count */
+} bb_redist_local_t;
+
+/* One message, this rank. */
+typedef struct bb_redist_metrics {
+    bb_status_t status;
+    int64_t sequence;       /* the sequence this message presented */
+    int steps;              /* MPI exchanges in sequence: 1 or 2 */
+    int64_t recv_dist;      /* the agreed flag */
+    int map_sent;           /* the map came with this '<' reply */
+    double admission_s;     /* recv_dist flag and the MIN/MAX agreement */
+    double map_s;           /* plan rebuild when the map came (setup) */
+    double payload_s;       /* the data movement */
+    double total_s;         /* inclusive of all of the above */
+    bb_redist_local_t local_cause;
+    bb_refusal_t refusal;   /* stage NONE unless refused */
+} bb_redist_metrics_t;
+
+/* Collective over the link.  Sends the recv_dist flag (sending code's root
+ * to receiving code's root, broadcast in the receiving code), admits the
+ * message with bb_agree_minmax on the nine fields (command, N, element
+ * size, driver epoch and cap must agree, the refusal field be 0 everywhere;
+ * the engine epoch may differ: that selects the fallback), then moves the
+ * data.  send: the sender's elements in its map order (count * element_bytes
+ * bytes, senders only); recv: the receiver's (receivers only).  BB_REFUSED
+ * on every rank with the same refusal (preflight: the highest refusing
+ * rank; contract: fields differ); nothing is moved and the sequence is
+ * consumed.  BB_ERR_MPI poisons the plan (retained; abort the job).
+ * metrics_out may be NULL; it is filled on every return. */
+BB_EXPORT bb_status_t bb_redist_plan_execute(bb_redist_plan_t *plan,
+                                             const bb_redist_contract_t *contract,
+                                             const void *send, void *recv,
+                                             bb_redist_metrics_t *metrics_out);
+
+/* Local accessors.  The maps are the plan's copies (borrowed), NULL where
+ * this rank does not send or receive. */
+BB_EXPORT int64_t bb_redist_plan_sequence(const bb_redist_plan_t *plan);
+BB_EXPORT int64_t bb_redist_plan_engine_epoch_known(const bb_redist_plan_t *plan);
+BB_EXPORT int bb_redist_plan_poisoned(const bb_redist_plan_t *plan);
+BB_EXPORT int bb_redist_plan_is_sender(const bb_redist_plan_t *plan);
+BB_EXPORT int bb_redist_plan_is_receiver(const bb_redist_plan_t *plan);
+BB_EXPORT const bb_map_t *bb_redist_plan_send_map(const bb_redist_plan_t *plan);
+BB_EXPORT const bb_map_t *bb_redist_plan_recv_map(const bb_redist_plan_t *plan);
+
+/* Local.  Frees an idle plan; BB_ERR_POISONED keeps a poisoned one. */
+BB_EXPORT bb_status_t bb_redist_plan_destroy(bb_redist_plan_t *plan);
+
+/* What one message of a plan moves, over all ranks (bytes as the method's
+ * MPI calls name them, remote peers only unless "self"). */
+typedef struct bb_redist_traffic {
+    int64_t payload_bytes;   /* N * element_bytes */
+    int64_t moved_bytes;     /* sum over ranks of bytes sent to other ranks,
+                                all steps; for direct: bytes changing owner */
+    int64_t max_in_bytes, max_out_bytes;  /* largest of any rank */
+    int64_t max_self_bytes;  /* largest local copy of any rank */
+    double mean_peers;       /* remote peers per rank, sent to or received from */
+    int64_t max_peers;
+    double mean_run_elements; /* elements per contiguous run of the slot
+                                 datatypes; < 0 where there are none (root) */
+    int steps;
+} bb_redist_traffic_t;
+
+/* Collective over the link. */
+BB_EXPORT bb_status_t bb_redist_plan_traffic(bb_redist_plan_t *plan,
+                                             bb_redist_traffic_t *traffic_out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BBENCH_H */

@@ -1,0 +1,51 @@
+/*
+ * bbench-hooks.h: demonstration and test hooks of libbbench, not API and
+ * not installed.  They are exported so that bbench's own programs, which
+ * link the shared library, can offer their demonstration options; the
+ * tests use them to provoke divergences and to look inside.
+ */
+#ifndef BBENCH_HOOKS_H
+#define BBENCH_HOOKS_H
+
+#include "bbench.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Local.  Number of objects (any phase kind) retained in the library's
+ * fatal list after an MPI error.  They are never freed. */
+BB_EXPORT size_t bb_poisoned_count(void);
+
+/* Demonstration and test hooks, local.  set_sequence makes this rank present
+ * another sequence (a divergence); set_post_delay sleeps this rank between
+ * admission and posting the payload. */
+BB_EXPORT void bb_sum_phase_set_sequence(bb_sum_phase_t *phase, int64_t sequence);
+BB_EXPORT void bb_sum_phase_set_post_delay(bb_sum_phase_t *phase, double seconds);
+
+/* Local.  Phases (this process) that hold a posted ticket: the module-level
+ * registry that keeps them reachable until they retire.  Poisoned phases
+ * never retire. */
+BB_EXPORT size_t bb_transfer_live_count(void);
+
+/* Demonstration and test hooks, local, on this rank only.
+ * set_sequence: present another sequence next (a divergence).
+ * set_post_delay: sleep between admission and posting.
+ * set_corrupt_byte: on the destination, flip one bit of payload byte
+ *   offset (if < nbytes) after completion, before consumption, on every
+ *   later ticket; -1 turns it off.
+ * set_receipt_fault: the destination sends a wrong receipt on every later
+ *   ticket: 1 a wrong generation (sequence), 2 a wrong status code;
+ *   0 turns it off. */
+BB_EXPORT void bb_transfer_phase_set_sequence(bb_transfer_phase_t *phase,
+                                              int64_t sequence);
+BB_EXPORT void bb_transfer_phase_set_post_delay(bb_transfer_phase_t *phase,
+                                                double seconds);
+BB_EXPORT void bb_transfer_phase_set_corrupt_byte(bb_transfer_phase_t *phase,
+                                                  int64_t offset);
+BB_EXPORT void bb_transfer_phase_set_receipt_fault(bb_transfer_phase_t *phase, int kind);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BBENCH_HOOKS_H */

@@ -1,0 +1,206 @@
+/* redist-map.c: the standardized distribution, maps and their collective
+ * validation. */
+#include "config.h"
+#include "internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* Standardized distribution                                                */
+/* ------------------------------------------------------------------------ */
+
+void bb_std_block(int64_t n, int rank, int ranks, int64_t *first_out,
+                  int64_t *count_out)
+{
+    int64_t q = n / ranks, rem = n % ranks;
+    *first_out = (int64_t)rank * q + (rank < rem ? rank : rem);
+    *count_out = q + (rank < rem);
+}
+
+int bb_std_owner(int64_t n, int ranks, int64_t g)
+{
+    int64_t q = n / ranks, rem = n % ranks;
+    if (g < rem * (q + 1))
+        return (int)(g / (q + 1));
+    return (int)(rem + (g - rem * (q + 1)) / q);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Maps                                                                     */
+/* ------------------------------------------------------------------------ */
+
+bb_status_t bb_map_create(int64_t n, const int64_t *indices, int64_t count,
+                          int64_t epoch, bb_map_t **map_out)
+{
+    if (map_out == NULL || n < 0 || n > INT32_MAX || count < 0
+        || count > INT32_MAX || epoch < 0 || (count > 0 && indices == NULL))
+        return BB_ERR_ARG;
+    bb_map_t *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return BB_ERR_NOMEM;
+    m->idx = malloc((size_t)(count > 0 ? count : 1) * sizeof *m->idx);
+    if (m->idx == NULL) {
+        free(m);
+        return BB_ERR_NOMEM;
+    }
+    if (count > 0)
+        memcpy(m->idx, indices, (size_t)count * sizeof *m->idx);
+    m->n = n;
+    m->count = count;
+    m->epoch = epoch;
+    *map_out = m;
+    return BB_OK;
+}
+
+void bb_map_free(bb_map_t *map)
+{
+    if (map == NULL)
+        return;
+    free(map->idx);
+    free(map);
+}
+
+bb_map_t *bb_map_copy(const bb_map_t *map)
+{
+    bb_map_t *m = NULL;
+    if (map == NULL || bb_map_create(map->n, map->idx, map->count, map->epoch, &m) != BB_OK)
+        return NULL;
+    return m;
+}
+
+int64_t bb_map_elements(const bb_map_t *map) { return map->n; }
+int64_t bb_map_count(const bb_map_t *map) { return map->count; }
+int64_t bb_map_epoch(const bb_map_t *map) { return map->epoch; }
+const int64_t *bb_map_indices(const bb_map_t *map) { return map->idx; }
+
+/* Counting sort of items by destination: order_out[j] is the j-th item in
+ * destination order (stable), displ the first slot of each destination.
+ * cursor is scratch of p ints. */
+void bb_bucket(const int *dest, int64_t n, int p, int *count, int *displ,
+               int *cursor, int *order_out)
+{
+    for (int d = 0; d < p; d++)
+        count[d] = 0;
+    for (int64_t i = 0; i < n; i++)
+        count[dest[i]]++;
+    int acc = 0;
+    for (int d = 0; d < p; d++) {
+        displ[d] = cursor[d] = acc;
+        acc += count[d];
+    }
+    for (int64_t i = 0; i < n; i++)
+        order_out[cursor[dest[i]]++] = (int)i;
+}
+
+/* Validation sends every in-range index to its holder in the standardized
+ * distribution of comm, which counts hits: 0 is a gap, > 1 a duplicate.
+ * The sequence of collectives depends only on agreed values, so a bad map
+ * on one rank can never leave another waiting. */
+bb_status_t bb_map_validate(MPI_Comm comm, const bb_map_t *map,
+                            bb_map_fault_t *fault_out)
+{
+    bb_map_fault_t fault;
+    int p = 0, me = 0;
+    bb_status_t st = BB_OK;
+    memset(&fault, 0, sizeof fault);
+    if (MPI_Comm_size(comm, &p) != MPI_SUCCESS || MPI_Comm_rank(comm, &me) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    int64_t n = map ? map->n : -1, cnt = map ? map->count : 0;
+    size_t pp = (size_t)p;
+    int *dest = malloc((size_t)(cnt > 0 ? cnt : 1) * sizeof *dest);
+    int *scount = calloc(pp, sizeof(int)), *sdispl = calloc(pp, sizeof(int));
+    int *rcount = calloc(pp, sizeof(int)), *rdispl = calloc(pp, sizeof(int));
+    int *cursor = calloc(pp, sizeof(int)), *order = NULL;
+    int64_t *sbuf = NULL, *rbuf = NULL, *hits = NULL;
+    int64_t out_of_range = 0, dups = 0, gaps = 0;
+    int nomem = !dest || !scount || !sdispl || !rcount || !rdispl || !cursor;
+    if (!nomem)
+        for (int64_t i = 0; i < cnt; i++) {
+            int64_t g = map->idx[i];
+            if (g < 0 || g >= n) {
+                out_of_range++;
+                dest[i] = -1;
+            } else {
+                dest[i] = bb_std_owner(n, p, g);
+            }
+        }
+
+    int64_t local[4] = {n, map ? map->epoch : -1, nomem, map == NULL}, mn[4], mx[4];
+    if (bb_agree_minmax(comm, local, 4, mn, mx) != MPI_SUCCESS) {
+        st = BB_ERR_MPI;
+        goto free_all;
+    }
+    fault.n_mismatch = mn[0] != mx[0];
+    fault.epoch_mismatch = mn[1] != mx[1];
+    fault.missing = mx[3] != 0;
+    fault.resources = mx[2] != 0;
+    if (!fault.n_mismatch && !fault.missing && !fault.resources) {
+        int64_t nvalid = 0, rtotal = 0, first, bn;
+        for (int64_t i = 0; i < cnt; i++)
+            if (dest[i] >= 0) {
+                scount[dest[i]]++;
+                nvalid++;
+            }
+        if (MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm) != MPI_SUCCESS) {
+            st = BB_ERR_MPI;
+            goto free_all;
+        }
+        for (int d = 0; d < p; d++) {
+            rdispl[d] = (int)(rtotal < INT_MAX ? rtotal : 0);
+            rtotal += rcount[d];
+        }
+        bb_std_block(n, me, p, &first, &bn);
+        order = malloc((size_t)(nvalid > 0 ? nvalid : 1) * sizeof *order);
+        sbuf = malloc((size_t)(nvalid > 0 ? nvalid : 1) * sizeof *sbuf);
+        rbuf = malloc((size_t)(rtotal > 0 && rtotal <= INT_MAX ? rtotal : 1) * sizeof *rbuf);
+        hits = calloc((size_t)(bn > 0 ? bn : 1), sizeof *hits);
+        int64_t bad2 = (!order || !sbuf || !rbuf || !hits || rtotal > INT_MAX), anybad;
+        if (bb_agree_max(comm, &bad2, 1, &anybad) != MPI_SUCCESS) {
+            st = BB_ERR_MPI;
+            goto free_all;
+        }
+        fault.resources = anybad != 0;
+        if (!anybad) {
+            int acc = 0;
+            for (int d = 0; d < p; d++) {
+                sdispl[d] = cursor[d] = acc;
+                acc += scount[d];
+            }
+            for (int64_t i = 0; i < cnt; i++)
+                if (dest[i] >= 0)
+                    sbuf[cursor[dest[i]]++] = map->idx[i];
+            if (MPI_Alltoallv(sbuf, scount, sdispl, MPI_INT64_T, rbuf, rcount, rdispl,
+                              MPI_INT64_T, comm) != MPI_SUCCESS) {
+                st = BB_ERR_MPI;
+                goto free_all;
+            }
+            for (int64_t j = 0; j < rtotal; j++)
+                hits[rbuf[j] - first]++; /* in range: we own the block */
+            for (int64_t o = 0; o < bn; o++) {
+                if (hits[o] == 0)
+                    gaps++;
+                else
+                    dups += hits[o] - 1;
+            }
+        }
+    }
+    int64_t counts[3] = {out_of_range, dups, gaps}, sums[3];
+    if (MPI_Allreduce(counts, sums, 3, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS) {
+        st = BB_ERR_MPI;
+        goto free_all;
+    }
+    fault.out_of_range = sums[0];
+    fault.duplicates = sums[1];
+    fault.gaps = sums[2];
+    if (fault.out_of_range || fault.duplicates || fault.gaps || fault.n_mismatch
+        || fault.epoch_mismatch || fault.missing || fault.resources)
+        st = BB_REFUSED;
+free_all:
+    free(dest); free(scount); free(sdispl); free(rcount); free(rdispl); free(cursor);
+    free(order); free(sbuf); free(rbuf); free(hits);
+    if (fault_out != NULL)
+        *fault_out = fault;
+    return st;
+}

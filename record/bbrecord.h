@@ -1,0 +1,192 @@
+/*
+ * bbrecord.h: the record library (not installed, no MPI): JSON measurement
+ * records (writing, reading, the one validator), statistics of samples, and
+ * the comparison of record sets.  bbench-compare links only this library.
+ * Conventions are those of <bbench.h>.
+ */
+#ifndef BBRECORD_H
+#define BBRECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+#include "bbench/status.h"
+
+/* ------------------------------------------------------------------------ */
+/* Statistics of samples                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct bb_summary {
+    size_t n;
+    double median;   /* mean of the two middle values for even n */
+    double min, max; /* the range [min, max] of all samples */
+} bb_summary_t;
+
+/* Local.  Summarize n >= 1 finite samples (the input is not modified).
+ * BB_ERR_ARG for n == 0 or a non-finite sample. */
+bb_status_t bb_stats_summarize(const double *samples, size_t n,
+                               bb_summary_t *summary_out);
+
+/* Local.  The median of n samples (bb_stats_summarize), or NaN when they
+ * cannot be summarized (n == 0, a non-finite sample, no memory). */
+double bb_stats_median(const double *samples, size_t n);
+
+/* Local.  The range of a summary for tables: "[min, max]", each times scale
+ * (1e6 for microseconds) with decimals digits after the point. */
+void bb_stats_format_range(const bb_summary_t *summary, double scale, int decimals,
+                           char *buf, size_t len);
+
+/* Local.  Confidence (0..1) that the median lies within [min, max] of n
+ * independent samples: 1 - 2 * 0.5^n (0.75 for n = 3). */
+double bb_stats_range_confidence(size_t n);
+
+/* ------------------------------------------------------------------------ */
+/* Records: JSON measurement records, schema bbench.record/1      */
+/* ------------------------------------------------------------------------ */
+
+#define BB_RECORD_SCHEMA "bbench.record/1"
+#define BB_RECORD_VOCABULARY "mpp-01"
+
+typedef struct bb_record bb_record_t;
+
+/* Local.  A new record with schema, vocabulary, benchmark, created_utc,
+ * command (argv copied) and source provenance.  Caller owns *record_out. */
+bb_status_t bb_record_create(const char *benchmark, int argc,
+                             char *const argv[], bb_record_t **record_out);
+void bb_record_free(bb_record_t *record);
+
+/* The record's document (borrowed; add members to it with cJSON). */
+cJSON *bb_record_json(bb_record_t *record);
+
+/* Set a top-level member ("runtime", "topology", ...); takes ownership of
+ * item, replacing any member of that name. */
+bb_status_t bb_record_set(bb_record_t *record, const char *name, cJSON *item);
+
+/* Append one point.  Takes ownership of parameters, quantities and
+ * first_call (either may be NULL: written as {} and null).  status is "ok"
+ * or "refused"; refusal NULL (written as null) or the agreed refusal. */
+bb_status_t bb_record_add_point(bb_record_t *record, cJSON *parameters,
+                                const char *status, const bb_refusal_t *refusal,
+                                cJSON *first_call, cJSON *quantities);
+
+/* Quantities: { value, unit, scope, reason }.  Units: "s", "byte",
+ * "count", "ratio".  Scopes such as "call/max-rank", "call/rank". */
+/* A timing: value = median, samples (all n), median, range [min, max],
+ * range_confidence; includes is a NULL-terminated list of child names
+ * (or NULL).  NULL on allocation failure or n == 0. */
+cJSON *bb_quantity_timing(const double *samples, size_t n, const char *scope,
+                          const char *const *includes);
+/* A measured exact value. */
+cJSON *bb_quantity_value(double value, const char *unit, const char *scope);
+/* Not measured: value null and the reason. */
+cJSON *bb_quantity_null(const char *unit, const char *scope, const char *reason);
+/* Add quantity q (ownership taken) under name to the object quantities. */
+void bb_quantities_add(cJSON *quantities, const char *name, cJSON *q);
+/* Add the two quantities no MPI program can observe, as null with their
+ * reasons: network.bytes (call/rank; payload bytes are not wire bytes) and
+ * memory.mpi_internal (run/rank). */
+void bb_quantities_add_unobservable(cJSON *quantities);
+
+/* Local.  Atomic write: a temporary file in the same directory, fsync,
+ * rename.  On failure no file at path is created or changed. */
+bb_status_t bb_record_write(const bb_record_t *record, const char *path,
+                            char *err, size_t errlen);
+
+/* Local.  Can a record be written at path?  Creates and removes a
+ * temporary file in its directory; err says why not. */
+bb_status_t bb_record_check_path(const char *path, char *err, size_t errlen);
+
+/* Local.  Parse text (len bytes, need not be NUL-terminated) as a record of
+ * schema bbench.record/1 and check its shape (schema, benchmark, points
+ * with parameters and quantities).  Caller owns *doc_out (cJSON_Delete).
+ * On failure err names the place ("points[3].quantities: not an object"). */
+bb_status_t bb_record_parse(const char *text, size_t len, cJSON **doc_out,
+                            char *err, size_t errlen);
+/* Local.  bb_record_parse on the contents of a file; err names the file. */
+bb_status_t bb_record_read(const char *path, cJSON **doc_out, char *err,
+                           size_t errlen);
+
+/* ------------------------------------------------------------------------ */
+/* Comparison: record sets, regressions, contract changes       */
+/* ------------------------------------------------------------------------ */
+/* Local, MPI-free: usable without MPI. */
+
+/* The records of one file, or of every *.json file in one directory (not
+ * recursive, in name order), each read with bb_record_read. */
+typedef struct bb_record_set bb_record_set_t;
+
+/* Local.  Loads path and checks what comparison needs beyond the record
+ * shape (topology.ranks, quantity units, timing medians and ranges).
+ * BB_ERR_IO (missing path, empty directory) or BB_ERR_PARSE; err names the
+ * file and the place in it.  Caller owns *set_out (bb_record_set_free). */
+bb_status_t bb_record_set_load(const char *path, bb_record_set_t **set_out,
+                               char *err, size_t errlen);
+void bb_record_set_free(bb_record_set_t *set);
+size_t bb_record_set_records(const bb_record_set_t *set);
+size_t bb_record_set_points(const bb_record_set_t *set);
+
+/* The rule, applied to every timing (unit "s" with a median and a range)
+ * of every matched point, with t = tolerance:
+ *   regression:  cand.median > base.median * (1 + t) and cand.min > base.max
+ *   improvement: base.median > cand.median * (1 + t) and base.min > cand.max
+ * Deterministic quantities (unit byte or count without samples, except rss,
+ * or marked "deterministic": true) and the point status must be equal;
+ * a difference is a contract change. */
+#define BB_COMPARE_DEFAULT_TOLERANCE 0.10
+
+typedef struct bb_compare_summary {
+    size_t matched;            /* point pairs */
+    size_t unmatched_base;     /* points only in the base */
+    size_t unmatched_candidate;
+    size_t regressions;        /* timings regressed */
+    size_t improvements;       /* timings improved */
+    size_t contract_changes;   /* deterministic or status differences */
+    size_t warnings;           /* distinct provenance differences */
+} bb_compare_summary_t;
+
+typedef struct bb_compare_options {
+    double tolerance;                      /* t of the rule, >= 0 */
+    const char *const *ignore_parameters;  /* names left out of matching
+                                              (e.g. a budget-chosen "reps") */
+    size_t n_ignore;
+} bb_compare_options_t;
+
+/* Local.  Matches points by benchmark, parameters (member order ignored)
+ * and topology.ranks, and judges them.  *report_out is a new cJSON object
+ * (schema "bbench.compare/1"; caller owns, cJSON_Delete) holding every pair,
+ * timing, contract change, unmatched point and warning.  BB_ERR_PARSE when a
+ * point appears twice in one set (err names both places). */
+bb_status_t bb_compare_sets(const bb_record_set_t *base,
+                            const bb_record_set_t *cand,
+                            const bb_compare_options_t *options,
+                            cJSON **report_out,
+                            bb_compare_summary_t *summary_out, char *err,
+                            size_t errlen);
+
+/* Exit code for a summary: 2 nothing matched, 1 a contract change, or a
+ * regression unless report_only, else 0. */
+int bb_compare_exit_code(const bb_compare_summary_t *summary, int report_only);
+
+typedef enum bb_compare_format {
+    BB_COMPARE_TABLE = 0,  /* aligned text */
+    BB_COMPARE_MARKDOWN,   /* GitHub tables */
+    BB_COMPARE_JSON        /* the report itself */
+} bb_compare_format_t;
+
+/* Local.  The report as text; all_timings 0 lists only "elapsed" and the
+ * timings that moved.  Caller owns the string (bb_free); NULL on
+ * allocation failure. */
+char *bb_compare_render(const cJSON *report, bb_compare_format_t format,
+                        int all_timings);
+
+/* Local.  Tab-separated values for plotting: a header line, then one line
+ * per point: file, point index, benchmark, ranks, status, every parameter
+ * seen in the set (first-seen order; "-" where a point lacks it), and for
+ * each named quantity NAME, NAME.min, NAME.max (median and range of a
+ * timing, the value and NaN NaN otherwise, NaN when absent or null).
+ * Caller owns *tsv_out (bb_free). */
+bb_status_t bb_record_set_extract(const bb_record_set_t *set,
+                                  const char *const *quantities, size_t nq,
+                                  char **tsv_out, char *err, size_t errlen);
+
+#endif /* BBRECORD_H */

@@ -1,0 +1,27 @@
+#!/bin/sh
+# The shared libbbench exports exactly what include/bbench.h,
+# include/bbench/status.h and lib/bbench-hooks.h declare, and every function
+# those headers declare carries BB_EXPORT.
+. "$(dirname "$0")/../lib.sh"
+so="$B/lib/.libs/libbbench.so"
+headers="$S/include/bbench.h $S/include/bbench/status.h $S/lib/bbench-hooks.h"
+bb_expect_true "shared library built" test -f "$so"
+# A function declaration: a line that starts a type and names bb_...( .
+sed -n 's/^BB_EXPORT [^(]*[^a-zA-Z0-9_]\(bb_[a-zA-Z0-9_]*\)(.*/\1/p' $headers \
+    | sort -u > "$BB_TMP/declared"
+grep -h '^[a-z][a-zA-Z0-9_ *]*[ *]bb_[a-zA-Z0-9_]*(' $headers > "$BB_TMP/unmarked"
+bb_expect_true "every declaration carries BB_EXPORT" test ! -s "$BB_TMP/unmarked"
+cat "$BB_TMP/unmarked"
+# Defined dynamic symbols, without the linker's own and the sanitizers'.
+nm -D --defined-only "$so" | awk '{ print $NF }' \
+    | grep -v '^_init$\|^_fini$\|^_edata$\|^_end$\|^__bss_start$\|^__odr_asan\|^__asan\|^__ubsan' \
+    | sort -u > "$BB_TMP/exported"
+echo "$(wc -l < "$BB_TMP/declared") declared, $(wc -l < "$BB_TMP/exported") exported"
+comm -13 "$BB_TMP/declared" "$BB_TMP/exported" > "$BB_TMP/extra"
+comm -23 "$BB_TMP/declared" "$BB_TMP/exported" > "$BB_TMP/missing"
+bb_expect_true "no undeclared symbol exported" test ! -s "$BB_TMP/extra"
+sed 's/^/    extra: /' "$BB_TMP/extra"
+bb_expect_true "every declared function exported" test ! -s "$BB_TMP/missing"
+sed 's/^/    missing: /' "$BB_TMP/missing"
+bb_expect_true "at least 60 functions declared" test "$(wc -l < "$BB_TMP/declared")" -ge 60
+bb_finish

@@ -45,7 +45,7 @@ typedef struct row {
 enum { ROWS_MAX = POLICY_N + V_N - 1 };
 enum { MISMATCH_NONE, MISMATCH_PHASE_ID, MISMATCH_EPOCH, MISMATCH_COUNT,
        MISMATCH_CAP, MISMATCH_SEQUENCE, MISMATCH_N };
-static const char *const mismatch_names[MISMATCH_N] = {
+static const char *const mismatch_names[] = {
     "", "phase_id", "epoch", "count", "cap", "sequence"
 };
 
@@ -552,8 +552,6 @@ static void sum_defaults(void *state)
 static void sum_parse(bb_run_t *run, void *state, int key, const char *value)
 {
     sum_state_t *s = state;
-    char err[512];
-    const char *rest;
     switch (key) {
     case 'c': bb_run_parse_size_list(run, "count", value, 0, INT32_MAX, &s->counts); break;
     case OPT_MAX: s->max_elements = bb_run_parse_size(run, "max-elements", value, 0,
@@ -575,16 +573,9 @@ static void sum_parse(bb_run_t *run, void *state, int key, const char *value)
         break;
     case OPT_REFUSE: s->refuse_rank = bb_run_parse_rank(run, "refuse-rank", value); break;
     case OPT_MISMATCH:
-        if (bb_cli_parse_rank_prefix(value, bb_run_size(run), &s->mismatch_rank, &rest, err,
-                                     sizeof err) != BB_OK)
-            bb_run_usage(run, "--mismatch-rank: %s", err);
-        s->mismatch_field = MISMATCH_NONE;
-        for (int f = 1; f < MISMATCH_N; f++)
-            if (strcmp(rest, mismatch_names[f]) == 0)
-                s->mismatch_field = f;
-        if (s->mismatch_field == MISMATCH_NONE)
-            bb_run_usage(run, "--mismatch-rank: field '%s' is not phase_id, epoch, count, "
-                         "cap or sequence", rest);
+        s->mismatch_field = bb_run_parse_rank_choice(run, "mismatch-rank", value,
+                                                     mismatch_names, 1, MISMATCH_N,
+                                                     &s->mismatch_rank);
         break;
     case OPT_DPREP:
         bb_run_parse_rank_seconds(run, "delay-prepare", value, 3600.0,

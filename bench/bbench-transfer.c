@@ -19,8 +19,9 @@ enum { MISMATCH_NONE, MISMATCH_PHASE_ID, MISMATCH_EPOCH, MISMATCH_SOURCE,
        MISMATCH_SEQUENCE };
 static const char *const mismatch_names[] = {
     "", "phase_id", "epoch", "source", "destination", "nbytes", "cap", "batches",
-    "sequence", NULL
+    "sequence"
 };
+enum { MISMATCH_N = sizeof mismatch_names / sizeof mismatch_names[0] };
 
 typedef struct options {
     bb_size_list_t bytes, batches;
@@ -787,22 +788,6 @@ static void transfer_defaults(void *state)
 }
 
 /* "R:NAME": a rank, then one of names[1..]; the field's index. */
-static int parse_rank_field(bb_run_t *run, const char *opt, const char *value, int *rank_out)
-{
-    char err[512];
-    const char *rest;
-    if (bb_cli_parse_rank_prefix(value, bb_run_size(run), rank_out, &rest, err,
-                                 sizeof err) != BB_OK)
-        bb_run_usage(run, "--%s: %s", opt, err);
-    int field = 1;
-    while (mismatch_names[field] != NULL && strcmp(rest, mismatch_names[field]) != 0)
-        field++;
-    if (mismatch_names[field] == NULL)
-        bb_run_usage(run, "--%s: field '%s' is not phase_id, epoch, source, destination, "
-                     "nbytes, cap, batches or sequence", opt, rest);
-    return field;
-}
-
 static void transfer_parse(bb_run_t *run, void *state, int key, const char *value)
 {
     static const char *const modes[] = { "protocol", "raw", "both" };
@@ -842,7 +827,9 @@ static void transfer_parse(bb_run_t *run, void *state, int key, const char *valu
     case OPT_FAIL_CONSUMER: o->fail_consumer = 1; break;
     case OPT_REFUSE: o->refuse_rank = bb_run_parse_rank(run, "refuse-rank", value); break;
     case OPT_MISMATCH:
-        o->mismatch_field = parse_rank_field(run, "mismatch-rank", value, &o->mismatch_rank);
+        o->mismatch_field = bb_run_parse_rank_choice(run, "mismatch-rank", value,
+                                                     mismatch_names, 1, MISMATCH_N,
+                                                     &o->mismatch_rank);
         break;
     case OPT_DPOST:
         bb_run_parse_rank_seconds(run, "delay-post", value, 3600.0, &o->delay_post_rank,

@@ -115,6 +115,10 @@ int bb_run_parse_rank(bb_run_t *run, const char *opt, const char *value);
 /* "R:SECONDS", seconds in [0, max_s]. */
 void bb_run_parse_rank_seconds(bb_run_t *run, const char *opt, const char *value,
                                double max_s, int *rank_out, double *seconds_out);
+/* "R:NAME": a rank in [0, size) and one of names[first..n-1]; returns the
+ * name's index. */
+int bb_run_parse_rank_choice(bb_run_t *run, const char *opt, const char *value,
+                             const char *const *names, int first, int n, int *rank_out);
 /* A comma list of names from names[0..n-1] (n <= 31), or "all": the set as a
  * bit mask (bit i for names[i]). */
 unsigned bb_run_parse_choices(bb_run_t *run, const char *opt, const char *value,

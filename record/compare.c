@@ -687,6 +687,10 @@ static void bb_judge_deterministic(const cJSON *bq, const cJSON *cq,
             const cJSON *o = cJSON_GetObjectItemCaseSensitive(other, q->string);
             if (side == 1 && o != NULL)
                 continue;  /* seen from the base side already */
+            /* A quantity that either record declares a measurement
+             * ("deterministic": false) is not a contract. */
+            if (o != NULL && cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(o, "deterministic")))
+                continue;
             bb_buf_t nb = {0};
             bb_buf_printf(&nb, "%s%s", prefix, q->string);
             char *name = bb_buf_take(&nb);

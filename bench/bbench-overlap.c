@@ -28,8 +28,9 @@ static const char *const kind_what[KIND_N] = {
     "has no overlap by design)"
 };
 
-/* The five ways of running one call. */
-enum { V_COMM, V_COMPUTE, V_IMMEDIATE, V_POLLED, V_UNPOLLED, V_N };
+/* The five ways of running one call, in the order they are measured:
+ * t_comm alone, then the other four as one interleaved set, polled first. */
+enum { V_COMM, V_POLLED, V_COMPUTE, V_IMMEDIATE, V_UNPOLLED, V_N };
 
 /* Per-call local times accumulated over a block, in this order. */
 enum {
@@ -55,11 +56,8 @@ static const char *const l_what[L_N] = {
 
 /* Each way is one variant of the engine; its local times are the columns
  * v_first[v] .. v_first[v] + v_nparts[v] - 1, the first the whole call. */
-static const int v_first[V_N] = { L_COMM, L_COMPUTE, L_IMMEDIATE, L_POLLED, L_UNPOLLED };
-static const int v_nparts[V_N] = { 1, 1, 1, 3, 2 };
-static const char *const v_names[V_N] = {
-    "t_comm", "t_compute", "t_immediate", "t_polled", "t_unpolled"
-};
+static const int v_first[V_N] = { L_COMM, L_POLLED, L_COMPUTE, L_IMMEDIATE, L_UNPOLLED };
+static const int v_nparts[V_N] = { 1, 3, 1, 1, 2 };
 
 typedef struct options {
     bb_size_list_t bytes;
@@ -142,15 +140,6 @@ typedef struct run_ctx {
     MPI_Request req;
     int refused;                     /* a call of this point was refused */
     bb_refusal_t refusal;            /* when a call was refused */
-    /* The variant being measured, and what its blocks left on this rank. */
-    int variant;
-    double acc[L_N];                 /* local times of the block so far */
-    int *done;                       /* per polled call of the block: payload
-                                        seen complete during the batches */
-    int64_t ndone, done_cap;
-    int64_t blocks, samples;
-    double *ring;                    /* [samples][L_N] means of the last blocks */
-    int64_t *ring_done;              /* [samples] their all-complete calls */
 } run_ctx_t;
 
 static bb_status_t op_post(run_ctx_t *c, int64_t declared)
@@ -331,87 +320,69 @@ static void point_free(point_t *p)
     free(p->done);
 }
 
-/* The engine's call: one call of the current variant, its times as the
- * engine's parts and, for this rank's own per-call means, into acc. */
+/* One variant's own state: the engine's set calls the variants in turn. */
+typedef struct variant_arg {
+    run_ctx_t *c;
+    int v;
+    /* The polled variant only. */
+    int *done;                       /* per call of the block: payload seen
+                                        complete during the batches */
+    int64_t ndone, done_cap;
+    int64_t blocks, skip;            /* blocks so far; those before the samples */
+    int64_t samples;
+    int64_t *sample_done;            /* [samples] calls complete on every rank */
+} variant_arg_t;
+
+/* The engine's call: one call of the variant, its times as the parts. */
 static bb_status_t variant_call(void *arg, double *parts, double *counts)
 {
-    run_ctx_t *c = arg;
+    variant_arg_t *a = arg;
+    run_ctx_t *c = a->c;
     double t[L_N] = {0};
     int done = 0;
     (void)counts;
     /* A refusal is collective: every rank skips the rest of the point alike. */
     if (c->refused)
         return BB_OK;
-    bb_status_t st = one_call(c, c->variant, t, &done);
+    bb_status_t st = one_call(c, a->v, t, &done);
     if (st == BB_REFUSED)
         c->refused = 1;
-    for (int k = 0; k < v_nparts[c->variant]; k++) {
-        int i = v_first[c->variant] + k;
-        parts[k] += t[i];
-        c->acc[i] += t[i];
-    }
-    if (c->variant == V_POLLED) {
-        if (c->ndone == c->done_cap) {
-            int64_t cap = c->done_cap ? 2 * c->done_cap : 1024;
-            int *grown = realloc(c->done, (size_t)cap * sizeof *grown);
+    for (int k = 0; k < v_nparts[a->v]; k++)
+        parts[k] += t[v_first[a->v] + k];
+    if (a->v == V_POLLED) {
+        if (a->ndone == a->done_cap) {
+            int64_t cap = a->done_cap ? 2 * a->done_cap : 1024;
+            int *grown = realloc(a->done, (size_t)cap * sizeof *grown);
             if (grown == NULL)
                 bb_run_fatal(c->run, "out of memory");
-            c->done = grown;
-            c->done_cap = cap;
+            a->done = grown;
+            a->done_cap = cap;
         }
-        c->done[c->ndone++] = done;
+        a->done[a->ndone++] = done;
     }
     return st;
 }
 
-/* After each block, outside the timing: this rank's per-call means into a
- * ring of the last `samples` blocks (the engine's last blocks are its
- * samples) and, for the polled call, the number of calls in which every
- * rank saw its payload complete during the batches (MIN over ranks per
- * call). */
-static bb_status_t variant_block_end(void *arg, int64_t calls)
+/* After each block of the polled call, outside the timing: the number of
+ * calls in which every rank saw its payload complete during the batches
+ * (MIN over ranks per call).  The engine's blocks come in its documented
+ * order (first call, warm-up, probe, samples), so sample k is block skip + k. */
+static bb_status_t polled_block_end(void *arg, int64_t calls)
 {
-    run_ctx_t *c = arg;
-    int64_t slot = c->blocks++ % c->samples;
-    for (int i = 0; i < L_N; i++) {
-        c->ring[slot * L_N + i] = c->acc[i] / (double)calls;
-        c->acc[i] = 0.0;
-    }
-    c->ring_done[slot] = 0;
-    if (c->variant == V_POLLED && !c->refused) {
-        if (MPI_Allreduce(MPI_IN_PLACE, c->done, (int)c->ndone, MPI_INT, MPI_MIN, c->comm)
-            != MPI_SUCCESS)
+    variant_arg_t *a = arg;
+    int64_t k = a->blocks++ - a->skip, all = 0;
+    (void)calls;
+    if (!a->c->refused) {
+        if (MPI_Allreduce(MPI_IN_PLACE, a->done, (int)a->ndone, MPI_INT, MPI_MIN,
+                          a->c->comm) != MPI_SUCCESS)
             return BB_ERR_MPI;
-        for (int64_t r = 0; r < c->ndone; r++)
-            c->ring_done[slot] += c->done[r];
+        for (int64_t r = 0; r < a->ndone; r++)
+            all += a->done[r];
     }
-    c->ndone = 0;
+    if (k >= 0 && k < a->samples)
+        a->sample_done[k] = all;
+    a->ndone = 0;
     return BB_OK;
-}
-
-
-/* Variant v of the current point, measured with settings: this rank's
- * sample means go to local[S][L_N] (the variant's columns), the polled
- * call's all-complete counts to done[S] (may be NULL). */
-static void measure_variant(run_ctx_t *c, int v, const bb_measure_settings_t *settings,
-                            double *local, int64_t *done, bb_measure_result_t *result_out)
-{
-    bb_measure_variant_t mv = { .nparts = v_nparts[v], .ncounts = 0, .call = variant_call,
-                                .block_end = variant_block_end, .arg = c };
-    c->variant = v;
-    c->blocks = 0;
-    c->ndone = 0;
-    memset(c->acc, 0, sizeof c->acc);
-    bb_status_t st = bb_measure_run(c->comm, settings, &mv, result_out);
-    if (st != BB_OK)
-        bb_run_fatal(c->run, "%s: %s", v_names[v], bb_status_string(st));
-    for (int64_t s = 0; s < c->samples; s++) {
-        int64_t slot = (c->blocks - c->samples + s) % c->samples;
-        for (int k = 0; k < v_nparts[v]; k++)
-            *at(local, s, v_first[v] + k) = c->ring[slot * L_N + v_first[v] + k];
-        if (done != NULL)
-            done[s] = c->ring_done[slot];
-    }
 }
 
 static void measure_point(run_ctx_t *c, int kind, int64_t bytes, int64_t batches,
@@ -421,6 +392,8 @@ static void measure_point(run_ctx_t *c, int kind, int64_t bytes, int64_t batches
     const bb_measure_settings_t *settings = bb_run_settings(c->run);
     int64_t S = settings->samples;
     bb_measure_result_t res[V_N];
+    variant_arg_t args[V_N];
+    bb_measure_variant_t mv[V_N];
     memset(res, 0, sizeof res);
     memset(p, 0, sizeof *p);
     p->kind = kind;
@@ -437,6 +410,16 @@ static void measure_point(run_ctx_t *c, int kind, int64_t bytes, int64_t batches
     double *local = calloc((size_t)(S * L_N), sizeof(double));
     if (!p->all || !p->max || !p->mean || !p->imb_rank || !p->done || !local)
         bb_run_fatal(c->run, "out of memory");
+    for (int v = 0; v < V_N; v++) {
+        args[v] = (variant_arg_t){ .c = c, .v = v };
+        mv[v] = (bb_measure_variant_t){ .nparts = v_nparts[v], .call = variant_call,
+                                        .arg = &args[v] };
+    }
+    variant_arg_t *pa = &args[V_POLLED];
+    mv[V_POLLED].block_end = polled_block_end;
+    pa->skip = 1 + settings->warmup + (settings->reps == 0);
+    pa->samples = S;
+    pa->sample_done = p->done;
 
     c->kind = kind;
     c->bytes = bytes;
@@ -447,7 +430,9 @@ static void measure_point(run_ctx_t *c, int kind, int64_t bytes, int64_t batches
 
     /* Communication alone first: auto compute needs its median before any
      * compute runs. */
-    measure_variant(c, V_COMM, settings, local, NULL, &res[V_COMM]);
+    bb_status_t st = bb_measure_run(c->comm, settings, &mv[V_COMM], &res[V_COMM]);
+    if (st != BB_OK)
+        bb_run_fatal(c->run, "t_comm: %s", bb_status_string(st));
     if (c->refused)
         goto refused;
     p->first_comm = res[V_COMM].first[0];
@@ -466,30 +451,32 @@ static void measure_point(run_ctx_t *c, int kind, int64_t bytes, int64_t batches
     c->iters_per_batch = p->iters_per_batch = iters;
     p->compute_none = batches == 0 || iters == 0;
 
-    /* The polled call, cold first; its calls per sample (given or fitted to
-     * the budget) serve the other variants too, so that every column is a
-     * mean over as many calls. */
-    measure_variant(c, V_POLLED, settings, local, p->done, &res[V_POLLED]);
+    /* The other four as one set, their samples interleaved so that a drift
+     * of the machine shows in all of them alike; the polled call's calls per
+     * sample (given or fitted to the budget) serve all, so that every column
+     * is a mean over as many calls. */
+    st = bb_measure_run_set(c->comm, settings, &mv[V_POLLED], V_N - V_POLLED, 1,
+                            &res[V_POLLED]);
+    if (st != BB_OK)
+        bb_run_fatal(c->run, "t_polled, t_compute, t_immediate, t_unpolled: %s",
+                     bb_status_string(st));
     if (c->refused)
         goto refused;
+    if (pa->blocks != pa->skip + S)
+        bb_run_fatal(c->run, "t_polled: %lld blocks, not %lld", (long long)pa->blocks,
+                     (long long)(pa->skip + S));
     p->first_polled = res[V_POLLED].first[0];
     p->reps = res[V_POLLED].reps;
-    bb_measure_settings_t same_reps = *settings;
-    same_reps.reps = p->reps;
-    static const int others[] = { V_COMPUTE, V_IMMEDIATE, V_UNPOLLED };
-    for (size_t k = 0; k < sizeof others / sizeof others[0]; k++) {
-        measure_variant(c, others[k], &same_reps, local, NULL, &res[others[k]]);
-        if (c->refused)
-            goto refused;
-    }
 
-    /* The engine's rank maxima for bbench's figures; every rank's per-call
-     * means, to every rank (outside any timing), for the rank means of OSU's
-     * and the values of the rank with the largest t_ovrl for IMB's. */
+    /* The engine's rank maxima for bbench's figures; every rank's own
+     * per-call means, to every rank (outside any timing), for the rank means
+     * of OSU's and the values of the rank with the largest t_ovrl for IMB's. */
     for (int v = 0; v < V_N; v++)
         for (int k = 0; k < v_nparts[v]; k++)
-            for (int64_t s = 0; s < S; s++)
+            for (int64_t s = 0; s < S; s++) {
                 *at(p->max, s, v_first[v] + k) = bb_measure_part(&res[v], k)[s];
+                *at(local, s, v_first[v] + k) = res[v].local_parts[k * S + s];
+            }
     if (MPI_Allgather(local, (int)(S * L_N), MPI_DOUBLE, p->all, (int)(S * L_N),
                       MPI_DOUBLE, c->comm) != MPI_SUCCESS)
         bb_run_fatal(c->run, "MPI_Allgather of samples failed");
@@ -514,6 +501,7 @@ refused:
     }
     for (int v = 0; v < V_N; v++)
         bb_measure_result_clear(&res[v]);
+    free(pa->done);
     free(local);
 }
 
@@ -1064,7 +1052,6 @@ static void overlap_setup(bb_run_t *run, void *state)
     c->size = bb_run_size(run);
     c->source = 0;
     c->destination = c->size - 1;
-    c->samples = bb_run_settings(run)->samples;
 
     int64_t max_bytes = 8;
     for (size_t i = 0; i < o->bytes.n; i++)
@@ -1072,9 +1059,7 @@ static void overlap_setup(bb_run_t *run, void *state)
             max_bytes = o->bytes.values[i];
     c->send = malloc((size_t)max_bytes);
     c->recv = malloc((size_t)max_bytes);
-    c->ring = calloc((size_t)(c->samples * L_N), sizeof *c->ring);
-    c->ring_done = calloc((size_t)c->samples, sizeof *c->ring_done);
-    if (c->send == NULL || c->recv == NULL || c->ring == NULL || c->ring_done == NULL)
+    if (c->send == NULL || c->recv == NULL)
         bb_run_fatal(run, "cannot allocate %lld bytes", (long long)max_bytes);
     for (int64_t i = 0; i < max_bytes; i++)
         c->send[i] = pattern_byte(i);
@@ -1113,7 +1098,7 @@ static void overlap_setup(bb_run_t *run, void *state)
         printf("# transfer and isend: rank %d -> rank %d; compute kernel %.3g iterations/s, "
                "the slowest rank's (ranks %.3g..%.3g)\n", c->source, c->destination,
                c->kernel.slowest_rate, c->kernel.slowest_rate, c->kernel.fastest_rate);
-        table_header(c->samples);
+        table_header(bb_run_settings(run)->samples);
     }
 }
 
@@ -1182,9 +1167,6 @@ static void overlap_teardown(void *state)
     run_ctx_t *c = state;
     free(c->send);
     free(c->recv);
-    free(c->ring);
-    free(c->ring_done);
-    free(c->done);
     bb_size_list_clear(&c->opt.bytes);
     bb_size_list_clear(&c->opt.batches);
 }
@@ -1229,9 +1211,10 @@ static const bb_bench_desc_t overlap_bench = {
         "then); the record keeps the variable, the thread level provided and ranks\n"
         "per core.  Every call starts after an untimed MPI_Barrier.  --budget sizes\n"
         "the blocks of t_comm and of t_polled; t_compute, t_immediate and t_unpolled\n"
-        "use t_polled's calls per sample.  Times in the table are microseconds,\n"
-        "figures are ratios (1 = 100%), medians of the per-sample figures.  Exit 1\n"
-        "also for a refusal or a wrong payload.",
+        "use t_polled's calls per sample, their samples interleaved with t_polled's\n"
+        "(sample k of each before sample k + 1 of any).  Times in the table are\n"
+        "microseconds, figures are ratios (1 = 100%), medians of the per-sample\n"
+        "figures.  Exit 1 also for a refusal or a wrong payload.",
     .options = overlap_options,
     .settings = &default_settings,
     .state_size = sizeof(run_ctx_t),

@@ -174,14 +174,17 @@ void bb_run_parse_rank_seconds(bb_run_t *run, const char *opt, const char *value
         bb_run_usage(run, "--%s: %s", opt, err);
 }
 
-/* names[first..n-1] as "a, b or c", for messages. */
-static void names_text(const char *const *names, int first, int n, const char *last,
+/* names[first..n-1], then extra if not NULL, as "a, b or c", for messages. */
+static void names_text(const char *const *names, int first, int n, const char *extra,
                        char *buf, size_t len)
 {
+    int total = n - first + (extra != NULL);
     buf[0] = '\0';
-    for (int i = first; i < n; i++) {
-        strncat(buf, names[i], len - strlen(buf) - 1);
-        strncat(buf, i + 2 < n ? ", " : i + 1 < n ? " or " : last, len - strlen(buf) - 1);
+    for (int i = 0; i < total; i++) {
+        const char *name = i < n - first ? names[first + i] : extra;
+        strncat(buf, name, len - strlen(buf) - 1);
+        strncat(buf, i + 2 < total ? ", " : i + 1 < total ? " or " : "",
+                len - strlen(buf) - 1);
     }
 }
 
@@ -196,7 +199,7 @@ int bb_run_parse_rank_choice(bb_run_t *run, const char *opt, const char *value,
     for (int i = first; i < n; i++)
         if (strcmp(rest, names[i]) == 0)
             return i;
-    names_text(names, first, n, "", err, sizeof err);
+    names_text(names, first, n, NULL, err, sizeof err);
     bb_run_usage(run, "--%s: field '%s' is not %s", opt, rest, err);
 }
 
@@ -215,7 +218,7 @@ unsigned bb_run_parse_choices(bb_run_t *run, const char *opt, const char *value,
                 found = i;
         if (found < 0) {
             char text[512];
-            names_text(names, 0, n, ", or all", text, sizeof text);
+            names_text(names, 0, n, "all", text, sizeof text);
             bb_run_usage(run, "--%s: '%.*s' is not %s", opt, (int)len, p, text);
         }
         if (set & (1u << found))

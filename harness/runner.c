@@ -54,33 +54,33 @@ int bb_run_rank(const bb_run_t *run) { return bb_bench_rank(run->bench); }
 int bb_run_size(const bb_run_t *run) { return bb_bench_size(run->bench); }
 const bb_measure_settings_t *bb_run_settings(const bb_run_t *run) { return &run->settings; }
 
+/* The message of a printf-style call into buf (a char array). */
+#define RUN_FORMAT(buf, fmt)                      \
+    do {                                          \
+        va_list ap_;                              \
+        va_start(ap_, fmt);                       \
+        vsnprintf(buf, sizeof buf, fmt, ap_);     \
+        va_end(ap_);                              \
+    } while (0)
+
 void bb_run_usage(bb_run_t *run, const char *fmt, ...)
 {
     char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+    RUN_FORMAT(msg, fmt);
     bb_bench_usage(run->bench, "%s", msg);
 }
 
 void bb_run_fatal(bb_run_t *run, const char *fmt, ...)
 {
     char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+    RUN_FORMAT(msg, fmt);
     bb_bench_fatal(run->bench, "%s", msg);
 }
 
 void bb_run_note(bb_run_t *run, const char *fmt, ...)
 {
     char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+    RUN_FORMAT(msg, fmt);
     bb_bench_progress(run->bench, "%s", msg);
 }
 

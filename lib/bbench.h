@@ -72,7 +72,9 @@ void bb_free(void *ptr);
 double bb_time_now(void);
 /* Resolution of bb_time_now() in seconds (clock_getres). */
 double bb_time_resolution(void);
-/* Sleep for the given seconds (>= 0) without calling MPI. */
+/* Sleep for the given seconds without calling MPI: 0, negative and NaN
+ * return at once; a huge value (up to +inf) sleeps that long (for ever),
+ * signals included (interrupted sleeps resume). */
 void bb_time_sleep(double seconds);
 
 /* ------------------------------------------------------------------------ */
@@ -191,7 +193,9 @@ typedef enum bb_sum_local {
     BB_SUM_LOCAL_OVER_CAP,  /* count > max_elements */
     BB_SUM_LOCAL_NEGATIVE,  /* a negative id, epoch, count or cap */
     BB_SUM_LOCAL_RANGE,     /* count or cap > INT32_MAX */
-    BB_SUM_LOCAL_NOMEM      /* payload buffers could not be allocated */
+    BB_SUM_LOCAL_NOMEM,     /* payload buffers could not be allocated */
+    BB_SUM_LOCAL_ARGUMENT   /* a NULL provider, prepare, contract or
+                               result_out: refused on every rank */
 } bb_sum_local_t;
 
 /* Local metrics of one call (this rank only; no telemetry collective). */
@@ -347,7 +351,8 @@ typedef enum bb_transfer_local {
     BB_TRANSFER_CAUSE_INVALID_ERROR, /* local_error was not 0 or 1 */
     BB_TRANSFER_CAUSE_CONSUMER,    /* consume failed or was missing */
     BB_TRANSFER_CAUSE_RECEIPT,     /* source: unexpected receipt */
-    BB_TRANSFER_CAUSE_MPI          /* an MPI call failed here (fatal) */
+    BB_TRANSFER_CAUSE_MPI,         /* an MPI call failed here (fatal) */
+    BB_TRANSFER_CAUSE_ARGUMENT     /* begin: a NULL contract or ticket_out */
 } bb_transfer_local_t;
 
 /* This rank's part in a ticket. */
@@ -703,7 +708,8 @@ typedef enum bb_redist_local {
     BB_REDIST_LOCAL_ELEMENTS,       /* not the plan's N */
     BB_REDIST_LOCAL_ELEMENT_BYTES,  /* not the plan's element size */
     BB_REDIST_LOCAL_OVER_CAP,       /* N > cap, or a negative cap */
-    BB_REDIST_LOCAL_BUFFER          /* NULL buffer for a nonzero count */
+    BB_REDIST_LOCAL_BUFFER,         /* NULL buffer for a nonzero count */
+    BB_REDIST_LOCAL_CONTRACT        /* a NULL contract */
 } bb_redist_local_t;
 
 /* One message, this rank. */
@@ -852,7 +858,10 @@ int bb_stats_reduce_max(MPI_Comm comm, const double *local, int n,
  * LO:HI[:STEP] where STEP is xF (multiply, default x2) or +D (add); a range
  * includes LO and every step <= HI.  A multiplying range from 0 goes 0, 1,
  * F, F^2, ...  A value must be whole (1.5K = 1536; 1.5 and 1e-3 are
- * refused).  At most 4096 values per list. */
+ * refused).  At most 4096 values per list, each at most once (a repeated
+ * value, "8,8" or "1:8,8", is BB_ERR_PARSE naming it).  Messages quote at
+ * most 24 characters of each piece of the text ("..." marks the cut), so
+ * that they fit 256 bytes. */
 typedef struct bb_size_list {
     int64_t *values;  /* caller owns (bb_size_list_clear) */
     size_t n;
@@ -866,7 +875,9 @@ bb_status_t bb_cli_parse_size_list(const char *text, int64_t min, int64_t max,
                                    size_t errlen);
 void bb_size_list_clear(bb_size_list_t *list);
 
-/* Local.  A finite double in [min, max] (strtod, whole string). */
+/* Local.  A finite decimal double in [min, max] (strtod, whole string).
+ * Hexadecimal ("0x1p-10"), inf and nan are refused, as sizes refuse them,
+ * and so is a nonzero text that underflows ("1e-400"). */
 bb_status_t bb_cli_parse_double(const char *text, double min, double max,
                                 double *value_out, char *err, size_t errlen);
 
@@ -963,7 +974,9 @@ typedef struct bb_topology_info {
     int cores_per_host;      /* hwloc cores of rank 0's host, -1 unknown */
     int pus_per_host;        /* -1 unknown */
     int threads_per_rank;    /* OMP_NUM_THREADS if set, else 1 */
-    int oversubscribed;      /* some host runs more ranks than cores */
+    int oversubscribed;      /* some host runs more ranks than it has cores
+                                or than the PUs of the union of its ranks'
+                                cpusets (pinning), whichever is fewer */
 } bb_topology_info_t;
 
 /* Collective over the world.  Builds the "runtime" and "topology" members

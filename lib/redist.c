@@ -10,6 +10,7 @@
 #include "config.h"
 #include "internal.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -244,8 +245,9 @@ static int bb_parse_i64(const char *s, const char **end, int64_t lo, int64_t hi,
     char *e;
     if (*s < '0' || *s > '9')
         return -1;
+    errno = 0;
     long long v = strtoll(s, &e, 10);
-    if (v < lo || v > hi)
+    if (errno == ERANGE || v < lo || v > hi)  /* no silent clamp to the limit */
         return -1;
     *out = v;
     *end = e;
@@ -305,6 +307,14 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err
                 }
                 l.dims[d] = (int)v;
                 s = end + 1;
+            }
+            /* No rank count exceeds INT32_MAX, so neither may PX*PY*PZ
+             * (checked stepwise: the product of three int32 overflows). */
+            int64_t prod = (int64_t)l.dims[0] * l.dims[1];
+            if (prod > INT32_MAX || prod * l.dims[2] > INT32_MAX) {
+                bb_errorf(err, errlen, "'%s': PX*PY*PZ is above %d, more "
+                          "subdomains than any run has ranks", text, INT32_MAX);
+                return BB_ERR_PARSE;
             }
         }
         break;
@@ -380,8 +390,10 @@ bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
     if (layout->kind == BB_LAYOUT_SPATIAL) {
         if (dims[0] <= 0)
             bb_dims3(ranks, dims);
-        else if ((int64_t)dims[0] * dims[1] * dims[2] != ranks)
-            return BB_ERR_ARG;
+        else if (dims[1] <= 0 || dims[2] <= 0
+                 || (int64_t)dims[0] * dims[1] > ranks
+                 || (int64_t)dims[0] * dims[1] * dims[2] != ranks)
+            return BB_ERR_ARG;  /* the first product bounds the second */
     }
     /* Upper bound on this rank's count, so one allocation suffices. */
     int64_t first, cnt;
@@ -1236,16 +1248,21 @@ bb_status_t bb_redist_plan_create(bb_redist_link_t *link, bb_redist_method_t met
     memset(&su, 0, sizeof su);
     if (setup_out)
         *setup_out = su;
-    if (link == NULL || plan_out == NULL)
+    if (link == NULL)
         return BB_ERR_ARG;
     if (bb_world_check_owner(link->world) != BB_OK)
         return BB_ERR_THREAD;
-    /* Every rank is given the same method, command and size (they come from
-     * the same argv), so these local checks return alike everywhere. */
-    if (method < 0 || method >= BB_REDIST_METHODS
-        || (command != BB_REDIST_SEND && command != BB_REDIST_RECEIVE)
-        || (element_bytes != 8 && element_bytes != 16 && element_bytes != 24))
-        return BB_ERR_ARG;
+    /* A bad argument on one rank must not leave the others in validation:
+     * it takes part with a stand-in plan and its flag (and the three values,
+     * which must agree) enters the one agreement below. */
+    int bad_arg = plan_out == NULL || method < 0 || method >= BB_REDIST_METHODS
+                  || (command != BB_REDIST_SEND && command != BB_REDIST_RECEIVE)
+                  || (element_bytes != 8 && element_bytes != 16 && element_bytes != 24);
+    if (bad_arg) {
+        method = BB_REDIST_DIRECT;
+        command = BB_REDIST_SEND;
+        element_bytes = 8;
+    }
     double t0 = bb_time_now();
     bb_redist_plan_t *pl = calloc(1, sizeof *pl);
     if (pl == NULL)
@@ -1292,18 +1309,25 @@ bb_status_t bb_redist_plan_create(bb_redist_link_t *link, bb_redist_method_t met
                 || (link->is_engine && engine_map && pl->emap == NULL)
                 || MPI_Type_contiguous(pl->ncomp, MPI_DOUBLE, &pl->elem) != MPI_SUCCESS
                 || MPI_Type_commit(&pl->elem) != MPI_SUCCESS;
-    enum { F_N = 19 };
+    enum { F_N = 26 };
     int64_t loc[F_N] = {
         fd.out_of_range, fd.duplicates, fd.gaps, fd.n_mismatch, fd.epoch_mismatch,
         fd.missing, fd.resources, link->is_driver && driver_map ? driver_map->n : -1,
         fe.out_of_range, fe.duplicates, fe.gaps, fe.n_mismatch, fe.epoch_mismatch,
         fe.missing, fe.resources, link->is_engine && engine_map ? engine_map->n : -1,
         nomem, link->is_driver && driver_map ? driver_map->epoch : -1,
-        link->is_engine && engine_map ? engine_map->epoch : -1
+        link->is_engine && engine_map ? engine_map->epoch : -1,
+        bad_arg, method, -(int64_t)method, command, -(int64_t)command,
+        element_bytes, -element_bytes  /* x and -x: one MAX finds MIN too */
     }, agg[F_N];
     if (bb_agree_max(link->comm, loc, F_N, agg) != MPI_SUCCESS) {
         bb_plan_release(pl);
         return BB_ERR_MPI;
+    }
+    if (agg[19] != 0 || agg[20] != -agg[21] || agg[22] != -agg[23]
+        || agg[24] != -agg[25]) {
+        bb_plan_release(pl);  /* alike on every rank */
+        return BB_ERR_ARG;
     }
     su.driver_fault = (bb_map_fault_t){agg[0], agg[1], agg[2], (int)agg[3],
                                        (int)agg[4], (int)agg[5], (int)agg[6]};
@@ -1323,6 +1347,15 @@ bb_status_t bb_redist_plan_create(bb_redist_link_t *link, bb_redist_method_t met
         if (setup_out)
             *setup_out = su;
         bb_plan_release(pl);
+        /* Maps refused only because some rank could not allocate are not
+         * bad maps: say out of memory (alike: the faults are agreed). */
+        bb_map_fault_t d = su.driver_fault, e = su.engine_fault;
+        if ((d.resources || e.resources) && !su.n_mismatch
+            && !d.out_of_range && !d.duplicates && !d.gaps && !d.n_mismatch
+            && !d.epoch_mismatch && !d.missing && !e.out_of_range
+            && !e.duplicates && !e.gaps && !e.n_mismatch && !e.epoch_mismatch
+            && !e.missing)
+            return BB_ERR_NOMEM;
         return BB_REFUSED;
     }
     if (agg[16] != 0) {
@@ -1592,7 +1625,7 @@ bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contrac
     m.refusal.rank = -1;
     double t0 = bb_time_now();
     bb_status_t st = BB_OK;
-    if (pl == NULL || contract == NULL) {
+    if (pl == NULL) {
         st = BB_ERR_ARG;
         goto done;
     }
@@ -1613,10 +1646,15 @@ bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contrac
     int rc = MPI_SUCCESS;
     m.sequence = pl->sequence;
 
-    /* Local refusals still enter the admission, so no rank waits. */
+    /* Local refusals still enter the admission, so no rank waits.  A
+     * missing contract presents an impossible one (and the refusal). */
     const bb_map_t *sm = bb_plan_send_map(pl), *rm = bb_plan_recv_map(pl);
     bb_redist_local_t cause = BB_REDIST_LOCAL_NONE;
-    if (contract->command != pl->command)
+    const bb_redist_contract_t none = {0, -1, -1, -1};
+    if (contract == NULL) {
+        contract = &none;
+        cause = BB_REDIST_LOCAL_CONTRACT;
+    } else if (contract->command != pl->command)
         cause = BB_REDIST_LOCAL_COMMAND;
     else if (contract->n != pl->n)
         cause = BB_REDIST_LOCAL_ELEMENTS;

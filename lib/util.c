@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 const char *bb_status_string(bb_status_t status)
@@ -48,12 +49,19 @@ double bb_time_resolution(void)
 
 void bb_time_sleep(double seconds)
 {
-    if (!(seconds > 0.0))
-        return;
-    struct timespec ts;
-    ts.tv_sec = (time_t)seconds;
-    ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    /* Sleep in chunks that time_t surely holds: a larger value (or +inf)
+     * must not overflow the conversion and return at once. */
+    const double chunk = 1e9;  /* about 31 years */
+    while (seconds > 0.0) {
+        double part = seconds > chunk ? chunk : seconds;
+        struct timespec ts;
+        ts.tv_sec = (time_t)part;
+        ts.tv_nsec = (long)((part - (double)ts.tv_sec) * 1e9);
+        if (ts.tv_nsec > 999999999L)
+            ts.tv_nsec = 999999999L;
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
+        seconds -= part;  /* +inf stays +inf: for ever */
     }
 }
 
@@ -77,8 +85,11 @@ void bb_errorf(char *err, size_t errlen, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
+    int n = vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
+    /* A message that did not fit says so rather than ending mid-word. */
+    if (n >= 0 && (size_t)n >= errlen && errlen > 4)
+        memcpy(err + errlen - 4, "...", 4);
 }
 
 /* The fatal list.  Only the MPI owner thread ever touches it (every phase

@@ -524,15 +524,18 @@ struct bb_redist_link {
 bb_status_t bb_redist_link_create(bb_world_t *world, bb_redist_mode_t mode,
                                   int driver_ranks, bb_redist_link_t **link_out)
 {
-    if (world == NULL || link_out == NULL)
+    if (world == NULL)
         return BB_ERR_ARG;
     if (bb_world_check_owner(world) != BB_OK)
         return BB_ERR_THREAD;
     int p = bb_world_size(world);
-    if (mode == BB_REDIST_MODE_MDI && (driver_ranks < 1 || driver_ranks >= p))
-        return BB_ERR_ARG;
-    if (mode != BB_REDIST_MODE_MDI && mode != BB_REDIST_MODE_INTRA)
-        return BB_ERR_ARG;
+    /* A bad or differing argument on one rank is refused on every rank
+     * after one agreement, so that no rank is left in the split. */
+    int bad = link_out == NULL
+              || (mode == BB_REDIST_MODE_MDI && (driver_ranks < 1 || driver_ranks >= p))
+              || (mode != BB_REDIST_MODE_MDI && mode != BB_REDIST_MODE_INTRA);
+    int64_t dr = mode == BB_REDIST_MODE_MDI ? driver_ranks : 0;
+    int64_t args[5] = {bad, (int64_t)mode, -(int64_t)mode, dr, -dr}, all[5];
     bb_redist_link_t *l = calloc(1, sizeof *l);
     if (l == NULL)
         return BB_ERR_NOMEM;
@@ -555,6 +558,14 @@ bb_status_t bb_redist_link_create(bb_world_t *world, bb_redist_mode_t mode,
     if (MPI_Comm_dup(wc, &l->comm) != MPI_SUCCESS) {
         free(l);
         return BB_ERR_MPI;
+    }
+    if (MPI_Comm_set_errhandler(l->comm, MPI_ERRORS_RETURN) != MPI_SUCCESS
+        || bb_agree_max(l->comm, args, 5, all) != MPI_SUCCESS)
+        return BB_ERR_MPI; /* fatal: the caller aborts; the link is left behind */
+    if (all[0] != 0 || all[1] != -all[2] || all[3] != -all[4]) {
+        MPI_Comm_free(&l->comm);
+        free(l);
+        return BB_ERR_ARG;
     }
     if (MPI_Comm_set_errhandler(l->comm, MPI_ERRORS_RETURN) != MPI_SUCCESS
         || MPI_Comm_split(wc, color, l->rank, &l->code) != MPI_SUCCESS
@@ -1800,8 +1811,13 @@ done:
 
 bb_status_t bb_redist_plan_traffic(bb_redist_plan_t *pl, bb_redist_traffic_t *out)
 {
-    if (pl == NULL || out == NULL)
+    /* A NULL out still takes part (no rank waits) and gets BB_ERR_ARG. */
+    if (pl == NULL)
         return BB_ERR_ARG;
+    if (bb_world_check_owner(pl->link->world) != BB_OK)
+        return BB_ERR_THREAD;
+    if (pl->poisoned)
+        return BB_ERR_POISONED;
     bb_redist_link_t *l = pl->link;
     bb_xtraffic_t t;
     memset(&t, 0, sizeof t);
@@ -1863,6 +1879,8 @@ bb_status_t bb_redist_plan_traffic(bb_redist_plan_t *pl, bb_redist_traffic_t *ou
         bb_plan_poison(pl);
         return BB_ERR_MPI;
     }
+    if (out == NULL)
+        return BB_ERR_ARG;
     memset(out, 0, sizeof *out);
     out->payload_bytes = full;
     out->moved_bytes = s[0];
@@ -1964,9 +1982,16 @@ bb_status_t bb_redist_check(MPI_Comm comm, const bb_map_t *map, int64_t n,
 bb_status_t bb_redist_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
                                  int64_t local_bytes, int reps, bb_redist_bound_t *out)
 {
-    if (link == NULL || out == NULL || remote_bytes < 0 || local_bytes < 0 || reps < 1
-        || remote_bytes > INT_MAX)
+    if (link == NULL)
         return BB_ERR_ARG;
+    if (bb_world_check_owner(link->world) != BB_OK)
+        return BB_ERR_THREAD;
+    /* Bad arguments (or remote_bytes and reps that differ: the ping-pong
+     * must match) are agreed below, with the allocation, so no rank waits. */
+    int bad = out == NULL || remote_bytes < 0 || local_bytes < 0 || reps < 1
+              || remote_bytes > INT_MAX;
+    if (bad)
+        remote_bytes = local_bytes = 0;
     bb_redist_bound_t b;
     memset(&b, 0, sizeof b);
     int a = 0, z = link->mode == BB_REDIST_MODE_MDI ? link->engine_first : 1;
@@ -1976,12 +2001,18 @@ bb_status_t bb_redist_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
     b.memcpy_bytes = local_bytes;
     int64_t big = remote_bytes > local_bytes ? remote_bytes : local_bytes;
     char *s = malloc((size_t)(big > 0 ? big : 1)), *d = malloc((size_t)(big > 0 ? big : 1));
-    int nomem = s == NULL || d == NULL, any = 0;
-    if (MPI_Allreduce(&nomem, &any, 1, MPI_INT, MPI_MAX, link->comm) != MPI_SUCCESS) {
+    int64_t nomem = s == NULL || d == NULL;
+    int64_t mine[6] = {bad, nomem, remote_bytes, -remote_bytes, reps, -(int64_t)reps},
+            any[6];
+    if (bb_agree_max(link->comm, mine, 6, any) != MPI_SUCCESS) {
         free(s); free(d);
         return BB_ERR_MPI;
     }
-    if (any) {
+    if (any[0] != 0 || any[2] != -any[3] || any[4] != -any[5]) {
+        free(s); free(d);
+        return BB_ERR_ARG;
+    }
+    if (any[1] != 0) {
         free(s); free(d);
         return BB_ERR_NOMEM;
     }

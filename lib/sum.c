@@ -164,6 +164,8 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
 
     MPI_Comm comm = bb_world_comm(phase->world);
     phase->active = 1;
+    if (result_out != NULL)
+        *result_out = NULL;  /* documented: NULL unless published */
     m.rank = bb_world_rank(phase->world);
     m.ranks = bb_world_size(phase->world);
     m.sequence = phase->has_override ? phase->sequence_override : phase->sequence;

@@ -170,8 +170,8 @@ static void test_lists(void)
     good_list(__LINE__, "7:7:x2", 0, INT64_MAX, l11, N(l11));
     static const int64_t l12[] = {1, 2, 4, 100, 1000, 2000};
     good_list(__LINE__, "1:4,100,1e3:2e3:+1000", 0, INT64_MAX, l12, N(l12));
-    static const int64_t l13[] = {1, 1, 1};
-    good_list(__LINE__, "1,1,1", 0, INT64_MAX, l13, N(l13)); /* order and repeats kept */
+    static const int64_t l13[] = {3, 1, 2};
+    good_list(__LINE__, "3,1,2", 0, INT64_MAX, l13, N(l13)); /* order kept */
     static const int64_t l14[] = {MI, 2 * MI};
     good_list(__LINE__, "1Mi:2m:X2", 0, INT64_MAX, l14, N(l14));
     /* Near INT64_MAX the progression stops without overflowing. */
@@ -224,21 +224,22 @@ static void test_lists(void)
 
 static void test_long_list(void)
 {
-    /* 4097 single items: one more than the cap. */
-    static char text[4097 * 2 + 1];
-    size_t pos = 0;
+    /* 4097 distinct single items: one more than the cap. */
+    static char text[4097 * 5 + 1];
+    size_t pos = 0, cut = 0;
     for (int i = 0; i < 4097; i++) {
-        text[pos++] = '1';
-        text[pos++] = ',';
+        if (i == 4096)
+            cut = pos - 1;
+        pos += (size_t)sprintf(text + pos, "%d,", i);
     }
     text[pos - 1] = '\0';
     char err[512] = "";
     bb_size_list_t list = {NULL, 0};
-    check_at(bb_cli_parse_size_list(text, 0, 10, &list, err, sizeof err)
+    check_at(bb_cli_parse_size_list(text, 0, 10000, &list, err, sizeof err)
              == BB_ERR_PARSE && strstr(err, "more than 4096") != NULL
              && list.values == NULL, __LINE__, "4097 items: %s", err);
-    text[pos - 3] = '\0'; /* 4096 items */
-    check_at(bb_cli_parse_size_list(text, 0, 10, &list, err, sizeof err) == BB_OK
+    text[cut] = '\0'; /* 4096 items */
+    check_at(bb_cli_parse_size_list(text, 0, 10000, &list, err, sizeof err) == BB_OK
              && list.n == 4096, __LINE__, "4096 items: %s", err);
     bb_size_list_clear(&list);
 }

@@ -85,6 +85,9 @@ static void parse_methods(bb_bench_t *bench, const char *text, options_t *o)
     char *copy = strdup(text), *save = NULL;
     if (copy == NULL)
         bb_bench_fatal(bench, "out of memory");
+    size_t len = strlen(text);  /* strtok_r would skip empty items */
+    if (len > 0 && (text[0] == ',' || text[len - 1] == ',' || strstr(text, ",,") != NULL))
+        bb_bench_usage(bench, "--methods: empty item in '%s'", text);
     o->nmethods = 0;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         bb_redist_method_t m;

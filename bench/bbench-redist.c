@@ -70,7 +70,7 @@ static const char usage_text[] =
     "global checksum.  bound = max(one-way ping-pong of the largest per-rank\n"
     "volume, memcpy of the largest local part); efficiency = bound / elapsed.\n"
     "Times in the table are microseconds.  Exit: 0 ok, 1 measured failure\n"
-    "(wrong data, unexpected refusal), 2 usage, 3 fatal (MPI error).\n";
+    "(wrong data, unexpected refusal), 2 usage, 3 fatal (MPI error, no memory).\n";
 
 static void parse_layout(bb_bench_t *bench, const char *opt, const char *text,
                          bb_layout_t *out)

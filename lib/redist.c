@@ -262,6 +262,8 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err
     l.seed = 1;
     if (text == NULL || layout_out == NULL)
         return BB_ERR_ARG;
+    /* Messages quote at most 32 characters, so the reason always fits. */
+    const char *more = strlen(text) > 32 ? "..." : "";
     const char *colon = strchr(text, ':');
     size_t nlen = colon ? (size_t)(colon - text) : strlen(text);
     int kind = -1;
@@ -269,9 +271,8 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err
         if (strlen(bb_layout_names[k]) == nlen && strncmp(text, bb_layout_names[k], nlen) == 0)
             kind = k;
     if (kind < 0) {
-        bb_errorf(err, errlen, "'%s' is not a layout (std, std-ceil, block-irregular[:SEED], "
-                  "block-reverse, cyclic, block-cyclic:B, spatial[:PX,PY,PZ], random[:SEED])",
-                  text);
+        bb_errorf(err, errlen, "'%.32s%s' is not a layout (std, std-ceil, block-irregular[:SEED], "
+                  "block-reverse, cyclic, block-cyclic:B, spatial[:PX,PY,PZ], random[:SEED])", text, more);
         return BB_ERR_PARSE;
     }
     l.kind = (bb_layout_kind_t)kind;
@@ -280,7 +281,7 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err
     switch (l.kind) {
     case BB_LAYOUT_BLOCK_CYCLIC:
         if (arg == NULL || bb_parse_i64(arg, &end, 1, INT32_MAX, &v) != 0 || *end != '\0') {
-            bb_errorf(err, errlen, "'%s': block-cyclic needs a block size B >= 1 (block-cyclic:B)", text);
+            bb_errorf(err, errlen, "'%.32s%s': block-cyclic needs a block size B >= 1 (block-cyclic:B)", text, more);
             return BB_ERR_PARSE;
         }
         l.block = v;
@@ -289,7 +290,7 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err
     case BB_LAYOUT_RANDOM:
         if (arg != NULL) {
             if (bb_parse_i64(arg, &end, 0, INT64_MAX, &v) != 0 || *end != '\0') {
-                bb_errorf(err, errlen, "'%s': the seed must be a nonnegative integer", text);
+                bb_errorf(err, errlen, "'%.32s%s': the seed must be a nonnegative integer", text, more);
                 return BB_ERR_PARSE;
             }
             l.seed = (uint64_t)v;
@@ -301,8 +302,8 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err
             for (int d = 0; d < 3; d++) {
                 if (bb_parse_i64(s, &end, 1, INT32_MAX, &v) != 0
                     || (d < 2 && *end != ',') || (d == 2 && *end != '\0')) {
-                    bb_errorf(err, errlen, "'%s': spatial takes three subdomain counts "
-                              "(spatial:PX,PY,PZ)", text);
+                    bb_errorf(err, errlen, "'%.32s%s': spatial takes three subdomain counts "
+                              "(spatial:PX,PY,PZ)", text, more);
                     return BB_ERR_PARSE;
                 }
                 l.dims[d] = (int)v;
@@ -312,15 +313,15 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err
              * (checked stepwise: the product of three int32 overflows). */
             int64_t prod = (int64_t)l.dims[0] * l.dims[1];
             if (prod > INT32_MAX || prod * l.dims[2] > INT32_MAX) {
-                bb_errorf(err, errlen, "'%s': PX*PY*PZ is above %d, more "
-                          "subdomains than any run has ranks", text, INT32_MAX);
+                bb_errorf(err, errlen, "'%.32s%s': PX*PY*PZ is above %d, more "
+                          "subdomains than any run has ranks", text, more, INT32_MAX);
                 return BB_ERR_PARSE;
             }
         }
         break;
     default:
         if (arg != NULL) {
-            bb_errorf(err, errlen, "'%s': layout %s takes no argument", text,
+            bb_errorf(err, errlen, "'%.32s%s': layout %s takes no argument", text, more,
                       bb_layout_names[kind]);
             return BB_ERR_PARSE;
         }

@@ -91,6 +91,13 @@ static void test_layouts(void)
     CHECK_MSG(st == BB_OK && lay.seed == (uint64_t)INT64_MAX, "random:INT64_MAX: %s", err);
     st = bb_layout_parse("block-cyclic:99999999999999999999", &lay, err, sizeof err);
     CHECK_MSG(st == BB_ERR_PARSE, "block-cyclic:1e20: %s", bb_status_string(st));
+
+    /* A long name: the list of layouts still fits 256 bytes whole. */
+    static char name[400];
+    memset(name, 'x', sizeof name - 1);
+    st = bb_layout_parse(name, &lay, err, sizeof err);
+    CHECK_MSG(st == BB_ERR_PARSE && strstr(err, "spatial[:PX,PY,PZ], random[:SEED])") != NULL,
+              "long layout name: %s", err);
 }
 
 /* A message cut by a small buffer ends in "..." (and stays terminated). */

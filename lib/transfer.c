@@ -346,8 +346,7 @@ bb_status_t bb_transfer_phase_begin(bb_transfer_phase_t *phase,
         ticket_invalid(ticket_out, phase);
         return BB_ERR_ARG;
     }
-    if (!phase_is_open(phase)) {
-        ticket_invalid(ticket_out, NULL);
+    if (!phase_is_open(phase)) {  /* closed: never read it */
         metrics_misuse(metrics_out, BB_ERR_STATE);
         return BB_ERR_STATE;
     }

@@ -536,7 +536,8 @@ const char *bb_transfer_cause_name(bb_transfer_local_t cause);
  * every rank's count are at most INT32_MAX. */
 
 /* The standardized distribution: rank r of ranks owns N/ranks + (r < N%ranks)
- * elements from r*(N/ranks) + min(r, N%ranks).  Local. */
+ * elements from r*(N/ranks) + min(r, N%ranks).  Local.  ranks < 1: nothing
+ * (0 and 0); bb_std_owner gives -1 for it and for g outside [0, n). */
 void bb_std_block(int64_t n, int rank, int ranks, int64_t *first_out,
                   int64_t *count_out);
 /* Local.  The rank owning global index g (0 <= g < n) in it. */
@@ -606,7 +607,9 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out,
 /* Local.  The canonical text of a layout ("random:1"). */
 void bb_layout_format(const bb_layout_t *layout, char *buf, size_t len);
 /* Local.  The indices rank of ranks holds.  BB_ERR_ARG for spatial dims
- * whose product is not ranks.  Caller owns *indices_out (bb_free). */
+ * whose product is not ranks (checked without overflow) and for a
+ * block-cyclic block outside [1, INT32_MAX].  Caller owns *indices_out
+ * (bb_free). */
 bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
                               int ranks, int64_t **indices_out,
                               int64_t *count_out);

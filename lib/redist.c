@@ -26,6 +26,10 @@ enum { BB_TAG_FLAG = 51, BB_TAG_DATA = 52, BB_TAG_PING = 53 };
 void bb_std_block(int64_t n, int rank, int ranks, int64_t *first_out,
                   int64_t *count_out)
 {
+    if (ranks < 1) {  /* no distribution: nothing owned, no division by 0 */
+        *first_out = *count_out = 0;
+        return;
+    }
     int64_t q = n / ranks, rem = n % ranks;
     *first_out = (int64_t)rank * q + (rank < rem ? rank : rem);
     *count_out = q + (rank < rem);
@@ -33,6 +37,8 @@ void bb_std_block(int64_t n, int rank, int ranks, int64_t *first_out,
 
 int bb_std_owner(int64_t n, int ranks, int64_t g)
 {
+    if (ranks < 1 || g < 0 || g >= n)
+        return -1;
     int64_t q = n / ranks, rem = n % ranks;
     if (g < rem * (q + 1))
         return (int)(g / (q + 1));
@@ -332,6 +338,10 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err
 
 void bb_layout_format(const bb_layout_t *layout, char *buf, size_t len)
 {
+    if (layout->kind < 0 || layout->kind >= BB_LAYOUT_KINDS) {
+        snprintf(buf, len, "unknown");
+        return;
+    }
     const char *name = bb_layout_names[layout->kind];
     switch (layout->kind) {
     case BB_LAYOUT_BLOCK_CYCLIC:
@@ -388,6 +398,10 @@ bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
         || n > INT32_MAX || ranks < 1 || rank < 0 || rank >= ranks)
         return BB_ERR_ARG;
     int dims[3] = {layout->dims[0], layout->dims[1], layout->dims[2]};
+    /* A hand-built block of 0 would never advance (and < 0 go backwards). */
+    if (layout->kind == BB_LAYOUT_BLOCK_CYCLIC
+        && (layout->block < 1 || layout->block > INT32_MAX))
+        return BB_ERR_ARG;
     if (layout->kind == BB_LAYOUT_SPATIAL) {
         if (dims[0] <= 0)
             bb_dims3(ranks, dims);

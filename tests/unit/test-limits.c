@@ -81,6 +81,26 @@ static void test_layouts(void)
     big.dims[2] = -2;
     CHECK(bb_layout_indices(&big, 10, 0, 8, &idx, &cnt) == BB_ERR_ARG && idx == NULL);
 
+    /* A hand-built block-cyclic block of 0 would loop for ever. */
+    bb_layout_t bc;
+    memset(&bc, 0, sizeof bc);
+    bc.kind = BB_LAYOUT_BLOCK_CYCLIC;
+    alarm(60);
+    CHECK(bb_layout_indices(&bc, 10, 0, 2, &idx, &cnt) == BB_ERR_ARG && idx == NULL);
+    bc.block = -3;
+    CHECK(bb_layout_indices(&bc, 10, 0, 2, &idx, &cnt) == BB_ERR_ARG && idx == NULL);
+    alarm(0);
+    bc.kind = (bb_layout_kind_t)99;
+    char name[64];
+    bb_layout_format(&bc, name, sizeof name);
+    CHECK_MSG(strcmp(name, "unknown") == 0, "format of kind 99: %s", name);
+    /* No ranks: no division by zero. */
+    int64_t first = -1, count = -1;
+    bb_std_block(10, 0, 0, &first, &count);
+    CHECK(first == 0 && count == 0);
+    CHECK(bb_std_owner(10, 0, 3) == -1 && bb_std_owner(10, 4, 10) == -1
+          && bb_std_owner(10, 4, 9) == 3);
+
     /* Seeds beyond INT64_MAX are refused, not clamped to it. */
     st = bb_layout_parse("random:99999999999999999999", &lay, err, sizeof err);
     CHECK_MSG(st == BB_ERR_PARSE, "random:99999999999999999999: %s, seed %llu",
@@ -93,9 +113,9 @@ static void test_layouts(void)
     CHECK_MSG(st == BB_ERR_PARSE, "block-cyclic:1e20: %s", bb_status_string(st));
 
     /* A long name: the list of layouts still fits 256 bytes whole. */
-    static char name[400];
-    memset(name, 'x', sizeof name - 1);
-    st = bb_layout_parse(name, &lay, err, sizeof err);
+    static char longname[400];
+    memset(longname, 'x', sizeof longname - 1);
+    st = bb_layout_parse(longname, &lay, err, sizeof err);
     CHECK_MSG(st == BB_ERR_PARSE && strstr(err, "spatial[:PX,PY,PZ], random[:SEED])") != NULL,
               "long layout name: %s", err);
 }

@@ -17,9 +17,14 @@ enum { BB_TAG_PING = 53 };
 bb_status_t bb_redist_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
                                  int64_t local_bytes, int reps, bb_redist_bound_t *out)
 {
-    if (link == NULL || out == NULL || remote_bytes < 0 || local_bytes < 0 || reps < 1
-        || remote_bytes > INT_MAX)
+    if (link == NULL)
         return BB_ERR_ARG;
+    /* Bad arguments (or remote_bytes and reps that differ: the ping-pong
+     * must match) are agreed below, with the allocation, so no rank waits. */
+    int bad = out == NULL || remote_bytes < 0 || local_bytes < 0 || reps < 1
+              || remote_bytes > INT_MAX;
+    if (bad)
+        remote_bytes = local_bytes = 0;
     bb_redist_bound_t b;
     memset(&b, 0, sizeof b);
     MPI_Comm comm = bb_redist_link_comm(link);
@@ -36,12 +41,18 @@ bb_status_t bb_redist_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
     b.memcpy_bytes = local_bytes;
     int64_t big = remote_bytes > local_bytes ? remote_bytes : local_bytes;
     char *s = malloc((size_t)(big > 0 ? big : 1)), *d = malloc((size_t)(big > 0 ? big : 1));
-    int nomem = s == NULL || d == NULL, any = 0;
-    if (MPI_Allreduce(&nomem, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS) {
+    int64_t nomem = s == NULL || d == NULL;
+    int64_t mine[6] = {bad, nomem, remote_bytes, -remote_bytes, reps, -(int64_t)reps},
+            any[6];
+    if (bb_agree_max(comm, mine, 6, any) != MPI_SUCCESS) {
         free(s); free(d);
         return BB_ERR_MPI;
     }
-    if (any) {
+    if (any[0] != 0 || any[2] != -any[3] || any[4] != -any[5]) {
+        free(s); free(d);
+        return BB_ERR_ARG;
+    }
+    if (any[1] != 0) {
         free(s); free(d);
         return BB_ERR_NOMEM;
     }

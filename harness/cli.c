@@ -31,8 +31,28 @@
 
 #define BB_CLI_LIST_MAX 4096
 
-/* The why-message of a failed token; the callers add the quoted text. */
-#define BB_WHY_LEN 160
+/* The why-message of a failed token; the callers add the quoted text.
+ * Every quoted piece of user text is clipped to BB_CLIP_CHARS (and marked
+ * "..."), so that the longest message still fits the 256-byte buffers of
+ * the programs with its reason intact. */
+#define BB_WHY_LEN 256
+#define BB_CLIP_CHARS 24
+
+typedef struct bb_clip { char s[BB_CLIP_CHARS + 4]; } bb_clip_t;
+
+/* text, or its first BB_CLIP_CHARS characters and "...". */
+static const char *bb_clip(const char *text, size_t len, bb_clip_t *buf)
+{
+    if (len <= BB_CLIP_CHARS) {
+        memcpy(buf->s, text, len);
+        buf->s[len] = '\0';
+    } else {
+        memcpy(buf->s, text, BB_CLIP_CHARS);
+        memcpy(buf->s + BB_CLIP_CHARS, "...", 4);
+    }
+    return buf->s;
+}
+#define BB_CLIP(text, buf) bb_clip((text), strlen(text), (buf))
 
 static int bb_is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -102,8 +122,9 @@ static int bb_size_token(const char *tok, int64_t *out, char *why)
         long long e = strtoll(p, &end, 10);
         p = end;
         /* Beyond +-1000 nothing nonzero fits or stays whole; clamping keeps
-         * the arithmetic below small. */
-        if (errno == ERANGE || e > 1000)
+         * the arithmetic below small.  An out-of-range exponent keeps its
+         * sign (strtoll gives LLONG_MIN for a huge negative one). */
+        if (e > 1000)
             e = 1000;
         if (e < -1000)
             e = -1000;
@@ -117,9 +138,10 @@ static int bb_size_token(const char *tok, int64_t *out, char *why)
             p++;
     }
     if (*p != '\0') {
+        bb_clip_t c;
         snprintf(why, BB_WHY_LEN, "unexpected \"%s\" after the number "
-                 "(suffixes: K, Ki, M, Mi, G, Gi; or an exponent such as 1e6)",
-                 p);
+                 "(suffix K, Ki, M, Mi, G, Gi or an exponent: 1e6)",
+                 BB_CLIP(p, &c));
         return 0;
     }
 
@@ -185,7 +207,8 @@ bb_status_t bb_cli_parse_size(const char *text, int64_t min, int64_t max,
         return BB_ERR_ARG;
     }
     if (!bb_size_token(text, &v, why) || !bb_in_bounds(v, min, max, why)) {
-        bb_errorf(err, errlen, "invalid size \"%s\": %s", text, why);
+        bb_clip_t c;
+        bb_errorf(err, errlen, "invalid size \"%s\": %s", BB_CLIP(text, &c), why);
         return BB_ERR_PARSE;
     }
     *value_out = v;
@@ -233,13 +256,14 @@ static bb_status_t bb_range_item(char *item, int64_t min, int64_t max,
     }
 
     char sub[BB_WHY_LEN];
+    bb_clip_t c;
     int64_t lo = 0, hi = 0;
     if (!bb_size_token(lo_s, &lo, sub) || !bb_in_bounds(lo, min, max, sub)) {
-        snprintf(why, BB_WHY_LEN, "LO \"%.40s\": %.100s", lo_s, sub);
+        snprintf(why, BB_WHY_LEN, "LO \"%s\": %.200s", BB_CLIP(lo_s, &c), sub);
         return BB_ERR_PARSE;
     }
     if (!bb_size_token(hi_s, &hi, sub) || !bb_in_bounds(hi, min, max, sub)) {
-        snprintf(why, BB_WHY_LEN, "HI \"%.40s\": %.100s", hi_s, sub);
+        snprintf(why, BB_WHY_LEN, "HI \"%s\": %.200s", BB_CLIP(hi_s, &c), sub);
         return BB_ERR_PARSE;
     }
     if (hi < lo) {
@@ -253,28 +277,28 @@ static bb_status_t bb_range_item(char *item, int64_t min, int64_t max,
         if (step_s[0] == 'x' || step_s[0] == 'X') {
             char *end = NULL;
             if (!bb_is_digit(step_s[1])) {
-                snprintf(why, BB_WHY_LEN, "step \"%.40s\": expected xF with a "
-                         "whole factor F >= 2", step_s);
+                snprintf(why, BB_WHY_LEN, "step \"%s\": expected xF with a "
+                         "whole factor F >= 2", BB_CLIP(step_s, &c));
                 return BB_ERR_PARSE;
             }
             errno = 0;
             long long f = strtoll(step_s + 1, &end, 10);
             if (*end != '\0' || errno == ERANGE || f < 2) {
-                snprintf(why, BB_WHY_LEN, "step \"%.40s\": expected xF with a "
-                         "whole factor F >= 2", step_s);
+                snprintf(why, BB_WHY_LEN, "step \"%s\": expected xF with a "
+                         "whole factor F >= 2", BB_CLIP(step_s, &c));
                 return BB_ERR_PARSE;
             }
             step = (int64_t)f;
         } else if (step_s[0] == '+') {
             multiply = 0;
             if (!bb_size_token(step_s + 1, &step, sub) || step < 1) {
-                snprintf(why, BB_WHY_LEN, "step \"%.40s\": expected +D with a "
-                         "whole increment D >= 1", step_s);
+                snprintf(why, BB_WHY_LEN, "step \"%s\": expected +D with a "
+                         "whole increment D >= 1", BB_CLIP(step_s, &c));
                 return BB_ERR_PARSE;
             }
         } else {
-            snprintf(why, BB_WHY_LEN, "step \"%.40s\": expected xF (multiply) "
-                     "or +D (add)", step_s);
+            snprintf(why, BB_WHY_LEN, "step \"%s\": expected xF (multiply) "
+                     "or +D (add)", BB_CLIP(step_s, &c));
             return BB_ERR_PARSE;
         }
     }
@@ -307,11 +331,40 @@ static bb_status_t bb_range_item(char *item, int64_t min, int64_t max,
     return BB_OK;
 }
 
+static int bb_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* BB_OK when the n values are distinct; BB_ERR_PARSE with the smallest
+ * repeated value in *twice_out; BB_ERR_NOMEM. */
+static bb_status_t bb_find_repeat(const int64_t *v, size_t n, int64_t *twice_out)
+{
+    if (n < 2)
+        return BB_OK;
+    int64_t *sorted = malloc(n * sizeof *sorted);
+    if (sorted == NULL)
+        return BB_ERR_NOMEM;
+    memcpy(sorted, v, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, bb_cmp_i64);
+    bb_status_t st = BB_OK;
+    for (size_t i = 1; i < n; i++)
+        if (sorted[i] == sorted[i - 1]) {
+            *twice_out = sorted[i];
+            st = BB_ERR_PARSE;
+            break;
+        }
+    free(sorted);
+    return st;
+}
+
 bb_status_t bb_cli_parse_size_list(const char *text, int64_t min, int64_t max,
                                    bb_size_list_t *list_out, char *err,
                                    size_t errlen)
 {
     char why[BB_WHY_LEN];
+    bb_clip_t ct;
     bb_status_t st = BB_OK;
     bb_vec_t vec = {NULL, 0, 0};
 
@@ -325,7 +378,7 @@ bb_status_t bb_cli_parse_size_list(const char *text, int64_t min, int64_t max,
     }
     char *copy = strdup(text);
     if (copy == NULL) {
-        bb_errorf(err, errlen, "out of memory parsing \"%s\"", text);
+        bb_errorf(err, errlen, "out of memory parsing \"%s\"", BB_CLIP(text, &ct));
         return BB_ERR_NOMEM;
     }
 
@@ -339,7 +392,7 @@ bb_status_t bb_cli_parse_size_list(const char *text, int64_t min, int64_t max,
 
         if (item_len == 0) {
             bb_errorf(err, errlen, "invalid size list \"%s\": empty item at "
-                      "offset %zu", text, (size_t)(item - copy));
+                      "offset %zu", BB_CLIP(text, &ct), (size_t)(item - copy));
             st = BB_ERR_PARSE;
             goto free_vec;
         }
@@ -361,7 +414,8 @@ bb_status_t bb_cli_parse_size_list(const char *text, int64_t min, int64_t max,
             }
         }
         if (st == BB_ERR_NOMEM) {
-            bb_errorf(err, errlen, "out of memory parsing \"%s\"", text);
+            bb_errorf(err, errlen, "out of memory parsing \"%s\"",
+                      BB_CLIP(text, &ct));
             goto free_vec;
         }
         if (st != BB_OK) {
@@ -369,14 +423,14 @@ bb_status_t bb_cli_parse_size_list(const char *text, int64_t min, int64_t max,
              * when they differ. */
             size_t text_len = strlen(text);
             const char *kind = memchr(item_text, ':', item_len) ? "range" : "size";
+            bb_clip_t ci;
             if (item_len == text_len)
-                bb_errorf(err, errlen, "invalid %s \"%s\": %s", kind, text, why);
-            else /* a long list is quoted by its start, so why still fits */
-                bb_errorf(err, errlen, "invalid %s \"%.*s\" in size list "
-                          "\"%.*s%s\": %s", kind,
-                          (int)(item_len > 64 ? 64 : item_len), item_text,
-                          (int)(text_len > 64 ? 64 : text_len), text,
-                          text_len > 64 ? "..." : "", why);
+                bb_errorf(err, errlen, "invalid %s \"%s\": %s", kind,
+                          BB_CLIP(text, &ct), why);
+            else
+                bb_errorf(err, errlen, "invalid %s \"%s\" in size list "
+                          "\"%s\": %s", kind, bb_clip(item_text, item_len, &ci),
+                          BB_CLIP(text, &ct), why);
             goto free_vec;
         }
         if (comma == NULL)
@@ -385,6 +439,22 @@ bb_status_t bb_cli_parse_size_list(const char *text, int64_t min, int64_t max,
     }
 
     free(copy);
+    /* Every value once: a point measured twice is a record that compare
+     * refuses, and always a typing mistake. */
+    int64_t twice = 0;
+    st = bb_find_repeat(vec.v, vec.n, &twice);
+    if (st == BB_ERR_NOMEM) {
+        bb_errorf(err, errlen, "out of memory parsing \"%s\"", BB_CLIP(text, &ct));
+        free(vec.v);
+        return st;
+    }
+    if (st != BB_OK) {
+        bb_errorf(err, errlen, "invalid size list \"%s\": %" PRId64 " appears "
+                  "more than once (give each value once)", BB_CLIP(text, &ct),
+                  twice);
+        free(vec.v);
+        return st;
+    }
     list_out->values = vec.v;
     list_out->n = vec.n;
     return BB_OK;
@@ -407,35 +477,53 @@ void bb_size_list_clear(bb_size_list_t *list)
 bb_status_t bb_cli_parse_double(const char *text, double min, double max,
                                 double *value_out, char *err, size_t errlen)
 {
+    bb_clip_t c;
     if (text == NULL || value_out == NULL) {
         bb_errorf(err, errlen, "invalid number: no text");
         return BB_ERR_ARG;
     }
     /* strtod skips leading blanks; an option value has none. */
     if (*text == '\0' || isspace((unsigned char)*text)) {
-        bb_errorf(err, errlen, "invalid number \"%s\": expected a number", text);
+        bb_errorf(err, errlen, "invalid number \"%s\": expected a number",
+                  BB_CLIP(text, &c));
         return BB_ERR_PARSE;
     }
     char *end = NULL;
     errno = 0;
     double v = strtod(text, &end);
     if (end == text) {
-        bb_errorf(err, errlen, "invalid number \"%s\": expected a number", text);
+        bb_errorf(err, errlen, "invalid number \"%s\": expected a number",
+                  BB_CLIP(text, &c));
         return BB_ERR_PARSE;
     }
+    /* strtod also reads hexadecimal, inf and nan; every number of bbench
+     * is decimal, as sizes are (which refuse 0x10). */
+    for (const char *q = text; q < end; q++)
+        if (!bb_is_digit(*q) && *q != '.' && *q != 'e' && *q != 'E'
+            && *q != '+' && *q != '-') {
+            bb_errorf(err, errlen, "invalid number \"%s\": not a decimal "
+                      "number (such as 0.5 or 1e-3)", BB_CLIP(text, &c));
+            return BB_ERR_PARSE;
+        }
     if (*end != '\0') {
+        bb_clip_t ce;
         bb_errorf(err, errlen, "invalid number \"%s\": unexpected \"%s\" after "
-                  "the number", text, end);
+                  "the number", BB_CLIP(text, &c), BB_CLIP(end, &ce));
         return BB_ERR_PARSE;
     }
     if (!isfinite(v) || (errno == ERANGE && fabs(v) > 1.0)) {
-        bb_errorf(err, errlen, "invalid number \"%s\": not a finite number",
-                  text);
+        bb_errorf(err, errlen, "invalid number \"%s\": too large",
+                  BB_CLIP(text, &c));
+        return BB_ERR_PARSE;
+    }
+    if (errno == ERANGE) {  /* underflow: a nonzero text that rounds away */
+        bb_errorf(err, errlen, "invalid number \"%s\": too small (nonzero, "
+                  "but below the smallest double)", BB_CLIP(text, &c));
         return BB_ERR_PARSE;
     }
     if (v < min || v > max) {
-        bb_errorf(err, errlen, "invalid number \"%s\": outside [%g, %g]", text,
-                  min, max);
+        bb_errorf(err, errlen, "invalid number \"%s\": outside [%g, %g]",
+                  BB_CLIP(text, &c), min, max);
         return BB_ERR_PARSE;
     }
     *value_out = v;
@@ -446,31 +534,37 @@ bb_status_t bb_cli_parse_rank_prefix(const char *text, int ranks, int *rank_out,
                                      const char **rest_out, char *err,
                                      size_t errlen)
 {
+    bb_clip_t c;
     if (text == NULL || rank_out == NULL || rest_out == NULL || ranks < 1) {
         bb_errorf(err, errlen, "invalid RANK:VALUE: no text");
         return BB_ERR_ARG;
     }
     if (!bb_is_digit(*text)) {
         bb_errorf(err, errlen, "invalid \"%s\": expected RANK or RANK:VALUE "
-                  "with a rank in [0, %d)", text, ranks);
+                  "with a rank in [0, %d)", BB_CLIP(text, &c), ranks);
         return BB_ERR_PARSE;
     }
     char *end = NULL;
     errno = 0;
     long long r = strtoll(text, &end, 10);
     if (*end != ':' && *end != '\0') {
+        bb_clip_t ce;
         bb_errorf(err, errlen, "invalid \"%s\": expected RANK or RANK:VALUE "
-                  "(unexpected \"%s\" after the rank)", text, end);
+                  "(unexpected \"%s\" after the rank)", BB_CLIP(text, &c),
+                  BB_CLIP(end, &ce));
         return BB_ERR_PARSE;
     }
     if (errno == ERANGE || r >= ranks) {
-        bb_errorf(err, errlen, "invalid \"%s\": rank %.*s is not in [0, %d)",
-                  text, (int)(end - text), text, ranks);
+        bb_clip_t cr;
+        bb_errorf(err, errlen, "invalid \"%s\": rank %s is not in [0, %d)",
+                  BB_CLIP(text, &c), bb_clip(text, (size_t)(end - text), &cr),
+                  ranks);
         return BB_ERR_PARSE;
     }
     /* "R:" is a value forgotten; a bare "R" is a rank alone (rest ""). */
     if (*end == ':' && end[1] == '\0') {
-        bb_errorf(err, errlen, "invalid \"%s\": nothing after ':'", text);
+        bb_errorf(err, errlen, "invalid \"%s\": nothing after ':'",
+                  BB_CLIP(text, &c));
         return BB_ERR_PARSE;
     }
     *rank_out = (int)r;

@@ -20,7 +20,10 @@
  * LO:HI[:STEP] where STEP is xF (multiply, default x2) or +D (add); a range
  * includes LO and every step <= HI.  A multiplying range from 0 goes 0, 1,
  * F, F^2, ...  A value must be whole (1.5K = 1536; 1.5 and 1e-3 are
- * refused).  At most 4096 values per list. */
+ * refused).  At most 4096 values per list, each at most once (a repeated
+ * value, "8,8" or "1:8,8", is BB_ERR_PARSE naming it).  Messages quote at
+ * most 24 characters of each piece of the text ("..." marks the cut), so
+ * that they fit 256 bytes. */
 typedef struct bb_size_list {
     int64_t *values;  /* caller owns (bb_size_list_clear) */
     size_t n;
@@ -34,7 +37,9 @@ bb_status_t bb_cli_parse_size_list(const char *text, int64_t min, int64_t max,
                                    size_t errlen);
 void bb_size_list_clear(bb_size_list_t *list);
 
-/* Local.  A finite double in [min, max] (strtod, whole string). */
+/* Local.  A finite decimal double in [min, max] (strtod, whole string).
+ * Hexadecimal ("0x1p-10"), inf and nan are refused, as sizes refuse them,
+ * and so is a nonzero text that underflows ("1e-400"). */
 bb_status_t bb_cli_parse_double(const char *text, double min, double max,
                                 double *value_out, char *err, size_t errlen);
 

@@ -32,7 +32,9 @@ typedef struct bb_topology_info {
     int cores_per_host;      /* hwloc cores of rank 0's host, -1 unknown */
     int pus_per_host;        /* -1 unknown */
     int threads_per_rank;    /* OMP_NUM_THREADS if set, else 1 */
-    int oversubscribed;      /* some host runs more ranks than cores */
+    int oversubscribed;      /* some host runs more ranks than it has cores
+                                or than the PUs of the union of its ranks'
+                                cpusets (pinning), whichever is fewer */
 } bb_topology_info_t;
 
 /* Collective over the world.  Builds the "runtime" and "topology" members
@@ -84,7 +86,9 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out,
 /* Local.  The canonical text of a layout ("random:1"). */
 void bb_layout_format(const bb_layout_t *layout, char *buf, size_t len);
 /* Local.  The indices rank of ranks holds.  BB_ERR_ARG for spatial dims
- * whose product is not ranks.  Caller owns *indices_out (bb_free). */
+ * whose product is not ranks (checked without overflow) and for a
+ * block-cyclic block outside [1, INT32_MAX].  Caller owns *indices_out
+ * (bb_free). */
 bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
                               int ranks, int64_t **indices_out,
                               int64_t *count_out);
@@ -138,7 +142,8 @@ typedef struct bb_redist_bound {
 
 /* Collective over the link.  remote_bytes: the largest bytes into or out of
  * any rank; local_bytes: the largest local copy.  reps >= 1 timed rounds
- * after one warm-up. */
+ * after one warm-up.  A bad argument on any rank (or remote_bytes or reps
+ * that differ) is BB_ERR_ARG on every rank. */
 bb_status_t bb_redist_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
                                  int64_t local_bytes, int reps,
                                  bb_redist_bound_t *bound_out);

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------------ */
@@ -33,8 +34,9 @@ static int bb_parse_i64(const char *s, const char **end, int64_t lo, int64_t hi,
     char *e;
     if (*s < '0' || *s > '9')
         return -1;
+    errno = 0;
     long long v = strtoll(s, &e, 10);
-    if (v < lo || v > hi)
+    if (errno == ERANGE || v < lo || v > hi)  /* no silent clamp to the limit */
         return -1;
     *out = v;
     *end = e;
@@ -49,6 +51,8 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err
     l.seed = 1;
     if (text == NULL || layout_out == NULL)
         return BB_ERR_ARG;
+    /* Messages quote at most 32 characters, so the reason always fits. */
+    const char *more = strlen(text) > 32 ? "..." : "";
     const char *colon = strchr(text, ':');
     size_t nlen = colon ? (size_t)(colon - text) : strlen(text);
     int kind = -1;
@@ -56,9 +60,8 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err
         if (strlen(bb_layout_names[k]) == nlen && strncmp(text, bb_layout_names[k], nlen) == 0)
             kind = k;
     if (kind < 0) {
-        bb_errorf(err, errlen, "'%s' is not a layout (std, std-ceil, block-irregular[:SEED], "
-                  "block-reverse, cyclic, block-cyclic:B, spatial[:PX,PY,PZ], random[:SEED])",
-                  text);
+        bb_errorf(err, errlen, "'%.32s%s' is not a layout (std, std-ceil, block-irregular[:SEED], "
+                  "block-reverse, cyclic, block-cyclic:B, spatial[:PX,PY,PZ], random[:SEED])", text, more);
         return BB_ERR_PARSE;
     }
     l.kind = (bb_layout_kind_t)kind;
@@ -67,7 +70,7 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err
     switch (l.kind) {
     case BB_LAYOUT_BLOCK_CYCLIC:
         if (arg == NULL || bb_parse_i64(arg, &end, 1, INT32_MAX, &v) != 0 || *end != '\0') {
-            bb_errorf(err, errlen, "'%s': block-cyclic needs a block size B >= 1 (block-cyclic:B)", text);
+            bb_errorf(err, errlen, "'%.32s%s': block-cyclic needs a block size B >= 1 (block-cyclic:B)", text, more);
             return BB_ERR_PARSE;
         }
         l.block = v;
@@ -76,7 +79,7 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err
     case BB_LAYOUT_RANDOM:
         if (arg != NULL) {
             if (bb_parse_i64(arg, &end, 0, INT64_MAX, &v) != 0 || *end != '\0') {
-                bb_errorf(err, errlen, "'%s': the seed must be a nonnegative integer", text);
+                bb_errorf(err, errlen, "'%.32s%s': the seed must be a nonnegative integer", text, more);
                 return BB_ERR_PARSE;
             }
             l.seed = (uint64_t)v;
@@ -88,18 +91,26 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err
             for (int d = 0; d < 3; d++) {
                 if (bb_parse_i64(s, &end, 1, INT32_MAX, &v) != 0
                     || (d < 2 && *end != ',') || (d == 2 && *end != '\0')) {
-                    bb_errorf(err, errlen, "'%s': spatial takes three subdomain counts "
-                              "(spatial:PX,PY,PZ)", text);
+                    bb_errorf(err, errlen, "'%.32s%s': spatial takes three subdomain counts "
+                              "(spatial:PX,PY,PZ)", text, more);
                     return BB_ERR_PARSE;
                 }
                 l.dims[d] = (int)v;
                 s = end + 1;
             }
+            /* No rank count exceeds INT32_MAX, so neither may PX*PY*PZ
+             * (checked stepwise: the product of three int32 overflows). */
+            int64_t prod = (int64_t)l.dims[0] * l.dims[1];
+            if (prod > INT32_MAX || prod * l.dims[2] > INT32_MAX) {
+                bb_errorf(err, errlen, "'%.32s%s': PX*PY*PZ is above %d, more "
+                          "subdomains than any run has ranks", text, more, INT32_MAX);
+                return BB_ERR_PARSE;
+            }
         }
         break;
     default:
         if (arg != NULL) {
-            bb_errorf(err, errlen, "'%s': layout %s takes no argument", text,
+            bb_errorf(err, errlen, "'%.32s%s': layout %s takes no argument", text, more,
                       bb_layout_names[kind]);
             return BB_ERR_PARSE;
         }
@@ -110,6 +121,10 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err
 
 void bb_layout_format(const bb_layout_t *layout, char *buf, size_t len)
 {
+    if (layout->kind < 0 || layout->kind >= BB_LAYOUT_KINDS) {
+        snprintf(buf, len, "unknown");
+        return;
+    }
     const char *name = bb_layout_names[layout->kind];
     switch (layout->kind) {
     case BB_LAYOUT_BLOCK_CYCLIC:
@@ -166,11 +181,17 @@ bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
         || n > INT32_MAX || ranks < 1 || rank < 0 || rank >= ranks)
         return BB_ERR_ARG;
     int dims[3] = {layout->dims[0], layout->dims[1], layout->dims[2]};
+    /* A hand-built block of 0 would never advance (and < 0 go backwards). */
+    if (layout->kind == BB_LAYOUT_BLOCK_CYCLIC
+        && (layout->block < 1 || layout->block > INT32_MAX))
+        return BB_ERR_ARG;
     if (layout->kind == BB_LAYOUT_SPATIAL) {
         if (dims[0] <= 0)
             bb_dims3(ranks, dims);
-        else if ((int64_t)dims[0] * dims[1] * dims[2] != ranks)
-            return BB_ERR_ARG;
+        else if (dims[1] <= 0 || dims[2] <= 0
+                 || (int64_t)dims[0] * dims[1] > ranks
+                 || (int64_t)dims[0] * dims[1] * dims[2] != ranks)
+            return BB_ERR_ARG;  /* the first product bounds the second */
     }
     /* Upper bound on this rank's count, so one allocation suffices. */
     int64_t first, cnt;

@@ -213,6 +213,8 @@ unsigned bb_run_parse_choices(bb_run_t *run, const char *opt, const char *value,
     for (;;) {
         size_t len = strcspn(p, ",");
         int found = -1;
+        if (len == 0)
+            bb_run_usage(run, "--%s: empty item in '%s'", opt, value);
         for (int i = 0; i < n && found < 0; i++)
             if (strlen(names[i]) == len && strncmp(p, names[i], len) == 0)
                 found = i;
@@ -332,7 +334,8 @@ static char *help_text(const bb_bench_desc_t *d)
     fprintf(f, "\nA sample is the mean time per call over a block of calls on each rank,\n"
                "then the maximum over ranks.  With n samples the [min, max] range covers\n"
                "the median with probability 1 - 2^(1-n): 75%% for 3.  Exit: 0 ok,\n"
-               "1 measured failure, 2 usage, 3 fatal (MPI error: job aborted, no record).\n");
+               "1 measured failure, 2 usage, 3 fatal (MPI error or out of memory: job\n"
+               "aborted, no record).\n");
     fclose(f);
     return text;
 }

@@ -258,6 +258,36 @@ free_set:
     hwloc_bitmap_free(set);
 }
 
+/* Rank 0: the ranks of host h (first_of[h]'s host) can run at once on at
+ * most this many places: its cores, or fewer when the ranks are pinned to
+ * fewer PUs (the union of their cpusets).  -1 when the cores are unknown.
+ * A rank whose cpuset is unknown or truncated leaves the core count. */
+static int bb_host_slots(const bb_rank_info_t *all, int size, int first)
+{
+    int cores = all[first].cores;
+    if (cores < 1)
+        return -1;
+    hwloc_bitmap_t uni = hwloc_bitmap_alloc(), one = hwloc_bitmap_alloc();
+    int slots = cores, known = uni != NULL && one != NULL;
+    for (int r = 0; known && r < size; r++) {
+        if (strcmp(all[r].host, all[first].host) != 0)
+            continue;
+        if (all[r].cpuset[0] == '\0' || all[r].cpuset_truncated
+            || hwloc_bitmap_list_sscanf(one, all[r].cpuset) != 0)
+            known = 0;
+        else
+            hwloc_bitmap_or(uni, uni, one);
+    }
+    if (known) {
+        int pus = hwloc_bitmap_weight(uni);
+        if (pus >= 1 && pus < slots)
+            slots = pus;
+    }
+    hwloc_bitmap_free(one);
+    hwloc_bitmap_free(uni);
+    return slots;
+}
+
 /* Rank 0: hosts, ranks per host and oversubscription from the gathered
  * per-rank data.  Hosts are identified by processor name. */
 static void bb_count_hosts(const bb_rank_info_t *all, int size, int *first_of,
@@ -279,7 +309,7 @@ static void bb_count_hosts(const bb_rank_info_t *all, int size, int *first_of,
             threads = all[r].threads;
     }
     for (int h = 0; h < hosts; h++) {
-        int cores = all[first_of[h]].cores;
+        int cores = bb_host_slots(all, size, first_of[h]);
         if (ranks_on[h] > max_per)
             max_per = ranks_on[h];
         if (cores < 1)
@@ -313,10 +343,10 @@ static cJSON *bb_topology_json(const bb_rank_info_t *all, int size,
     cJSON_AddNumberToObject(t, "threads_per_rank", (double)ti[BB_TI_THREADS]);
     cJSON_AddNumberToObject(t, "max_ranks_per_host", (double)ti[BB_TI_MAX_PER_HOST]);
 
-    /* The busiest host relative to its cores. */
+    /* The busiest host relative to the cores its ranks may use. */
     double per_core = -1.0;
     for (int h = 0; h < hosts; h++) {
-        int cores = all[first_of[h]].cores;
+        int cores = bb_host_slots(all, size, first_of[h]);
         if (cores >= 1 && (double)ranks_on[h] / cores > per_core)
             per_core = (double)ranks_on[h] / cores;
     }

@@ -38,7 +38,9 @@ extern "C" {
 BB_EXPORT double bb_time_now(void);
 /* Resolution of bb_time_now() in seconds (clock_getres). */
 BB_EXPORT double bb_time_resolution(void);
-/* Sleep for the given seconds (>= 0) without calling MPI. */
+/* Sleep for the given seconds without calling MPI: 0, negative and NaN
+ * return at once; a huge value (up to +inf) sleeps that long (for ever),
+ * signals included (interrupted sleeps resume). */
 BB_EXPORT void bb_time_sleep(double seconds);
 
 /* ------------------------------------------------------------------------ */
@@ -159,7 +161,9 @@ typedef enum bb_sum_local {
     BB_SUM_LOCAL_OVER_CAP,  /* count > max_elements */
     BB_SUM_LOCAL_NEGATIVE,  /* a negative id, epoch, count or cap */
     BB_SUM_LOCAL_RANGE,     /* count or cap > INT32_MAX */
-    BB_SUM_LOCAL_NOMEM      /* payload buffers could not be allocated */
+    BB_SUM_LOCAL_NOMEM,     /* payload buffers could not be allocated */
+    BB_SUM_LOCAL_ARGUMENT   /* a NULL provider, prepare, contract or
+                               result_out: refused on every rank */
 } bb_sum_local_t;
 
 /* Local metrics of one call (this rank only; no telemetry collective). */
@@ -200,7 +204,14 @@ BB_EXPORT bb_status_t bb_sum_phase_create_attr(bb_world_t *world, const bb_phase
  * with retained buffers the phase's own, lent until the next call or
  * destroy (do not free it).  On BB_REFUSED every rank
  * refused, nothing was posted, and the sequence is consumed.  BB_ERR_MPI
- * poisons the phase.  Thread and reentry misuse return before any MPI call.
+ * poisons the phase.  *result_out is set to NULL on every return that took
+ * part in the admission (BB_REFUSED, BB_ERR_MPI) and left alone otherwise.
+ * A NULL provider, prepare, contract or result_out, on any subset of the
+ * ranks, is a refusal on every rank (local_cause ARGUMENT on those ranks).
+ * What cannot take part, and so returns at once before any MPI call while
+ * the other ranks wait in the admission (the caller's bug; abort the job):
+ * a NULL phase (BB_ERR_ARG), a poisoned phase (BB_ERR_POISONED), a call
+ * from another thread (BB_ERR_THREAD) or from a callback (BB_ERR_REENTRY).
  * metrics_out may be NULL; it is filled on every return. */
 BB_EXPORT bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
                                        const bb_sum_provider_t *provider,
@@ -254,7 +265,11 @@ typedef struct bb_transfer_phase bb_transfer_phase_t;
 /* A ticket is a small handle in caller storage; the phase owns the ticket's
  * state (buffers, requests), so dropping the handle loses nothing.  A handle
  * is valid for exactly one begin; once finished (or from a failed begin)
- * every call on it gives BB_ERR_STATE. */
+ * every call on it gives BB_ERR_STATE, also after its phase was closed:
+ * the library keeps a registry of open phases and looks a ticket's phase up
+ * there before touching it, and generations are unique in the process, so a
+ * later phase at the same address never accepts an old ticket.  A ticket
+ * with phase NULL gives BB_ERR_ARG. */
 typedef struct bb_transfer_ticket {
     bb_transfer_phase_t *phase;
     int64_t generation;   /* 0: never live */
@@ -321,7 +336,8 @@ typedef enum bb_transfer_local {
     BB_TRANSFER_CAUSE_INVALID_ERROR, /* local_error was not 0 or 1 */
     BB_TRANSFER_CAUSE_CONSUMER,    /* consume failed or was missing */
     BB_TRANSFER_CAUSE_RECEIPT,     /* source: unexpected receipt */
-    BB_TRANSFER_CAUSE_MPI          /* an MPI call failed here (fatal) */
+    BB_TRANSFER_CAUSE_MPI,         /* an MPI call failed here (fatal) */
+    BB_TRANSFER_CAUSE_ARGUMENT     /* begin: a NULL contract or ticket_out */
 } bb_transfer_local_t;
 
 /* This rank's part in a ticket. */
@@ -377,7 +393,11 @@ BB_EXPORT bb_status_t bb_transfer_phase_create(bb_world_t *world,
 
 /* Collective.  Frees the duplicate and the phase.  Refused locally, before
  * any MPI call, while a ticket is live (BB_ERR_STATE) or the phase is
- * poisoned (BB_ERR_POISONED; the phase stays retained). */
+ * poisoned (BB_ERR_POISONED; the phase stays retained).  Closing a closed
+ * phase gives BB_ERR_STATE (the handle is looked up, not read) unless a
+ * newer phase was given the same address meanwhile: then that one is
+ * closed, so do not keep closed handles.  Passing a closed phase to any
+ * other function (begin excepted: BB_ERR_STATE) is undefined. */
 BB_EXPORT bb_status_t bb_transfer_phase_close(bb_transfer_phase_t *phase);
 
 /* Collective.  Preflight (prepare on the source, validation and buffers on
@@ -386,10 +406,15 @@ BB_EXPORT bb_status_t bb_transfer_phase_close(bb_transfer_phase_t *phase);
  * local copy, other ranks nothing.  BB_OK: *ticket_out is live.
  * BB_REFUSED: preflight or contract refusal on every rank, nothing posted,
  * sequence consumed.  BB_ERR_MPI: poisoned.  Thread, reentry and state
- * misuse (a live ticket, a poisoned phase) return before any MPI call and
- * leave *ticket_out untouched; on every other return *ticket_out is written
- * (a ticket every call rejects unless BB_OK).  metrics_out (may be NULL) is
- * written on every return. */
+ * misuse (a live ticket, a poisoned phase, a closed phase: BB_ERR_STATE)
+ * return before any MPI call and leave *ticket_out untouched; on every other
+ * return *ticket_out is written (a ticket every call rejects unless BB_OK).
+ * A NULL contract or ticket_out (on any subset of ranks) and a phase whose
+ * sequence reached INT64_MAX (never consumed past it: the phase is spent)
+ * are preflight refusals of those ranks, BB_REFUSED everywhere; a NULL
+ * provider on the source too.  A NULL phase is BB_ERR_ARG at once, and it,
+ * like thread, reentry and state misuse, leaves the other ranks waiting.
+ * metrics_out (may be NULL) is written on every return. */
 BB_EXPORT bb_status_t bb_transfer_phase_begin(bb_transfer_phase_t *phase,
                                               const bb_transfer_provider_t *provider,
                                               const bb_transfer_contract_t *contract,
@@ -398,7 +423,8 @@ BB_EXPORT bb_status_t bb_transfer_phase_begin(bb_transfer_phase_t *phase,
 
 /* Local.  One poll: MPI_Test on this rank's payload request (none on
  * inactive and same-rank ranks).  *complete_out (may be NULL) is 1 once the
- * local payload is complete.  BB_ERR_STATE for a finished ticket. */
+ * local payload is complete, written on BB_OK only.  BB_ERR_STATE for a
+ * finished ticket, or one of a closed phase. */
 BB_EXPORT bb_status_t bb_transfer_ticket_progress(bb_transfer_ticket_t *ticket,
                                                   int *complete_out);
 
@@ -409,15 +435,18 @@ BB_EXPORT bb_status_t bb_transfer_ticket_progress(bb_transfer_ticket_t *ticket,
  * local_error: BB_TRANSFER_LOCAL_OK or _FAILED (compute failed here).
  * BB_OK: on the destination *value_out is the consumer's value (caller
  * owns it); elsewhere NULL.  BB_REFUSED: compute, consumer or receipt
- * refusal, identical on every rank.  value_out and metrics_out may be
- * NULL; metrics are written on every return. */
+ * refusal, identical on every rank.  *value_out is written on BB_OK only
+ * (a finished ticket, BB_ERR_STATE, leaves it alone).  value_out and
+ * metrics_out may be NULL; metrics are written on every return.  A finished
+ * or stale ticket on one rank cannot take part: the others wait. */
 BB_EXPORT bb_status_t bb_transfer_ticket_finish(bb_transfer_ticket_t *ticket,
                                                 const bb_transfer_consumer_t *consumer,
                                                 int local_error, void **value_out,
                                                 bb_transfer_metrics_t *metrics_out);
 
 /* Collective.  begin, then contract->batches compute batches with one
- * progress poll after each successful batch, then finish. */
+ * progress poll after each successful batch, then finish.  *value_out is
+ * written on BB_OK only, as finish does. */
 BB_EXPORT bb_status_t bb_transfer_phase_run(bb_transfer_phase_t *phase,
                                             const bb_transfer_provider_t *provider,
                                             const bb_transfer_consumer_t *consumer,
@@ -458,7 +487,8 @@ BB_EXPORT const char *bb_transfer_cause_name(bb_transfer_local_t cause);
  * every rank's count are at most INT32_MAX. */
 
 /* The standardized distribution: rank r of ranks owns N/ranks + (r < N%ranks)
- * elements from r*(N/ranks) + min(r, N%ranks).  Local. */
+ * elements from r*(N/ranks) + min(r, N%ranks).  Local.  ranks < 1: nothing
+ * (0 and 0); bb_std_owner gives -1 for it and for g outside [0, n). */
 BB_EXPORT void bb_std_block(int64_t n, int rank, int ranks, int64_t *first_out,
                             int64_t *count_out);
 /* Local.  The rank owning global index g (0 <= g < n) in it. */
@@ -508,8 +538,11 @@ typedef struct bb_redist_link bb_redist_link_t;
 
 /* Collective over the world.  Duplicates the world once (the inter-code
  * channel) and splits it into the codes' intra-communicators, all with
- * MPI_ERRORS_RETURN.  BB_ERR_ARG (before any MPI call, alike on every rank)
- * for MDI with driver_ranks outside [1, P-1].  Caller owns *link_out
+ * MPI_ERRORS_RETURN.  BB_ERR_ARG (alike on every rank, after one agreement)
+ * for MDI with driver_ranks outside [1, P-1], a bad mode or a NULL link_out
+ * on any rank, or a mode or driver_ranks that differs between ranks (one
+ * agreement on a duplicate decides; a NULL world or a call from another
+ * thread returns at once, leaving the others waiting).  Caller owns *link_out
  * (bb_redist_link_destroy, collective; BB_ERR_STATE while plans live). */
 BB_EXPORT bb_status_t bb_redist_link_create(bb_world_t *world, bb_redist_mode_t mode,
                                             int driver_ranks,
@@ -576,9 +609,14 @@ typedef struct bb_redist_setup {
  * driver_map, engine ranks engine_map; in intra mode every rank passes both;
  * the other argument is ignored) and builds the plan for method, command and
  * element_bytes.  Invalid maps: BB_REFUSED on every rank, the faults in
- * *setup_out.  BB_ERR_ARG alike on every rank for a bad method, command or
- * element size, or a root method with N * components > INT_MAX.  The maps
- * are copied.  Caller owns *plan_out (bb_redist_plan_destroy). */
+ * *setup_out; maps refused only for resources (some rank could not
+ * allocate) give BB_ERR_NOMEM on every rank instead.  BB_ERR_ARG alike on
+ * every rank for a bad method, command or element size or a NULL plan_out
+ * on any rank, for a method, command or element size that differs between
+ * ranks (one agreement decides), or a root method with N * components >
+ * INT_MAX.  A NULL link or a call from another thread returns at once and
+ * leaves the other ranks waiting.  The maps are copied.  Caller owns
+ * *plan_out (bb_redist_plan_destroy). */
 BB_EXPORT bb_status_t bb_redist_plan_create(bb_redist_link_t *link,
                                             bb_redist_method_t method, int command,
                                             int64_t element_bytes,
@@ -616,7 +654,8 @@ typedef enum bb_redist_local {
     BB_REDIST_LOCAL_ELEMENTS,       /* not the plan's N */
     BB_REDIST_LOCAL_ELEMENT_BYTES,  /* not the plan's element size */
     BB_REDIST_LOCAL_OVER_CAP,       /* N > cap, or a negative cap */
-    BB_REDIST_LOCAL_BUFFER          /* NULL buffer for a nonzero count */
+    BB_REDIST_LOCAL_BUFFER,         /* NULL buffer for a nonzero count */
+    BB_REDIST_LOCAL_CONTRACT        /* a NULL contract */
 } bb_redist_local_t;
 
 /* One message, this rank. */
@@ -643,7 +682,10 @@ typedef struct bb_redist_metrics {
  * bytes, senders only); recv: the receiver's (receivers only).  BB_REFUSED
  * on every rank with the same refusal (preflight: the highest refusing
  * rank; contract: fields differ); nothing is moved and the sequence is
- * consumed.  BB_ERR_MPI poisons the plan (retained; abort the job).
+ * consumed.  BB_ERR_MPI poisons the plan (retained; abort the job).  A
+ * NULL contract on any rank is a preflight refusal (local_cause CONTRACT);
+ * a NULL plan, another thread, a reentrant call or a poisoned plan return
+ * at once and leave the other ranks waiting.
  * metrics_out may be NULL; it is filled on every return. */
 BB_EXPORT bb_status_t bb_redist_plan_execute(bb_redist_plan_t *plan,
                                              const bb_redist_contract_t *contract,
@@ -678,7 +720,9 @@ typedef struct bb_redist_traffic {
     int steps;
 } bb_redist_traffic_t;
 
-/* Collective over the link. */
+/* Collective over the link.  A NULL traffic_out still takes part and
+ * returns BB_ERR_ARG on that rank; a NULL plan, another thread or a
+ * poisoned plan return at once (the others wait). */
 BB_EXPORT bb_status_t bb_redist_plan_traffic(bb_redist_plan_t *plan,
                                              bb_redist_traffic_t *traffic_out);
 

@@ -14,6 +14,10 @@
 void bb_std_block(int64_t n, int rank, int ranks, int64_t *first_out,
                   int64_t *count_out)
 {
+    if (ranks < 1) {  /* no distribution: nothing owned, no division by 0 */
+        *first_out = *count_out = 0;
+        return;
+    }
     int64_t q = n / ranks, rem = n % ranks;
     *first_out = (int64_t)rank * q + (rank < rem ? rank : rem);
     *count_out = q + (rank < rem);
@@ -21,6 +25,8 @@ void bb_std_block(int64_t n, int rank, int ranks, int64_t *first_out,
 
 int bb_std_owner(int64_t n, int ranks, int64_t g)
 {
+    if (ranks < 1 || g < 0 || g >= n)
+        return -1;
     int64_t q = n / ranks, rem = n % ranks;
     if (g < rem * (q + 1))
         return (int)(g / (q + 1));

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "internal.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -38,15 +39,18 @@ struct bb_redist_link {
 bb_status_t bb_redist_link_create(bb_world_t *world, bb_redist_mode_t mode,
                                   int driver_ranks, bb_redist_link_t **link_out)
 {
-    if (world == NULL || link_out == NULL)
+    if (world == NULL)
         return BB_ERR_ARG;
     if (bb_world_check_owner(world) != BB_OK)
         return BB_ERR_THREAD;
     int p = bb_world_size(world);
-    if (mode == BB_REDIST_MODE_MDI && (driver_ranks < 1 || driver_ranks >= p))
-        return BB_ERR_ARG;
-    if (mode != BB_REDIST_MODE_MDI && mode != BB_REDIST_MODE_INTRA)
-        return BB_ERR_ARG;
+    /* A bad or differing argument on one rank is refused on every rank
+     * after one agreement, so that no rank is left in the split. */
+    int bad = link_out == NULL
+              || (mode == BB_REDIST_MODE_MDI && (driver_ranks < 1 || driver_ranks >= p))
+              || (mode != BB_REDIST_MODE_MDI && mode != BB_REDIST_MODE_INTRA);
+    int64_t dr = mode == BB_REDIST_MODE_MDI ? driver_ranks : 0;
+    int64_t args[5] = {bad, (int64_t)mode, -(int64_t)mode, dr, -dr}, all[5];
     bb_redist_link_t *l = calloc(1, sizeof *l);
     if (l == NULL)
         return BB_ERR_NOMEM;
@@ -69,6 +73,14 @@ bb_status_t bb_redist_link_create(bb_world_t *world, bb_redist_mode_t mode,
     if (MPI_Comm_dup(wc, &l->comm) != MPI_SUCCESS) {
         free(l);
         return BB_ERR_MPI;
+    }
+    if (MPI_Comm_set_errhandler(l->comm, MPI_ERRORS_RETURN) != MPI_SUCCESS
+        || bb_agree_max(l->comm, args, 5, all) != MPI_SUCCESS)
+        return BB_ERR_MPI; /* fatal: the caller aborts; the link is left behind */
+    if (all[0] != 0 || all[1] != -all[2] || all[3] != -all[4]) {
+        MPI_Comm_free(&l->comm);
+        free(l);
+        return BB_ERR_ARG;
     }
     if (MPI_Comm_set_errhandler(l->comm, MPI_ERRORS_RETURN) != MPI_SUCCESS
         || MPI_Comm_split(wc, color, l->rank, &l->code) != MPI_SUCCESS
@@ -763,16 +775,21 @@ bb_status_t bb_redist_plan_create(bb_redist_link_t *link, bb_redist_method_t met
     memset(&su, 0, sizeof su);
     if (setup_out)
         *setup_out = su;
-    if (link == NULL || plan_out == NULL)
+    if (link == NULL)
         return BB_ERR_ARG;
     if (bb_world_check_owner(link->world) != BB_OK)
         return BB_ERR_THREAD;
-    /* Every rank is given the same method, command and size (they come from
-     * the same argv), so these local checks return alike everywhere. */
-    if (method < 0 || method >= BB_REDIST_METHODS
-        || (command != BB_REDIST_SEND && command != BB_REDIST_RECEIVE)
-        || (element_bytes != 8 && element_bytes != 16 && element_bytes != 24))
-        return BB_ERR_ARG;
+    /* A bad argument on one rank must not leave the others in validation:
+     * it takes part with a stand-in plan and its flag (and the three values,
+     * which must agree) enters the one agreement below. */
+    int bad_arg = plan_out == NULL || method < 0 || method >= BB_REDIST_METHODS
+                  || (command != BB_REDIST_SEND && command != BB_REDIST_RECEIVE)
+                  || (element_bytes != 8 && element_bytes != 16 && element_bytes != 24);
+    if (bad_arg) {
+        method = BB_REDIST_DIRECT;
+        command = BB_REDIST_SEND;
+        element_bytes = 8;
+    }
     double t0 = bb_time_now();
     bb_redist_plan_t *pl = calloc(1, sizeof *pl);
     if (pl == NULL)
@@ -819,18 +836,25 @@ bb_status_t bb_redist_plan_create(bb_redist_link_t *link, bb_redist_method_t met
                 || (link->is_engine && engine_map && pl->emap == NULL)
                 || MPI_Type_contiguous(pl->ncomp, MPI_DOUBLE, &pl->elem) != MPI_SUCCESS
                 || MPI_Type_commit(&pl->elem) != MPI_SUCCESS;
-    enum { F_N = 19 };
+    enum { F_N = 26 };
     int64_t loc[F_N] = {
         fd.out_of_range, fd.duplicates, fd.gaps, fd.n_mismatch, fd.epoch_mismatch,
         fd.missing, fd.resources, link->is_driver && driver_map ? driver_map->n : -1,
         fe.out_of_range, fe.duplicates, fe.gaps, fe.n_mismatch, fe.epoch_mismatch,
         fe.missing, fe.resources, link->is_engine && engine_map ? engine_map->n : -1,
         nomem, link->is_driver && driver_map ? driver_map->epoch : -1,
-        link->is_engine && engine_map ? engine_map->epoch : -1
+        link->is_engine && engine_map ? engine_map->epoch : -1,
+        bad_arg, method, -(int64_t)method, command, -(int64_t)command,
+        element_bytes, -element_bytes  /* x and -x: one MAX finds MIN too */
     }, agg[F_N];
     if (bb_agree_max(link->comm, loc, F_N, agg) != MPI_SUCCESS) {
         bb_plan_release(pl);
         return BB_ERR_MPI;
+    }
+    if (agg[19] != 0 || agg[20] != -agg[21] || agg[22] != -agg[23]
+        || agg[24] != -agg[25]) {
+        bb_plan_release(pl);  /* alike on every rank */
+        return BB_ERR_ARG;
     }
     su.driver_fault = (bb_map_fault_t){agg[0], agg[1], agg[2], (int)agg[3],
                                        (int)agg[4], (int)agg[5], (int)agg[6]};
@@ -850,6 +874,15 @@ bb_status_t bb_redist_plan_create(bb_redist_link_t *link, bb_redist_method_t met
         if (setup_out)
             *setup_out = su;
         bb_plan_release(pl);
+        /* Maps refused only because some rank could not allocate are not
+         * bad maps: say out of memory (alike: the faults are agreed). */
+        bb_map_fault_t d = su.driver_fault, e = su.engine_fault;
+        if ((d.resources || e.resources) && !su.n_mismatch
+            && !d.out_of_range && !d.duplicates && !d.gaps && !d.n_mismatch
+            && !d.epoch_mismatch && !d.missing && !e.out_of_range
+            && !e.duplicates && !e.gaps && !e.n_mismatch && !e.epoch_mismatch
+            && !e.missing)
+            return BB_ERR_NOMEM;
         return BB_REFUSED;
     }
     if (agg[16] != 0) {
@@ -1122,7 +1155,7 @@ bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contrac
     m.refusal.rank = -1;
     double t0 = bb_time_now();
     bb_status_t st = BB_OK;
-    if (pl == NULL || contract == NULL) {
+    if (pl == NULL) {
         st = BB_ERR_ARG;
         goto done;
     }
@@ -1143,10 +1176,15 @@ bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contrac
     int rc = MPI_SUCCESS;
     m.sequence = pl->sequence;
 
-    /* Local refusals still enter the admission, so no rank waits. */
+    /* Local refusals still enter the admission, so no rank waits.  A
+     * missing contract presents an impossible one (and the refusal). */
     const bb_map_t *sm = bb_plan_send_map(pl), *rm = bb_plan_recv_map(pl);
     bb_redist_local_t cause = BB_REDIST_LOCAL_NONE;
-    if (contract->command != pl->command)
+    const bb_redist_contract_t none = {0, -1, -1, -1};
+    if (contract == NULL) {
+        contract = &none;
+        cause = BB_REDIST_LOCAL_CONTRACT;
+    } else if (contract->command != pl->command)
         cause = BB_REDIST_LOCAL_COMMAND;
     else if (contract->n != pl->n)
         cause = BB_REDIST_LOCAL_ELEMENTS;
@@ -1292,8 +1330,13 @@ done:
 
 bb_status_t bb_redist_plan_traffic(bb_redist_plan_t *pl, bb_redist_traffic_t *out)
 {
-    if (pl == NULL || out == NULL)
+    /* A NULL out still takes part (no rank waits) and gets BB_ERR_ARG. */
+    if (pl == NULL)
         return BB_ERR_ARG;
+    if (bb_world_check_owner(pl->link->world) != BB_OK)
+        return BB_ERR_THREAD;
+    if (pl->poisoned)
+        return BB_ERR_POISONED;
     bb_redist_link_t *l = pl->link;
     bb_xtraffic_t t;
     memset(&t, 0, sizeof t);
@@ -1355,6 +1398,8 @@ bb_status_t bb_redist_plan_traffic(bb_redist_plan_t *pl, bb_redist_traffic_t *ou
         bb_plan_poison(pl);
         return BB_ERR_MPI;
     }
+    if (out == NULL)
+        return BB_ERR_ARG;
     memset(out, 0, sizeof *out);
     out->payload_bytes = full;
     out->moved_bytes = s[0];

@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 const char *bb_status_string(bb_status_t status)
@@ -51,6 +52,9 @@ void bb_errorf(char *err, size_t errlen, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
+    int n = vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
+    /* A message that did not fit says so rather than ending mid-word. */
+    if (n >= 0 && (size_t)n >= errlen && errlen > 4)
+        memcpy(err + errlen - 4, "...", 4);
 }

@@ -217,9 +217,10 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     m.refusal.rank = -1;
     double t_start = bb_time_now();
 
-    /* Misuse is answered locally, before any MPI call. */
-    if (phase == NULL || provider == NULL || provider->prepare == NULL
-        || contract == NULL || result_out == NULL)
+    /* Misuse that leaves no safe way to reach the admission is answered
+     * locally, before any MPI call.  A bad argument is not: that rank
+     * presents a refusal bit instead, so no other rank waits. */
+    if (phase == NULL)
         m.status = BB_ERR_ARG;
     else if (phase->poisoned)
         m.status = BB_ERR_POISONED;
@@ -235,18 +236,24 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
 
     MPI_Comm comm = bb_world_comm(phase->world);
     phase->active = 1;
-    *result_out = NULL;
+    if (result_out != NULL)
+        *result_out = NULL;  /* documented: NULL unless published */
     m.rank = bb_world_rank(phase->world);
     m.ranks = bb_world_size(phase->world);
     m.sequence = phase->has_override ? phase->sequence_override : phase->sequence;
     phase->has_override = 0;
+    int bad_arg = provider == NULL || provider->prepare == NULL
+                  || contract == NULL || result_out == NULL;
+    const bb_sum_contract_t none = {0, 0, 0, 0};
+    if (contract == NULL)
+        contract = &none;
     m.phase_id = contract->phase_id;
     m.epoch = contract->epoch;
     m.count = contract->count;
 
     /* 1. Local preflight; a failure becomes a refusal bit, not an early
      * return, so that every rank still reaches admission. */
-    m.local_cause = contract_check(contract);
+    m.local_cause = bad_arg ? BB_SUM_LOCAL_ARGUMENT : contract_check(contract);
     if (m.local_cause == BB_SUM_LOCAL_NONE)
         m.local_cause = contribution_prepare(phase, provider, contract);
     double t_prepared = bb_time_now();

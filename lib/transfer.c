@@ -18,7 +18,8 @@ struct bb_transfer_phase {
     MPI_Comm comm;                /* the duplicate this phase owns */
     int rank, size;
     int64_t sequence;             /* presented by the next begin */
-    int64_t generation;           /* of the latest admitted ticket */
+    int64_t generation;           /* of the latest admitted ticket: unique
+                                     in the process, never reused */
     int poisoned;
     int in_callback;              /* reentry guard */
     int live;                     /* a ticket is posted and not retired */
@@ -48,7 +49,35 @@ struct bb_transfer_phase {
 
     bb_poison_node_t poison;
     bb_transfer_phase_t *live_prev, *live_next;
+    bb_transfer_phase_t *open_next;   /* the open-phase registry */
 };
+
+/* Phases created and not yet freed.  A handle (a phase pointer, or the
+ * phase a ticket names) is looked up here before it is dereferenced, so a
+ * closed phase is refused (BB_ERR_STATE) instead of read after free.
+ * Ticket generations come from one process-wide counter, so a ticket of a
+ * closed phase never matches a later phase that reuses its address. */
+static bb_transfer_phase_t *bb_transfer_open_head;
+static int64_t bb_transfer_generations;
+
+static int phase_is_open(const bb_transfer_phase_t *phase)
+{
+    for (const bb_transfer_phase_t *p = bb_transfer_open_head; p != NULL;
+         p = p->open_next)
+        if (p == phase)
+            return 1;
+    return 0;
+}
+
+static void open_unregister(bb_transfer_phase_t *phase)
+{
+    for (bb_transfer_phase_t **pp = &bb_transfer_open_head; *pp != NULL;
+         pp = &(*pp)->open_next)
+        if (*pp == phase) {
+            *pp = phase->open_next;
+            return;
+        }
+}
 
 /* Phases holding a posted ticket.  Only the MPI owner thread touches it:
  * every entry point checks the owner before anything else. */
@@ -104,6 +133,7 @@ const char *bb_transfer_cause_name(bb_transfer_local_t cause)
     case BB_TRANSFER_CAUSE_CONSUMER: return "consumer failed";
     case BB_TRANSFER_CAUSE_RECEIPT: return "unexpected receipt";
     case BB_TRANSFER_CAUSE_MPI: return "MPI error";
+    case BB_TRANSFER_CAUSE_ARGUMENT: return "NULL contract or ticket";
     }
     return "unknown";
 }
@@ -193,6 +223,8 @@ bb_status_t bb_transfer_phase_create(bb_world_t *world,
         goto fail_dup;
     if (MPI_Comm_set_errhandler(phase->comm, MPI_ERRORS_RETURN) != MPI_SUCCESS)
         goto fail_errhandler;
+    phase->open_next = bb_transfer_open_head;
+    bb_transfer_open_head = phase;
     *phase_out = phase;
     return BB_OK;
 
@@ -207,6 +239,8 @@ bb_status_t bb_transfer_phase_close(bb_transfer_phase_t *phase)
 {
     if (phase == NULL)
         return BB_ERR_ARG;
+    if (!phase_is_open(phase))
+        return BB_ERR_STATE;  /* closed already (or never a phase) */
     bb_status_t st = entry_check(phase);
     if (st != BB_OK)
         return st;
@@ -214,6 +248,7 @@ bb_status_t bb_transfer_phase_close(bb_transfer_phase_t *phase)
         return BB_ERR_STATE;
     if (MPI_Comm_free(&phase->comm) != MPI_SUCCESS)
         return poison(phase, NULL);
+    open_unregister(phase);
     free(phase);
     return BB_OK;
 }
@@ -224,6 +259,10 @@ static bb_transfer_local_t preflight(bb_transfer_phase_t *phase,
                                      const bb_transfer_provider_t *provider,
                                      const bb_transfer_contract_t *c)
 {
+    /* The last sequence is never presented, so consuming one cannot wrap:
+     * a phase that reached it refuses every later ticket. */
+    if (phase->sequence == INT64_MAX)
+        return BB_TRANSFER_CAUSE_CONTRACT;
     if (c->phase_id < 0 || c->epoch < 0 || c->source < 0
         || c->destination < 0 || c->nbytes < 0 || c->max_bytes < 0
         || c->batches < 0 || c->source >= phase->size
@@ -303,9 +342,13 @@ bb_status_t bb_transfer_phase_begin(bb_transfer_phase_t *phase,
                                     bb_transfer_ticket_t *ticket_out,
                                     bb_transfer_metrics_t *metrics_out)
 {
-    if (phase == NULL || contract == NULL || ticket_out == NULL) {
+    if (phase == NULL) {
         ticket_invalid(ticket_out, phase);
         return BB_ERR_ARG;
+    }
+    if (!phase_is_open(phase)) {  /* closed: never read it */
+        metrics_misuse(metrics_out, BB_ERR_STATE);
+        return BB_ERR_STATE;
     }
     bb_status_t st = entry_check(phase);
     if (st == BB_OK && phase->live)
@@ -318,6 +361,12 @@ bb_status_t bb_transfer_phase_begin(bb_transfer_phase_t *phase,
     }
 
     ticket_invalid(ticket_out, phase);
+    /* A missing contract or ticket is this rank's refusal, presented in
+     * the agreement like any other, so that no rank waits. */
+    const bb_transfer_contract_t none = {0, 0, 0, 0, 0, 0, 0};
+    int bad_arg = contract == NULL || ticket_out == NULL;
+    if (contract == NULL)
+        contract = &none;
     bb_transfer_metrics_t *m = &phase->cur;
     memset(m, 0, sizeof *m);
     phase->t_begin = bb_time_now();
@@ -343,7 +392,8 @@ bb_status_t bb_transfer_phase_begin(bb_transfer_phase_t *phase,
     phase->inflight = 0;
     track(phase, BB_TRANSFER_CENSUS_BYTES);
 
-    bb_transfer_local_t cause = preflight(phase, provider, contract);
+    bb_transfer_local_t cause = bad_arg ? BB_TRANSFER_CAUSE_ARGUMENT
+                                        : preflight(phase, provider, contract);
     m->local_cause = cause;
     double t_admit = bb_time_now();
     m->prepare_s = t_admit - phase->t_begin;
@@ -365,8 +415,10 @@ bb_status_t bb_transfer_phase_begin(bb_transfer_phase_t *phase,
         return poison(phase, metrics_out);
     m->admission_s = bb_time_now() - t_admit;
 
-    /* The sequence is consumed on refusal and on admission alike. */
-    phase->sequence++;
+    /* The sequence is consumed on refusal and on admission alike (but
+     * never past INT64_MAX, which preflight refuses). */
+    if (phase->sequence < INT64_MAX)
+        phase->sequence++;
     int64_t agreed = mx[BB_TRANSFER_STATUS];
     m->code = agreed;
     if (agreed != 0 || !bb_agree_fields_equal(mn, mx, 0, BB_TRANSFER_STATUS)) {
@@ -392,7 +444,7 @@ bb_status_t bb_transfer_phase_begin(bb_transfer_phase_t *phase,
 
     phase->contract = *contract;
     phase->ticket_sequence = m->sequence;
-    phase->generation++;
+    phase->generation = ++bb_transfer_generations;
     phase->live = 1;
     phase->stats.admitted++;
     phase->payload_done = 1;
@@ -444,6 +496,9 @@ static bb_status_t ticket_check(const bb_transfer_ticket_t *ticket)
 {
     if (ticket == NULL || ticket->phase == NULL)
         return BB_ERR_ARG;
+    /* Never live (a failed begin), or its phase closed since: finished. */
+    if (ticket->generation <= 0 || !phase_is_open(ticket->phase))
+        return BB_ERR_STATE;
     const bb_transfer_phase_t *phase = ticket->phase;
     bb_status_t st = entry_check(phase);
     if (st != BB_OK)
@@ -497,8 +552,6 @@ bb_status_t bb_transfer_ticket_finish(bb_transfer_ticket_t *ticket,
                                       int local_error, void **value_out,
                                       bb_transfer_metrics_t *metrics_out)
 {
-    if (value_out != NULL)
-        *value_out = NULL;
     bb_status_t st = ticket_check(ticket);
     if (st != BB_OK) {
         metrics_misuse(metrics_out, st);
@@ -647,8 +700,6 @@ bb_status_t bb_transfer_phase_run(bb_transfer_phase_t *phase,
                                   bb_transfer_metrics_t *metrics_out)
 {
     bb_transfer_ticket_t ticket;
-    if (value_out != NULL)
-        *value_out = NULL;
     bb_status_t st = bb_transfer_phase_begin(phase, provider, contract, &ticket,
                                              metrics_out);
     if (st != BB_OK)

@@ -22,12 +22,19 @@ double bb_time_resolution(void)
 
 void bb_time_sleep(double seconds)
 {
-    if (!(seconds > 0.0))
-        return;
-    struct timespec ts;
-    ts.tv_sec = (time_t)seconds;
-    ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    /* Sleep in chunks that time_t surely holds: a larger value (or +inf)
+     * must not overflow the conversion and return at once. */
+    const double chunk = 1e9;  /* about 31 years */
+    while (seconds > 0.0) {
+        double part = seconds > chunk ? chunk : seconds;
+        struct timespec ts;
+        ts.tv_sec = (time_t)part;
+        ts.tv_nsec = (long)((part - (double)ts.tv_sec) * 1e9);
+        if (ts.tv_nsec > 999999999L)
+            ts.tv_nsec = 999999999L;
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
+        seconds -= part;  /* +inf stays +inf: for ever */
     }
 }
 

@@ -170,8 +170,8 @@ static void test_lists(void)
     good_list(__LINE__, "7:7:x2", 0, INT64_MAX, l11, N(l11));
     static const int64_t l12[] = {1, 2, 4, 100, 1000, 2000};
     good_list(__LINE__, "1:4,100,1e3:2e3:+1000", 0, INT64_MAX, l12, N(l12));
-    static const int64_t l13[] = {1, 1, 1};
-    good_list(__LINE__, "1,1,1", 0, INT64_MAX, l13, N(l13)); /* order and repeats kept */
+    static const int64_t l13[] = {3, 1, 2};
+    good_list(__LINE__, "3,1,2", 0, INT64_MAX, l13, N(l13)); /* order kept */
     static const int64_t l14[] = {MI, 2 * MI};
     good_list(__LINE__, "1Mi:2m:X2", 0, INT64_MAX, l14, N(l14));
     /* Near INT64_MAX the progression stops without overflowing. */
@@ -224,21 +224,22 @@ static void test_lists(void)
 
 static void test_long_list(void)
 {
-    /* 4097 single items: one more than the cap. */
-    static char text[4097 * 2 + 1];
-    size_t pos = 0;
+    /* 4097 distinct single items: one more than the cap. */
+    static char text[4097 * 5 + 1];
+    size_t pos = 0, cut = 0;
     for (int i = 0; i < 4097; i++) {
-        text[pos++] = '1';
-        text[pos++] = ',';
+        if (i == 4096)
+            cut = pos - 1;
+        pos += (size_t)sprintf(text + pos, "%d,", i);
     }
     text[pos - 1] = '\0';
     char err[512] = "";
     bb_size_list_t list = {NULL, 0};
-    check_at(bb_cli_parse_size_list(text, 0, 10, &list, err, sizeof err)
+    check_at(bb_cli_parse_size_list(text, 0, 10000, &list, err, sizeof err)
              == BB_ERR_PARSE && strstr(err, "more than 4096") != NULL
              && list.values == NULL, __LINE__, "4097 items: %s", err);
-    text[pos - 3] = '\0'; /* 4096 items */
-    check_at(bb_cli_parse_size_list(text, 0, 10, &list, err, sizeof err) == BB_OK
+    text[cut] = '\0'; /* 4096 items */
+    check_at(bb_cli_parse_size_list(text, 0, 10000, &list, err, sizeof err) == BB_OK
              && list.n == 4096, __LINE__, "4096 items: %s", err);
     bb_size_list_clear(&list);
 }
@@ -350,6 +351,79 @@ static void test_format(void)
     check_at(strcmp(small, "64") == 0, __LINE__, "truncated format \"%s\"", small);
 }
 
+/* Hostile values: repeated list values, exponents beyond int64, hex in
+ * every number, underflow, and messages that must fit 256 bytes whole. */
+static void test_hostile(void)
+{
+    /* Repeats, from items, ranges and both. */
+    bad_list(__LINE__, "8,8", 0, 100, "8 appears more than once");
+    bad_list(__LINE__, "1:8,8", 0, 100, "8 appears more than once");
+    bad_list(__LINE__, "4,1:8", 0, 100, "4 appears more than once");
+    bad_list(__LINE__, "1K,1024", 0, 2048, "1024 appears more than once");
+    bad_list(__LINE__, "10,1e1", 0, 100, "10 appears more than once");
+    static const int64_t distinct[] = {8, 1, 2, 4, 16};
+    good_list(__LINE__, "8,1:4,16", 0, 100, distinct, N(distinct));
+
+    /* An exponent beyond the range of strtoll keeps its sign. */
+    bad_size(__LINE__, "1e-99999999999999999999", 0, INT64_MAX, "not a whole number");
+    bad_size(__LINE__, "1e99999999999999999999", 0, INT64_MAX, "too large");
+    good_size(__LINE__, "0e-99999999999999999999", 0);
+
+    /* Hexadecimal is refused by sizes and by doubles alike. */
+    bad_size(__LINE__, "0x10", 0, INT64_MAX, "unexpected");
+    char err[256] = "";
+    double d = 42.0;
+    static const char *const hex[] = {"0x1p-10", "0X10", "0x.8", "-0x1", "infinity",
+                                      "nan(1)"};
+    for (size_t i = 0; i < N(hex); i++) {
+        err[0] = '\0';
+        bb_status_t st = bb_cli_parse_double(hex[i], -10.0, 10.0, &d, err, sizeof err);
+        check_at(st == BB_ERR_PARSE && d == 42.0 && strstr(err, "decimal") != NULL,
+                 __LINE__, "double \"%s\": status %d \"%s\"", hex[i], (int)st, err);
+    }
+    bb_status_t st = bb_cli_parse_double("1e-400", 0.0, 10.0, &d, err, sizeof err);
+    check_at(st == BB_ERR_PARSE && d == 42.0 && strstr(err, "too small") != NULL,
+             __LINE__, "1e-400: status %d \"%s\"", (int)st, err);
+    st = bb_cli_parse_double("0e-400", 0.0, 10.0, &d, err, sizeof err);
+    check_at(st == BB_OK && d == 0.0, __LINE__, "0e-400: %s", err);
+
+    /* Long texts: the reason survives whole in 256 bytes. */
+    static char longtok[600];
+    memset(longtok, '7', 300);
+    strcpy(longtok + 300, "Q");
+    char msg[256];
+    st = bb_cli_parse_size(longtok, 0, INT64_MAX, &(int64_t){0}, msg, sizeof msg);
+    check_at(st == BB_ERR_PARSE && strstr(msg, "too large") != NULL, __LINE__,
+             "300 digits: %s", msg);
+    static char list[700];
+    snprintf(list, sizeof list, "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16:17%s",
+             "qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq");
+    bb_size_list_t out = {NULL, 0};
+    st = bb_cli_parse_size_list(list, 0, INT64_MAX, &out, msg, sizeof msg);
+    check_at(st == BB_ERR_PARSE && strstr(msg, "(suffix K, Ki, M, Mi, G, Gi or an "
+                                          "exponent: 1e6)") != NULL
+             && strstr(msg, "...") != NULL, __LINE__, "long range item: %s", msg);
+    memset(list, 0, sizeof list);
+    for (int i = 0; i < 60; i++)
+        strcat(list, "9,");
+    strcat(list, "1x");
+    st = bb_cli_parse_size_list(list, 0, INT64_MAX, &out, msg, sizeof msg);
+    check_at(st == BB_ERR_PARSE && strstr(msg, "unexpected \"x\" after the number "
+                                          "(suffix K, Ki, M, Mi, G, Gi or an "
+                                          "exponent: 1e6)") != NULL,
+             __LINE__, "long list: %s", msg);
+    memset(longtok, 'w', 500);
+    longtok[500] = '\0';
+    int rank = -1;
+    const char *rest = NULL;
+    st = bb_cli_parse_rank_prefix(longtok, 4, &rank, &rest, msg, sizeof msg);
+    check_at(st == BB_ERR_PARSE && strstr(msg, "with a rank in [0, 4)") != NULL,
+             __LINE__, "long rank prefix: %s", msg);
+    st = bb_cli_parse_double(longtok, 0.0, 1.0, &d, msg, sizeof msg);
+    check_at(st == BB_ERR_PARSE && strstr(msg, ": expected a number") != NULL,
+             __LINE__, "long double: %s", msg);
+}
+
 int main(void)
 {
     test_sizes();
@@ -359,6 +433,7 @@ int main(void)
     test_rank_prefix();
     test_rank_seconds();
     test_format();
+    test_hostile();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

@@ -312,6 +312,37 @@ static bb_status_t bb_check_quantities(const char *file, int pi, const char *mem
         }
         const cJSON *median = cJSON_GetObjectItemCaseSensitive(q, "median");
         const cJSON *range = cJSON_GetObjectItemCaseSensitive(q, "range");
+        /* Times are durations: a negative or infinite one (1e999 reads as
+         * infinity) would be judged an improvement or a regression. */
+        if (strcmp(unit->valuestring, "s") == 0) {
+            static const char *const members[] = {"value", "median", "range",
+                                                  "samples", NULL};
+            for (size_t m = 0; members[m] != NULL; m++) {
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(q, members[m]);
+                for (const cJSON *e = cJSON_IsArray(v) ? v->child : v; e != NULL;
+                     e = cJSON_IsArray(v) ? e->next : NULL) {
+                    if (!cJSON_IsNumber(e))
+                        continue;
+                    if (!isfinite(e->valuedouble) || e->valuedouble < 0) {
+                        bb_errorf(err, errlen, "%s: points[%d].%s.%s.%s%s: %g s is "
+                                  "not a duration", file, pi, member, name, members[m],
+                                  cJSON_IsArray(v) ? "[...]" : "", e->valuedouble);
+                        return BB_ERR_PARSE;
+                    }
+                }
+            }
+        }
+        const cJSON *samples = cJSON_GetObjectItemCaseSensitive(q, "samples");
+        if (samples != NULL && !cJSON_IsNull(samples)) {
+            const cJSON *e = cJSON_IsArray(samples) ? samples->child : NULL;
+            while (e != NULL && cJSON_IsNumber(e))
+                e = e->next;
+            if (!cJSON_IsArray(samples) || e != NULL) {
+                bb_errorf(err, errlen, "%s: points[%d].%s.%s.samples: not an array "
+                          "of numbers", file, pi, member, name);
+                return BB_ERR_PARSE;
+            }
+        }
         if (median != NULL && !cJSON_IsNull(median) && !cJSON_IsNumber(median)) {
             bb_errorf(err, errlen, "%s: points[%d].%s.%s.median: not a number",
                       file, pi, member, name);
@@ -789,6 +820,66 @@ static void bb_judge_timings(const cJSON *bq, const cJSON *cq, double tol,
     }
 }
 
+/* A matched pair the rule cannot judge honestly is unusable input: the
+ * candidate would otherwise pass as "unmeasured" or unjudged.  A quantity in
+ * both with different units (ms against s), and a base timing (median and
+ * range) that the candidate lacks or gives as a plain value; a candidate
+ * timing that is null with its reason is not measured, and is shown so. */
+static bb_status_t bb_check_pair_member(const bb_point_ref_t *b,
+                                        const bb_point_ref_t *c,
+                                        const char *member, int timings,
+                                        char *err, size_t errlen)
+{
+    const cJSON *bq = cJSON_GetObjectItemCaseSensitive(b->point, member);
+    const cJSON *cq = cJSON_GetObjectItemCaseSensitive(c->point, member);
+    const cJSON *q, *from = cJSON_IsObject(bq) ? bq : NULL;
+    cJSON_ArrayForEach(q, from) {
+        const cJSON *o = cJSON_IsObject(cq)
+                             ? cJSON_GetObjectItemCaseSensitive(cq, q->string) : NULL;
+        bb_qkind_t bk = bb_quantity_kind(q->string, q);
+        if (o == NULL) {
+            if (timings && bk == BB_Q_TIMING) {
+                bb_errorf(err, errlen, "%s: points[%d].%s.%s: missing; the base "
+                          "(%s: points[%d]) has this timing", c->record->path,
+                          c->index, member, q->string, b->record->path, b->index);
+                return BB_ERR_PARSE;
+            }
+            continue;
+        }
+        const char *bu = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(q, "unit"));
+        const char *cu = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "unit"));
+        if (bu != NULL && cu != NULL && strcmp(bu, cu) != 0) {
+            bb_errorf(err, errlen, "%s: points[%d].%s.%s: unit \"%.16s\" where the "
+                      "base (%s: points[%d]) has \"%.16s\"", c->record->path,
+                      c->index, member, q->string, cu, b->record->path, b->index, bu);
+            return BB_ERR_PARSE;
+        }
+        bb_qkind_t ck = bb_quantity_kind(q->string, o);
+        if (timings && bk == BB_Q_TIMING && ck != BB_Q_TIMING && ck != BB_Q_TIMING_NULL) {
+            bb_errorf(err, errlen, "%s: points[%d].%s.%s: a value without median "
+                      "and range [min, max]; the base (%s: points[%d]) has them",
+                      c->record->path, c->index, member, q->string,
+                      b->record->path, b->index);
+            return BB_ERR_PARSE;
+        }
+    }
+    return BB_OK;
+}
+
+static bb_status_t bb_check_pair(const bb_point_ref_t *b, const bb_point_ref_t *c,
+                                 char *err, size_t errlen)
+{
+    const char *bs = cJSON_GetObjectItemCaseSensitive(b->point, "status")->valuestring;
+    const char *cs = cJSON_GetObjectItemCaseSensitive(c->point, "status")->valuestring;
+    /* Only ok points are timed; a status change is a contract change. */
+    if (strcmp(bs, "ok") != 0 || strcmp(cs, "ok") != 0)
+        return BB_OK;
+    bb_status_t st = bb_check_pair_member(b, c, "quantities", 1, err, errlen);
+    if (st == BB_OK)
+        st = bb_check_pair_member(b, c, "first_call", 0, err, errlen);
+    return st;
+}
+
 static cJSON *bb_judge_pair(const bb_point_ref_t *b, const bb_point_ref_t *c,
                             double tol, bb_pair_tally_t *tally)
 {
@@ -987,6 +1078,12 @@ bb_status_t bb_compare_sets(const bb_record_set_t *base,
             bb_add_unmatched(unmatched, "candidate", &cp[j++]);
             s.unmatched_candidate++;
         } else {
+            st = bb_check_pair(&bp[i], &cp[j], err, errlen);
+            if (st != BB_OK) {
+                free(seen);
+                cJSON_Delete(report);
+                goto free_cand;
+            }
             cJSON_AddItemToArray(pairs, bb_judge_pair(&bp[i], &cp[j], tolerance, &tally));
             size_t cell = bp[i].record_index * cand->n + cp[j].record_index;
             if (!seen[cell]) {
@@ -1356,14 +1453,17 @@ char *bb_compare_render(const cJSON *report, bb_compare_format_t format,
     if (report == NULL)
         return NULL;
     if (format == BB_COMPARE_JSON) {
-        char *s = cJSON_Print(report);
+        char *raw = cJSON_Print(report);
+        /* File names need not be UTF-8; the report must be. */
+        char *s = raw ? bb_json_text_utf8(raw) : NULL;
+        cJSON_free(raw);
         if (s == NULL)
             return NULL;
         /* Hand back memory bb_free() can release, with a final newline. */
         bb_buf_t b = {0};
         bb_buf_puts(&b, s);
         bb_buf_puts(&b, "\n");
-        cJSON_free(s);
+        free(s);
         return bb_buf_take(&b);
     }
     bb_buf_t b = {0};

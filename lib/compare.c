@@ -96,6 +96,28 @@ static char *bb_strdup(const char *s)
     return d;
 }
 
+/* A name that holds a control character would break the lines of the
+ * reports (a newline could forge a summary line): not a usable name. */
+static int bb_has_control(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return 1;
+    return 0;
+}
+
+/* The longest prefix of s of at most max bytes that does not split a
+ * UTF-8 sequence. */
+static int bb_utf8_cut(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n <= max)
+        return (int)n;
+    while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+        max--;
+    return (int)max;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Canonical JSON: object members sorted by name, so that member order never */
 /* decides equality; numbers printed exactly                                */
@@ -299,6 +321,11 @@ static bb_status_t bb_check_quantities(const char *file, int pi, const char *mem
     const cJSON *q;
     cJSON_ArrayForEach(q, qs) {
         const char *name = q->string;
+        if (bb_has_control(name)) {
+            bb_errorf(err, errlen, "%s: points[%d].%s: a quantity name holds a "
+                      "control character", file, pi, member);
+            return BB_ERR_PARSE;
+        }
         if (!cJSON_IsObject(q)) {
             bb_errorf(err, errlen, "%s: points[%d].%s.%s: not an object", file,
                       pi, member, name);
@@ -411,6 +438,14 @@ static bb_status_t bb_check_record(bb_set_record_t *r, size_t *points,
             bb_errorf(err, errlen, "%s: points[%d].parameters: not an object",
                       r->path, pi);
             return BB_ERR_PARSE;
+        }
+        const cJSON *pm;
+        cJSON_ArrayForEach(pm, params) {
+            if (bb_has_control(pm->string)) {
+                bb_errorf(err, errlen, "%s: points[%d].parameters: a parameter "
+                          "name holds a control character", r->path, pi);
+                return BB_ERR_PARSE;
+            }
         }
         const cJSON *status = cJSON_GetObjectItemCaseSensitive(p, "status");
         if (!cJSON_IsString(status) || (strcmp(status->valuestring, "ok") != 0 &&
@@ -592,10 +627,15 @@ static char *bb_point_label(const bb_set_record_t *r, const cJSON *params,
         bb_buf_t vb = {0};
         bb_plain(&vb, e);
         char *v = bb_buf_take(&vb);
+        /* A value is free text: its control characters become spaces so
+         * that a label stays on its line. */
+        for (char *c = v; c != NULL && *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                *c = ' ';
         if (v == NULL)
             b.failed = 1;
         else if (strlen(v) > 24)
-            bb_buf_printf(&b, "%.21s...", v);
+            bb_buf_printf(&b, "%.*s...", bb_utf8_cut(v, 21), v);
         else
             bb_buf_puts(&b, v);
         free(v);
@@ -1268,10 +1308,10 @@ static void bb_format_value(const cJSON *v, char *buf, size_t len)
         return;
     }
     for (char *p = s; *p; p++)
-        if (*p == '\n' || *p == '\t')
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
             *p = ' ';
     if (strlen(s) > 60)
-        snprintf(buf, len, "%.57s...", s);
+        snprintf(buf, len, "%.*s...", bb_utf8_cut(s, 57), s);
     else
         snprintf(buf, len, "%s", s);
     free(s);
@@ -1519,9 +1559,14 @@ bb_status_t bb_record_set_extract(const bb_record_set_t *set,
         bb_buf_puts(&b, "\t");
         bb_tsv_field(&b, c->valuestring);
     }
-    for (size_t k = 0; k < nq; k++)
-        bb_buf_printf(&b, "\t%s\t%s.min\t%s.max", quantities[k], quantities[k],
-                      quantities[k]);
+    for (size_t k = 0; k < nq; k++) {
+        /* Names from the command line: a tab in one would shift columns. */
+        for (int part = 0; part < 3; part++) {
+            bb_buf_puts(&b, "\t");
+            bb_tsv_field(&b, quantities[k]);
+            bb_buf_puts(&b, part == 0 ? "" : part == 1 ? ".min" : ".max");
+        }
+    }
     bb_buf_puts(&b, "\n");
     for (size_t ri = 0; ri < set->n; ri++) {
         const bb_set_record_t *r = &set->records[ri];

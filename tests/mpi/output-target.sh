@@ -19,21 +19,21 @@ out="$BB_TMP/out"
 # refused WHAT TARGET-PATTERN PROGRAM ARGS...: every rank of a 2-rank run
 # exits 2, the message matches, nothing was measured.
 refused() {
-    what=$1 want=$2
+    rwhat=$1 want=$2
     shift 2
     : >"$codes"
     rm -f "$BB_TMP"/err.*
     bb_mpirun 2 sh -c '"$0" "$@" 2>>"'"$BB_TMP"'/err.$PMI_RANK"; echo "rank $PMI_RANK exit $?" >>"'"$codes"'"' \
         "$@" >"$out" 2>&1 </dev/null
     cat "$BB_TMP"/err.* >"$err" 2>/dev/null
-    bb_expect_true "$what: both ranks exited 2" test "$(grep -c ' exit 2$' "$codes")" -eq 2
-    bb_expect_grep "$want" "$err" "$what: message"
+    bb_expect_true "$rwhat: both ranks exited 2" test "$(grep -c ' exit 2$' "$codes")" -eq 2
+    bb_expect_grep "$want" "$err" "$rwhat: message"
     bb_checks=$((bb_checks + 1))
     if grep -q 'point 1/' "$err"; then
-        echo "FAIL: $what: a point was measured before the refusal" >&2
+        echo "FAIL: $rwhat: a point was measured before the refusal" >&2
         bb_failures=$((bb_failures + 1))
     else
-        echo "ok: $what: refused before measuring"
+        echo "ok: $rwhat: refused before measuring"
     fi
 }
 

@@ -105,6 +105,15 @@ hostile nulled 'q["elapsed"] = {"value": None, "unit": "s", "scope": "call/max-r
 run 0 "a candidate timing null with a reason" "$D/base.json" "$BB_TMP/nulled.json"
 bb_expect_grep 'unmeasured' "$out" "shown as unmeasured"
 
+# Text that would forge report lines: a control character in a quantity
+# name is refused; one in a parameter value stays inside its label.
+hostile ctlname 'q["elapsed\nsummary: forged"] = q.pop("elapsed")'
+run 2 "a quantity name with a newline" "$D/base.json" "$BB_TMP/ctlname.json"
+bb_expect_grep 'ctlname.json: points\[1\].quantities: a quantity name holds a control character' "$err" "control character named"
+hostile ctlval 'r["points"][1]["parameters"]["mode"] = "protocol\nsummary: 99 points matched, 0 timing regressions"'
+run 0 "a parameter value with a newline" "$BB_TMP/ctlval.json" "$BB_TMP/ctlval.json"
+bb_expect_true "no forged line in the report" test "$(grep -c '^summary: 99' "$out")" -eq 0
+
 # Bytes that are not UTF-8: not a record (JSON text is UTF-8).
 sed 's/"node1"/"node\xff"/' "$D/base.json" >"$BB_TMP/latin.json"
 run 2 "a record that is not UTF-8" "$D/base.json" "$BB_TMP/latin.json"

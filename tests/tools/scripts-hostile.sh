@@ -39,12 +39,12 @@ bb_expect_true "only the record is there" test "$(ls -A "$BB_TMP/o")" = sum-n1.j
 
 # Numbers as text: no test(1) noise, a message and exit 2.
 sweep_usage() {
-    what=$1 want=$2
+    rwhat=$1 want=$2
     shift 2
     sh "$SW" "$@" >"$out" 2>"$err"
-    bb_expect_rc 2 $? "$what"
-    bb_expect_grep "$want" "$err" "$what: message"
-    bb_expect_true "$what: no shell noise" test "$(grep -c -e 'expression' -e 'out of range' -e 'Illegal' "$err")" -eq 0
+    bb_expect_rc 2 $? "$rwhat"
+    bb_expect_grep "$want" "$err" "$rwhat: message"
+    bb_expect_true "$rwhat: no shell noise" test "$(grep -c -e 'expression' -e 'out of range' -e 'Illegal' "$err")" -eq 0
 }
 sweep_usage "--timeout 20 digits" "--timeout: '99999999999999999999' seconds is more than the limit" \
     --timeout 99999999999999999999 --ranks 1 --out "$BB_TMP/u" -- "$SUM"
@@ -61,6 +61,17 @@ q="$BB_TMP/q'uote"
 sh "$PL" --out "$q" "$D/base.json" >"$out" 2>"$err"
 bb_expect_rc 0 $? "--out with a quote"
 bb_expect_true "the plot is in the quoted directory" test -s "$q/sum.png"
+# A FIFO where a PNG goes: not written into (gnuplot would wait), not
+# replaced; the other plots are still made.
+mkdir "$BB_TMP/pf"
+mkfifo "$BB_TMP/pf/sum.png"
+cp "$D/base.json" "$BB_TMP/transfer.json"
+sed -i 's/"benchmark": "sum"/"benchmark": "transfer"/; s/"count":/"bytes":/g' "$BB_TMP/transfer.json"
+BB_TIMEOUT=60 bb_serial sh "$PL" --out "$BB_TMP/pf" "$D/base.json" "$BB_TMP/transfer.json" >"$out" 2>"$err"
+bb_expect_rc 1 $? "a FIFO in place of sum.png fails that plot"
+bb_expect_grep 'sum.png exists and is not a regular file' "$err" "the FIFO named"
+bb_expect_true "the FIFO is still a FIFO" test -p "$BB_TMP/pf/sum.png"
+bb_expect_true "transfer.png was still drawn" test -s "$BB_TMP/pf/transfer.png"
 # --plot fields.
 for spec in 'a/b:count:elapsed' 'sum:count' 'sum:count:elapsed::cubic:' 'sum:c\n:elapsed'; do
     sh "$PL" --plot "$spec" "$D/base.json" >"$out" 2>"$err"

@@ -74,7 +74,7 @@ bb_expect_true "the FIFO is still a FIFO" test -p "$BB_TMP/pf/sum.png"
 bb_expect_true "transfer.png was still drawn" test -s "$BB_TMP/pf/transfer.png"
 # --plot fields.
 for spec in 'a/b:count:elapsed' 'sum:count' 'sum:count:elapsed::cubic:' 'sum:c\n:elapsed'; do
-    sh "$PL" --plot "$spec" "$D/base.json" >"$out" 2>"$err"
+    sh "$PL" --out "$BB_TMP/pp" --plot "$spec" "$D/base.json" >"$out" 2>"$err"
     bb_expect_rc 2 $? "--plot '$spec' refused"
 done
 # bbench-compare failing other than on its input (3: lost output) is not

@@ -101,4 +101,12 @@ assert env["BBTEST_NUM_THREADS"] == "\ufffd", env' "$rec"
 bb_expect_true "the stale temporary was removed" test ! -e "$stale"
 bb_expect_true "no temporary left" test -z "$(ls -A "$T" | grep '^\.bbench-record\.')"
 
+# The table is output too: lost on a full device, the run does not pass.
+if [ -w /dev/full ]; then
+    # shellcheck disable=SC2086
+    bb_serial $sum >/dev/full 2>"$err"
+    bb_expect_rc 1 $? "a singleton run whose table went to /dev/full"
+    bb_expect_grep 'the table on stdout was not fully written' "$err" "the lost table named"
+fi
+
 bb_finish

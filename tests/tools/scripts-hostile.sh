@@ -37,6 +37,15 @@ bb_expect_rc 0 $? "a launch that writes its record"
 bb_expect_true "the record is new" test "$(cksum <"$BB_TMP/o/sum-n1.json")" != "$before"
 bb_expect_true "only the record is there" test "$(ls -A "$BB_TMP/o")" = sum-n1.json
 
+# A FIFO where a record goes is never moved aside or replaced, even with
+# --force; nothing is launched.
+mkdir "$BB_TMP/of"
+mkfifo "$BB_TMP/of/sum-n1.json"
+sh "$SW" --force --ranks 1 --out "$BB_TMP/of" --timeout 60 -- "$SUM" --count 8 >"$out" 2>"$err"
+bb_expect_rc 2 $? "a FIFO in place of a record"
+bb_expect_grep 'sum-n1.json exists and is not a regular file' "$err" "the FIFO named"
+bb_expect_true "the FIFO is still there, alone" test -p "$BB_TMP/of/sum-n1.json" -a "$(ls -A "$BB_TMP/of")" = sum-n1.json
+
 # Numbers as text: no test(1) noise, a message and exit 2.
 sweep_usage() {
     rwhat=$1 want=$2
@@ -72,6 +81,11 @@ bb_expect_rc 1 $? "a FIFO in place of sum.png fails that plot"
 bb_expect_grep 'sum.png exists and is not a regular file' "$err" "the FIFO named"
 bb_expect_true "the FIFO is still a FIFO" test -p "$BB_TMP/pf/sum.png"
 bb_expect_true "transfer.png was still drawn" test -s "$BB_TMP/pf/transfer.png"
+# A quote in TMPDIR (the data files pasted into the script).
+mkdir "$BB_TMP/t'mp"
+TMPDIR="$BB_TMP/t'mp" sh "$PL" --out "$BB_TMP/pt" "$D/base.json" >"$out" 2>"$err"
+bb_expect_rc 0 $? "TMPDIR with a quote"
+bb_expect_true "the plot drawn from the quoted TMPDIR" test -s "$BB_TMP/pt/sum.png"
 # --plot fields.
 for spec in 'a/b:count:elapsed' 'sum:count' 'sum:count:elapsed::cubic:' 'sum:c\n:elapsed'; do
     sh "$PL" --out "$BB_TMP/pp" --plot "$spec" "$D/base.json" >"$out" 2>"$err"

@@ -101,6 +101,15 @@ assert env["BBTEST_NUM_THREADS"] == "\ufffd", env' "$rec"
 bb_expect_true "the stale temporary was removed" test ! -e "$stale"
 bb_expect_true "no temporary left" test -z "$(ls -A "$T" | grep '^\.bbench-record\.')"
 
+# Variable names that are not UTF-8 (two that would become one name) are
+# left out: the record stays readable.
+# shellcheck disable=SC2086
+bb_serial env "$(printf 'MPIR_CVAR_BBTEST\377')=1" "$(printf 'MPIR_CVAR_BBTEST\376')=2" \
+    $sum --output "$T/names.json" >"$out" 2>"$err"
+bb_expect_rc 0 $? "a singleton run with non-UTF-8 variable names"
+"$B/bench/bbench-compare" --extract "$T/names.json" >"$out" 2>"$err"
+bb_expect_rc 0 $? "its record reads back"
+
 # The table is output too: lost on a full device, the run does not pass.
 if [ -w /dev/full ]; then
     # shellcheck disable=SC2086

@@ -67,7 +67,7 @@ refused "onto a link to a FIFO" 'symbolic link to a FIFO' $sum --output "$T/to-f
 
 long=$(printf '%0300d' 0)
 # shellcheck disable=SC2086
-refused "a name of 304 bytes" 'a name in the path is 305 bytes, the limit is 255' $sum --output "$T/$long.json"
+refused "a name of 305 bytes" 'a name in the path is 305 bytes, the limit is 255' $sum --output "$T/$long.json"
 deep=$T
 while [ ${#deep} -lt 4200 ]; do deep="$deep/dd"; done
 # shellcheck disable=SC2086

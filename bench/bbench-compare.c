@@ -120,7 +120,7 @@ static int run_extract(const char *path, char **quantities, size_t nq)
     bb_record_set_free(set);
     if (st != BB_OK) {
         fprintf(stderr, PROG ": %s\n", err);
-        return BB_EXIT_FATAL;
+        return st == BB_ERR_PARSE ? BB_EXIT_USAGE : BB_EXIT_FATAL;
     }
     fputs(tsv, stdout);
     bb_free(tsv);

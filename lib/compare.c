@@ -1515,6 +1515,8 @@ char *bb_compare_render(const cJSON *report, bb_compare_format_t format,
 /* Extraction for plots                                                     */
 /* ------------------------------------------------------------------------ */
 
+#define BB_EXTRACT_MAX_COLUMNS 1000
+
 static void bb_tsv_field(bb_buf_t *b, const char *s)
 {
     for (const char *p = s; *p; p++)
@@ -1535,10 +1537,13 @@ bb_status_t bb_record_set_extract(const bb_record_set_t *set,
 {
     if (set == NULL || tsv_out == NULL || (nq > 0 && quantities == NULL))
         return BB_ERR_ARG;
-    /* Parameter columns: the union of names, in first-seen order. */
+    /* Parameter columns: the union of names, in first-seen order.  The
+     * search is linear in the columns, so their number is bounded: a
+     * hostile record with a huge parameters object must not take hours. */
     cJSON *cols = cJSON_CreateArray();
     if (cols == NULL)
         goto nomem;
+    size_t ncols = 0;
     for (size_t ri = 0; ri < set->n; ri++) {
         const cJSON *p;
         cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(set->records[ri].doc, "points")) {
@@ -1547,6 +1552,13 @@ bb_status_t bb_record_set_extract(const bb_record_set_t *set,
                 int have = 0;
                 const cJSON *c;
                 cJSON_ArrayForEach(c, cols) have |= strcmp(c->valuestring, e->string) == 0;
+                if (!have && ++ncols > BB_EXTRACT_MAX_COLUMNS) {
+                    cJSON_Delete(cols);
+                    bb_errorf(err, errlen, "%s: more than %d distinct parameter "
+                              "names, too many columns to extract",
+                              set->records[ri].path, BB_EXTRACT_MAX_COLUMNS);
+                    return BB_ERR_PARSE;
+                }
                 if (!have)
                     cJSON_AddItemToArray(cols, cJSON_CreateString(e->string));
             }

@@ -114,6 +114,12 @@ hostile ctlval 'r["points"][1]["parameters"]["mode"] = "protocol\nsummary: 99 po
 run 0 "a parameter value with a newline" "$BB_TMP/ctlval.json" "$BB_TMP/ctlval.json"
 bb_expect_true "no forged line in the report" test "$(grep -c '^summary: 99' "$out")" -eq 0
 
+# Extraction has one column per parameter name: a record with thousands
+# is refused at once rather than searched for minutes.
+hostile wide 'r["points"][0]["parameters"].update({"p%d" % i: i for i in range(5000)})'
+run 2 "--extract of 5000 parameter names" --extract "$BB_TMP/wide.json"
+bb_expect_grep 'wide.json: more than 1000 distinct parameter names' "$err" "too many columns named"
+
 # Bytes that are not UTF-8: not a record (JSON text is UTF-8).
 sed 's/"node1"/"node\xff"/' "$D/base.json" >"$BB_TMP/latin.json"
 run 2 "a record that is not UTF-8" "$D/base.json" "$BB_TMP/latin.json"

@@ -307,6 +307,8 @@ static bb_qkind_t bb_quantity_kind(const char *name, const cJSON *q)
     return BB_Q_OTHER;
 }
 
+#define BB_COMPARE_MAX_QUANTITIES 10000
+
 /* What comparison needs of one quantities object beyond the record shape
  * that bb_record_parse checks. */
 static bb_status_t bb_check_quantities(const char *file, int pi, const char *member,
@@ -316,6 +318,14 @@ static bb_status_t bb_check_quantities(const char *file, int pi, const char *mem
         return BB_OK;
     if (!cJSON_IsObject(qs)) {
         bb_errorf(err, errlen, "%s: points[%d].%s: not an object", file, pi, member);
+        return BB_ERR_PARSE;
+    }
+    /* Matching quantities by name is linear per look-up: bound their
+     * number so that a hostile point cannot make comparison quadratic in
+     * a gigabyte (a real point has a few dozen). */
+    if (cJSON_GetArraySize(qs) > BB_COMPARE_MAX_QUANTITIES) {
+        bb_errorf(err, errlen, "%s: points[%d].%s: more than %d quantities", file,
+                  pi, member, BB_COMPARE_MAX_QUANTITIES);
         return BB_ERR_PARSE;
     }
     const cJSON *q;

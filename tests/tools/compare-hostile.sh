@@ -120,6 +120,10 @@ hostile wide 'r["points"][0]["parameters"].update({"p%d" % i: i for i in range(5
 run 2 "--extract of 5000 parameter names" --extract "$BB_TMP/wide.json"
 bb_expect_grep 'wide.json: more than 1000 distinct parameter names' "$err" "too many columns named"
 
+hostile many 'q.update({"x%d" % i: {"value": i, "unit": "count"} for i in range(10001)})'
+run 2 "a point of 10001 quantities" "$BB_TMP/many.json" "$BB_TMP/many.json"
+bb_expect_grep 'many.json: points\[1\].quantities: more than 10000 quantities' "$err" "too many quantities named"
+
 # Bytes that are not UTF-8: not a record (JSON text is UTF-8).
 sed 's/"node1"/"node\xff"/' "$D/base.json" >"$BB_TMP/latin.json"
 run 2 "a record that is not UTF-8" "$D/base.json" "$BB_TMP/latin.json"

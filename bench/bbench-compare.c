@@ -6,6 +6,7 @@
 #include "bbrecord.h"
 #include "cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +54,26 @@ static const char usage_text[] =
     "\n"
     "Exit status: 0 nothing regressed, 1 a regression or a contract change\n"
     "(with --report: a contract change), 2 unusable input (missing file,\n"
-    "malformed JSON, unknown schema, nothing matched) or bad usage.\n";
+    "not a regular file, malformed JSON, unknown schema, a candidate quantity\n"
+    "whose unit or shape differs from the base, a missing timing, a negative\n"
+    "time, nothing matched) or bad usage, 3 the output could not be written\n"
+    "(e.g. a full disk) or out of memory.\n";
+
+/* rc, or BB_EXIT_FATAL when what went to stdout did not all arrive: a
+ * report cut short must not pass for a verdict. */
+static int finish_stdout(int rc)
+{
+    int failed = ferror(stdout);
+    if (fflush(stdout) != 0)
+        failed = 1;
+    if (fclose(stdout) != 0)
+        failed = 1;
+    if (failed) {
+        fprintf(stderr, PROG ": writing the output failed: %s\n", strerror(errno));
+        return BB_EXIT_FATAL;
+    }
+    return rc;
+}
 
 static void usage_error(const char *message) __attribute__((noreturn));
 static void usage_error(const char *message)
@@ -101,7 +121,7 @@ static int run_extract(const char *path, char **quantities, size_t nq)
     bb_record_set_free(set);
     if (st != BB_OK) {
         fprintf(stderr, PROG ": %s\n", err);
-        return BB_EXIT_FATAL;
+        return st == BB_ERR_PARSE ? BB_EXIT_USAGE : BB_EXIT_FATAL;
     }
     fputs(tsv, stdout);
     bb_free(tsv);
@@ -166,10 +186,10 @@ int main(int argc, char **argv)
             break;
         case 'h':
             fputs(usage_text, stdout);
-            return BB_EXIT_OK;
+            return finish_stdout(BB_EXIT_OK);
         case 'V':
             printf(PROG " (bbench) %s\n", bb_version());
-            return BB_EXIT_OK;
+            return finish_stdout(BB_EXIT_OK);
         case ':':
             snprintf(err, sizeof err, "option '%s' needs a value", argv[optind - 1]);
             usage_error(err);
@@ -238,9 +258,5 @@ free_quantities:
     for (size_t i = 0; i < nignored; i++)
         free(ignored[i]);
     free(ignored);
-    if (fflush(stdout) != 0) {
-        perror(PROG ": stdout");
-        rc = BB_EXIT_FATAL;
-    }
-    return rc;
+    return finish_stdout(rc);
 }

@@ -262,7 +262,15 @@ int bb_bench_finish(bb_bench_t *bench, int exit_code)
             printf("# record written to %s\n", bench->output);
         }
     }
-    fflush(stdout);
+    /* The table on stdout is the other half of the output: a run whose
+     * table was lost (a full disk, >/dev/full) must not exit 0. */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        if (bench->rank == 0)
+            fprintf(stderr, "%s: the table on stdout was not fully written\n",
+                    bench->name);
+        if (code == BB_EXIT_OK)
+            code = BB_EXIT_FAILURE;
+    }
     /* Every rank leaves with the same code. */
     MPI_Bcast(&code, 1, MPI_INT, 0, bb_bench_comm(bench));
     bench_free(bench);

@@ -79,6 +79,11 @@ static cJSON *bb_env_json(void)
     for (size_t i = 0; i < k; i++) {
         const char *eq = strchr(sel[i], '=');
         size_t nl = (size_t)(eq - sel[i]);
+        /* A name that is not UTF-8 is no variable MPI, UCX or a runtime
+         * reads, and two such names would become the same member once the
+         * record is made UTF-8.  Values are kept (made UTF-8 on writing). */
+        if (bb_utf8_invalid_at(sel[i], nl) < nl)
+            continue;
         char *name = malloc(nl + 1);
         if (name == NULL)
             continue;

@@ -106,6 +106,16 @@ bb_status_t bb_record_parse(const char *text, size_t len, cJSON **doc_out,
 bb_status_t bb_record_read(const char *path, cJSON **doc_out, char *err,
                            size_t errlen);
 
+/* Local.  The offset of the first byte of text[0, len) that is not part of
+ * valid UTF-8, or len when all of it is valid. */
+size_t bb_utf8_invalid_at(const char *text, size_t len);
+
+/* Local.  A copy of JSON text (as cJSON_Print makes it) in which every byte
+ * that is not part of valid UTF-8, which can only stand inside a string
+ * there, is replaced by the escape \ufffd.  Caller frees (bb_free); NULL when
+ * out of memory. */
+char *bb_json_text_utf8(const char *text);
+
 /* ------------------------------------------------------------------------ */
 /* Comparison: record sets, regressions, contract changes       */
 /* ------------------------------------------------------------------------ */

@@ -97,6 +97,28 @@ static char *bb_strdup(const char *s)
     return d;
 }
 
+/* A name that holds a control character would break the lines of the
+ * reports (a newline could forge a summary line): not a usable name. */
+static int bb_has_control(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return 1;
+    return 0;
+}
+
+/* The longest prefix of s of at most max bytes that does not split a
+ * UTF-8 sequence. */
+static int bb_utf8_cut(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n <= max)
+        return (int)n;
+    while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+        max--;
+    return (int)max;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Canonical JSON: object members sorted by name, so that member order never */
 /* decides equality; numbers printed exactly                                */
@@ -288,17 +310,65 @@ static bb_qkind_t bb_quantity_kind(const char *name, const cJSON *q)
     return BB_Q_OTHER;
 }
 
+#define BB_COMPARE_MAX_QUANTITIES 10000
+
 /* What comparison needs of one quantities object beyond the record shape
  * that bb_record_parse has checked (every quantity an object with a string
  * unit): a timing's median is a number inside its range [min, max]. */
 static bb_status_t bb_check_quantities(const char *file, int pi, const char *member,
                                        const cJSON *qs, char *err, size_t errlen)
 {
+    /* Matching quantities by name is linear per look-up: bound their
+     * number so that a hostile point cannot make comparison quadratic in
+     * a gigabyte (a real point has a few dozen). */
+    if (cJSON_GetArraySize(qs) > BB_COMPARE_MAX_QUANTITIES) {
+        bb_errorf(err, errlen, "%s: points[%d].%s: more than %d quantities", file,
+                  pi, member, BB_COMPARE_MAX_QUANTITIES);
+        return BB_ERR_PARSE;
+    }
     const cJSON *q;
     cJSON_ArrayForEach(q, qs) {
         const char *name = q->string;
+        if (bb_has_control(name)) {
+            bb_errorf(err, errlen, "%s: points[%d].%s: a quantity name holds a "
+                      "control character", file, pi, member);
+            return BB_ERR_PARSE;
+        }
+        /* A string: the record validator checked it. */
+        const cJSON *unit = cJSON_GetObjectItemCaseSensitive(q, "unit");
         const cJSON *median = cJSON_GetObjectItemCaseSensitive(q, "median");
         const cJSON *range = cJSON_GetObjectItemCaseSensitive(q, "range");
+        /* Times are durations: a negative or infinite one (1e999 reads as
+         * infinity) would be judged an improvement or a regression. */
+        if (strcmp(unit->valuestring, "s") == 0) {
+            static const char *const members[] = {"value", "median", "range",
+                                                  "samples", NULL};
+            for (size_t m = 0; members[m] != NULL; m++) {
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(q, members[m]);
+                for (const cJSON *e = cJSON_IsArray(v) ? v->child : v; e != NULL;
+                     e = cJSON_IsArray(v) ? e->next : NULL) {
+                    if (!cJSON_IsNumber(e))
+                        continue;
+                    if (!isfinite(e->valuedouble) || e->valuedouble < 0) {
+                        bb_errorf(err, errlen, "%s: points[%d].%s.%s.%s%s: %g s is "
+                                  "not a duration", file, pi, member, name, members[m],
+                                  cJSON_IsArray(v) ? "[...]" : "", e->valuedouble);
+                        return BB_ERR_PARSE;
+                    }
+                }
+            }
+        }
+        const cJSON *samples = cJSON_GetObjectItemCaseSensitive(q, "samples");
+        if (samples != NULL && !cJSON_IsNull(samples)) {
+            const cJSON *e = cJSON_IsArray(samples) ? samples->child : NULL;
+            while (e != NULL && cJSON_IsNumber(e))
+                e = e->next;
+            if (!cJSON_IsArray(samples) || e != NULL) {
+                bb_errorf(err, errlen, "%s: points[%d].%s.%s.samples: not an array "
+                          "of numbers", file, pi, member, name);
+                return BB_ERR_PARSE;
+            }
+        }
         if (median != NULL && !cJSON_IsNull(median) && !cJSON_IsNumber(median)) {
             bb_errorf(err, errlen, "%s: points[%d].%s.%s.median: not a number",
                       file, pi, member, name);
@@ -352,6 +422,14 @@ static bb_status_t bb_check_record(bb_set_record_t *r, size_t *points,
     int pi = 0;
     const cJSON *p;
     cJSON_ArrayForEach(p, pts) {
+        const cJSON *pm;
+        cJSON_ArrayForEach(pm, cJSON_GetObjectItemCaseSensitive(p, "parameters")) {
+            if (bb_has_control(pm->string)) {
+                bb_errorf(err, errlen, "%s: points[%d].parameters: a parameter "
+                          "name holds a control character", r->path, pi);
+                return BB_ERR_PARSE;
+            }
+        }
         bb_status_t st = bb_check_quantities(
             r->path, pi, "quantities",
             cJSON_GetObjectItemCaseSensitive(p, "quantities"), err, errlen);
@@ -525,10 +603,15 @@ static char *bb_point_label(const bb_set_record_t *r, const cJSON *params,
         bb_buf_t vb = {0};
         bb_plain(&vb, e);
         char *v = bb_buf_take(&vb);
+        /* A value is free text: its control characters become spaces so
+         * that a label stays on its line. */
+        for (char *c = v; c != NULL && *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                *c = ' ';
         if (v == NULL)
             b.failed = 1;
         else if (strlen(v) > 24)
-            bb_buf_printf(&b, "%.21s...", v);
+            bb_buf_printf(&b, "%.*s...", bb_utf8_cut(v, 21), v);
         else
             bb_buf_puts(&b, v);
         free(v);
@@ -757,6 +840,66 @@ static void bb_judge_timings(const cJSON *bq, const cJSON *cq, double tol,
     }
 }
 
+/* A matched pair the rule cannot judge honestly is unusable input: the
+ * candidate would otherwise pass as "unmeasured" or unjudged.  A quantity in
+ * both with different units (ms against s), and a base timing (median and
+ * range) that the candidate lacks or gives as a plain value; a candidate
+ * timing that is null with its reason is not measured, and is shown so. */
+static bb_status_t bb_check_pair_member(const bb_point_ref_t *b,
+                                        const bb_point_ref_t *c,
+                                        const char *member, int timings,
+                                        char *err, size_t errlen)
+{
+    const cJSON *bq = cJSON_GetObjectItemCaseSensitive(b->point, member);
+    const cJSON *cq = cJSON_GetObjectItemCaseSensitive(c->point, member);
+    const cJSON *q, *from = cJSON_IsObject(bq) ? bq : NULL;
+    cJSON_ArrayForEach(q, from) {
+        const cJSON *o = cJSON_IsObject(cq)
+                             ? cJSON_GetObjectItemCaseSensitive(cq, q->string) : NULL;
+        bb_qkind_t bk = bb_quantity_kind(q->string, q);
+        if (o == NULL) {
+            if (timings && bk == BB_Q_TIMING) {
+                bb_errorf(err, errlen, "%s: points[%d].%s.%s: missing; the base "
+                          "(%s: points[%d]) has this timing", c->record->path,
+                          c->index, member, q->string, b->record->path, b->index);
+                return BB_ERR_PARSE;
+            }
+            continue;
+        }
+        const char *bu = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(q, "unit"));
+        const char *cu = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "unit"));
+        if (bu != NULL && cu != NULL && strcmp(bu, cu) != 0) {
+            bb_errorf(err, errlen, "%s: points[%d].%s.%s: unit \"%.16s\" where the "
+                      "base (%s: points[%d]) has \"%.16s\"", c->record->path,
+                      c->index, member, q->string, cu, b->record->path, b->index, bu);
+            return BB_ERR_PARSE;
+        }
+        bb_qkind_t ck = bb_quantity_kind(q->string, o);
+        if (timings && bk == BB_Q_TIMING && ck != BB_Q_TIMING && ck != BB_Q_TIMING_NULL) {
+            bb_errorf(err, errlen, "%s: points[%d].%s.%s: a value without median "
+                      "and range [min, max]; the base (%s: points[%d]) has them",
+                      c->record->path, c->index, member, q->string,
+                      b->record->path, b->index);
+            return BB_ERR_PARSE;
+        }
+    }
+    return BB_OK;
+}
+
+static bb_status_t bb_check_pair(const bb_point_ref_t *b, const bb_point_ref_t *c,
+                                 char *err, size_t errlen)
+{
+    const char *bs = cJSON_GetObjectItemCaseSensitive(b->point, "status")->valuestring;
+    const char *cs = cJSON_GetObjectItemCaseSensitive(c->point, "status")->valuestring;
+    /* Only ok points are timed; a status change is a contract change. */
+    if (strcmp(bs, "ok") != 0 || strcmp(cs, "ok") != 0)
+        return BB_OK;
+    bb_status_t st = bb_check_pair_member(b, c, "quantities", 1, err, errlen);
+    if (st == BB_OK)
+        st = bb_check_pair_member(b, c, "first_call", 0, err, errlen);
+    return st;
+}
+
 static cJSON *bb_judge_pair(const bb_point_ref_t *b, const bb_point_ref_t *c,
                             double tol, bb_pair_tally_t *tally)
 {
@@ -955,6 +1098,12 @@ bb_status_t bb_compare_sets(const bb_record_set_t *base,
             bb_add_unmatched(unmatched, "candidate", &cp[j++]);
             s.unmatched_candidate++;
         } else {
+            st = bb_check_pair(&bp[i], &cp[j], err, errlen);
+            if (st != BB_OK) {
+                free(seen);
+                cJSON_Delete(report);
+                goto free_cand;
+            }
             cJSON_AddItemToArray(pairs, bb_judge_pair(&bp[i], &cp[j], tolerance, &tally));
             size_t cell = bp[i].record_index * cand->n + cp[j].record_index;
             if (!seen[cell]) {
@@ -1139,10 +1288,10 @@ static void bb_format_value(const cJSON *v, char *buf, size_t len)
         return;
     }
     for (char *p = s; *p; p++)
-        if (*p == '\n' || *p == '\t')
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
             *p = ' ';
     if (strlen(s) > 60)
-        snprintf(buf, len, "%.57s...", s);
+        snprintf(buf, len, "%.*s...", bb_utf8_cut(s, 57), s);
     else
         snprintf(buf, len, "%s", s);
     free(s);
@@ -1324,14 +1473,17 @@ char *bb_compare_render(const cJSON *report, bb_compare_format_t format,
     if (report == NULL)
         return NULL;
     if (format == BB_COMPARE_JSON) {
-        char *s = cJSON_Print(report);
+        char *raw = cJSON_Print(report);
+        /* File names need not be UTF-8; the report must be. */
+        char *s = raw ? bb_json_text_utf8(raw) : NULL;
+        cJSON_free(raw);
         if (s == NULL)
             return NULL;
         /* Hand back memory bb_free() can release, with a final newline. */
         bb_buf_t b = {0};
         bb_buf_puts(&b, s);
         bb_buf_puts(&b, "\n");
-        cJSON_free(s);
+        free(s);
         return bb_buf_take(&b);
     }
     bb_buf_t b = {0};
@@ -1342,6 +1494,8 @@ char *bb_compare_render(const cJSON *report, bb_compare_format_t format,
 /* ------------------------------------------------------------------------ */
 /* Extraction for plots                                                     */
 /* ------------------------------------------------------------------------ */
+
+#define BB_EXTRACT_MAX_COLUMNS 1000
 
 static void bb_tsv_field(bb_buf_t *b, const char *s)
 {
@@ -1363,10 +1517,13 @@ bb_status_t bb_record_set_extract(const bb_record_set_t *set,
 {
     if (set == NULL || tsv_out == NULL || (nq > 0 && quantities == NULL))
         return BB_ERR_ARG;
-    /* Parameter columns: the union of names, in first-seen order. */
+    /* Parameter columns: the union of names, in first-seen order.  The
+     * search is linear in the columns, so their number is bounded: a
+     * hostile record with a huge parameters object must not take hours. */
     cJSON *cols = cJSON_CreateArray();
     if (cols == NULL)
         goto nomem;
+    size_t ncols = 0;
     for (size_t ri = 0; ri < set->n; ri++) {
         const cJSON *p;
         cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(set->records[ri].doc, "points")) {
@@ -1375,6 +1532,13 @@ bb_status_t bb_record_set_extract(const bb_record_set_t *set,
                 int have = 0;
                 const cJSON *c;
                 cJSON_ArrayForEach(c, cols) have |= strcmp(c->valuestring, e->string) == 0;
+                if (!have && ++ncols > BB_EXTRACT_MAX_COLUMNS) {
+                    cJSON_Delete(cols);
+                    bb_errorf(err, errlen, "%s: more than %d distinct parameter "
+                              "names, too many columns to extract",
+                              set->records[ri].path, BB_EXTRACT_MAX_COLUMNS);
+                    return BB_ERR_PARSE;
+                }
                 if (!have)
                     cJSON_AddItemToArray(cols, cJSON_CreateString(e->string));
             }
@@ -1387,9 +1551,14 @@ bb_status_t bb_record_set_extract(const bb_record_set_t *set,
         bb_buf_puts(&b, "\t");
         bb_tsv_field(&b, c->valuestring);
     }
-    for (size_t k = 0; k < nq; k++)
-        bb_buf_printf(&b, "\t%s\t%s.min\t%s.max", quantities[k], quantities[k],
-                      quantities[k]);
+    for (size_t k = 0; k < nq; k++) {
+        /* Names from the command line: a tab in one would shift columns. */
+        for (int part = 0; part < 3; part++) {
+            bb_buf_puts(&b, "\t");
+            bb_tsv_field(&b, quantities[k]);
+            bb_buf_puts(&b, part == 0 ? "" : part == 1 ? ".min" : ".max");
+        }
+    }
     bb_buf_puts(&b, "\n");
     for (size_t ri = 0; ri < set->n; ri++) {
         const bb_set_record_t *r = &set->records[ri];

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -391,8 +393,27 @@ static char *bb_temp_template(const char *dir)
     return t;
 }
 
-/* Why path cannot take a record, or BB_OK.  Checks the directory and that
- * path itself is not a directory. */
+/* What a non-regular file is, for messages. */
+static const char *bb_file_kind(mode_t mode)
+{
+    if (S_ISDIR(mode))
+        return "directory";
+    if (S_ISFIFO(mode))
+        return "FIFO";
+    if (S_ISCHR(mode))
+        return "character device";
+    if (S_ISBLK(mode))
+        return "block device";
+    if (S_ISSOCK(mode))
+        return "socket";
+    return "special file";
+}
+
+/* Why path cannot take a record, or BB_OK.  The final rename replaces what
+ * is at path, so only a regular file or nothing may be there: never a
+ * device node, FIFO, socket or directory, nor a symbolic link to one (a
+ * link to a regular file is itself replaced, its target left alone, as
+ * sed -i does).  lstat, not open: opening a device or FIFO has effects. */
 static bb_status_t bb_check_target(const char *path, const char *dir, char *err,
                                    size_t errlen)
 {
@@ -401,9 +422,44 @@ static bb_status_t bb_check_target(const char *path, const char *dir, char *err,
         bb_errorf(err, errlen, "record path is empty");
         return BB_ERR_ARG;
     }
-    if (path[strlen(path) - 1] == '/'
+    size_t plen = strlen(path);
+    if (plen >= PATH_MAX) {
+        bb_errorf(err, errlen, "%.40s...: the path is %zu bytes, the limit is %d",
+                  path, plen, PATH_MAX - 1);
+        return BB_ERR_ARG;
+    }
+    for (const char *c = path; *c != '\0';) {
+        size_t n = strcspn(c, "/");
+        if (n > NAME_MAX) {
+            bb_errorf(err, errlen, "%.40s...: a name in the path is %zu bytes, "
+                      "the limit is %d", c, n, NAME_MAX);
+            return BB_ERR_ARG;
+        }
+        c += n + (c[n] == '/');
+    }
+    if (path[plen - 1] == '/'
         || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))) {
         bb_errorf(err, errlen, "%s: is a directory, not a file name", path);
+        return BB_ERR_IO;
+    }
+    if (lstat(path, &sb) == 0) {
+        if (S_ISLNK(sb.st_mode)) {
+            struct stat tb;
+            if (stat(path, &tb) == 0 && !S_ISREG(tb.st_mode)) {
+                bb_errorf(err, errlen, "%s: a symbolic link to a %s; a record "
+                          "replaces only a regular file", path,
+                          bb_file_kind(tb.st_mode));
+                return BB_ERR_IO;
+            }
+            /* A dangling link is replaced like an absent file. */
+        } else if (!S_ISREG(sb.st_mode)) {
+            bb_errorf(err, errlen, "%s: a %s; a record replaces only a regular "
+                      "file", path, bb_file_kind(sb.st_mode));
+            return BB_ERR_IO;
+        }
+    } else if (errno != ENOENT && errno != ENOTDIR) {
+        /* ENOTDIR: the directory checks below say which part is wrong. */
+        bb_errorf(err, errlen, "%s: %s", path, strerror(errno));
         return BB_ERR_IO;
     }
     if (stat(dir, &sb) != 0) {
@@ -416,6 +472,97 @@ static bb_status_t bb_check_target(const char *path, const char *dir, char *err,
         return BB_ERR_IO;
     }
     return BB_OK;
+}
+
+/* Remove the temporaries a killed writer left in dir: ours by name, regular,
+ * owned by us, older than a minute (a younger one may sit between mkstemp
+ * and flock), and not locked (a writer holds flock on its temporary until
+ * it is renamed).  Errors are ignored: this only tidies. */
+static void bb_temp_clean(const char *dir)
+{
+    static const char prefix[] = ".bbench-record.";
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    int dfd = dirfd(d);
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, sizeof prefix - 1) != 0
+            || strlen(e->d_name) != sizeof prefix - 1 + 6)
+            continue;
+        struct stat sb, fb;
+        if (fstatat(dfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0
+            || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid()
+            || now - sb.st_mtime < 60)
+            continue;
+        int fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0)
+            continue;
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &fb) == 0
+            && fb.st_ino == sb.st_ino && fb.st_dev == sb.st_dev)
+            (void)unlinkat(dfd, e->d_name, 0);
+        close(fd);
+    }
+    closedir(d);
+}
+
+/* mkstemp, then flock so that bb_temp_clean leaves the file alone. */
+static int bb_temp_create(char *tmpl)
+{
+    int fd = mkstemp(tmpl);
+    if (fd >= 0 && flock(fd, LOCK_EX) != 0) {
+        int saved = errno;
+        close(fd);
+        unlink(tmpl);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+/* Length of the valid UTF-8 sequence at p, 0 if the bytes there are not
+ * one (overlong forms, surrogates and code points past U+10FFFF included). */
+static size_t bb_utf8_len(const unsigned char *p)
+{
+    unsigned char c = p[0];
+    if (c < 0x80)
+        return 1;
+    unsigned char lo = 0x80, hi = 0xBF;
+    size_t n;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        lo = c == 0xE0 ? 0xA0 : 0x80;
+        hi = c == 0xED ? 0x9F : 0xBF;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        lo = c == 0xF0 ? 0x90 : 0x80;
+        hi = c == 0xF4 ? 0x8F : 0xBF;
+    } else {
+        return 0;
+    }
+    /* A NUL is never a continuation byte, so this stops at the end. */
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (p[i] < 0x80 || p[i] > 0xBF)
+            return 0;
+    return n;
+}
+
+size_t bb_utf8_invalid_at(const char *text, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    size_t i = 0;
+    while (i < len) {
+        size_t n = bb_utf8_len(p + i);
+        if (n == 0 || n > len - i)
+            return i;
+        i += n;
+    }
+    return len;
 }
 
 /* cJSON_Print indents with tabs and writes "key":<TAB>value.  Rewrite that
@@ -439,6 +586,39 @@ static char *bb_json_relayout(const char *text)
         } else {
             *o++ = ' ';
             *o++ = ' ';
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* cJSON copies string bytes as they are, so an argument or environment
+ * value that is not UTF-8 would make the text invalid JSON: each byte that
+ * is not part of a valid UTF-8 sequence (in JSON text from cJSON_Print it
+ * can only be inside a string) becomes \ufffd, the replacement character. */
+char *bb_json_text_utf8(const char *text)
+{
+    size_t extra = 0, len = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p != '\0';) {
+        size_t n = bb_utf8_len(p);
+        extra += n == 0 ? 5 : 0;
+        len += n ? n : 1;
+        p += n ? n : 1;
+    }
+    char *out = malloc(len + extra + 1);
+    if (out == NULL)
+        return NULL;
+    char *o = out;
+    for (const char *p = text; *p != '\0';) {
+        size_t n = bb_utf8_len((const unsigned char *)p);
+        if (n == 0) {
+            memcpy(o, "\\ufffd", 6);
+            o += 6;
+            p++;
+        } else {
+            memcpy(o, p, n);
+            o += n;
+            p += n;
         }
     }
     *o = '\0';
@@ -472,8 +652,10 @@ bb_status_t bb_record_write(const bb_record_t *record, const char *path,
         return BB_ERR_ARG;
     }
     char *raw = cJSON_Print(record->doc);
-    text = raw ? bb_json_relayout(raw) : NULL;
+    char *utf8 = raw ? bb_json_text_utf8(raw) : NULL;
     cJSON_free(raw);
+    text = utf8 ? bb_json_relayout(utf8) : NULL;
+    free(utf8);
     dir = bb_path_dir(path);
     if (text == NULL || dir == NULL || (tmp = bb_temp_template(dir)) == NULL) {
         bb_errorf(err, errlen, "%s: out of memory writing the record", path);
@@ -485,7 +667,8 @@ bb_status_t bb_record_write(const bb_record_t *record, const char *path,
         goto free_strings;
     st = BB_ERR_IO;
 
-    fd = mkstemp(tmp);
+    bb_temp_clean(dir);
+    fd = bb_temp_create(tmp);
     if (fd < 0) {
         bb_errorf(err, errlen, "%s: cannot create a file in %s: %s", path, dir,
                   strerror(errno));
@@ -501,16 +684,24 @@ bb_status_t bb_record_write(const bb_record_t *record, const char *path,
         bb_errorf(err, errlen, "%s: writing %s: %s", path, tmp, strerror(errno));
         goto unlink_temp;
     }
-    int rc = close(fd);
-    fd = -1;
-    if (rc != 0) {
-        bb_errorf(err, errlen, "%s: closing %s: %s", path, tmp, strerror(errno));
+    /* What is at path may have changed since the start-up check: look
+     * again right before the rename replaces it. */
+    st = bb_check_target(path, dir, err, errlen);
+    if (st != BB_OK)
         goto unlink_temp;
-    }
+    st = BB_ERR_IO;
+    /* Rename while the lock is held, so no cleaner takes the temporary. */
     if (rename(tmp, path) != 0) {
         bb_errorf(err, errlen, "%s: renaming %s into place: %s", path, tmp,
                   strerror(errno));
         goto unlink_temp;
+    }
+    int rc = close(fd);
+    fd = -1;
+    if (rc != 0) {
+        /* The data were synced; the record is in place but say so. */
+        bb_errorf(err, errlen, "%s: closing the record: %s", path, strerror(errno));
+        goto free_strings;
     }
     /* Make the rename itself durable; the record is complete either way. */
     int dfd = open(dir, O_RDONLY | O_DIRECTORY);
@@ -550,7 +741,8 @@ bb_status_t bb_record_check_path(const char *path, char *err, size_t errlen)
         goto free_strings;
     /* The one reliable test of writability (ACLs, read-only mounts, root):
      * create a file the way bb_record_write will. */
-    int fd = mkstemp(tmp);
+    bb_temp_clean(dir);
+    int fd = bb_temp_create(tmp);
     if (fd < 0) {
         bb_errorf(err, errlen, "%s: cannot create a file in directory %s: %s",
                   path, dir, strerror(errno));
@@ -697,6 +889,63 @@ static bb_status_t bb_check_record(const cJSON *doc, char *err, size_t errlen)
     return BB_OK;
 }
 
+static int bb_cmp_member_names(const void *a, const void *b)
+{
+    const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+    return strcmp(x->string ? x->string : "", y->string ? y->string : "");
+}
+
+/* No object in the tree under item has a member twice.  cJSON keeps both
+ * and its look-ups find the first, other readers the last: such a record
+ * means two things at once.  place (256 bytes, used bytes in use) is where
+ * item is; sorting makes this O(n log n) for a huge object.  Recursion is
+ * bounded by cJSON's nesting limit. */
+static bb_status_t bb_check_unique(const cJSON *item, char *place, size_t used,
+                                   char *err, size_t errlen)
+{
+    const size_t cap = 256;
+    if (!cJSON_IsObject(item) && !cJSON_IsArray(item))
+        return BB_OK;
+    size_t n = 0;
+    for (const cJSON *c = item->child; c != NULL; c = c->next)
+        n++;
+    if (cJSON_IsObject(item) && n > 1) {
+        const cJSON **v = malloc(n * sizeof *v);
+        if (v == NULL) {
+            bb_errorf(err, errlen, "out of memory checking member names");
+            return BB_ERR_NOMEM;
+        }
+        size_t i = 0;
+        for (const cJSON *c = item->child; c != NULL; c = c->next)
+            v[i++] = c;
+        qsort(v, n, sizeof *v, bb_cmp_member_names);
+        for (i = 1; i < n; i++) {
+            if (bb_cmp_member_names(&v[i - 1], &v[i]) == 0) {
+                bb_errorf(err, errlen, "%s: member \"%.64s\" appears twice",
+                          used ? place : "top level", v[i]->string);
+                free(v);
+                return BB_ERR_PARSE;
+            }
+        }
+        free(v);
+    }
+    size_t k = 0;
+    for (const cJSON *c = item->child; c != NULL; c = c->next, k++) {
+        if (!cJSON_IsObject(c) && !cJSON_IsArray(c))
+            continue;
+        int w = cJSON_IsObject(item)
+                    ? snprintf(place + used, cap - used, "%s%s", used ? "." : "",
+                               c->string ? c->string : "")
+                    : snprintf(place + used, cap - used, "[%zu]", k);
+        size_t next = w < 0 || (size_t)w >= cap - used ? cap - 1 : used + (size_t)w;
+        bb_status_t st = bb_check_unique(c, place, next, err, errlen);
+        place[used] = '\0';
+        if (st != BB_OK)
+            return st;
+    }
+    return BB_OK;
+}
+
 bb_status_t bb_record_parse(const char *text, size_t len, cJSON **doc_out,
                             char *err, size_t errlen)
 {
@@ -714,6 +963,13 @@ bb_status_t bb_record_parse(const char *text, size_t len, cJSON **doc_out,
     if (nul != NULL) {
         bb_errorf(err, errlen, "byte %zu: NUL byte inside the text",
                   (size_t)(nul - text));
+        return BB_ERR_PARSE;
+    }
+    /* JSON text is UTF-8 (RFC 8259) and cJSON does not check it; a record
+     * with other bytes would pass here and break every other reader. */
+    size_t bad = bb_utf8_invalid_at(text, len);
+    if (bad < len) {
+        bb_errorf(err, errlen, "byte %zu: not UTF-8 (a record is UTF-8 text)", bad);
         return BB_ERR_PARSE;
     }
     /* The caller's buffer need not be NUL-terminated; cJSON reads one byte
@@ -740,7 +996,10 @@ bb_status_t bb_record_parse(const char *text, size_t len, cJSON **doc_out,
         return BB_ERR_PARSE;
     }
     free(copy);
-    bb_status_t st = bb_check_record(doc, err, errlen);
+    char place[256] = "";
+    bb_status_t st = bb_check_unique(doc, place, 0, err, errlen);
+    if (st == BB_OK)
+        st = bb_check_record(doc, err, errlen);
     if (st != BB_OK) {
         cJSON_Delete(doc);
         return st;
@@ -759,12 +1018,20 @@ bb_status_t bb_record_read(const char *path, cJSON **doc_out, char *err,
     bb_status_t st = BB_ERR_IO;
     char *buf = NULL;
     size_t len = 0, cap = 0;
-    int fd = open(path, O_RDONLY);
+    /* Look before opening: opening a FIFO waits for a writer, and opening
+     * a device can act on it.  O_NONBLOCK covers a swap in between; fstat
+     * then says what was opened. */
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        bb_errorf(err, errlen, "%s: a %s, not a regular file", path,
+                  bb_file_kind(sb.st_mode));
+        return BB_ERR_IO;
+    }
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         bb_errorf(err, errlen, "%s: %s", path, strerror(errno));
         return BB_ERR_IO;
     }
-    struct stat sb;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         bb_errorf(err, errlen, "%s: not a regular file", path);
         goto close_fd;

@@ -15,8 +15,11 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 static char tmpdir[256];
@@ -582,6 +585,21 @@ static void test_parse_rejects(void)
            "\"refusal\":\"x\",\"quantities\":{}}]}",
            "points[0].refusal: neither null nor an object");
 
+    /* Not UTF-8: refused with the offset of the first bad byte. */
+    reject(__LINE__, HEAD "\"points\":[],\"x\":\"r\xff\"}", "byte 64: not UTF-8");
+    reject(__LINE__, HEAD "\"points\":[],\"x\":\"\xc0\xaf\"}", "not UTF-8");
+    reject(__LINE__, HEAD "\"points\":[],\"x\":\"\xed\xa0\x80\"}", "not UTF-8");
+    /* A member twice means two things at once (cJSON finds the first, other
+     * readers the last): refused, with the object named. */
+    reject(__LINE__, HEAD "\"points\":[],\"benchmark\":\"transfer\"}",
+           "top level: member \"benchmark\" appears twice");
+    reject(__LINE__, HEAD "\"points\":[" OKP ",{\"parameters\":{},\"status\":\"ok\","
+           "\"quantities\":{\"elapsed\":" OKQ ",\"x\":" OKQ ",\"elapsed\":" OKQ "}}]}",
+           "points[1].quantities: member \"elapsed\" appears twice");
+    reject(__LINE__, HEAD "\"points\":[{\"parameters\":{\"count\":1,\"count\":2},"
+           "\"status\":\"ok\",\"quantities\":{}}]}",
+           "points[0].parameters: member \"count\" appears twice");
+
     /* A NUL inside the stated length is not JSON text. */
     const char nul[] = HEAD "\"points\":[]}\0junk";
     err[0] = '\0';
@@ -607,6 +625,173 @@ static void test_parse_rejects(void)
     CHECK(bb_record_parse(NULL, 0, &doc, NULL, 0) == BB_ERR_PARSE);
 }
 
+/* A file at path with mtime age seconds in the past. */
+static void make_old_file(const char *path, int age)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f == NULL)
+        return;
+    fputs("{\"half\": ", f);
+    fclose(f);
+    struct timeval tv[2];
+    gettimeofday(&tv[0], NULL);
+    tv[0].tv_sec -= age;
+    tv[1] = tv[0];
+    CHECK(utimes(path, tv) == 0);
+}
+
+/* Output targets that are not regular files, over-long names, stale
+ * temporaries of a killed writer, non-UTF-8 strings, and the reader on a
+ * FIFO and on duplicate members. */
+static void test_hostile_targets(void)
+{
+    char dir[300], path[600], other[600], err[512];
+    snprintf(dir, sizeof dir, "%s/hostile", tmpdir);
+    CHECK(mkdir(dir, 0700) == 0);
+    /* A non-UTF-8 argument: bytes an invalid sequence each, a truncated
+     * one at the end, a surrogate, past U+10FFFF; valid text kept. */
+    static char a0[] = "bbench-x", a1[] = "r\xff.json", a2[] = "\xc3\x28",
+                a3[] = "\xed\xa0\x80", a4[] = "\xf4\x90\x80\x80",
+                a5[] = "caf\xc3\xa9 \xe2\x82\xac", a6[] = "end\xe2\x82";
+    char *argv[] = {a0, a1, a2, a3, a4, a5, a6, NULL};
+    bb_record_t *rec = NULL;
+    CHECK(bb_record_create("sum", 7, argv, &rec) == BB_OK);
+    if (rec == NULL)
+        return;
+
+    /* A FIFO, a symbolic link to it, and a directory are refused by the
+     * start-up check and by the write, and stay what they were. */
+    snprintf(path, sizeof path, "%s/fifo.json", dir);
+    CHECK(mkfifo(path, 0600) == 0);
+    err[0] = '\0';
+    check_at(bb_record_check_path(path, err, sizeof err) != BB_OK
+             && strstr(err, "FIFO") != NULL, __LINE__, "check fifo: \"%s\"", err);
+    err[0] = '\0';
+    check_at(bb_record_write(rec, path, err, sizeof err) != BB_OK
+             && strstr(err, "FIFO") != NULL, __LINE__, "write fifo: \"%s\"", err);
+    struct stat sb;
+    CHECK(lstat(path, &sb) == 0 && S_ISFIFO(sb.st_mode));
+    snprintf(other, sizeof other, "%s/link.json", dir);
+    CHECK(symlink("fifo.json", other) == 0);
+    err[0] = '\0';
+    check_at(bb_record_write(rec, other, err, sizeof err) != BB_OK
+             && strstr(err, "symbolic link to a FIFO") != NULL, __LINE__,
+             "write link to fifo: \"%s\"", err);
+    CHECK(lstat(other, &sb) == 0 && S_ISLNK(sb.st_mode));
+    CHECK(lstat(path, &sb) == 0 && S_ISFIFO(sb.st_mode));
+
+    /* The reader does not wait for a writer on the FIFO (the alarm turns a
+     * hang into a failure). */
+    cJSON *doc = NULL;
+    alarm(30);
+    err[0] = '\0';
+    check_at(bb_record_read(path, &doc, err, sizeof err) == BB_ERR_IO && doc == NULL
+             && strstr(err, "not a regular file") != NULL, __LINE__,
+             "read fifo: \"%s\"", err);
+    alarm(0);
+    unlink(other);
+    unlink(path);
+
+    /* A link to a regular file is replaced by the record; its target is
+     * left alone.  A dangling link is replaced like an absent file. */
+    snprintf(path, sizeof path, "%s/target.txt", dir);
+    FILE *f = fopen(path, "w");
+    if (f != NULL) {
+        fputs("keep\n", f);
+        fclose(f);
+    }
+    snprintf(other, sizeof other, "%s/link.json", dir);
+    CHECK(symlink("target.txt", other) == 0);
+    err[0] = '\0';
+    check_at(bb_record_write(rec, other, err, sizeof err) == BB_OK, __LINE__,
+             "write over a link: \"%s\"", err);
+    CHECK(lstat(other, &sb) == 0 && S_ISREG(sb.st_mode));
+    CHECK(stat(path, &sb) == 0 && sb.st_size == 5);
+    unlink(other);
+    unlink(path);
+    CHECK(symlink("nowhere/at/all", other) == 0);
+    err[0] = '\0';
+    check_at(bb_record_write(rec, other, err, sizeof err) == BB_OK, __LINE__,
+             "write over a dangling link: \"%s\"", err);
+    CHECK(lstat(other, &sb) == 0 && S_ISREG(sb.st_mode));
+
+    /* The record is valid UTF-8 and reads back; each bad byte became
+     * U+FFFD, valid characters stayed. */
+    doc = NULL;
+    err[0] = '\0';
+    check_at(bb_record_read(other, &doc, err, sizeof err) == BB_OK, __LINE__,
+             "read non-UTF-8 argv record: \"%s\"", err);
+    const cJSON *cmd = get(doc, "command");
+    CHECK(is_str(cJSON_GetArrayItem(cmd, 1), "r\xef\xbf\xbd.json"));
+    CHECK(is_str(cJSON_GetArrayItem(cmd, 2), "\xef\xbf\xbd("));
+    CHECK(is_str(cJSON_GetArrayItem(cmd, 3), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"));
+    CHECK(is_str(cJSON_GetArrayItem(cmd, 4),
+                 "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"));
+    CHECK(is_str(cJSON_GetArrayItem(cmd, 5), "caf\xc3\xa9 \xe2\x82\xac"));
+    CHECK(is_str(cJSON_GetArrayItem(cmd, 6), "end\xef\xbf\xbd\xef\xbf\xbd"));
+    cJSON_Delete(doc);
+    unlink(other);
+
+    /* Names over NAME_MAX or the path over PATH_MAX: refused before
+     * anything is measured, with the reason. */
+    char longname[NAME_MAX + 40];
+    memset(longname, 'a', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    char *lp = malloc(PATH_MAX + 64);
+    if (lp != NULL) {
+        snprintf(lp, PATH_MAX + 64, "%s/%s.json", dir, longname);
+        err[0] = '\0';
+        check_at(bb_record_check_path(lp, err, sizeof err) != BB_OK
+                 && strstr(err, "the limit is") != NULL, __LINE__,
+                 "long name: \"%s\"", err);
+        size_t n = 0;
+        n += (size_t)snprintf(lp, PATH_MAX + 64, "%s", dir);
+        while (n < PATH_MAX + 8)
+            n += (size_t)snprintf(lp + n, PATH_MAX + 64 - n, "/d");
+        err[0] = '\0';
+        check_at(bb_record_check_path(lp, err, sizeof err) != BB_OK
+                 && strstr(err, "the path is") != NULL, __LINE__,
+                 "long path: \"%s\"", err);
+        free(lp);
+    }
+
+    /* Temporaries: an old unlocked one of ours is what a killed writer
+     * left, and goes; a fresh one, a locked one and other names stay. */
+    char stale[600], fresh[600], locked[600], foreign[600];
+    snprintf(stale, sizeof stale, "%s/.bbench-record.Stale1", dir);
+    snprintf(fresh, sizeof fresh, "%s/.bbench-record.Fresh1", dir);
+    snprintf(locked, sizeof locked, "%s/.bbench-record.Lockd1", dir);
+    snprintf(foreign, sizeof foreign, "%s/.bbench-record.notours", dir);
+    make_old_file(stale, 7200);
+    make_old_file(fresh, 0);
+    make_old_file(locked, 7200);
+    make_old_file(foreign, 7200);
+    int lfd = open(locked, O_RDONLY);
+    CHECK(lfd >= 0 && flock(lfd, LOCK_EX) == 0);
+    snprintf(path, sizeof path, "%s/r.json", dir);
+    err[0] = '\0';
+    check_at(bb_record_write(rec, path, err, sizeof err) == BB_OK, __LINE__,
+             "write beside temporaries: \"%s\"", err);
+    CHECK_MSG(access(stale, F_OK) != 0, "stale temporary %s left", stale);
+    CHECK(access(fresh, F_OK) == 0);
+    CHECK(access(locked, F_OK) == 0);
+    CHECK(access(foreign, F_OK) == 0);
+    /* The start-up check tidies as well. */
+    make_old_file(stale, 7200);
+    CHECK(bb_record_check_path(path, err, sizeof err) == BB_OK);
+    CHECK_MSG(access(stale, F_OK) != 0, "stale temporary %s left by the check", stale);
+    if (lfd >= 0)
+        close(lfd);
+    unlink(fresh);
+    unlink(locked);
+    unlink(foreign);
+    unlink(path);
+    CHECK(dir_entries(dir) == 0);
+    rmdir(dir);
+    bb_record_free(rec);
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR");
@@ -620,6 +805,7 @@ int main(void)
     test_quantity_edges();
     test_write_read();
     test_parse_rejects();
+    test_hostile_targets();
     if (rmdir(tmpdir) != 0) {
         printf("FAIL: temp dir %s not empty at the end\n", tmpdir);
         failed++;

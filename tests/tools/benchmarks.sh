@@ -21,6 +21,12 @@ while read -r name; do
     sed -n 's/^  -\([A-Za-z]\), --\([a-z-]*\).*/\1 \2/p' "$BB_TMP/help" \
         | sed "s/\$/ bbench-$name/" >> "$BB_TMP/letters"
 done < "$BB_TMP/names"
+# doc/index.md's table of benchmarks is the one the list makes.
+sed -n '/made by scripts\/bbench-docindex/,/end of the generated table/p' "$S/doc/index.md" \
+    | sed '1d;$d' > "$BB_TMP/index-table"
+sh "$S/scripts/bbench-docindex" > "$BB_TMP/index-want"
+bb_expect_true "doc/index.md lists the benchmarks of benchmarks.list" \
+    cmp -s "$BB_TMP/index-table" "$BB_TMP/index-want"
 # One meaning per letter: a letter that stands for two long names is reported.
 sort -u -k1,2 "$BB_TMP/letters" | awk '{ n[$1]++; w[$1] = w[$1] " --" $2 " (" $3 ")" }
     END { for (l in n) if (n[l] > 1) print "-" l ":" w[l] }' > "$BB_TMP/clash"

@@ -38,16 +38,16 @@ static const char usage_text[] =
     "Options:\n"
     "  -t, --tolerance T   relative tolerance of the rule (default 0.10)\n"
     "  -f, --format F      table (default), markdown or json\n"
-    "  -r, --report        report mode for CI: timings are shown but never\n"
+    "      --report        report mode for CI: timings are shown but never\n"
     "                      fail; exit 1 only for a contract change\n"
-    "  -i, --ignore-parameter L  leave these parameters (comma list,\n"
+    "      --ignore-parameter L  leave these parameters (comma list,\n"
     "                      repeatable) out of matching, e.g. a budget-chosen\n"
     "                      reps\n"
     "  -a, --all           list every timing (default: elapsed and the\n"
     "                      timings that moved)\n"
-    "  -x, --extract       print tab-separated plot data of RECORDS (one\n"
+    "      --extract       print tab-separated plot data of RECORDS (one\n"
     "                      line per point, parameters as columns)\n"
-    "  -q, --quantity L    quantities to extract (comma list, repeatable;\n"
+    "      --quantity L    quantities to extract (comma list, repeatable;\n"
     "                      default elapsed): columns NAME, NAME.min, NAME.max\n"
     "  -h, --help          show this help and exit\n"
     "  -V, --version       show the version and exit\n"
@@ -130,14 +130,17 @@ static int run_extract(const char *path, char **quantities, size_t nq)
 
 int main(int argc, char **argv)
 {
+    /* The bbench letters: -r, -q, -i and -x mean --reps, --quiet and OSU's
+     * iterations and warm-up in the benchmarks, so these are long-only here. */
+    enum { OPT_REPORT = 256, OPT_IGNORE, OPT_EXTRACT, OPT_QUANTITY };
     static const struct option longopts[] = {
         {"tolerance", required_argument, NULL, 't'},
         {"format", required_argument, NULL, 'f'},
-        {"report", no_argument, NULL, 'r'},
+        {"report", no_argument, NULL, OPT_REPORT},
         {"all", no_argument, NULL, 'a'},
-        {"ignore-parameter", required_argument, NULL, 'i'},
-        {"extract", no_argument, NULL, 'x'},
-        {"quantity", required_argument, NULL, 'q'},
+        {"ignore-parameter", required_argument, NULL, OPT_IGNORE},
+        {"extract", no_argument, NULL, OPT_EXTRACT},
+        {"quantity", required_argument, NULL, OPT_QUANTITY},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
@@ -150,7 +153,7 @@ int main(int argc, char **argv)
     int c;
 
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":t:f:rai:xq:hV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":t:f:ahV", longopts, NULL)) != -1) {
         switch (c) {
         case 't':
             if (bb_cli_parse_double(optarg, 0.0, 100.0, &tolerance, err,
@@ -173,14 +176,14 @@ int main(int argc, char **argv)
                 usage_error(err);
             }
             break;
-        case 'r': report_only = 1; break;
+        case OPT_REPORT: report_only = 1; break;
         case 'a': all_timings = 1; break;
-        case 'i':
+        case OPT_IGNORE:
             if (add_names(optarg, &ignored, &nignored) != 0)
                 usage_error("--ignore-parameter: empty name in the list");
             break;
-        case 'x': extract = 1; break;
-        case 'q':
+        case OPT_EXTRACT: extract = 1; break;
+        case OPT_QUANTITY:
             if (add_names(optarg, &quantities, &nq) != 0)
                 usage_error("--quantity: empty name in the list");
             break;

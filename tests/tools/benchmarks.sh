@@ -21,6 +21,10 @@ while read -r name; do
     sed -n 's/^  -\([A-Za-z]\), --\([a-z-]*\).*/\1 \2/p' "$BB_TMP/help" \
         | sed "s/\$/ bbench-$name/" >> "$BB_TMP/letters"
 done < "$BB_TMP/names"
+# The compare tool speaks the same vocabulary.
+bb_serial "$B/bench/bbench-compare" --help > "$BB_TMP/help" 2>&1 < /dev/null
+sed -n 's/^  -\([A-Za-z]\), --\([a-z-]*\).*/\1 \2 bbench-compare/p' "$BB_TMP/help" \
+    >> "$BB_TMP/letters"
 # doc/index.md's table of benchmarks is the one the list makes.
 sed -n '/made by scripts\/bbench-docindex/,/end of the generated table/p' "$S/doc/index.md" \
     | sed '1d;$d' > "$BB_TMP/index-table"

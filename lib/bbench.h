@@ -1174,6 +1174,12 @@ typedef struct bb_bench bb_bench_t;
 bb_bench_t *bb_bench_init(int *argc, char ***argv, const char *name,
                           const char *benchmark);
 
+/* Finalizes MPI after draining the traffic that MPI_Finalize could wait on
+ * forever across hosts (finalize.c; see README, "Shutdown across hosts").
+ * Collective over MPI_COMM_WORLD, like MPI_Finalize; does nothing when MPI
+ * is not initialized or already finalized.  Returns MPI_Finalize's code. */
+int bb_finalize(void);
+
 bb_world_t *bb_bench_world(bb_bench_t *bench);
 int bb_bench_rank(const bb_bench_t *bench);
 int bb_bench_size(const bb_bench_t *bench);

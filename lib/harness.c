@@ -80,7 +80,8 @@ void bb_bench_usage(bb_bench_t *bench, const char *fmt, ...)
         va_end(ap);
     }
     bench_free(bench);
-    MPI_Finalize();
+    bb_finalize_expect_exit(BB_EXIT_USAGE);
+    bb_finalize();
     exit(BB_EXIT_USAGE);
 }
 
@@ -89,7 +90,8 @@ void bb_bench_exit_text(bb_bench_t *bench, const char *text)
     if (bench->rank == 0)
         fputs(text, stdout);
     bench_free(bench);
-    MPI_Finalize();
+    bb_finalize_expect_exit(BB_EXIT_OK);
+    bb_finalize();
     exit(BB_EXIT_OK);
 }
 
@@ -250,6 +252,7 @@ int bb_bench_finish(bb_bench_t *bench, int exit_code)
     /* Every rank leaves with the same code. */
     MPI_Bcast(&code, 1, MPI_INT, 0, bb_bench_comm(bench));
     bench_free(bench);
-    MPI_Finalize();
+    bb_finalize_expect_exit(code);
+    bb_finalize();
     return code;
 }

@@ -34,4 +34,8 @@ void bb_poison_retain(bb_poison_node_t *node, bb_poison_kind_t kind, void *objec
 void bb_errorf(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The exit code a rank leaves with if bb_finalize's watchdog has to end a
+ * stuck MPI_Finalize (finalize.c); set it just before bb_finalize. */
+void bb_finalize_expect_exit(int code);
+
 #endif

@@ -963,7 +963,11 @@ typedef struct bb_topology_info {
     int cores_per_host;      /* hwloc cores of rank 0's host, -1 unknown */
     int pus_per_host;        /* -1 unknown */
     int threads_per_rank;    /* OMP_NUM_THREADS if set, else 1 */
-    int oversubscribed;      /* some host runs more ranks than cores */
+    int oversubscribed;      /* some machine runs more ranks than cores */
+    /* Hosts that share one kernel (same boot id: containers, network
+     * namespaces) share its cores: oversubscription is judged per machine. */
+    int machines;
+    int max_ranks_per_machine;
 } bb_topology_info_t;
 
 /* Collective over the world.  Builds the "runtime" and "topology" members

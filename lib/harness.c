@@ -200,8 +200,10 @@ void bb_bench_capture(bb_bench_t *bench)
            bench->name, bb_version(), t->ranks, t->ranks == 1 ? "" : "s",
            t->hosts, t->hosts == 1 ? "" : "s", t->cores_per_host, t->pus_per_host);
     if (t->oversubscribed)
-        printf(": OVERSUBSCRIBED, %d ranks on a host of %d cores; timings include "
-               "time-sharing\n", t->max_ranks_per_host, t->cores_per_host);
+        printf(": OVERSUBSCRIBED, %d ranks on a %s of %d cores; timings include "
+               "time-sharing\n", t->max_ranks_per_machine,
+               t->machines < t->hosts ? "machine (shared by hosts)" : "host",
+               t->cores_per_host);
     else
         printf(": not oversubscribed\n");
     printf("# thread level %s requested, %s provided\n",

@@ -31,26 +31,26 @@ mh_run() {
 # host each rank ran on (ranks in blocks), each host's cores, and
 # oversubscription judged over the machine (all fake hosts share its cores).
 mh_topology() {
-    rec=$1 np=$2 what=$3
+    mrec=$1 np=$2 mw=$3
     ppn=$(( (np + 1) / 2 ))
-    bb_expect_true "$what: topology.hosts = 2" test "$("$get" "$rec" topology.hosts)" = 2
-    bb_expect_true "$what: topology.ranks = $np" test "$("$get" "$rec" topology.ranks)" = "$np"
-    bb_expect_true "$what: one machine under both hosts" \
-        test "$("$get" "$rec" topology.machines)" = 1
+    bb_expect_true "$mw: topology.hosts = 2" test "$("$get" "$mrec" topology.hosts)" = 2
+    bb_expect_true "$mw: topology.ranks = $np" test "$("$get" "$mrec" topology.ranks)" = "$np"
+    bb_expect_true "$mw: one machine under both hosts" \
+        test "$("$get" "$mrec" topology.machines)" = 1
     r=0
     while [ "$r" -lt "$np" ]; do
         want=bbnc-h$(( r / ppn + 1 ))
-        bb_expect_true "$what: rank $r ran on $want" \
-            test "$("$get" "$rec" "topology.per_rank.$r.host")" = "$want"
+        bb_expect_true "$mw: rank $r ran on $want" \
+            test "$("$get" "$mrec" "topology.per_rank.$r.host")" = "$want"
         r=$((r + 1))
     done
-    cores=$("$get" "$rec" topology.per_host.0.cores)
-    bb_expect_true "$what: per-host cores recorded" test "$cores" -ge 1
-    bb_expect_true "$what: both hosts see the machine's cores" \
-        test "$("$get" "$rec" topology.per_host.1.cores)" = "$cores"
-    bb_expect_true "$what: $ppn ranks on each host" \
-        test "$("$get" "$rec" topology.per_host.1.ranks)" = "$ppn"
+    cores=$("$get" "$mrec" topology.per_host.0.cores)
+    bb_expect_true "$mw: per-host cores recorded" test "$cores" -ge 1
+    bb_expect_true "$mw: both hosts see the machine's cores" \
+        test "$("$get" "$mrec" topology.per_host.1.cores)" = "$cores"
+    bb_expect_true "$mw: $ppn ranks on each host" \
+        test "$("$get" "$mrec" topology.per_host.1.ranks)" = "$ppn"
     if [ "$np" -gt "$cores" ]; then over=true; else over=false; fi
-    bb_expect_true "$what: oversubscribed = $over ($np ranks, $cores cores on the machine)" \
-        test "$("$get" "$rec" topology.oversubscribed)" = "$over"
+    bb_expect_true "$mw: oversubscribed = $over ($np ranks, $cores cores on the machine)" \
+        test "$("$get" "$mrec" topology.oversubscribed)" = "$over"
 }

@@ -20,7 +20,7 @@ esac
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$src/build}
 packages="mpich libmpich-dev libhwloc-dev hwloc libcjson-dev autoconf automake libtool \
-pkg-config make gcc gnuplot-nox"
+pkg-config make gcc gnuplot-nox iproute2 util-linux"
 
 step() { printf '\n=== %s\n' "$*"; }
 

@@ -20,7 +20,7 @@ esac
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$src/build}
 packages="mpich libmpich-dev libhwloc-dev hwloc libcjson-dev autoconf automake libtool \
-pkg-config make gcc gnuplot-nox iproute2 util-linux"
+pkg-config make gcc gnuplot-nox iproute2 util-linux ethtool python3"
 
 step() { printf '\n=== %s\n' "$*"; }
 

@@ -81,7 +81,8 @@ void bb_bench_usage(bb_bench_t *bench, const char *fmt, ...)
         va_end(ap);
     }
     bench_free(bench);
-    MPI_Finalize();
+    bb_finalize_expect_exit(BB_EXIT_USAGE);
+    bb_finalize();
     exit(BB_EXIT_USAGE);
 }
 
@@ -90,7 +91,8 @@ void bb_bench_exit_text(bb_bench_t *bench, const char *text)
     if (bench->rank == 0)
         fputs(text, stdout);
     bench_free(bench);
-    MPI_Finalize();
+    bb_finalize_expect_exit(BB_EXIT_OK);
+    bb_finalize();
     exit(BB_EXIT_OK);
 }
 
@@ -214,8 +216,10 @@ void bb_bench_capture(bb_bench_t *bench)
            bench->name, bb_version(), t->ranks, t->ranks == 1 ? "" : "s",
            t->hosts, t->hosts == 1 ? "" : "s", t->cores_per_host, t->pus_per_host);
     if (t->oversubscribed)
-        printf(": OVERSUBSCRIBED, %d ranks on a host of %d cores; timings include "
-               "time-sharing\n", t->max_ranks_per_host, t->cores_per_host);
+        printf(": OVERSUBSCRIBED, %d ranks on a %s of %d cores; timings include "
+               "time-sharing\n", t->max_ranks_per_machine,
+               t->machines < t->hosts ? "machine (shared by hosts)" : "host",
+               t->cores_per_host);
     else
         printf(": not oversubscribed\n");
     printf("# thread level %s requested, %s provided\n",
@@ -274,6 +278,7 @@ int bb_bench_finish(bb_bench_t *bench, int exit_code)
     /* Every rank leaves with the same code. */
     MPI_Bcast(&code, 1, MPI_INT, 0, bb_bench_comm(bench));
     bench_free(bench);
-    MPI_Finalize();
+    bb_finalize_expect_exit(code);
+    bb_finalize();
     return code;
 }

@@ -32,9 +32,13 @@ typedef struct bb_topology_info {
     int cores_per_host;      /* hwloc cores of rank 0's host, -1 unknown */
     int pus_per_host;        /* -1 unknown */
     int threads_per_rank;    /* OMP_NUM_THREADS if set, else 1 */
-    int oversubscribed;      /* some host runs more ranks than it has cores
+    int oversubscribed;      /* some machine runs more ranks than it has cores
                                 or than the PUs of the union of its ranks'
                                 cpusets (pinning), whichever is fewer */
+    /* Hosts that share one kernel (same boot id: containers, network
+     * namespaces) share its cores: oversubscription is judged per machine. */
+    int machines;
+    int max_ranks_per_machine;
 } bb_topology_info_t;
 
 /* Collective over the world.  Builds the "runtime" and "topology" members
@@ -259,6 +263,16 @@ typedef struct bb_bench bb_bench_t;
  * message on stderr and exit 3. */
 bb_bench_t *bb_bench_init(int *argc, char ***argv, const char *name,
                           const char *benchmark);
+
+/* Finalizes MPI after draining the traffic that MPI_Finalize could wait on
+ * forever across hosts (finalize.c; see README, "Shutdown across hosts").
+ * Collective over MPI_COMM_WORLD, like MPI_Finalize; does nothing when MPI
+ * is not initialized or already finalized.  Returns MPI_Finalize's code. */
+int bb_finalize(void);
+
+/* The exit code a rank leaves with if bb_finalize's watchdog has to end a
+ * stuck MPI_Finalize; set it just before bb_finalize. */
+void bb_finalize_expect_exit(int code);
 
 bb_world_t *bb_bench_world(bb_bench_t *bench);
 int bb_bench_rank(const bb_bench_t *bench);

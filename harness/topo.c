@@ -26,6 +26,7 @@ typedef struct bb_rank_info {
     char host[MPI_MAX_PROCESSOR_NAME + 1];
     char cpuset[BB_CPUSET_LEN];  /* "" when unknown (reason says why) */
     char reason[BB_REASON_LEN];  /* why cpuset/cores are unknown, or "" */
+    char boot_id[40];            /* the kernel's boot id, "" unknown */
     int32_t cpuset_truncated;
     int32_t bound;               /* 1, 0, or -1 unknown */
     int32_t cores, pus;          /* hwloc counts of this host, -1 unknown */
@@ -35,7 +36,8 @@ typedef struct bb_rank_info {
 /* What rank 0 broadcasts so that every rank has bb_topology_info_t. */
 enum {
     BB_TI_STATUS, BB_TI_HOSTS, BB_TI_MAX_PER_HOST, BB_TI_CORES, BB_TI_PUS,
-    BB_TI_THREADS, BB_TI_OVERSUB, BB_TI_FIELDS
+    BB_TI_THREADS, BB_TI_OVERSUB, BB_TI_MACHINES, BB_TI_MAX_PER_MACHINE,
+    BB_TI_FIELDS
 };
 
 /* ------------------------------------------------------------------------ */
@@ -263,19 +265,27 @@ free_set:
     hwloc_bitmap_free(set);
 }
 
-/* Rank 0: the ranks of host h (first_of[h]'s host) can run at once on at
+/* The machine of a rank: its kernel's boot id, or its host name when the
+ * boot id is unknown. */
+static const char *bb_machine_key(const bb_rank_info_t *r)
+{
+    return r->boot_id[0] != '\0' ? r->boot_id : r->host;
+}
+
+/* Rank 0: the ranks of the machine of rank `first` can run at once on at
  * most this many places: its cores, or fewer when the ranks are pinned to
  * fewer PUs (the union of their cpusets).  -1 when the cores are unknown.
  * A rank whose cpuset is unknown or truncated leaves the core count. */
-static int bb_host_slots(const bb_rank_info_t *all, int size, int first)
+static int bb_machine_slots(const bb_rank_info_t *all, int size, int first)
 {
     int cores = all[first].cores;
     if (cores < 1)
         return -1;
+    const char *key = bb_machine_key(&all[first]);
     hwloc_bitmap_t uni = hwloc_bitmap_alloc(), one = hwloc_bitmap_alloc();
     int slots = cores, known = uni != NULL && one != NULL;
     for (int r = 0; known && r < size; r++) {
-        if (strcmp(all[r].host, all[first].host) != 0)
+        if (strcmp(bb_machine_key(&all[r]), key) != 0)
             continue;
         if (all[r].cpuset[0] == '\0' || all[r].cpuset_truncated
             || hwloc_bitmap_list_sscanf(one, all[r].cpuset) != 0)
@@ -294,9 +304,11 @@ static int bb_host_slots(const bb_rank_info_t *all, int size, int first)
 }
 
 /* Rank 0: hosts, ranks per host and oversubscription from the gathered
- * per-rank data.  Hosts are identified by processor name. */
+ * per-rank data.  Hosts are identified by processor name; oversubscription
+ * is judged per machine (hosts with one boot id share one set of cores),
+ * machine_of[h] numbering each host's machine from 0. */
 static void bb_count_hosts(const bb_rank_info_t *all, int size, int *first_of,
-                           int *ranks_on, int64_t *ti)
+                           int *ranks_on, int *machine_of, int64_t *ti)
 {
     int hosts = 0, max_per = 0, oversub = 0, unknown = 0, threads = 1;
     for (int r = 0; r < size; r++) {
@@ -313,13 +325,32 @@ static void bb_count_hosts(const bb_rank_info_t *all, int size, int *first_of,
         if (all[r].threads > threads)
             threads = all[r].threads;
     }
+    int machines = 0, max_per_machine = 0;
     for (int h = 0; h < hosts; h++) {
-        int cores = bb_host_slots(all, size, first_of[h]);
         if (ranks_on[h] > max_per)
             max_per = ranks_on[h];
+        int m = 0;
+        for (; m < h; m++)
+            if (strcmp(bb_machine_key(&all[first_of[m]]),
+                       bb_machine_key(&all[first_of[h]])) == 0)
+                break;
+        machine_of[h] = m < h ? machine_of[m] : machines++;
+    }
+    for (int m = 0; m < machines; m++) {
+        int ranks = 0, first = -1;
+        for (int h = 0; h < hosts; h++) {
+            if (machine_of[h] != m)
+                continue;
+            ranks += ranks_on[h];
+            if (first < 0)
+                first = first_of[h];
+        }
+        int cores = first >= 0 ? bb_machine_slots(all, size, first) : -1;
+        if (ranks > max_per_machine)
+            max_per_machine = ranks;
         if (cores < 1)
             unknown = 1;
-        else if (ranks_on[h] > cores)
+        else if (ranks > cores)
             oversub = 1;
     }
     ti[BB_TI_HOSTS] = hosts;
@@ -327,14 +358,16 @@ static void bb_count_hosts(const bb_rank_info_t *all, int size, int *first_of,
     ti[BB_TI_CORES] = all[0].cores;
     ti[BB_TI_PUS] = all[0].pus;
     ti[BB_TI_THREADS] = threads;
-    /* -1: some host's core count is unknown and none is known to be
+    ti[BB_TI_MACHINES] = machines;
+    ti[BB_TI_MAX_PER_MACHINE] = max_per_machine;
+    /* -1: some machine's core count is unknown and none is known to be
      * oversubscribed. */
     ti[BB_TI_OVERSUB] = oversub ? 1 : (unknown ? -1 : 0);
 }
 
 static cJSON *bb_topology_json(const bb_rank_info_t *all, int size,
                                const int *first_of, const int *ranks_on,
-                               const int64_t *ti, cJSON *machine,
+                               const int *machine_of, const int64_t *ti, cJSON *machine,
                                const char *machine_reason)
 {
     cJSON *t = cJSON_CreateObject();
@@ -347,18 +380,28 @@ static cJSON *bb_topology_json(const bb_rank_info_t *all, int size,
     cJSON_AddNumberToObject(t, "hosts", hosts);
     cJSON_AddNumberToObject(t, "threads_per_rank", (double)ti[BB_TI_THREADS]);
     cJSON_AddNumberToObject(t, "max_ranks_per_host", (double)ti[BB_TI_MAX_PER_HOST]);
+    cJSON_AddNumberToObject(t, "machines", (double)ti[BB_TI_MACHINES]);
+    cJSON_AddNumberToObject(t, "max_ranks_per_machine", (double)ti[BB_TI_MAX_PER_MACHINE]);
 
-    /* The busiest host relative to the cores its ranks may use. */
+    /* The busiest machine relative to the places its ranks may use. */
     double per_core = -1.0;
-    for (int h = 0; h < hosts; h++) {
-        int cores = bb_host_slots(all, size, first_of[h]);
-        if (cores >= 1 && (double)ranks_on[h] / cores > per_core)
-            per_core = (double)ranks_on[h] / cores;
+    for (int m = 0; m < (int)ti[BB_TI_MACHINES]; m++) {
+        int ranks = 0, first = -1;
+        for (int h = 0; h < hosts; h++) {
+            if (machine_of[h] == m) {
+                ranks += ranks_on[h];
+                if (first < 0)
+                    first = first_of[h];
+            }
+        }
+        int cores = first >= 0 ? bb_machine_slots(all, size, first) : -1;
+        if (cores >= 1 && (double)ranks / cores > per_core)
+            per_core = (double)ranks / cores;
     }
     if (ti[BB_TI_OVERSUB] < 0) {
         cJSON_AddNullToObject(t, "oversubscribed");
         cJSON_AddStringToObject(t, "oversubscribed_reason",
-                                "hwloc core count unknown on some host");
+                                "hwloc core count unknown on some machine");
         cJSON_AddNullToObject(t, "ranks_per_core");
     } else {
         cJSON_AddBoolToObject(t, "oversubscribed", ti[BB_TI_OVERSUB] != 0);
@@ -379,6 +422,7 @@ static cJSON *bb_topology_json(const bb_rank_info_t *all, int size,
         if (o == NULL)
             continue;
         cJSON_AddStringToObject(o, "host", f->host);
+        cJSON_AddNumberToObject(o, "machine", machine_of[h]);
         cJSON_AddNumberToObject(o, "ranks", ranks_on[h]);
         if (f->cores >= 1)
             cJSON_AddNumberToObject(o, "cores", f->cores);
@@ -437,7 +481,7 @@ bb_status_t bb_provenance_capture(bb_world_t *world, int thread_requested,
     int rank = bb_world_rank(world), size = bb_world_size(world);
     bb_rank_info_t me;
     bb_rank_info_t *all = NULL;
-    int *first_of = NULL, *ranks_on = NULL;
+    int *first_of = NULL, *ranks_on = NULL, *machine_of = NULL;
     int64_t ti[BB_TI_FIELDS] = {0};
     cJSON *machine = NULL;
     const char *machine_reason = "hwloc topology could not be loaded";
@@ -448,6 +492,14 @@ bb_status_t bb_provenance_capture(bb_world_t *world, int thread_requested,
         snprintf(me.host, sizeof me.host, "unknown");
     me.host[sizeof me.host - 1] = '\0';
     me.threads = bb_threads_per_rank();
+    /* Network or UTS namespaces make several hosts of one kernel. */
+    FILE *boot = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (boot != NULL) {
+        if (fgets(me.boot_id, sizeof me.boot_id, boot) == NULL)
+            me.boot_id[0] = '\0';
+        me.boot_id[strcspn(me.boot_id, "\n")] = '\0';
+        fclose(boot);
+    }
 
     hwloc_topology_t topo;
     int have_topo = hwloc_topology_init(&topo) == 0;
@@ -468,7 +520,8 @@ bb_status_t bb_provenance_capture(bb_world_t *world, int thread_requested,
         all = calloc((size_t)size, sizeof *all);
         first_of = calloc((size_t)size, sizeof *first_of);
         ranks_on = calloc((size_t)size, sizeof *ranks_on);
-        ready = all != NULL && first_of != NULL && ranks_on != NULL;
+        machine_of = calloc((size_t)size, sizeof *machine_of);
+        ready = all != NULL && first_of != NULL && ranks_on != NULL && machine_of != NULL;
     }
     if (MPI_Bcast(&ready, 1, MPI_INT, 0, comm) != MPI_SUCCESS) {
         st = BB_ERR_MPI;
@@ -489,8 +542,9 @@ bb_status_t bb_provenance_capture(bb_world_t *world, int thread_requested,
             all[r].host[sizeof all[r].host - 1] = '\0';
             all[r].cpuset[sizeof all[r].cpuset - 1] = '\0';
             all[r].reason[sizeof all[r].reason - 1] = '\0';
+            all[r].boot_id[sizeof all[r].boot_id - 1] = '\0';
         }
-        bb_count_hosts(all, size, first_of, ranks_on, ti);
+        bb_count_hosts(all, size, first_of, ranks_on, machine_of, ti);
         ti[BB_TI_STATUS] = BB_OK;
     }
     if (MPI_Bcast(ti, BB_TI_FIELDS, MPI_INT64_T, 0, comm) != MPI_SUCCESS) {
@@ -505,6 +559,8 @@ bb_status_t bb_provenance_capture(bb_world_t *world, int thread_requested,
     info_out->pus_per_host = (int)ti[BB_TI_PUS];
     info_out->threads_per_rank = (int)ti[BB_TI_THREADS];
     info_out->oversubscribed = ti[BB_TI_OVERSUB] > 0;
+    info_out->machines = (int)ti[BB_TI_MACHINES];
+    info_out->max_ranks_per_machine = (int)ti[BB_TI_MAX_PER_MACHINE];
 
     if (rank == 0) {
         cJSON *rt = runtime_out ? bb_runtime_json(thread_requested,
@@ -512,7 +568,7 @@ bb_status_t bb_provenance_capture(bb_world_t *world, int thread_requested,
                                 : NULL;
         cJSON *tp = NULL;
         if (topology_out != NULL) {
-            tp = bb_topology_json(all, size, first_of, ranks_on, ti, machine,
+            tp = bb_topology_json(all, size, first_of, ranks_on, machine_of, ti, machine,
                                   machine_reason);
             machine = NULL; /* owned by tp, or freed */
         }
@@ -532,6 +588,7 @@ bb_status_t bb_provenance_capture(bb_world_t *world, int thread_requested,
 
 free_all:
     cJSON_Delete(machine);
+    free(machine_of);
     free(ranks_on);
     free(first_of);
     free(all);

@@ -46,4 +46,5 @@ bb_map_t *bb_map_copy(const bb_map_t *map);
 void bb_bucket(const int *dest, int64_t n, int p, int *count, int *displ,
                int *cursor, int *order_out);
 
+
 #endif

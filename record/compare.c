@@ -233,6 +233,7 @@ typedef struct bb_set_record {
     cJSON *doc;
     const char *benchmark;
     int64_t ranks;
+    int64_t hosts;       /* topology.hosts; 1 when absent (older records) */
 } bb_set_record_t;
 
 struct bb_record_set {
@@ -418,6 +419,18 @@ static bb_status_t bb_check_record(bb_set_record_t *r, size_t *points,
         return BB_ERR_PARSE;
     }
     r->ranks = (int64_t)ranks->valuedouble;
+    /* Hosts match like ranks: shared memory and a network are not the same
+     * point.  Absent (or null) means one host. */
+    const cJSON *hosts = cJSON_GetObjectItemCaseSensitive(topo, "hosts");
+    r->hosts = 1;
+    if (hosts != NULL && !cJSON_IsNull(hosts)) {
+        if (!cJSON_IsNumber(hosts) || hosts->valuedouble < 1 || hosts->valuedouble > 1e9
+            || hosts->valuedouble != floor(hosts->valuedouble)) {
+            bb_errorf(err, errlen, "%s: topology.hosts: not a positive integer", r->path);
+            return BB_ERR_PARSE;
+        }
+        r->hosts = (int64_t)hosts->valuedouble;
+    }
     const cJSON *pts = cJSON_GetObjectItemCaseSensitive(r->doc, "points");
     int pi = 0;
     const cJSON *p;
@@ -593,6 +606,8 @@ static char *bb_point_label(const bb_set_record_t *r, const cJSON *params,
 {
     bb_buf_t b = {0};
     bb_buf_printf(&b, "%s n=%lld", r->benchmark, (long long)r->ranks);
+    if (r->hosts != 1)
+        bb_buf_printf(&b, " hosts=%lld", (long long)r->hosts);
     const cJSON *e;
     cJSON_ArrayForEach(e, params) {
         if (options && bb_ignored(options, e->string))
@@ -666,7 +681,7 @@ static bb_status_t bb_points_collect(const bb_record_set_t *set,
             const cJSON *params = cJSON_GetObjectItemCaseSensitive(p, "parameters");
             bb_buf_t kb = {0};
             bb_canon_string(&kb, r->benchmark);
-            bb_buf_printf(&kb, " %lld ", (long long)r->ranks);
+            bb_buf_printf(&kb, " %lld %lld ", (long long)r->ranks, (long long)r->hosts);
             if (options->n_ignore == 0) {
                 bb_canon(&kb, params);
             } else {
@@ -958,7 +973,7 @@ static const char *const bb_provenance_fields[] = {
     "runtime.mpi_library", "runtime.mpi_standard",
     "runtime.thread_level_requested", "runtime.thread_level_provided",
     "runtime.timer", "runtime.env",
-    "topology.hosts", "topology.oversubscribed", "topology.threads_per_rank",
+    "topology.oversubscribed", "topology.threads_per_rank",
     "topology.machine", "source.build", NULL};
 
 static const cJSON *bb_json_path(const cJSON *doc, const char *dotted)

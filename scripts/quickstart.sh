@@ -20,7 +20,8 @@ esac
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$src/build}
 packages="mpich libmpich-dev libhwloc-dev hwloc libcjson-dev autoconf automake libtool \
-pkg-config make gcc gnuplot-nox python3-jsonschema help2man"
+pkg-config make gcc gnuplot-nox python3-jsonschema help2man iproute2 util-linux ethtool \
+python3"
 
 step() { printf '\n=== %s\n' "$*"; }
 

@@ -29,11 +29,15 @@ poison 1 direct MPI_Alltoallw:1 0
 mkdir -p "$BB_TMP/rec"
 for spec in "direct MPI_Alltoallw:2" "sparse MPI_Irecv:1"; do
     set -- $spec
-    bb_preload_fault "$2" 1 \
+    rm -f "$BB_TMP/fatal"
+    BB_FATAL_VERDICT="$BB_TMP/fatal" bb_preload_fault "$2" 1 \
         bb_mpirun 2 "$B/bench/bbench-redist" --elements 100 --methods "$1" --reps 2 \
         --output "$BB_TMP/rec/r.json" > "$out" 2>&1
     bb_expect_rc 3 $? "bbench-redist $1 with $2 failing on rank 1 exits 3"
     bb_expect_true "bbench-redist $1 $2: no record and no temporary file" \
         test -z "$(ls -A "$BB_TMP/rec")"
+    touch "$BB_TMP/fatal"
+    bb_expect_grep "^bbench-redist: rank 1: fatal: $1 [<>]: MPI error" "$BB_TMP/fatal" \
+        "bbench-redist $1 $2: caught in the $1 message"
 done
 bb_finish

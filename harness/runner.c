@@ -25,7 +25,7 @@ struct bb_run {
  * the process from inside the run (every rank exits alike); the state is
  * then still reachable from here, not leaked, which is what LeakSanitizer
  * must see. */
-static void *live_state;
+static void *volatile live_state;  /* volatile: a store no compiler drops */
 
 /* Long-only shared options, just below the benchmarks' codes. */
 enum { OPT_BUDGET = BB_OPT_LONG - 3, OPT_TIMING, OPT_WINDOW };
@@ -277,6 +277,12 @@ int64_t bb_run_kernel_iterations(const bb_run_kernel_t *kernel, double seconds)
 
 /* ---- the option table and --help ---------------------------------------- */
 
+/* A short option is a letter; other codes are long-only options. */
+static int is_letter(int key)
+{
+    return (key >= 'a' && key <= 'z') || (key >= 'A' && key <= 'Z');
+}
+
 static size_t option_count(const bb_option_t *t)
 {
     size_t n = 0;
@@ -288,7 +294,7 @@ static size_t option_count(const bb_option_t *t)
 static void help_option(FILE *f, const bb_option_t *o)
 {
     char left[64];
-    int is_short = o->key > 0 && o->key < BB_OPT_LONG && o->key != OPT_BUDGET;
+    int is_short = is_letter(o->key);
     snprintf(left, sizeof left, "  %c%c%c --%s%s%s", is_short ? '-' : ' ',
              is_short ? o->key : ' ', is_short ? ',' : ' ', o->name, o->arg ? " " : "",
              o->arg ? o->arg : "");
@@ -362,7 +368,7 @@ static void getopt_tables(const bb_bench_desc_t *d, struct option **long_out,
             lo[k] = (struct option){ tab[i].name, tab[i].arg ? required_argument
                                                              : no_argument,
                                      NULL, tab[i].key };
-            if (tab[i].key > 0 && tab[i].key < BB_OPT_LONG && tab[i].key != OPT_BUDGET) {
+            if (is_letter(tab[i].key)) {
                 so[s++] = (char)tab[i].key;
                 if (tab[i].arg)
                     so[s++] = ':';

@@ -13,6 +13,17 @@ poison() {
         bb_mpirun "$np" "$B/tests/mpi/test-redist" poison "$method" "$BB_TMP/verdict" \
         > "$out" 2>&1
     rc=$?
+    if [ "$rc" -ne 3 ] && [ "$np" -eq 1 ]; then
+        # Under load Hydra has reported 1 for a singleton's MPI_Abort(3) (twice
+        # in CI-style runs, never in 20 quiet ones): say so, and try once more.
+        echo "note: -n 1 abort reported as exit $rc by the launcher; once more:"
+        sed 's/^/    /' "$out"
+        rm -f "$BB_TMP/verdict"
+        bb_preload_fault "$call" "$frank" \
+            bb_mpirun "$np" "$B/tests/mpi/test-redist" poison "$method" "$BB_TMP/verdict" \
+            > "$out" 2>&1
+        rc=$?
+    fi
     bb_expect_rc 3 $rc "-n $np: $method with $call failing on rank $frank: aborted with 3"
     touch "$BB_TMP/verdict"
     bb_expect_grep "rank $frank: poison: [0-9]* passed, 0 failed" "$BB_TMP/verdict" \

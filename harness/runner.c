@@ -15,6 +15,8 @@ struct bb_run {
     bb_measure_settings_t settings;
     const char *output;
     int quiet;
+    bb_format_t format;
+    bb_table_t *table;      /* stdout's table, from setup until the run ends */
     /* Over every measurement of the run, for the record's run section. */
     int64_t measurements, reps_min, reps_max, calls;
     int64_t windows_missed;
@@ -28,7 +30,7 @@ struct bb_run {
 static void *volatile live_state;  /* volatile: a store no compiler drops */
 
 /* Long-only shared options, just below the benchmarks' codes. */
-enum { OPT_BUDGET = BB_OPT_LONG - 3, OPT_TIMING, OPT_WINDOW };
+enum { OPT_BUDGET = BB_OPT_LONG - 4, OPT_TIMING, OPT_WINDOW, OPT_FORMAT };
 static const char *const timing_names[] = { "block", "barrier", "window" };
 
 static const bb_option_t common_options[] = {
@@ -42,6 +44,7 @@ static const bb_option_t common_options[] = {
     {"window", OPT_WINDOW, "SECONDS", "the window of --timing window (default: twice\n"
                                       "the slowest warm call + 10 us)"},
     {"output", 'o', "FILE", "write the JSON record to FILE"},
+    {"format", OPT_FORMAT, "FORMAT", "stdout as table (the default), csv or json"},
     {"quiet", 'q', NULL, "no progress lines on stderr"},
     {"help", 'h', NULL, "this text"},
     {"version", 'V', NULL, "the version"},
@@ -53,6 +56,7 @@ MPI_Comm bb_run_comm(const bb_run_t *run) { return bb_bench_comm(run->bench); }
 int bb_run_rank(const bb_run_t *run) { return bb_bench_rank(run->bench); }
 int bb_run_size(const bb_run_t *run) { return bb_bench_size(run->bench); }
 const bb_measure_settings_t *bb_run_settings(const bb_run_t *run) { return &run->settings; }
+bb_table_t *bb_run_table(bb_run_t *run) { return run->table; }
 
 /* The message of a printf-style call into buf (a char array). */
 #define RUN_FORMAT(buf, fmt)                      \
@@ -430,6 +434,13 @@ static void parse_options(bb_run_t *run, void *state, int argc, char **argv)
             run->settings.window_s = bb_run_parse_seconds(run, "window", optarg, 1e-7, 10.0);
             break;
         case 'o': run->output = optarg; break;
+        case OPT_FORMAT: {
+            int f = bb_format_parse(optarg);
+            if (f < 0)
+                bb_run_usage(run, "--format: '%s' is not table, csv or json", optarg);
+            run->format = (bb_format_t)f;
+            break;
+        }
         case 'q': run->quiet = 1; break;
         case 'h': {
             char *text = help_text(d);
@@ -525,6 +536,9 @@ int bb_run_main(const bb_bench_desc_t *desc, int argc, char **argv)
                      "of %d: sweep fewer values", points, (int)BB_RUN_POINTS_MAX);
     bb_bench_set_output(run.bench, run.output);
     bb_bench_capture(run.bench);
+    run.table = bb_table_create(run.format, stdout, bb_run_rank(&run) == 0);
+    if (run.table == NULL)
+        bb_run_fatal(&run, "out of memory");
     if (desc->setup != NULL)
         desc->setup(&run, state);
 
@@ -546,6 +560,8 @@ int bb_run_main(const bb_bench_desc_t *desc, int argc, char **argv)
     if (desc->finish != NULL && desc->finish(&run, state) != BB_EXIT_OK)
         code = BB_EXIT_FAILURE;
     add_run_settings(&run);
+    bb_table_destroy(run.table);  /* json prints its document here */
+    run.table = NULL;
     if (desc->teardown != NULL)
         desc->teardown(state);
     free(state);

@@ -15,6 +15,7 @@
  *       --budget S      seconds per sample when --reps is not given
  *   -w, --warmup N      calls after the first, before sampling
  *   -o, --output FILE   the JSON record
+ *       --format F      stdout as table, csv or json (bb_run_table)
  *   -q, --quiet         no progress lines on stderr
  *   -h, --help / -V, --version
  * A benchmark's own options are long-only unless their letter means the
@@ -25,6 +26,7 @@
 
 #include "harness.h"
 #include "measure.h"
+#include "table.h"
 
 /* The most points one run may measure: the product of the swept lists. */
 enum { BB_RUN_POINTS_MAX = 4096 };
@@ -82,6 +84,9 @@ MPI_Comm bb_run_comm(const bb_run_t *run);
 int bb_run_rank(const bb_run_t *run);
 int bb_run_size(const bb_run_t *run);
 const bb_measure_settings_t *bb_run_settings(const bb_run_t *run);
+/* stdout's table (--format): a benchmark prints its rows through it and
+ * nothing else on stdout.  Valid from setup to finish. */
+bb_table_t *bb_run_table(bb_run_t *run);
 
 /* A usage error found on every rank (each parses the same argv): rank 0
  * prints the message, every rank exits 2. */

@@ -37,7 +37,7 @@ static const char usage_text[] =
     "\n"
     "Options:\n"
     "  -t, --tolerance T   relative tolerance of the rule (default 0.10)\n"
-    "  -f, --format F      table (default), markdown or json\n"
+    "      --format F      table (default), markdown or json\n"
     "      --report        report mode for CI: timings are shown but never\n"
     "                      fail; exit 1 only for a contract change\n"
     "      --ignore-parameter L  leave these parameters (comma list,\n"
@@ -130,12 +130,13 @@ static int run_extract(const char *path, char **quantities, size_t nq)
 
 int main(int argc, char **argv)
 {
-    /* The bbench letters: -r, -q, -i and -x mean --reps, --quiet and OSU's
-     * iterations and warm-up in the benchmarks, so these are long-only here. */
-    enum { OPT_REPORT = 256, OPT_IGNORE, OPT_EXTRACT, OPT_QUANTITY };
+    /* The bbench letters: -r, -q, -i, -x and -f mean --reps, --quiet and OSU's
+     * iterations, warm-up and full columns in the benchmarks, so these are
+     * long-only here. */
+    enum { OPT_REPORT = 256, OPT_IGNORE, OPT_EXTRACT, OPT_QUANTITY, OPT_FORMAT };
     static const struct option longopts[] = {
         {"tolerance", required_argument, NULL, 't'},
-        {"format", required_argument, NULL, 'f'},
+        {"format", required_argument, NULL, OPT_FORMAT},
         {"report", no_argument, NULL, OPT_REPORT},
         {"all", no_argument, NULL, 'a'},
         {"ignore-parameter", required_argument, NULL, OPT_IGNORE},
@@ -153,7 +154,7 @@ int main(int argc, char **argv)
     int c;
 
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":t:f:ahV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":t:ahV", longopts, NULL)) != -1) {
         switch (c) {
         case 't':
             if (bb_cli_parse_double(optarg, 0.0, 100.0, &tolerance, err,
@@ -163,7 +164,7 @@ int main(int argc, char **argv)
                 usage_error(msg);
             }
             break;
-        case 'f':
+        case OPT_FORMAT:
             if (strcmp(optarg, "table") == 0)
                 format = BB_COMPARE_TABLE;
             else if (strcmp(optarg, "markdown") == 0)

@@ -15,6 +15,7 @@ struct bb_run {
     bb_measure_settings_t settings;
     const char *output;
     int quiet;
+    int full;               /* -f: the full set of time columns */
     bb_format_t format;
     bb_table_t *table;      /* stdout's table, from setup until the run ends */
     /* Over every measurement of the run, for the record's run section. */
@@ -36,8 +37,12 @@ static const char *const timing_names[] = { "block", "barrier", "window" };
 static const bb_option_t common_options[] = {
     {"samples", 's', "N", "samples per point, an integer >= 3 (default 3)"},
     {"reps", 'r', "N", "calls per sample (default: as many as fit --budget)"},
+    {"iterations", 'i', "N", "the same as --reps (OSU's -i)"},
     {"budget", OPT_BUDGET, "SECONDS", "time per sample when --reps is not given"},
     {"warmup", 'w', "N", "calls after the first call, before sampling"},
+    {"warmup-calls", 'x', "N", "the same as --warmup (OSU's -x)"},
+    {"full", 'f', NULL, "more columns per time: min, max, mean, median and\n"
+                        "the calls timed (OSU's -f)"},
     {"timing", OPT_TIMING, "METHOD", "block (calls back to back, the default), barrier\n"
                                      "(a barrier before each call) or window (calls\n"
                                      "start together on synchronized clocks)"},
@@ -57,6 +62,7 @@ int bb_run_rank(const bb_run_t *run) { return bb_bench_rank(run->bench); }
 int bb_run_size(const bb_run_t *run) { return bb_bench_size(run->bench); }
 const bb_measure_settings_t *bb_run_settings(const bb_run_t *run) { return &run->settings; }
 bb_table_t *bb_run_table(bb_run_t *run) { return run->table; }
+int bb_run_full(const bb_run_t *run) { return run->full; }
 
 /* The message of a printf-style call into buf (a char array). */
 #define RUN_FORMAT(buf, fmt)                      \
@@ -415,13 +421,18 @@ static void parse_options(bb_run_t *run, void *state, int argc, char **argv)
         switch (c) {
         case 's': run->settings.samples = parse_integer(run, "samples", optarg, 3, 100000);
             break;
-        case 'r': run->settings.reps = parse_integer(run, "reps", optarg, 1, INT32_MAX);
+        case 'r':
+        case 'i': run->settings.reps = parse_integer(run, c == 'r' ? "reps" : "iterations",
+                                                     optarg, 1, INT32_MAX);
             break;
         case OPT_BUDGET:
             run->settings.budget_s = bb_run_parse_seconds(run, "budget", optarg, 1e-6, 3600.0);
             break;
-        case 'w': run->settings.warmup = parse_integer(run, "warmup", optarg, 0, 1000000);
+        case 'w':
+        case 'x': run->settings.warmup = parse_integer(run, c == 'w' ? "warmup" : "warmup-calls",
+                                                       optarg, 0, 1000000);
             break;
+        case 'f': run->full = 1; break;
         case OPT_TIMING: {
             unsigned m = bb_run_parse_choices(run, "timing", optarg, timing_names, 3);
             if (m != 1u && m != 2u && m != 4u)

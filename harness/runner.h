@@ -13,7 +13,10 @@
  *   -s, --samples N     samples per point, an integer in [3, 100000]
  *   -r, --reps N        calls per sample, an integer >= 1 (default: budget)
  *       --budget S      seconds per sample when --reps is not given
+ *   -i, --iterations N  the same as --reps (OSU's letter)
  *   -w, --warmup N      calls after the first, before sampling
+ *   -x, --warmup-calls N  the same as --warmup (OSU's letter)
+ *   -f, --full          min, max, mean, median and calls per time
  *   -o, --output FILE   the JSON record
  *       --format F      stdout as table, csv or json (bb_run_table)
  *   -q, --quiet         no progress lines on stderr
@@ -87,6 +90,8 @@ const bb_measure_settings_t *bb_run_settings(const bb_run_t *run);
 /* stdout's table (--format): a benchmark prints its rows through it and
  * nothing else on stdout.  Valid from setup to finish. */
 bb_table_t *bb_run_table(bb_run_t *run);
+/* -f/--full: the full time columns (bb_table_time_columns). */
+int bb_run_full(const bb_run_t *run);
 
 /* A usage error found on every rank (each parses the same argv): rank 0
  * prints the message, every rank exits 2. */

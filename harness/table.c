@@ -2,6 +2,8 @@
 #include "config.h"
 #include "table.h"
 
+#include "bbrecord.h"
+
 #include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <math.h>
@@ -284,4 +286,40 @@ void bb_table_row_end(bb_table_t *table)
     fputc('\n', table->out);
     fflush(table->out);
     table->ncells = 0;
+}
+
+void bb_table_time_columns(bb_table_t *table, const char *prefix, const char *legend,
+                           int full)
+{
+    static const char *const parts[] = { "", "_min", "_max", "_mean" };
+    char name[128];
+    for (int i = 0; i < (full ? 4 : 3); i++) {
+        snprintf(name, sizeof name, "%s%s", prefix, parts[i]);
+        bb_table_column(table, name, "us", i == 0 ? legend : NULL, 10);
+    }
+    if (full) {
+        snprintf(name, sizeof name, "%s_calls", prefix);
+        bb_table_column(table, name, NULL, NULL, 8);
+    }
+}
+
+void bb_table_time_cells(bb_table_t *table, const double *samples_s, size_t n,
+                         int64_t reps, int full)
+{
+    bb_summary_t sm;
+    int ok = samples_s != NULL && n > 0 && bb_stats_summarize(samples_s, n, &sm) == BB_OK;
+    double mean = 0.0;
+    for (size_t i = 0; ok && i < n; i++)
+        mean += samples_s[i] / (double)n;
+    const double none = (double)NAN;
+    double v[4] = { ok ? sm.median : none, ok ? sm.min : none, ok ? sm.max : none,
+                    ok ? mean : none };
+    for (int i = 0; i < (full ? 4 : 3); i++)
+        bb_table_number(table, v[i] * 1e6, 2);
+    if (full) {
+        if (ok && reps > 0)
+            bb_table_integer(table, (int64_t)n * reps);
+        else
+            bb_table_missing(table);
+    }
 }

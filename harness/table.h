@@ -63,4 +63,15 @@ void bb_table_missing(bb_table_t *table);
 /* Ends the row: table and csv print it at once (with the header first). */
 void bb_table_row_end(bb_table_t *table);
 
+/* The columns of one timed quantity, the same in every benchmark:
+ * prefix_us (median), prefix_min_us, prefix_max_us and, when full
+ * (-f/--full), prefix_mean_us and prefix_calls (calls timed: samples x reps
+ * per sample).  Times are per call, in microseconds. */
+void bb_table_time_columns(bb_table_t *table, const char *prefix, const char *legend,
+                           int full);
+/* Their cells from n samples in seconds per call; n == 0 or samples NULL:
+ * every cell missing. */
+void bb_table_time_cells(bb_table_t *table, const double *samples_s, size_t n,
+                         int64_t reps, int full);
+
 #endif

@@ -84,7 +84,7 @@ bb_expect_true "no decimal size tick label" test "$(grep -c "'65536'" "$G/sum.gp
 bb_expect_grep "count (elements)" "$G/sum.gp" "x axis unit"
 bb_expect_grep "elapsed median (us)" "$G/sum.gp" "y axis unit"
 bb_expect_grep "git 0000000; not oversubscribed" "$G/sum.gp" "revision and oversubscription in the title"
-bb_expect_true "the saved script redraws the plot" sh -c 'cd "$1" && gnuplot sum.gp' sh "$G"
+bb_expect_true "the saved script redraws the plot" sh -c 'cd "$1" && "$2" sum.gp' sh "$G" "${GNUPLOT:-gnuplot}"
 
 # A plot spec of the user's: transfer time against bytes, here from a
 # hand-made transfer record derived from the sum fixture.

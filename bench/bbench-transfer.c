@@ -1,9 +1,11 @@
 /* bbench-transfer: the bounded transfer phase (W=1: agreements, payload,
- * receipt) against raw MPI_Isend/MPI_Irecv with the same compute batches,
- * in the same run.  The protocol is lib/transfer.c; the runner
- * (harness/runner.c) owns options, measurement loop, compute kernel and
- * record; this file holds the payload fixture, the two kernels, the census
- * and the descriptor. */
+ * receipt) against references measured in the same run, their samples
+ * interleaved: raw MPI_Isend/MPI_Irecv with the same compute batches (a
+ * stream), a ping-pong (payload one way, receipt back), that ping-pong with
+ * the phase's agreements at their places, and the agreements alone.  The
+ * protocol is lib/transfer.c; the runner (harness/runner.c) owns options,
+ * measurement loop, compute kernel, table and record; this file holds the
+ * payload fixture, the kernels, the census and the descriptor. */
 #include "config.h"
 #include "runner.h"
 #include "bbench-hooks.h"
@@ -12,7 +14,51 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MODE_PROTOCOL = 1, MODE_RAW = 2, MODE_BOTH = 3 };
+/* The protocol and the references, each differing from its neighbour in the
+ * ratio chain in one thing (the mode of a point, in this order). */
+enum { V_PROTOCOL, V_RAW, V_PINGPONG, V_ROUNDS, V_AGREEMENTS, V_ADMISSION, V_N };
+static const char *const variant_names[V_N] = {
+    "protocol", "raw", "raw-pingpong", "raw-rounds", "agreements", "admission"
+};
+static const char *const variant_differs[V_N] = {
+    "the bounded transfer phase: nine-field MIN and MAX admission, payload copied into "
+    "the phase's buffer, Isend/Irecv with the batches and a poll after each, status "
+    "MAX agreement, consumer check, 16-byte receipt back, terminal MAX agreement",
+    "a stream: Isend/Irecv with the same fixture work and batches, one MPI_Test after "
+    "each, a Wait; no agreement and no receipt, so a sender may run ahead of its "
+    "receiver by what MPI buffers (not a latency)",
+    "raw made a round trip: the source posts a 16-byte receipt Irecv before its "
+    "payload Isend, the destination checks the payload and sends the receipt back",
+    "raw-pingpong with the phase's collectives at their places: the nine-field MIN "
+    "and MAX agreement before posting, a one-field MAX after the payload and another "
+    "after the receipt (the phase's whole control traffic, without the library)",
+    "the phase's collectives alone, on every rank: the nine-field MIN and MAX "
+    "agreement and two one-field MAX agreements, no payload and no receipt",
+    "the admission alone: the MIN and MAX MPI_Allreduce of nine int64, no payload"
+};
+enum { MODE_PROTOCOL = 1u << V_PROTOCOL, MODE_RAW = 1u << V_RAW,
+       MODE_BOTH = MODE_PROTOCOL | MODE_RAW };
+/* The references that contain the admission follow it (one row per
+ * admission asked for). */
+#define HAS_ADMISSION(v) ((v) == V_ROUNDS || (v) == V_AGREEMENTS || (v) == V_ADMISSION)
+
+/* The protocol's policies (library attributes): bit 0 retained buffers, bit 1
+ * fused admission; policy 0 is the seed's phase. */
+enum { POLICY_RETAINED = 1, POLICY_FUSED = 2, POLICY_N = 4 };
+static const char *const buffers_names[] = { "fresh", "retained" };
+static const char *const admission_names[] = { "spec", "fused" };
+static const char *const policy_labels[POLICY_N] = {
+    "protocol", "protocol-retained", "protocol-fused", "protocol-retained-fused"
+};
+
+/* One measured line of a point: a variant and its policy (the protocol's
+ * both bits; the admission references' fused bit). */
+typedef struct row {
+    int variant;
+    int policy;
+} row_t;
+enum { ROWS_MAX = POLICY_N + V_N + 3 };
+
 enum { API_RUN, API_TICKET };
 enum { MISMATCH_NONE, MISMATCH_PHASE_ID, MISMATCH_EPOCH, MISMATCH_SOURCE,
        MISMATCH_DESTINATION, MISMATCH_NBYTES, MISMATCH_CAP, MISMATCH_BATCHES,
@@ -23,12 +69,22 @@ static const char *const mismatch_names[] = {
 };
 enum { MISMATCH_N = sizeof mismatch_names / sizeof mismatch_names[0] };
 
+/* The default sweep is short (a few seconds at -n 2); --full-sweep restores
+ * the long one. */
+#define BYTES_DEFAULT "8,64K,1M"
+#define BATCHES_DEFAULT "0,4"
+#define BYTES_FULL "8,4K,64K,1M,4M"
+#define BATCHES_FULL "0,1,4,16"
+
 typedef struct options {
     bb_size_list_t bytes, batches;
     double compute_s;         /* per batch */
     int source, destination;
     int64_t max_bytes;        /* -1: equal to each size */
-    int api, mode;
+    int api;
+    unsigned mode;            /* bit v: variant v */
+    unsigned buffers, admission;  /* bit i: buffers_names[i], admission_names[i] */
+    int full_sweep;
     int fail_compute_rank;    /* -1: none */
     int64_t fail_compute_batch;
     int fail_consumer;
@@ -169,6 +225,7 @@ static int refusal_asked(const options_t *o)
            || o->mismatch_rank >= 0;
 }
 
+
 /* ------------------------------------------------------------------------ */
 /* Measurement */
 
@@ -184,35 +241,61 @@ static const char *const t_names[T_N] = {
 /* Per-call counts, meaned over a block like the timings. */
 enum { C_BATCHES, C_POLLS, C_COMPLETED, C_N };
 
-/* What one variant measured at one point.  The engine's result is
- * identical on every rank; of the rest, refused_calls, bad_bytes, rss_peak
- * and p2p are agreed with MAX over ranks after the measurement, the others
- * are this rank's (the census gathers them). */
-typedef struct point_result {
-    bb_measure_result_t m;
-    int64_t refused_calls;
-    int p2p;                  /* this rank posted a payload request */
-    bb_refusal_t refusal;     /* the first refusal seen */
-    int64_t tracked_peak, max_inflight, payload_bytes;
-    int64_t bad_bytes;        /* payload check failures */
-    int64_t rss_peak;
-} point_result_t;
+/* The parts each variant times (bit i: t_names[i]). */
+#define PART(i) (1u << (i))
+#define PARTS_RAW (PART(T_ELAPSED) | PART(T_COMPUTE) | PART(T_PROGRESS) | PART(T_WAIT) \
+                   | PART(T_WAIT_PAYLOAD))
+#define PARTS_AGREE (PART(T_ADMISSION) | PART(T_STATUS) | PART(T_TERMINAL))
+static const unsigned variant_parts[V_N] = {
+    (1u << T_N) - 1u, PARTS_RAW, PARTS_RAW | PART(T_WAIT_RECEIPT),
+    PARTS_RAW | PART(T_WAIT_RECEIPT) | PARTS_AGREE, PART(T_ELAPSED) | PARTS_AGREE,
+    PART(T_ELAPSED) | PART(T_ADMISSION)
+};
+/* Variants that move a payload (and run the batches). */
+#define HAS_PAYLOAD(v) ((v) <= V_ROUNDS)
 
 enum { K_ROLE, K_TRACKED, K_INFLIGHT, K_PAYLOAD, K_BETWEEN, K_N };
 
 typedef struct census {
     int64_t *per_rank;        /* rank 0: [size][K_N] */
-    int over_bound;           /* some rank exceeded 232 + nbytes or its credit */
+    int over_bound;           /* some rank exceeded its bound or its credit */
+    int64_t bound_payload;    /* the payload bytes a data rank may hold */
     int64_t worst[4][K_N];    /* by role: the largest tracked/inflight seen */
 } census_t;
 
+/* What one row measured at one point.  The engine's result is identical on
+ * every rank; of the rest, refused_calls, bad_bytes, rss_peak and p2p are
+ * agreed with MAX over ranks after the measurement, the others are this
+ * rank's (the census gathers them). */
+typedef struct point_result {
+    bb_measure_result_t m;
+    int64_t refused_calls;
+    int64_t p2p;              /* this rank posted a payload request */
+    bb_refusal_t refusal;     /* the first refusal seen */
+    int64_t tracked_peak, max_inflight, payload_bytes;
+    int64_t bad_bytes;        /* payload (or receipt, agreement) check failures */
+    int64_t rss_peak;
+    census_t cs;              /* protocol rows */
+} point_result_t;
+
+typedef struct run_ctx run_ctx_t;
+typedef struct row_arg {
+    run_ctx_t *ctx;
+    int r;
+} row_arg_t;
+
 /* The descriptor's state: the options, then the run. */
-typedef struct run_ctx {
+struct run_ctx {
     options_t o;
+    row_t rows[ROWS_MAX];     /* what each point measures, in order */
+    int nrows;
     bb_run_t *run;
     int rank, size;
     bb_run_kernel_t kernel;
-    bb_transfer_phase_t *phase;
+    bb_transfer_phase_t *phases[ROWS_MAX];  /* protocol rows, this point */
+    bb_transfer_phase_t *phase;             /* the one being measured */
+    point_result_t results[ROWS_MAX];
+    row_arg_t args[ROWS_MAX];
     fixture_t fx;
     bb_transfer_provider_t provider;
     bb_transfer_consumer_t consumer;
@@ -221,11 +304,27 @@ typedef struct run_ctx {
     int64_t raw_seq;
     int64_t phase_id;
     int64_t nbytes, batches;  /* the point being measured */
-    point_result_t *pr;       /* what its calls add to */
+    point_result_t *pr;       /* what the current call adds to */
     census_t census_all;      /* rank 0: the largest over points */
     int have_census;
     double load_start;        /* rank 0's, -1 when unknown */
-} run_ctx_t;
+};
+
+static int64_t cap_of(const run_ctx_t *ctx)
+{
+    return ctx->o.max_bytes >= 0 ? ctx->o.max_bytes : ctx->nbytes;
+}
+
+/* The row's name in column heads and the record: its policy label, or the
+ * reference's name (with -fused for the fused admission). */
+static void row_label(const row_t *row, char *buf, size_t len)
+{
+    if (row->variant == V_PROTOCOL)
+        snprintf(buf, len, "%s", policy_labels[row->policy]);
+    else
+        snprintf(buf, len, "%s%s", variant_names[row->variant],
+                 HAS_ADMISSION(row->variant) && (row->policy & POLICY_FUSED) ? "-fused" : "");
+}
 
 static void add_metrics(double *t, double *cnt, const bb_transfer_metrics_t *m)
 {
@@ -274,15 +373,13 @@ static bb_status_t ticket_call(run_ctx_t *ctx, const bb_transfer_contract_t *c,
     return st;
 }
 
-static bb_status_t protocol_call(void *arg, double *t, double *cnt)
+static bb_status_t protocol_call(run_ctx_t *ctx, double *t, double *cnt)
 {
-    run_ctx_t *ctx = arg;
     const options_t *o = &ctx->o;
     point_result_t *pr = ctx->pr;
     bb_transfer_contract_t c = {
         .phase_id = ctx->phase_id, .epoch = 1, .source = o->source,
-        .destination = o->destination, .nbytes = ctx->nbytes,
-        .max_bytes = o->max_bytes >= 0 ? o->max_bytes : ctx->nbytes,
+        .destination = o->destination, .nbytes = ctx->nbytes, .max_bytes = cap_of(ctx),
         .batches = ctx->batches
     };
     ctx->fx.nbytes = ctx->nbytes;
@@ -338,31 +435,70 @@ static bb_status_t protocol_call(void *arg, double *t, double *cnt)
     return BB_OK;
 }
 
-/* Raw: the same fixture work (pattern on the source, check on the
- * destination) and compute batches, one MPI_Test after each, a Wait. */
-static bb_status_t raw_call(void *arg, double *t, double *cnt)
+/* The phase's nine-field admission, with the fields the phase presents, on
+ * the world communicator; fields that differ would be a bug (counted). */
+static void reference_admission(run_ctx_t *ctx, int64_t seq, int fused)
 {
-    run_ctx_t *ctx = arg;
+    const options_t *o = &ctx->o;
+    int64_t local[BB_TRANSFER_FIELDS] = { seq, ctx->phase_id, 1, o->source, o->destination,
+                                          ctx->nbytes, cap_of(ctx), ctx->batches, 0 };
+    int64_t mn[BB_TRANSFER_FIELDS], mx[BB_TRANSFER_FIELDS];
+    MPI_Comm comm = bb_run_comm(ctx->run);
+    int rc = fused ? bb_agree_minmax_fused(comm, local, BB_TRANSFER_FIELDS, mn, mx)
+                   : bb_agree_minmax(comm, local, BB_TRANSFER_FIELDS, mn, mx);
+    if (rc != MPI_SUCCESS)
+        bb_run_fatal(ctx->run, "reference admission: MPI_Allreduce failed");
+    if (!bb_agree_fields_equal(mn, mx, 0, BB_TRANSFER_FIELDS))
+        ctx->pr->bad_bytes++;
+}
+
+/* One one-field MAX agreement, as the phase's status and terminal ones. */
+static void reference_max(run_ctx_t *ctx)
+{
+    int64_t local = 0, max = -1;
+    if (bb_agree_max(bb_run_comm(ctx->run), &local, 1, &max) != MPI_SUCCESS)
+        bb_run_fatal(ctx->run, "reference agreement: MPI_Allreduce failed");
+    if (max != 0)
+        ctx->pr->bad_bytes++;
+}
+
+/* raw, raw-pingpong and raw-rounds: the same fixture work (pattern on the
+ * source, check on the destination) and compute batches, one MPI_Test after
+ * each, a Wait; the round trip adds the receipt, the rounds add the
+ * agreements. */
+static bb_status_t raw_call(run_ctx_t *ctx, double *t, double *cnt, int variant, int fused)
+{
     const options_t *o = &ctx->o;
     point_result_t *pr = ctx->pr;
     MPI_Comm comm = bb_run_comm(ctx->run);
     int is_src = ctx->rank == o->source, is_dst = ctx->rank == o->destination;
+    int round_trip = variant == V_PINGPONG || variant == V_ROUNDS;
+    int rounds = variant == V_ROUNDS;
     int count = (int)ctx->nbytes;
     int64_t seq = ctx->raw_seq++;
-    MPI_Request req = MPI_REQUEST_NULL;
-    double t0 = bb_time_now();
+    int64_t receipt[2] = { -1, -1 };
+    MPI_Request req = MPI_REQUEST_NULL, receipt_req = MPI_REQUEST_NULL;
+    double t0 = bb_time_now(), ta;
     if (is_src)
         pattern_fill(ctx->raw_send, ctx->nbytes, seq);
+    if (rounds) {
+        ta = bb_time_now();
+        reference_admission(ctx, seq, fused);
+        t[T_ADMISSION] += bb_time_now() - ta;
+    }
     if (is_src && is_dst) {
         memcpy(ctx->raw_recv, ctx->raw_send, (size_t)ctx->nbytes);
     } else if (is_src) {
+        if (round_trip && MPI_Irecv(receipt, 2, MPI_INT64_T, o->destination, 1, comm,
+                                    &receipt_req) != MPI_SUCCESS)
+            bb_run_fatal(ctx->run, "%s MPI_Irecv failed", variant_names[variant]);
         if (MPI_Isend(ctx->raw_send, count, MPI_BYTE, o->destination, 0, comm, &req)
             != MPI_SUCCESS)
-            bb_run_fatal(ctx->run, "raw MPI_Isend failed");
+            bb_run_fatal(ctx->run, "%s MPI_Isend failed", variant_names[variant]);
     } else if (is_dst) {
         if (MPI_Irecv(ctx->raw_recv, count, MPI_BYTE, o->source, 0, comm, &req)
             != MPI_SUCCESS)
-            bb_run_fatal(ctx->run, "raw MPI_Irecv failed");
+            bb_run_fatal(ctx->run, "%s MPI_Irecv failed", variant_names[variant]);
     }
     int done = req == MPI_REQUEST_NULL, completed = 0;
     double compute_s = 0.0, progress_s = 0.0;
@@ -373,25 +509,52 @@ static bb_status_t raw_call(void *arg, double *t, double *cnt)
         compute_s += tp - tb;
         if (!done) {
             if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                bb_run_fatal(ctx->run, "raw MPI_Test failed");
+                bb_run_fatal(ctx->run, "%s MPI_Test failed", variant_names[variant]);
             completed = done;
         }
         progress_s += bb_time_now() - tp;
     }
     double tw = bb_time_now();
     if (!done && MPI_Wait(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        bb_run_fatal(ctx->run, "raw MPI_Wait failed");
-    double wait_s = bb_time_now() - tw;
+        bb_run_fatal(ctx->run, "%s MPI_Wait failed", variant_names[variant]);
+    double wait_s = bb_time_now() - tw, receipt_s = 0.0;
+    if (rounds) {
+        ta = bb_time_now();
+        reference_max(ctx);
+        t[T_STATUS] += bb_time_now() - ta;
+    }
     if (is_dst) {
         if (o->corrupt_byte >= 0 && o->corrupt_byte < ctx->nbytes)
             ctx->raw_recv[o->corrupt_byte] ^= 1u;
-        pr->bad_bytes += pattern_check(ctx->raw_recv, ctx->nbytes, seq);
+        int64_t bad = pattern_check(ctx->raw_recv, ctx->nbytes, seq);
+        pr->bad_bytes += bad;
+        if (round_trip && !is_src) {
+            int64_t back[2] = { seq, bad > 0 };
+            double tr = bb_time_now();
+            if (MPI_Send(back, 2, MPI_INT64_T, o->source, 1, comm) != MPI_SUCCESS)
+                bb_run_fatal(ctx->run, "%s MPI_Send failed", variant_names[variant]);
+            receipt_s = bb_time_now() - tr;
+        }
+    }
+    if (round_trip && is_src && !is_dst) {
+        double tr = bb_time_now();
+        if (MPI_Wait(&receipt_req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            bb_run_fatal(ctx->run, "%s MPI_Wait failed", variant_names[variant]);
+        receipt_s = bb_time_now() - tr;
+        if (receipt[0] != seq)
+            pr->bad_bytes++;
+    }
+    if (rounds) {
+        ta = bb_time_now();
+        reference_max(ctx);
+        t[T_TERMINAL] += bb_time_now() - ta;
     }
     t[T_ELAPSED] += bb_time_now() - t0;
     t[T_COMPUTE] += compute_s;
     t[T_PROGRESS] += progress_s;
-    t[T_WAIT] += wait_s;
+    t[T_WAIT] += wait_s + receipt_s;
     t[T_WAIT_PAYLOAD] += wait_s;
+    t[T_WAIT_RECEIPT] += receipt_s;
     cnt[C_BATCHES] += (double)ctx->batches;
     cnt[C_POLLS] += (double)ctx->batches;
     cnt[C_COMPLETED] += completed;
@@ -400,25 +563,38 @@ static bb_status_t raw_call(void *arg, double *t, double *cnt)
     return BB_OK;
 }
 
-/* Collective.  One variant at the current point; the facts its calls saw
- * that decide the status are agreed with MAX over ranks afterwards. */
-static void measure_variant(run_ctx_t *ctx, int protocol, point_result_t *pr)
+/* agreements and admission: the phase's collectives with no payload. */
+static bb_status_t agreements_call(run_ctx_t *ctx, double *t, int all, int fused)
 {
-    memset(pr, 0, sizeof *pr);
-    pr->refusal.rank = -1;
-    ctx->pr = pr;
-    bb_measure_variant_t v = { .nparts = T_N, .ncounts = C_N,
-                               .call = protocol ? protocol_call : raw_call, .arg = ctx };
-    bb_run_measure(ctx->run, protocol ? "protocol" : "raw", &v, &pr->m);
-    ctx->pr = NULL;
-    int64_t local[4] = { pr->refused_calls, pr->bad_bytes, bb_rss_peak_bytes(), pr->p2p };
-    int64_t max[4];
-    if (bb_agree_max(bb_run_comm(ctx->run), local, 4, max) != MPI_SUCCESS)
-        bb_run_fatal(ctx->run, "MPI_Allreduce of counters failed");
-    pr->refused_calls = max[0];
-    pr->bad_bytes = max[1];
-    pr->rss_peak = max[2];
-    pr->p2p = (int)max[3];
+    double t0 = bb_time_now();
+    reference_admission(ctx, ctx->raw_seq++, fused);
+    double t1 = bb_time_now();
+    t[T_ADMISSION] += t1 - t0;
+    if (all) {
+        reference_max(ctx);
+        double t2 = bb_time_now();
+        t[T_STATUS] += t2 - t1;
+        reference_max(ctx);
+        t[T_TERMINAL] += bb_time_now() - t2;
+    }
+    t[T_ELAPSED] += bb_time_now() - t0;
+    return BB_OK;
+}
+
+static bb_status_t row_call(void *arg, double *t, double *cnt)
+{
+    row_arg_t *a = arg;
+    run_ctx_t *ctx = a->ctx;
+    const row_t *row = &ctx->rows[a->r];
+    int fused = (row->policy & POLICY_FUSED) != 0;
+    ctx->pr = &ctx->results[a->r];
+    ctx->phase = ctx->phases[a->r];
+    switch (row->variant) {
+    case V_PROTOCOL: return protocol_call(ctx, t, cnt);
+    case V_AGREEMENTS: return agreements_call(ctx, t, 1, fused);
+    case V_ADMISSION: return agreements_call(ctx, t, 0, fused);
+    default: return raw_call(ctx, t, cnt, row->variant, fused);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -435,11 +611,18 @@ static int role_of(const options_t *o, int r)
     return BB_TRANSFER_ROLE_NONE;
 }
 
-static void census_gather(run_ctx_t *ctx, const point_result_t *pr, census_t *cs)
+/* Collective.  Fresh buffers: a data rank holds 232 + nbytes during a
+ * ticket and nothing between; retained: 232 + the largest cap presented
+ * (its buffer's capacity) during one and at most that cap between. */
+static void census_gather(run_ctx_t *ctx, int r, census_t *cs)
 {
+    const point_result_t *pr = &ctx->results[r];
+    int retained = (ctx->rows[r].policy & POLICY_RETAINED) != 0;
     int64_t mine[K_N] = { role_of(&ctx->o, ctx->rank), pr->tracked_peak, pr->max_inflight,
-                          pr->payload_bytes, bb_transfer_phase_tracked_live(ctx->phase) };
+                          pr->payload_bytes, bb_transfer_phase_tracked_live(ctx->phases[r]) };
     memset(cs, 0, sizeof *cs);
+    cs->bound_payload = retained ? cap_of(ctx) + (ctx->o.mismatch_field == MISMATCH_CAP)
+                                 : ctx->nbytes;
     if (ctx->rank == 0 && (cs->per_rank = calloc((size_t)ctx->size * K_N, sizeof(int64_t))) == NULL)
         bb_run_fatal(ctx->run, "out of memory");
     if (MPI_Gather(mine, K_N, MPI_INT64_T, cs->per_rank, K_N, MPI_INT64_T, 0,
@@ -447,14 +630,14 @@ static void census_gather(run_ctx_t *ctx, const point_result_t *pr, census_t *cs
         bb_run_fatal(ctx->run, "MPI_Gather of the census failed");
     if (ctx->rank != 0)
         return;
-    for (int r = 0; r < ctx->size; r++) {
-        const int64_t *k = cs->per_rank + (size_t)r * K_N;
+    for (int q = 0; q < ctx->size; q++) {
+        const int64_t *k = cs->per_rank + (size_t)q * K_N;
         int role = (int)k[K_ROLE];
-        int64_t bound = BB_TRANSFER_CENSUS_BYTES
-                        + (role != BB_TRANSFER_ROLE_NONE ? ctx->nbytes : 0);
+        int64_t payload = role != BB_TRANSFER_ROLE_NONE ? cs->bound_payload : 0;
         int credit = role == BB_TRANSFER_ROLE_SOURCE ? 2
                      : role == BB_TRANSFER_ROLE_DESTINATION ? 1 : 0;
-        if (k[K_TRACKED] > bound || k[K_INFLIGHT] > credit || k[K_BETWEEN] != 0)
+        if (k[K_TRACKED] > BB_TRANSFER_CENSUS_BYTES + payload || k[K_INFLIGHT] > credit
+            || k[K_BETWEEN] > (retained ? payload : 0))
             cs->over_bound = 1;
         for (int j = 0; j < K_N; j++)
             if (k[j] > cs->worst[role][j])
@@ -462,12 +645,18 @@ static void census_gather(run_ctx_t *ctx, const point_result_t *pr, census_t *cs
     }
 }
 
-static cJSON *census_json(const run_ctx_t *ctx, const census_t *cs)
+static cJSON *census_json(const run_ctx_t *ctx, const census_t *cs, int retained)
 {
     cJSON *c = cJSON_CreateObject();
-    cJSON_AddStringToObject(c, "bound", "232 bytes of control and receipt per rank "
-                            "plus nbytes on data ranks; at most 2 requests live on the "
-                            "source, 1 on the destination, 0 elsewhere");
+    cJSON_AddStringToObject(c, "bound", retained
+                            ? "retained buffers: 232 bytes of control and receipt per "
+                              "rank plus the largest cap presented on data ranks during "
+                              "a ticket, at most that cap between tickets; at most 2 "
+                              "requests live on the source, 1 on the destination, 0 "
+                              "elsewhere"
+                            : "232 bytes of control and receipt per rank plus nbytes on "
+                              "data ranks, nothing between tickets; at most 2 requests "
+                              "live on the source, 1 on the destination, 0 elsewhere");
     cJSON_AddBoolToObject(c, "within_bound", !cs->over_bound);
     cJSON *arr = cJSON_AddArrayToObject(c, "per_rank");
     for (int r = 0; r < ctx->size; r++) {
@@ -487,19 +676,24 @@ static cJSON *census_json(const run_ctx_t *ctx, const census_t *cs)
 /* ------------------------------------------------------------------------ */
 /* Report */
 
-static cJSON *parameters_new(const run_ctx_t *ctx, const char *mode)
+static cJSON *parameters_new(const run_ctx_t *ctx, const row_t *row)
 {
     const options_t *o = &ctx->o;
     cJSON *p = cJSON_CreateObject();
     cJSON_AddNumberToObject(p, "bytes", (double)ctx->nbytes);
     cJSON_AddNumberToObject(p, "batches", (double)ctx->batches);
     cJSON_AddNumberToObject(p, "compute_per_batch_s", o->compute_s);
-    cJSON_AddStringToObject(p, "mode", mode);
+    cJSON_AddStringToObject(p, "mode", variant_names[row->variant]);
     cJSON_AddStringToObject(p, "api", o->api == API_RUN ? "run" : "ticket");
     cJSON_AddNumberToObject(p, "source", o->source);
     cJSON_AddNumberToObject(p, "destination", o->destination);
-    cJSON_AddNumberToObject(p, "max_bytes",
-                            (double)(o->max_bytes >= 0 ? o->max_bytes : ctx->nbytes));
+    cJSON_AddNumberToObject(p, "max_bytes", (double)cap_of(ctx));
+    if (row->variant == V_PROTOCOL)
+        cJSON_AddStringToObject(p, "buffers",
+                                buffers_names[(row->policy & POLICY_RETAINED) != 0]);
+    if (row->variant == V_PROTOCOL || HAS_ADMISSION(row->variant))
+        cJSON_AddStringToObject(p, "admission",
+                                admission_names[(row->policy & POLICY_FUSED) != 0]);
     return p;
 }
 
@@ -514,39 +708,62 @@ static const char *const wait_includes[] = {
 static const char *const raw_elapsed_includes[] = {
     "phase.compute", "phase.progress", "communication.wait", NULL
 };
+static const char *const rounds_elapsed_includes[] = {
+    "phase.admission", "phase.compute", "phase.progress", "communication.wait",
+    "phase.status_agreement", "phase.terminal_agreement", NULL
+};
+static const char *const agreements_elapsed_includes[] = {
+    "phase.admission", "phase.status_agreement", "phase.terminal_agreement", NULL
+};
 
-static void record_point(run_ctx_t *ctx, int protocol, const point_result_t *pr,
-                         const census_t *cs)
+static void record_point(run_ctx_t *ctx, int r)
 {
+    const row_t *row = &ctx->rows[r];
+    const point_result_t *pr = &ctx->results[r];
+    int v = row->variant, protocol = v == V_PROTOCOL;
     const char *scope = "call/max-rank";
     int refused = pr->refused_calls > 0;
     size_t n = (size_t)pr->m.samples;
+    char absent[160];
+    if (v == V_RAW)
+        snprintf(absent, sizeof absent, "raw mode: plain Isend/Irecv has no protocol phases");
+    else
+        snprintf(absent, sizeof absent, "%s reference: not part of it", variant_names[v]);
     cJSON *q = cJSON_CreateObject(), *first = cJSON_CreateObject();
     for (int i = 0; i < T_N; i++) {
-        int raw_has = i == T_ELAPSED || i == T_COMPUTE || i == T_PROGRESS || i == T_WAIT
-                      || i == T_WAIT_PAYLOAD;
-        if (!protocol && !raw_has) {
+        if (!(variant_parts[v] & PART(i))) {
             bb_quantities_add(q, t_names[i], bb_quantity_null("s", scope,
-                              "raw mode: plain Isend/Irecv has no protocol phases"));
+                              v == V_RAW && i == T_WAIT_RECEIPT ? "raw mode: no receipt"
+                                                                : absent));
             continue;
         }
         const char *const *inc = NULL;
         if (i == T_ELAPSED)
-            inc = protocol ? elapsed_includes : raw_elapsed_includes;
-        else if (i == T_WAIT && protocol)
+            inc = protocol ? elapsed_includes
+                : v == V_ROUNDS ? rounds_elapsed_includes
+                : v == V_AGREEMENTS ? agreements_elapsed_includes
+                : v == V_ADMISSION ? NULL : raw_elapsed_includes;
+        else if (i == T_WAIT && v != V_RAW)
             inc = wait_includes;
-        bb_quantities_add(q, t_names[i], bb_quantity_timing(bb_measure_part(&pr->m, i), n, scope, inc));
+        bb_quantities_add(q, t_names[i],
+                          bb_quantity_timing(bb_measure_part(&pr->m, i), n, scope, inc));
         bb_quantities_add(first, t_names[i], bb_quantity_value(pr->m.first[i], "s", scope));
     }
-    if (!protocol)
-        bb_quantities_add(q, "communication.wait.receipt",
-                          bb_quantity_null("s", scope, "raw mode: no receipt"));
     bb_summary_t s;
-    bb_stats_summarize(bb_measure_count(&pr->m, C_BATCHES), n, &s);
-    bb_quantities_add(q, "phase.batches_executed", bb_quantity_value(s.median, "count", scope));
-    bb_stats_summarize(bb_measure_count(&pr->m, C_POLLS), n, &s);
-    bb_quantities_add(q, "phase.polls", bb_quantity_value(s.median, "count", scope));
-    if (!pr->p2p)
+    if (HAS_PAYLOAD(v)) {
+        bb_stats_summarize(bb_measure_count(&pr->m, C_BATCHES), n, &s);
+        bb_quantities_add(q, "phase.batches_executed",
+                          bb_quantity_value(s.median, "count", scope));
+        bb_stats_summarize(bb_measure_count(&pr->m, C_POLLS), n, &s);
+        bb_quantities_add(q, "phase.polls", bb_quantity_value(s.median, "count", scope));
+    } else {
+        bb_quantities_add(q, "phase.batches_executed", bb_quantity_null("count", scope, absent));
+        bb_quantities_add(q, "phase.polls", bb_quantity_null("count", scope, absent));
+    }
+    if (!HAS_PAYLOAD(v))
+        bb_quantities_add(q, "completed_during_batches",
+                          bb_quantity_null("ratio", "run/max-rank", absent));
+    else if (!pr->p2p)
         bb_quantities_add(q, "completed_during_batches",
                           bb_quantity_null("ratio", "run/max-rank", "no rank posts a "
                                            "payload request (same-rank transfer)"));
@@ -562,24 +779,30 @@ static void record_point(run_ctx_t *ctx, int protocol, const point_result_t *pr,
         bb_quantities_add(q, "completed_during_batches", c);
     }
     bb_quantities_add(q, "communication.payload",
-                      refused ? bb_quantity_null("byte", "call/rank",
-                                                 "refused: no payload was posted")
-                              : bb_quantity_value((double)ctx->nbytes, "byte", "call/rank"));
-    if (protocol && cs != NULL) {
-        int64_t inflight = 0, tracked = 0;
-        for (int r = 0; r < 4; r++) {
-            if (cs->worst[r][K_INFLIGHT] > inflight)
-                inflight = cs->worst[r][K_INFLIGHT];
-            if (cs->worst[r][K_TRACKED] > tracked)
-                tracked = cs->worst[r][K_TRACKED];
+                      !HAS_PAYLOAD(v) ? bb_quantity_null("byte", "call/rank", absent)
+                      : refused ? bb_quantity_null("byte", "call/rank",
+                                                   "refused: no payload was posted")
+                                : bb_quantity_value((double)ctx->nbytes, "byte", "call/rank"));
+    if (protocol && pr->cs.per_rank != NULL) {
+        int64_t inflight = 0, tracked = 0, between = 0;
+        for (int k = 0; k < 4; k++) {
+            if (pr->cs.worst[k][K_INFLIGHT] > inflight)
+                inflight = pr->cs.worst[k][K_INFLIGHT];
+            if (pr->cs.worst[k][K_TRACKED] > tracked)
+                tracked = pr->cs.worst[k][K_TRACKED];
+            if (pr->cs.worst[k][K_BETWEEN] > between)
+                between = pr->cs.worst[k][K_BETWEEN];
         }
         bb_quantities_add(q, "communication.max_inflight",
                           bb_quantity_value((double)inflight, "count", scope));
         bb_quantities_add(q, "memory.tracked_live",
                           bb_quantity_value((double)tracked, "byte", scope));
+        bb_quantities_add(q, "memory.tracked_between_calls",
+                          bb_quantity_value((double)between, "byte", "call/max-rank"));
     } else {
         bb_quantities_add(q, "communication.max_inflight",
-                          bb_quantity_null("count", scope, "raw mode: not counted by a phase"));
+                          bb_quantity_null("count", scope, v == V_RAW
+                                           ? "raw mode: not counted by a phase" : absent));
         bb_quantities_add(q, "memory.tracked_live",
                           bb_quantity_null("byte", scope, "raw mode: buffers are the "
                                            "benchmark's, not counted by a phase"));
@@ -588,72 +811,147 @@ static void record_point(run_ctx_t *ctx, int protocol, const point_result_t *pr,
                       bb_quantity_value((double)pr->rss_peak, "byte", "run/max-rank"));
     bb_quantities_add_unobservable(q);
     bb_record_t *rec = bb_bench_record(bb_run_bench(ctx->run));
-    bb_record_add_point(rec, parameters_new(ctx, protocol ? "protocol" : "raw"),
-                        refused ? "refused" : "ok", refused ? &pr->refusal : NULL, first, q);
-    if (protocol && cs != NULL) {
+    bb_record_add_point(rec, parameters_new(ctx, row), refused ? "refused" : "ok",
+                        refused ? &pr->refusal : NULL, first, q);
+    if (protocol && pr->cs.per_rank != NULL) {
         cJSON *points = cJSON_GetObjectItemCaseSensitive(bb_record_json(rec), "points");
         cJSON *last = points ? cJSON_GetArrayItem(points, cJSON_GetArraySize(points) - 1) : NULL;
         if (last != NULL)
-            cJSON_AddItemToObject(last, "census", census_json(ctx, cs));
+            cJSON_AddItemToObject(last, "census",
+                                  census_json(ctx, &pr->cs,
+                                              (row->policy & POLICY_RETAINED) != 0));
     }
 }
 
-static void table_header(const run_ctx_t *ctx)
+/* The row measured for variant v with the admission bit of policy, or -1. */
+static int row_find(const run_ctx_t *ctx, int v, int policy)
 {
-    const options_t *o = &ctx->o;
-    printf("# times in microseconds: median [min, max] of %lld samples, rank maximum\n",
-           (long long)bb_run_settings(ctx->run)->samples);
-    printf("%8s %7s", "bytes", "batches");
-    if (o->mode & MODE_PROTOCOL)
-        printf(" %12s %23s %10s %8s", "protocol_us", "range_us", "agree_us", "done");
-    if (o->mode & MODE_RAW)
-        printf(" %12s %23s", "raw_us", "range_us");
-    if (o->mode == MODE_BOTH)
-        printf(" %7s", "ratio");
-    printf("  status\n");
+    for (int r = 0; r < ctx->nrows; r++)
+        if (ctx->rows[r].variant == v
+            && (v == V_RAW || v == V_PINGPONG
+                || (ctx->rows[r].policy & POLICY_FUSED) == (policy & POLICY_FUSED)))
+            return r;
+    return -1;
 }
 
-static void table_row(const run_ctx_t *ctx, const point_result_t *proto,
-                      const point_result_t *raw)
+static void table_columns(run_ctx_t *ctx)
 {
-    size_t n = (size_t)bb_run_settings(ctx->run)->samples;
-    char size[32], range[64];
-    bb_summary_t s;
-    bb_cli_format_size(ctx->nbytes, size, sizeof size);
-    printf("%8s %7lld", size, (long long)ctx->batches);
-    if (proto) {
-        bb_stats_summarize(bb_measure_part(&proto->m, T_ELAPSED), n, &s);
-        bb_stats_format_range(&s, 1e6, 2, range, sizeof range);
-        double agree = bb_stats_median(bb_measure_part(&proto->m, T_ADMISSION), n)
-                       + bb_stats_median(bb_measure_part(&proto->m, T_STATUS), n)
-                       + bb_stats_median(bb_measure_part(&proto->m, T_TERMINAL), n);
-        char done[16] = "-";
-        if (proto->p2p && proto->refused_calls == 0)
-            snprintf(done, sizeof done, "%.2f",
-                     bb_stats_median(bb_measure_count(&proto->m, C_COMPLETED), n));
-        printf(" %12.2f %23s %10.2f %8s", s.median * 1e6, range, agree * 1e6, done);
+    bb_table_t *t = bb_run_table(ctx->run);
+    int full = bb_run_full(ctx->run);
+    char label[64], name[96], legend[256];
+    bb_table_column(t, "bytes", "B", "payload bytes", 8);
+    bb_table_column(t, "batches", NULL, "compute batches per call, a poll after each", 7);
+    for (int r = 0; r < ctx->nrows; r++) {
+        const row_t *row = &ctx->rows[r];
+        row_label(row, label, sizeof label);
+        if (row->variant == V_PROTOCOL) {
+            snprintf(legend, sizeof legend, "the phase, %s buffers, %s admission: time per "
+                     "call (median, min, max of the samples; each sample the rank maximum)",
+                     buffers_names[(row->policy & POLICY_RETAINED) != 0],
+                     admission_names[(row->policy & POLICY_FUSED) != 0]);
+            bb_table_time_columns(t, label, legend, full);
+            snprintf(name, sizeof name, "%s_agree", label);
+            bb_table_column(t, name, "us", "median admission + status + terminal "
+                            "agreements, each a rank maximum taken separately (a part "
+                            "of the whole, not the critical path)", 0);
+            snprintf(name, sizeof name, "%s_done", label);
+            bb_table_column(t, name, NULL, "fraction of calls where a poll after a batch "
+                            "saw the local payload complete", 0);
+        } else if (row->variant == V_RAW) {
+            bb_table_time_columns(t, label, "raw stream: time per call (median, min, max)",
+                                  full);
+        } else {
+            snprintf(legend, sizeof legend, "%s reference: median time per call",
+                     variant_names[row->variant]);
+            bb_table_column(t, label, "us", legend, 10);
+        }
     }
-    if (raw) {
-        bb_stats_summarize(bb_measure_part(&raw->m, T_ELAPSED), n, &s);
-        bb_stats_format_range(&s, 1e6, 2, range, sizeof range);
-        printf(" %12.2f %23s", s.median * 1e6, range);
+    for (int r = 0; r < ctx->nrows; r++) {
+        const row_t *row = &ctx->rows[r];
+        if (row->variant != V_PROTOCOL)
+            continue;
+        row_label(row, label, sizeof label);
+        if (row_find(ctx, V_RAW, 0) >= 0) {
+            snprintf(name, sizeof name, "%s_raw_ratio", label);
+            snprintf(legend, sizeof legend, "%s median / raw median", label);
+            bb_table_column(t, name, NULL, legend, 0);
+        }
+        if (row_find(ctx, V_ROUNDS, row->policy) >= 0) {
+            snprintf(name, sizeof name, "%s_rounds_ratio", label);
+            snprintf(legend, sizeof legend, "%s median / raw-rounds%s median (its own "
+                     "control round trips)", label,
+                     (row->policy & POLICY_FUSED) ? "-fused" : "");
+            bb_table_column(t, name, NULL, legend, 0);
+        }
     }
-    if (proto && raw)
-        printf(" %7.2f", bb_stats_median(bb_measure_part(&proto->m, T_ELAPSED), n)
-                             / bb_stats_median(bb_measure_part(&raw->m, T_ELAPSED), n));
-    if (proto && proto->refused_calls > 0) {
+    bb_table_column(t, "status", NULL, "ok, refused:STAGE:rankR:seqS (the first "
+                    "refusal of the protocol), or payload-mismatch", 0);
+}
+
+static double median_of(const point_result_t *pr, int part)
+{
+    return bb_stats_median(bb_measure_part(&pr->m, part), (size_t)pr->m.samples);
+}
+
+static void table_row(run_ctx_t *ctx)
+{
+    bb_table_t *t = bb_run_table(ctx->run);
+    int full = bb_run_full(ctx->run);
+    bb_table_integer(t, ctx->nbytes);
+    bb_table_integer(t, ctx->batches);
+    const point_result_t *refused = NULL;
+    int mismatch = 0;
+    for (int r = 0; r < ctx->nrows; r++) {
+        const row_t *row = &ctx->rows[r];
+        const point_result_t *pr = &ctx->results[r];
+        size_t n = (size_t)pr->m.samples;
+        mismatch |= pr->bad_bytes > 0;
+        if (row->variant == V_PROTOCOL) {
+            if (refused == NULL && pr->refused_calls > 0)
+                refused = pr;
+            bb_table_time_cells(t, bb_measure_part(&pr->m, T_ELAPSED), n, pr->m.reps, full);
+            bb_table_number(t, (median_of(pr, T_ADMISSION) + median_of(pr, T_STATUS)
+                                + median_of(pr, T_TERMINAL)) * 1e6, 2);
+            if (pr->p2p && pr->refused_calls == 0)
+                bb_table_number(t, bb_stats_median(bb_measure_count(&pr->m, C_COMPLETED), n),
+                                2);
+            else
+                bb_table_missing(t);
+        } else if (row->variant == V_RAW) {
+            bb_table_time_cells(t, bb_measure_part(&pr->m, T_ELAPSED), n, pr->m.reps, full);
+        } else {
+            bb_table_number(t, median_of(pr, T_ELAPSED) * 1e6, 2);
+        }
+    }
+    for (int r = 0; r < ctx->nrows; r++) {
+        const row_t *row = &ctx->rows[r];
+        const point_result_t *pr = &ctx->results[r];
+        if (row->variant != V_PROTOCOL)
+            continue;
+        int refs[2] = { row_find(ctx, V_RAW, 0), row_find(ctx, V_ROUNDS, row->policy) };
+        for (int k = 0; k < 2; k++) {
+            if (refs[k] < 0)
+                continue;
+            if (pr->refused_calls > 0)
+                bb_table_missing(t);
+            else
+                bb_table_number(t, median_of(pr, T_ELAPSED)
+                                       / median_of(&ctx->results[refs[k]], T_ELAPSED), 2);
+        }
+    }
+    char status[64];
+    if (refused != NULL) {
         char who[32] = "none";
-        if (proto->refusal.rank >= 0)
-            snprintf(who, sizeof who, "%d", proto->refusal.rank);
-        printf("  refused (%s, rank %s, sequence %lld)\n",
-               bb_stage_name(proto->refusal.stage), who,
-               (long long)proto->refusal.sequence);
-    } else if ((proto && proto->bad_bytes) || (raw && raw->bad_bytes)) {
-        printf("  PAYLOAD MISMATCH\n");
+        if (refused->refusal.rank >= 0)
+            snprintf(who, sizeof who, "%d", refused->refusal.rank);
+        snprintf(status, sizeof status, "refused:%s:rank%s:seq%lld",
+                 bb_stage_name(refused->refusal.stage), who,
+                 (long long)refused->refusal.sequence);
     } else {
-        printf("  ok\n");
+        snprintf(status, sizeof status, "%s", mismatch ? "payload-mismatch" : "ok");
     }
-    fflush(stdout);
+    bb_table_text(t, status);
+    bb_table_row_end(t);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -670,76 +968,119 @@ static void census_accumulate(run_ctx_t *ctx, const census_t *cs)
     ctx->have_census = 1;
 }
 
-/* Collective.  The protocol at the current point, on a fresh phase (its
- * first ticket is the cold call), and its census (rank 0 gets it). */
-static void measure_protocol(run_ctx_t *ctx, point_result_t *proto, census_t *cs)
+/* Collective.  Every row at the current point, their samples interleaved;
+ * each protocol row on a new phase of its policy (its first ticket is the
+ * cold call), with its census (rank 0 gets it). */
+static void measure_point(run_ctx_t *ctx)
 {
     const options_t *o = &ctx->o;
-    if (bb_transfer_phase_create(bb_bench_world(bb_run_bench(ctx->run)), &ctx->phase) != BB_OK)
-        bb_run_fatal(ctx->run, "cannot create the transfer phase");
-    if (ctx->rank == o->delay_post_rank)
-        bb_transfer_phase_set_post_delay(ctx->phase, o->delay_post_s);
-    if (o->corrupt_byte >= 0)
-        bb_transfer_phase_set_corrupt_byte(ctx->phase, o->corrupt_byte);
-    measure_variant(ctx, 1, proto);
-    census_gather(ctx, proto, cs);
-    bb_status_t st = bb_transfer_phase_close(ctx->phase);
-    if (st != BB_OK)
-        bb_run_fatal(ctx->run, "closing the transfer phase: %s", bb_status_string(st));
+    bb_measure_variant_t mv[ROWS_MAX];
+    bb_measure_result_t res[ROWS_MAX];
+    memset(res, 0, sizeof res);
+    for (int r = 0; r < ctx->nrows; r++) {
+        const row_t *row = &ctx->rows[r];
+        point_result_t *pr = &ctx->results[r];
+        memset(pr, 0, sizeof *pr);
+        pr->refusal.rank = -1;
+        ctx->args[r] = (row_arg_t){ ctx, r };
+        mv[r] = (bb_measure_variant_t){ .nparts = T_N, .ncounts = C_N, .call = row_call,
+                                        .arg = &ctx->args[r] };
+        ctx->phases[r] = NULL;
+        if (row->variant != V_PROTOCOL)
+            continue;
+        bb_phase_attr_t attr = {
+            (row->policy & POLICY_RETAINED) ? BB_BUFFERS_RETAINED : BB_BUFFERS_FRESH,
+            (row->policy & POLICY_FUSED) ? BB_ADMISSION_FUSED : BB_ADMISSION_SPEC };
+        if (bb_transfer_phase_create_attr(bb_bench_world(bb_run_bench(ctx->run)), &attr,
+                                          &ctx->phases[r]) != BB_OK)
+            bb_run_fatal(ctx->run, "cannot create the transfer phase");
+        if (ctx->rank == o->delay_post_rank)
+            bb_transfer_phase_set_post_delay(ctx->phases[r], o->delay_post_s);
+        if (o->corrupt_byte >= 0)
+            bb_transfer_phase_set_corrupt_byte(ctx->phases[r], o->corrupt_byte);
+    }
+    /* The first row's calls per sample (given or fitted to the budget) serve
+     * every row, so that every column is a mean over as many calls. */
+    bb_run_measure_set(ctx->run, "transfer point", mv, ctx->nrows, 1, res);
+    ctx->pr = NULL;
     ctx->phase = NULL;
+    /* The facts that decide the status, agreed with MAX over ranks. */
+    int64_t local[ROWS_MAX * 4], max[ROWS_MAX * 4];
+    int64_t rss = bb_rss_peak_bytes();
+    for (int r = 0; r < ctx->nrows; r++) {
+        const point_result_t *pr = &ctx->results[r];
+        local[4 * r] = pr->refused_calls;
+        local[4 * r + 1] = pr->bad_bytes;
+        local[4 * r + 2] = rss;
+        local[4 * r + 3] = pr->p2p;
+    }
+    if (bb_agree_max(bb_run_comm(ctx->run), local, 4 * ctx->nrows, max) != MPI_SUCCESS)
+        bb_run_fatal(ctx->run, "MPI_Allreduce of counters failed");
+    for (int r = 0; r < ctx->nrows; r++) {
+        point_result_t *pr = &ctx->results[r];
+        pr->m = res[r];
+        pr->refused_calls = max[4 * r];
+        pr->bad_bytes = max[4 * r + 1];
+        pr->rss_peak = max[4 * r + 2];
+        pr->p2p = max[4 * r + 3];
+        if (ctx->phases[r] == NULL)
+            continue;
+        census_gather(ctx, r, &pr->cs);
+        bb_status_t st = bb_transfer_phase_close(ctx->phases[r]);
+        if (st != BB_OK)
+            bb_run_fatal(ctx->run, "closing the transfer phase: %s", bb_status_string(st));
+        ctx->phases[r] = NULL;
+    }
 }
 
 static int transfer_point(bb_run_t *run, void *state, size_t i)
 {
     run_ctx_t *ctx = state;
     const options_t *o = &ctx->o;
-    point_result_t proto = {0}, raw = {0};
-    census_t cs = {0};
     int code = BB_EXIT_OK;
     ctx->nbytes = o->bytes.values[i / o->batches.n];
     ctx->batches = o->batches.values[i % o->batches.n];
     ctx->phase_id = (int64_t)i;
-    if (o->mode & MODE_PROTOCOL)
-        measure_protocol(ctx, &proto, &cs);
-    if (o->mode & MODE_RAW)
-        measure_variant(ctx, 0, &raw);
+    measure_point(ctx);
     if (ctx->rank == 0) {
-        table_row(ctx, (o->mode & MODE_PROTOCOL) ? &proto : NULL,
-                  (o->mode & MODE_RAW) ? &raw : NULL);
-        if (o->mode & MODE_PROTOCOL)
-            record_point(ctx, 1, &proto, &cs);
-        if (o->mode & MODE_RAW)
-            record_point(ctx, 0, &raw, NULL);
+        table_row(ctx);
+        for (int r = 0; r < ctx->nrows; r++)
+            record_point(ctx, r);
     }
-    if (o->mode & MODE_PROTOCOL) {
-        if (proto.refused_calls > 0 && !refusal_asked(o)) {
-            bb_run_note(run, "error: %lld bytes refused (%s) without a refusal being "
-                        "asked for", (long long)ctx->nbytes,
-                        bb_stage_name(proto.refusal.stage));
-            code = BB_EXIT_FAILURE;
-        }
-        if (proto.bad_bytes > 0) {
-            bb_run_note(run, "error: %lld bytes, %lld batches: payload check failed "
-                        "(%lld bad bytes in one call)", (long long)ctx->nbytes,
-                        (long long)ctx->batches, (long long)proto.bad_bytes);
-            code = BB_EXIT_FAILURE;
-        }
-        /* The census is rank 0's alone; the runner's exit code is rank 0's. */
-        if (ctx->rank == 0 && cs.over_bound) {
-            bb_run_note(run, "error: %lld bytes: census over its bound",
+    char label[64];
+    for (int r = 0; r < ctx->nrows; r++) {
+        point_result_t *pr = &ctx->results[r];
+        row_label(&ctx->rows[r], label, sizeof label);
+        if (ctx->rows[r].variant == V_PROTOCOL) {
+            if (pr->refused_calls > 0 && !refusal_asked(o)) {
+                bb_run_note(run, "error: %lld bytes refused (%s) without a refusal being "
+                            "asked for", (long long)ctx->nbytes,
+                            bb_stage_name(pr->refusal.stage));
+                code = BB_EXIT_FAILURE;
+            }
+            if (pr->bad_bytes > 0) {
+                bb_run_note(run, "error: %lld bytes, %lld batches: payload check failed "
+                            "(%lld bad bytes in one call)", (long long)ctx->nbytes,
+                            (long long)ctx->batches, (long long)pr->bad_bytes);
+                code = BB_EXIT_FAILURE;
+            }
+            /* The census is rank 0's alone; the runner's exit code is rank 0's. */
+            if (ctx->rank == 0 && pr->cs.over_bound) {
+                bb_run_note(run, "error: %s %lld bytes: census over its bound", label,
+                            (long long)ctx->nbytes);
+                code = BB_EXIT_FAILURE;
+            }
+            if (ctx->rank == 0)
+                census_accumulate(ctx, &pr->cs);
+        } else if (pr->bad_bytes > 0) {
+            bb_run_note(run, "error: %s %lld bytes: payload check failed", label,
                         (long long)ctx->nbytes);
             code = BB_EXIT_FAILURE;
         }
-        if (ctx->rank == 0)
-            census_accumulate(ctx, &cs);
+        free(pr->cs.per_rank);
+        pr->cs.per_rank = NULL;
+        bb_measure_result_clear(&pr->m);
     }
-    if ((o->mode & MODE_RAW) && raw.bad_bytes > 0) {
-        bb_run_note(run, "error: raw %lld bytes: payload check failed", (long long)ctx->nbytes);
-        code = BB_EXIT_FAILURE;
-    }
-    free(cs.per_rank);
-    bb_measure_result_clear(&proto.m);
-    bb_measure_result_clear(&raw.m);
     return code;
 }
 
@@ -747,13 +1088,15 @@ static int transfer_point(bb_run_t *run, void *state, size_t i)
 /* The descriptor */
 
 enum { OPT_BATCHES = BB_OPT_LONG, OPT_COMPUTE, OPT_SOURCE, OPT_DEST, OPT_MAX, OPT_API,
-       OPT_MODE, OPT_FAIL_COMPUTE, OPT_FAIL_CONSUMER, OPT_REFUSE, OPT_MISMATCH, OPT_DPOST,
-       OPT_CORRUPT };
+       OPT_MODE, OPT_BUFFERS, OPT_ADMISSION, OPT_FULL_SWEEP, OPT_FAIL_COMPUTE,
+       OPT_FAIL_CONSUMER, OPT_REFUSE, OPT_MISMATCH, OPT_DPOST, OPT_CORRUPT };
 
 static const bb_option_t transfer_options[] = {
     {"bytes", 'b', "LIST", "payload bytes: 8,64K,4M or 8:4M[:x4|:+N]\n"
-                           "(suffixes K=2^10, M=2^20; default 8,4K,64K,1M,4M)"},
-    {"batches", OPT_BATCHES, "LIST", "compute batches per call (default 0,1,4,16)"},
+                           "(suffixes K=2^10, M=2^20; default " BYTES_DEFAULT ")"},
+    {"batches", OPT_BATCHES, "LIST", "compute batches per call (default " BATCHES_DEFAULT ")"},
+    {"full-sweep", OPT_FULL_SWEEP, NULL, "the long sweep as defaults: bytes " BYTES_FULL ",\n"
+                                         "batches " BATCHES_FULL},
     {"compute", OPT_COMPUTE, "SECONDS", "compute per batch, MPI-free kernel calibrated\n"
                                         "at start-up (default 10e-6)"},
     {"source", OPT_SOURCE, "R", "the sending rank (default 0)"},
@@ -761,7 +1104,15 @@ static const bb_option_t transfer_options[] = {
     {"max-bytes", OPT_MAX, "N", "the cap presented (default: each size)"},
     {"api", OPT_API, "API", "run or ticket (begin, batches and progress\n"
                             "driven here, finish) (default run)"},
-    {"mode", OPT_MODE, "MODE", "protocol, raw or both (default both)"},
+    {"mode", OPT_MODE, "LIST", "what to measure, a comma list of protocol, raw,\n"
+                               "raw-pingpong, raw-rounds, agreements, admission;\n"
+                               "both (= protocol,raw, the default) or all"},
+    {"buffers", OPT_BUFFERS, "POLICY", "the protocol's payload buffer: fresh (per ticket,\n"
+                                       "the default), retained (kept between tickets)\n"
+                                       "or both"},
+    {"admission", OPT_ADMISSION, "POLICY", "the admission: spec (MIN then MAX, the\n"
+                                           "default), fused (one MIN over fields and\n"
+                                           "complements) or both"},
     {"fail-compute", OPT_FAIL_COMPUTE, "R:BATCH", "rank R's compute batch BATCH fails"},
     {"fail-consumer", OPT_FAIL_CONSUMER, NULL, "the destination's consumer fails"},
     {"refuse-rank", OPT_REFUSE, "R", "rank R refuses locally in preflight"},
@@ -783,14 +1134,13 @@ static void transfer_defaults(void *state)
     o->max_bytes = -1;
     o->api = API_RUN;
     o->mode = MODE_BOTH;
+    o->buffers = o->admission = 1u;
     o->fail_compute_rank = o->refuse_rank = o->mismatch_rank = o->delay_post_rank = -1;
     o->corrupt_byte = -1;
 }
 
-/* "R:NAME": a rank, then one of names[1..]; the field's index. */
 static void transfer_parse(bb_run_t *run, void *state, int key, const char *value)
 {
-    static const char *const modes[] = { "protocol", "raw", "both" };
     options_t *o = &((run_ctx_t *)state)->o;
     char err[512];
     const char *rest;
@@ -799,6 +1149,7 @@ static void transfer_parse(bb_run_t *run, void *state, int key, const char *valu
     case OPT_BATCHES:
         bb_run_parse_size_list(run, "batches", value, 0, 1000000, &o->batches);
         break;
+    case OPT_FULL_SWEEP: o->full_sweep = 1; break;
     case OPT_COMPUTE: o->compute_s = bb_run_parse_seconds(run, "compute", value, 0.0, 10.0);
         break;
     case OPT_SOURCE: o->source = bb_run_parse_rank(run, "source", value); break;
@@ -813,11 +1164,20 @@ static void transfer_parse(bb_run_t *run, void *state, int key, const char *valu
         else
             bb_run_usage(run, "--api: '%s' is not run or ticket", value);
         break;
-    case OPT_MODE: {
-        unsigned m = bb_run_parse_choices(run, "mode", value, modes, 3);
-        o->mode = (m & 4u) ? MODE_BOTH : (int)m;
+    case OPT_MODE:
+        o->mode = strcmp(value, "both") == 0
+                      ? MODE_BOTH
+                      : bb_run_parse_choices(run, "mode", value, variant_names, V_N);
         break;
-    }
+    case OPT_BUFFERS:
+        o->buffers = strcmp(value, "both") == 0
+                         ? 3u : bb_run_parse_choices(run, "buffers", value, buffers_names, 2);
+        break;
+    case OPT_ADMISSION:
+        o->admission = strcmp(value, "both") == 0
+                           ? 3u : bb_run_parse_choices(run, "admission", value,
+                                                       admission_names, 2);
+        break;
     case OPT_FAIL_COMPUTE:
         if (bb_cli_parse_rank_prefix(value, bb_run_size(run), &o->fail_compute_rank, &rest,
                                      err, sizeof err) != BB_OK)
@@ -849,15 +1209,44 @@ static size_t transfer_validate(bb_run_t *run, void *state)
     ctx->rank = bb_run_rank(run);
     ctx->size = bb_run_size(run);
     if (o->bytes.n == 0)
-        bb_run_parse_size_list(run, "bytes", "8,4K,64K,1M,4M", 0, INT32_MAX, &o->bytes);
+        bb_run_parse_size_list(run, "bytes", o->full_sweep ? BYTES_FULL : BYTES_DEFAULT, 0,
+                               INT32_MAX, &o->bytes);
     if (o->batches.n == 0)
-        bb_run_parse_size_list(run, "batches", "0,1,4,16", 0, 1000000, &o->batches);
+        bb_run_parse_size_list(run, "batches", o->full_sweep ? BATCHES_FULL : BATCHES_DEFAULT,
+                               0, 1000000, &o->batches);
     if (o->destination < 0)
         o->destination = ctx->size - 1;
+    if (!(o->mode & MODE_PROTOCOL) && (o->buffers != 1u))
+        bb_run_usage(run, "--buffers chooses the protocol's policy: --mode must include "
+                     "protocol");
+    /* The rows of every point: the protocol under each policy asked for, then
+     * the references, those with an admission once per admission asked. */
+    ctx->nrows = 0;
+    if (o->mode & MODE_PROTOCOL)
+        for (int p = 0; p < POLICY_N; p++)
+            if ((o->buffers & (1u << (p & POLICY_RETAINED ? 1 : 0)))
+                && (o->admission & (1u << (p & POLICY_FUSED ? 1 : 0))))
+                ctx->rows[ctx->nrows++] = (row_t){ V_PROTOCOL, p };
+    for (int v = V_RAW; v < V_N; v++) {
+        if (!(o->mode & (1u << v)))
+            continue;
+        for (int a = 0; a < 2; a++)
+            if (a == 0 ? (!HAS_ADMISSION(v) || (o->admission & 1u))
+                       : (HAS_ADMISSION(v) && (o->admission & 2u)))
+                ctx->rows[ctx->nrows++] = (row_t){ v, a ? POLICY_FUSED : 0 };
+    }
+    if (!(o->mode & MODE_PROTOCOL) && o->admission != 1u) {
+        int any = 0;
+        for (int v = V_RAW; v < V_N; v++)
+            any |= HAS_ADMISSION(v) && (o->mode & (1u << v));
+        if (!any)
+            bb_run_usage(run, "--admission chooses the protocol's and the admission "
+                         "references' agreement: --mode must include one of them");
+    }
     return o->bytes.n * o->batches.n;
 }
 
-/* Collective: buffers, the kernel, the header lines and the table header. */
+/* Collective: buffers, the kernel, the notes and the table's columns. */
 static void transfer_setup(bb_run_t *run, void *state)
 {
     run_ctx_t *ctx = state;
@@ -888,20 +1277,25 @@ static void transfer_setup(bb_run_t *run, void *state)
      * time-share a core), so the load around the run is recorded. */
     double load[1];
     ctx->load_start = getloadavg(load, 1) == 1 ? load[0] : -1.0;
-    if (ctx->rank != 0)
-        return;
+    bb_table_t *t = bb_run_table(run);
     if (ctx->load_start >= 0.0)
-        printf("# host load average (1 min) at start: %.2f\n", ctx->load_start);
-    printf("# source %d, destination %d, api %s, compute %.3g s per batch = %lld "
-           "kernel iterations (calibrated %.4g iterations/s, slowest rank; a batch "
-           "measured %.3g s)\n", o->source, o->destination,
-           o->api == API_RUN ? "run" : "ticket", o->compute_s,
-           (long long)ctx->fx.iterations, ctx->kernel.slowest_rate,
-           ctx->kernel.batch_measured_s);
-    printf("# raw: Isend/Irecv, the same batches with one MPI_Test after each, a Wait; "
-           "no agreement, so a sender may run ahead of its receiver by what MPI "
-           "buffers\n");
-    table_header(ctx);
+        bb_table_note(t, "host load average (1 min) at start: %.2f", ctx->load_start);
+    bb_table_note(t, "source %d, destination %d, api %s, compute %.3g s per batch = %lld "
+                  "kernel iterations (calibrated %.4g iterations/s, slowest rank; a batch "
+                  "measured %.3g s)", o->source, o->destination,
+                  o->api == API_RUN ? "run" : "ticket", o->compute_s,
+                  (long long)ctx->fx.iterations, ctx->kernel.slowest_rate,
+                  ctx->kernel.batch_measured_s);
+    bb_table_note(t, "times in microseconds per call, each sample the rank maximum; the "
+                  "rows' samples interleaved, %lld per point",
+                  (long long)bb_run_settings(run)->samples);
+    for (int v = 0; v < V_N; v++)
+        if (o->mode & (1u << v))
+            bb_table_note(t, "%s: %s", variant_names[v], variant_differs[v]);
+    if (o->admission & 2u)
+        bb_table_note(t, "-fused: the same with the admission as one MPI_Allreduce(MIN) "
+                      "over the nine fields and their complements");
+    table_columns(ctx);
 }
 
 static void transfer_label(const void *state, size_t i, char *buf, size_t len)
@@ -912,20 +1306,27 @@ static void transfer_label(const void *state, size_t i, char *buf, size_t len)
              (long long)o->batches.values[i % o->batches.n]);
 }
 
-static void census_print(const run_ctx_t *ctx)
+static void census_note(run_ctx_t *ctx)
 {
     static const char *const roles[4] = { "inactive", "source", "destination", "same-rank" };
     const census_t *all = &ctx->census_all;
-    printf("# census (measured, largest over points): ");
+    char line[512];
+    size_t used = 0;
+    used += (size_t)snprintf(line, sizeof line, "census (measured, largest over points): ");
     for (int r = 0; r < 4; r++) {
         int seen = 0;
         for (int q = 0; q < ctx->size; q++)
             seen |= role_of(&ctx->o, q) == r;
-        if (seen)
-            printf("%s %lld B, %lld requests; ", roles[r], (long long)all->worst[r][K_TRACKED],
-                   (long long)all->worst[r][K_INFLIGHT]);
+        if (seen && used < sizeof line)
+            used += (size_t)snprintf(line + used, sizeof line - used,
+                                     "%s %lld B, %lld requests; ", roles[r],
+                                     (long long)all->worst[r][K_TRACKED],
+                                     (long long)all->worst[r][K_INFLIGHT]);
     }
-    printf("%s\n", all->over_bound ? "OVER THE BOUND" : "within the bound");
+    if (used < sizeof line)
+        snprintf(line + used, sizeof line - used, "%s",
+                 all->over_bound ? "OVER THE BOUND" : "within the bound");
+    bb_table_note(bb_run_table(ctx->run), "%s", line);
 }
 
 /* The record's compute_kernel member: the runner's calibration. */
@@ -958,8 +1359,8 @@ static void add_load(cJSON *load, const char *name, double value)
         cJSON_AddNullToObject(load, name);
 }
 
-/* Collective: every provider array released exactly once; rank 0 prints
- * the census line and sets the record's run section. */
+/* Collective: every provider array released exactly once; rank 0 notes the
+ * census and sets the record's run section. */
 static int transfer_finish(bb_run_t *run, void *state)
 {
     run_ctx_t *ctx = state;
@@ -968,7 +1369,7 @@ static int transfer_finish(bb_run_t *run, void *state)
     if (ctx->rank != 0)
         return code;
     if (ctx->have_census)
-        census_print(ctx);
+        census_note(ctx);
     cJSON *summary = cJSON_CreateObject();
     double load_end[1];
     cJSON *load = cJSON_AddObjectToObject(summary, "host_load_average_1min");
@@ -984,8 +1385,13 @@ static int transfer_finish(bb_run_t *run, void *state)
                             "(least significant first) of the 64-bit word mix(s) + (i/8) * "
                             "0x9E3779B97F4A7C15; "
                             "the consumer checks every word and a position-weighted "
-                            "checksum inside the call; raw mode does the same "
+                            "checksum inside the call; the raw references do the same "
                             "generation and check");
+    cJSON *modes = cJSON_CreateObject();
+    for (int v = 0; v < V_N; v++)
+        if (ctx->o.mode & (1u << v))
+            cJSON_AddStringToObject(modes, variant_names[v], variant_differs[v]);
+    cJSON_AddItemToObject(summary, "modes", modes);
     bb_record_set(bb_bench_record(bb_run_bench(run)), "run", summary);
     return code;
 }
@@ -1005,16 +1411,19 @@ static const bb_bench_desc_t transfer_bench = {
     .benchmark = "transfer",
     .summary = "Measure the bounded transfer phase (nine-field MIN/MAX agreement, payload\n"
                "Isend/Irecv, compute batches with one poll after each, status agreement,\n"
-               "consumer, receipt, terminal agreement) against raw MPI_Isend/MPI_Irecv\n"
-               "with the same compute batches, one MPI_Test after each, and a Wait.\n"
-               "Launch with mpiexec -n P (P = 1: a same-rank transfer).",
+               "consumer, receipt, terminal agreement) against references in the same\n"
+               "run, their samples interleaved: a raw Isend/Irecv stream with the same\n"
+               "batches, a ping-pong (payload one way, receipt back), the ping-pong with\n"
+               "the phase's agreements (its control round trips), the agreements alone\n"
+               "and the admission alone.  Launch with mpiexec -n P (P = 1: a same-rank\n"
+               "transfer).",
     .notes = "Demonstrations: a refusal asked for (--fail-compute, --fail-consumer,\n"
              "--refuse-rank, --mismatch-rank) is recorded and exits 0.  The payload is a\n"
              "byte pattern of the ticket's sequence and the offset; the destination\n"
-             "checks every byte and a checksum inside the timed call (raw mode does the\n"
-             "same generation and check).  Times in the table are microseconds.  Exit 1\n"
-             "also for an unrequested refusal, a payload mismatch or a census over its\n"
-             "bound.",
+             "checks every byte and a checksum inside the timed call (the raw\n"
+             "references do the same generation and check).  Times in the table are\n"
+             "microseconds.  Exit 1 also for an unrequested refusal, a payload mismatch\n"
+             "or a census over its bound.",
     .options = transfer_options,
     .state_size = sizeof(run_ctx_t),
     .defaults = transfer_defaults,

@@ -94,13 +94,9 @@ void bb_run_note(bb_run_t *run, const char *fmt, ...)
     bb_bench_progress(run->bench, "%s", msg);
 }
 
-void bb_run_measure(bb_run_t *run, const char *what, const bb_measure_variant_t *variant,
-                    bb_measure_result_t *result_out)
+/* The run summary's bookkeeping of one measurement. */
+static void run_account(bb_run_t *run, const bb_measure_result_t *r)
 {
-    bb_status_t st = bb_measure_run(bb_run_comm(run), &run->settings, variant, result_out);
-    if (st != BB_OK)
-        bb_run_fatal(run, "%s: %s", what, bb_status_string(st));
-    const bb_measure_result_t *r = result_out;
     if (run->measurements++ == 0 || r->reps < run->reps_min)
         run->reps_min = r->reps;
     if (r->reps > run->reps_max)
@@ -113,6 +109,27 @@ void bb_run_measure(bb_run_t *run, const char *what, const bb_measure_variant_t 
         run->offset_spread_max_s = r->offset_spread_s;
     if (r->offset_error_s > run->offset_error_max_s)
         run->offset_error_max_s = r->offset_error_s;
+}
+
+void bb_run_measure(bb_run_t *run, const char *what, const bb_measure_variant_t *variant,
+                    bb_measure_result_t *result_out)
+{
+    bb_status_t st = bb_measure_run(bb_run_comm(run), &run->settings, variant, result_out);
+    if (st != BB_OK)
+        bb_run_fatal(run, "%s: %s", what, bb_status_string(st));
+    run_account(run, result_out);
+}
+
+void bb_run_measure_set(bb_run_t *run, const char *what,
+                        const bb_measure_variant_t *variants, int nvariants,
+                        int share_reps, bb_measure_result_t *results_out)
+{
+    bb_status_t st = bb_measure_run_set(bb_run_comm(run), &run->settings, variants,
+                                        nvariants, share_reps, results_out);
+    if (st != BB_OK)
+        bb_run_fatal(run, "%s: %s", what, bb_status_string(st));
+    for (int v = 0; v < nvariants; v++)
+        run_account(run, &results_out[v]);
 }
 
 /* ---- option values ------------------------------------------------------ */

@@ -111,6 +111,11 @@ void bb_run_note(bb_run_t *run, const char *fmt, ...)
  * fatal, naming what. */
 void bb_run_measure(bb_run_t *run, const char *what, const bb_measure_variant_t *variant,
                     bb_measure_result_t *result_out);
+/* Collective.  bb_measure_run_set (the variants' samples interleaved) with
+ * the run's settings, counted in the run summary like bb_run_measure. */
+void bb_run_measure_set(bb_run_t *run, const char *what,
+                        const bb_measure_variant_t *variants, int nvariants,
+                        int share_reps, bb_measure_result_t *results_out);
 
 /* Option helpers: a bad value is a usage error naming opt. */
 /* A size or list of sizes in [min, max] (bb_cli_parse_size[_list]). */

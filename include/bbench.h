@@ -359,7 +359,8 @@ typedef struct bb_transfer_metrics {
     bb_transfer_role_t role;
     int first_call;           /* 1: the phase's first ticket */
     double prepare_s;         /* validation, allocation, prepare and copy */
-    double admission_s;       /* the MIN and MAX preflight Allreduces */
+    double admission_s;       /* the preflight agreement: MIN and MAX
+                                 Allreduces (spec) or the one fused MIN */
     double post_s;            /* posting (plus any test post delay) */
     double compute_s;         /* run(): sum of batch callbacks; ticket: -1 */
     double progress_s;        /* cumulative progress polls */
@@ -376,7 +377,9 @@ typedef struct bb_transfer_metrics {
                                      no payload request */
     int64_t payload_bytes;    /* bytes this rank sent or received (nbytes
                                  on data ranks once admitted, else 0) */
-    int64_t tracked_bytes;    /* peak counted bytes: 232 + owned payload */
+    int64_t tracked_bytes;    /* peak counted bytes: 232 + owned payload
+                                 (retained: its capacity, plus the old
+                                 buffer while a begin grows it) */
     int max_inflight;         /* peak live requests (<= 2 src, <= 1 dst) */
     int requests_posted;      /* point-to-point requests posted */
     int64_t code;             /* the agreed status word (0: success) */
@@ -390,6 +393,22 @@ typedef struct bb_transfer_metrics {
  * Caller owns *phase_out (bb_transfer_phase_close). */
 BB_EXPORT bb_status_t bb_transfer_phase_create(bb_world_t *world,
                                                bb_transfer_phase_t **phase_out);
+
+/* Collective, as bb_transfer_phase_create, with the policies of attr (NULL:
+ * the defaults, fresh buffers and spec admission), fixed for the phase's
+ * life.  fresh: each data rank allocates its payload buffer of nbytes in
+ * preflight and frees it when the ticket is refused or retired.  retained:
+ * the buffer is kept between tickets with capacity for the largest admitted
+ * max_bytes, grown (to max_bytes) only when a larger ticket is begun; a
+ * refused begin frees what it grew and keeps the previous buffer; freed at
+ * close (a poisoned phase keeps everything).  fused: the nine-field
+ * admission is one MPI_Allreduce (bb_agree_minmax_fused), with the same
+ * agreed vectors and so the same verdicts as spec.  BB_ERR_ARG for an
+ * unknown policy, at once on that rank (like a NULL world: the others wait
+ * in the duplicate, so pass the same attr everywhere). */
+BB_EXPORT bb_status_t bb_transfer_phase_create_attr(bb_world_t *world,
+                                                    const bb_phase_attr_t *attr,
+                                                    bb_transfer_phase_t **phase_out);
 
 /* Collective.  Frees the duplicate and the phase.  Refused locally, before
  * any MPI call, while a ticket is live (BB_ERR_STATE) or the phase is
@@ -456,8 +475,9 @@ BB_EXPORT bb_status_t bb_transfer_phase_run(bb_transfer_phase_t *phase,
                                             bb_transfer_metrics_t *metrics_out);
 
 /* Local accessors.  tracked_live: counted bytes held now (232 + owned
- * payload while a ticket is live, 0 between tickets); inflight: requests
- * live now. */
+ * payload while a ticket is live; between tickets 0 with fresh buffers, the
+ * retained payload capacity with retained ones); inflight: requests live
+ * now. */
 BB_EXPORT int64_t bb_transfer_phase_sequence(const bb_transfer_phase_t *phase);
 BB_EXPORT int64_t bb_transfer_phase_tracked_live(const bb_transfer_phase_t *phase);
 BB_EXPORT int bb_transfer_phase_inflight(const bb_transfer_phase_t *phase);

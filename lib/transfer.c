@@ -23,6 +23,8 @@ struct bb_transfer_phase {
     int poisoned;
     int in_callback;              /* reentry guard */
     int live;                     /* a ticket is posted and not retired */
+    bb_buffers_t buffers;         /* payload policy, fixed at creation */
+    bb_admission_t admission;     /* spec (MIN then MAX) or fused (one MIN) */
 
     /* The live ticket. */
     bb_transfer_contract_t contract;  /* agreed */
@@ -30,6 +32,12 @@ struct bb_transfer_phase {
     int64_t ticket_sequence;
     unsigned char *send_buf;      /* source and same rank */
     unsigned char *recv_buf;      /* destination */
+    int64_t send_cap, recv_cap;   /* their sizes in bytes */
+    /* Retained only, while a begin grows a buffer: the previous one, kept
+     * until the admission decides (a refusal restores it). */
+    unsigned char *old_send, *old_recv;
+    int64_t old_send_cap, old_recv_cap;
+    int grown;                    /* bit 0 send, bit 1 recv grew this begin */
     MPI_Request payload_req, receipt_req;
     int payload_done;
     double t_begin;
@@ -155,12 +163,91 @@ static void request_posted(bb_transfer_phase_t *phase)
         phase->cur.max_inflight = phase->inflight;
 }
 
-static void free_payload(bb_transfer_phase_t *phase)
+/* Counted payload bytes the phase holds now. */
+static int64_t payload_held(const bb_transfer_phase_t *phase)
+{
+    return phase->send_cap + phase->recv_cap + phase->old_send_cap + phase->old_recv_cap;
+}
+
+static void free_payload_all(bb_transfer_phase_t *phase)
 {
     free(phase->send_buf);
     free(phase->recv_buf);
-    phase->send_buf = phase->recv_buf = NULL;
-    phase->tracked_live = 0;
+    free(phase->old_send);
+    free(phase->old_recv);
+    phase->send_buf = phase->recv_buf = phase->old_send = phase->old_recv = NULL;
+    phase->send_cap = phase->recv_cap = phase->old_send_cap = phase->old_recv_cap = 0;
+    phase->grown = 0;
+}
+
+/* A refused begin: fresh buffers go; a retained phase drops only what this
+ * begin grew and keeps the previous buffers.  Between tickets the census
+ * counts only retained payload (the control bytes count while a ticket is
+ * live). */
+static void payload_refused(bb_transfer_phase_t *phase)
+{
+    if (phase->buffers == BB_BUFFERS_FRESH) {
+        free_payload_all(phase);
+    } else {
+        if (phase->grown & 1) {
+            free(phase->send_buf);
+            phase->send_buf = phase->old_send;
+            phase->send_cap = phase->old_send_cap;
+        }
+        if (phase->grown & 2) {
+            free(phase->recv_buf);
+            phase->recv_buf = phase->old_recv;
+            phase->recv_cap = phase->old_recv_cap;
+        }
+        phase->old_send = phase->old_recv = NULL;
+        phase->old_send_cap = phase->old_recv_cap = 0;
+    }
+    phase->grown = 0;
+    phase->tracked_live = payload_held(phase);
+}
+
+/* Admitted: a retained phase keeps what it grew and frees the old. */
+static void payload_admitted(bb_transfer_phase_t *phase)
+{
+    int64_t old = phase->old_send_cap + phase->old_recv_cap;
+    free(phase->old_send);
+    free(phase->old_recv);
+    phase->old_send = phase->old_recv = NULL;
+    phase->old_send_cap = phase->old_recv_cap = 0;
+    phase->grown = 0;
+    phase->tracked_live -= old;
+}
+
+/* A retired ticket: fresh buffers go, retained ones stay. */
+static void payload_retired(bb_transfer_phase_t *phase)
+{
+    if (phase->buffers == BB_BUFFERS_FRESH)
+        free_payload_all(phase);
+    phase->tracked_live = payload_held(phase);
+}
+
+/* A payload buffer of n bytes: a fresh one of n, or the retained one, grown
+ * to the cap (keeping the previous until admission) when too small.
+ * Returns 0, or -1 when out of memory. */
+static int payload_reserve(bb_transfer_phase_t *phase, int which, unsigned char **buf,
+                           int64_t *cap, unsigned char **old, int64_t *old_cap,
+                           int64_t n, int64_t max_bytes)
+{
+    if (phase->buffers == BB_BUFFERS_RETAINED && *cap >= n)
+        return 0;
+    int64_t want = phase->buffers == BB_BUFFERS_RETAINED ? max_bytes : n;
+    unsigned char *fresh = malloc((size_t)want);
+    if (fresh == NULL)
+        return -1;
+    if (phase->buffers == BB_BUFFERS_RETAINED) {
+        *old = *buf;
+        *old_cap = *cap;
+        phase->grown |= which;
+    }
+    *buf = fresh;
+    *cap = want;
+    track(phase, want);
+    return 0;
 }
 
 static void record_stats(bb_transfer_phase_t *phase)
@@ -206,7 +293,17 @@ static bb_status_t entry_check(const bb_transfer_phase_t *phase)
 bb_status_t bb_transfer_phase_create(bb_world_t *world,
                                      bb_transfer_phase_t **phase_out)
 {
-    if (world == NULL || phase_out == NULL)
+    return bb_transfer_phase_create_attr(world, NULL, phase_out);
+}
+
+bb_status_t bb_transfer_phase_create_attr(bb_world_t *world, const bb_phase_attr_t *attr,
+                                          bb_transfer_phase_t **phase_out)
+{
+    bb_phase_attr_t a = attr ? *attr : (bb_phase_attr_t){ BB_BUFFERS_FRESH,
+                                                          BB_ADMISSION_SPEC };
+    if (world == NULL || phase_out == NULL
+        || (a.buffers != BB_BUFFERS_FRESH && a.buffers != BB_BUFFERS_RETAINED)
+        || (a.admission != BB_ADMISSION_SPEC && a.admission != BB_ADMISSION_FUSED))
         return BB_ERR_ARG;
     bb_status_t st = bb_world_check_owner(world);
     if (st != BB_OK)
@@ -215,6 +312,8 @@ bb_status_t bb_transfer_phase_create(bb_world_t *world,
     if (phase == NULL)
         return BB_ERR_NOMEM;
     phase->world = world;
+    phase->buffers = a.buffers;
+    phase->admission = a.admission;
     phase->rank = bb_world_rank(world);
     phase->size = bb_world_size(world);
     phase->corrupt_offset = -1;
@@ -249,6 +348,7 @@ bb_status_t bb_transfer_phase_close(bb_transfer_phase_t *phase)
     if (MPI_Comm_free(&phase->comm) != MPI_SUCCESS)
         return poison(phase, NULL);
     open_unregister(phase);
+    free_payload_all(phase);
     free(phase);
     return BB_OK;
 }
@@ -281,21 +381,17 @@ static bb_transfer_local_t preflight(bb_transfer_phase_t *phase,
     phase->cur.role = phase->role;
     size_t n = (size_t)c->nbytes;
 
-    if (is_dst && !is_src && n > 0) {
-        phase->recv_buf = malloc(n);
-        if (phase->recv_buf == NULL)
-            return BB_TRANSFER_CAUSE_NOMEM;
-        track(phase, c->nbytes);
-    }
+    if (is_dst && !is_src && n > 0
+        && payload_reserve(phase, 2, &phase->recv_buf, &phase->recv_cap, &phase->old_recv,
+                           &phase->old_recv_cap, c->nbytes, c->max_bytes) != 0)
+        return BB_TRANSFER_CAUSE_NOMEM;
     if (!is_src)
         return BB_TRANSFER_CAUSE_NONE;
 
-    if (n > 0) {
-        phase->send_buf = malloc(n);
-        if (phase->send_buf == NULL)
-            return BB_TRANSFER_CAUSE_NOMEM;
-        track(phase, c->nbytes);
-    }
+    if (n > 0
+        && payload_reserve(phase, 1, &phase->send_buf, &phase->send_cap, &phase->old_send,
+                           &phase->old_send_cap, c->nbytes, c->max_bytes) != 0)
+        return BB_TRANSFER_CAUSE_NOMEM;
     if (provider == NULL || provider->prepare == NULL)
         return BB_TRANSFER_CAUSE_PROVIDER;
     const void *data = NULL;
@@ -388,7 +484,7 @@ bb_status_t bb_transfer_phase_begin(bb_transfer_phase_t *phase,
     m->refusal.sequence = phase->sequence;
     phase->stats.begun++;
     phase->role = BB_TRANSFER_ROLE_NONE;
-    phase->tracked_live = 0;
+    phase->tracked_live = payload_held(phase);  /* retained payload, or 0 */
     phase->inflight = 0;
     track(phase, BB_TRANSFER_CENSUS_BYTES);
 
@@ -411,7 +507,10 @@ bb_status_t bb_transfer_phase_begin(bb_transfer_phase_t *phase,
     local[BB_TRANSFER_STATUS] = cause == BB_TRANSFER_CAUSE_NONE
                                     ? 0
                                     : BB_TRANSFER_CODE(phase->rank, BB_STAGE_PREFLIGHT);
-    if (bb_agree_minmax(phase->comm, local, BB_TRANSFER_FIELDS, mn, mx) != MPI_SUCCESS)
+    int rc = phase->admission == BB_ADMISSION_FUSED
+                 ? bb_agree_minmax_fused(phase->comm, local, BB_TRANSFER_FIELDS, mn, mx)
+                 : bb_agree_minmax(phase->comm, local, BB_TRANSFER_FIELDS, mn, mx);
+    if (rc != MPI_SUCCESS)
         return poison(phase, metrics_out);
     m->admission_s = bb_time_now() - t_admit;
 
@@ -432,7 +531,7 @@ bb_status_t bb_transfer_phase_begin(bb_transfer_phase_t *phase,
             m->refusal.rank = -1;
         }
         m->refusal.sequence = mx[BB_TRANSFER_SEQUENCE];
-        free_payload(phase);
+        payload_refused(phase);
         m->status = BB_REFUSED;
         m->total_s = bb_time_now() - phase->t_begin;
         phase->stats.refused++;
@@ -442,6 +541,7 @@ bb_status_t bb_transfer_phase_begin(bb_transfer_phase_t *phase,
         return BB_REFUSED;
     }
 
+    payload_admitted(phase);
     phase->contract = *contract;
     phase->ticket_sequence = m->sequence;
     phase->generation = ++bb_transfer_generations;
@@ -661,7 +761,7 @@ bb_status_t bb_transfer_ticket_finish(bb_transfer_ticket_t *ticket,
 
     /* Retire: every request is complete, so the ticket's storage can go. */
     live_unregister(phase);
-    free_payload(phase);
+    payload_retired(phase);
     phase->live = 0;
     m->code = final;
     if (final == 0) {

@@ -13,8 +13,10 @@ quick="--samples 3 --reps 3 --warmup 1 --compute 2e-6"
 # A measured run on 2 ranks, with a record.
 bb_mpirun 2 "$tr" --bytes 8,64K --batches 0,2 $quick --output "$rec" > "$out" 2> "$err"
 bb_expect_rc 0 $? "2 ranks, 8 B and 64 KiB, batches 0 and 2"
-bb_expect_grep "protocol_us.*raw_us.*ratio" "$out" "table header with both modes"
-bb_expect_grep "^ *64K  *2 .* ok$" "$out" "a row for 64K, 2 batches"
+bb_expect_grep "protocol_us.*raw_us.*protocol_raw_ratio" "$out" "table header with both modes"
+bb_expect_grep "^ *65536  *2 .* ok$" "$out" "a row for 64K, 2 batches"
+bb_expect_grep "^# protocol_agree_us: .*rank maximum taken separately" "$out" \
+    "the agreements' column says its parts are separate rank maxima"
 bb_expect_grep "census (measured.*source 65768 B, 2 requests; destination 65768 B, 1 requests; within the bound" \
     "$out" "census line: 232 + 64K bytes, credit 2 and 1"
 bb_expect_true "record schema" test "$("$get" "$rec" schema)" = bbench.record/1
@@ -50,6 +52,43 @@ for q in elapsed phase.admission phase.compute phase.progress communication.wait
          communication.payload communication.max_inflight memory.tracked_live; do
     bb_expect_true "quantity $q" "$get" "$rec" "points.6.quantities.$q.unit"
 done
+
+# Every reference, both policies of each kind, interleaved in one run.
+bb_mpirun 2 "$tr" --bytes 8,4K --batches 1 --mode all --buffers both --admission both $quick \
+    --output "$rec" > "$out" 2> "$err"
+bb_expect_rc 0 $? "--mode all --buffers both --admission both"
+# Per point (in this order): 4 protocol rows (fresh spec, retained spec, fresh
+# fused, retained fused), raw, raw-pingpong, and raw-rounds, agreements,
+# admission once per admission (spec, then fused).
+bb_expect_true "12 rows per point" test "$("$get" "$rec" points.#)" = 24
+bb_expect_true "row 1: retained fresh-admission protocol" \
+    test "$("$get" "$rec" points.1.parameters.buffers),$("$get" "$rec" points.1.parameters.admission)" = retained,spec
+bb_expect_true "row 3: retained fused protocol" \
+    test "$("$get" "$rec" points.15.parameters.buffers),$("$get" "$rec" points.15.parameters.admission)" = retained,fused
+bb_expect_true "row 5: raw-pingpong" test "$("$get" "$rec" points.17.parameters.mode)" = raw-pingpong
+bb_expect_true "raw-pingpong waits for its receipt" \
+    "$get" "$rec" points.17.quantities.communication.wait.receipt.samples.0
+bb_expect_true "raw-rounds-fused is fused" \
+    test "$("$get" "$rec" points.19.parameters.mode),$("$get" "$rec" points.19.parameters.admission)" = raw-rounds,fused
+bb_expect_true "raw-rounds times its admission" \
+    "$get" "$rec" points.18.quantities.phase.admission.samples.0
+bb_expect_true "admission has no payload" \
+    test "$("$get" "$rec" points.23.quantities.communication.payload.value)" = null
+bb_expect_true "retained: the buffer held between tickets, source" \
+    test "$("$get" "$rec" points.13.census.per_rank.0.tracked_between_calls)" = 4096
+bb_expect_true "retained: tracked_between_calls quantity" \
+    test "$("$get" "$rec" points.13.quantities.memory.tracked_between_calls.value)" = 4096
+bb_expect_true "fresh: nothing between tickets" \
+    test "$("$get" "$rec" points.12.quantities.memory.tracked_between_calls.value)" = 0
+bb_expect_true "run.modes names what raw-rounds differs in" \
+    "$get" "$rec" run.modes.raw-rounds
+bb_expect_grep "protocol-retained-fused_rounds_ratio" "$out" "a ratio to its own round trips"
+bb_expect_grep "^# raw-pingpong: " "$out" "a note says what raw-pingpong differs in"
+# A refused row has no ratio.
+bb_mpirun 2 "$tr" --bytes 64 --batches 0 --mode protocol,raw,raw-rounds --refuse-rank 1 \
+    $quick --format csv > "$out" 2> "$err"
+bb_expect_rc 0 $? "refused with references, csv"
+bb_expect_grep "^64,0,.*,,,refused:preflight:rank1:seq0$" "$out" "refused: ratios missing"
 
 # The ticket API, and a world of one (same-rank transfer, no request).
 bb_mpirun 2 "$tr" --bytes 1K --batches 3 --api ticket $quick --output "$rec" > "$out" 2> "$err"
@@ -131,6 +170,10 @@ usage "bad batches" --batches 1,x --output "$rec"
 usage "too few samples" --samples 2 --output "$rec"
 usage "unknown api" --api async --output "$rec"
 usage "unknown mode" --mode fast --output "$rec"
+usage "unknown buffers" --buffers warm --output "$rec"
+usage "unknown admission" --admission quick --output "$rec"
+usage "buffers without the protocol" --mode raw --buffers retained --output "$rec"
+usage "admission without an agreement" --mode raw,raw-pingpong --admission fused --output "$rec"
 usage "negative compute" --compute -1 --output "$rec"
 usage "source out of range" --source 2 --output "$rec"
 usage "destination not a rank" --destination one --output "$rec"
@@ -149,7 +192,8 @@ bb_expect_grep "samples: '3K' is not an integer" "$err" "--samples 3K refused as
 bb_mpirun 2 "$tr" --help > "$out" 2> "$err"
 bb_expect_rc 0 $? "--help"
 bb_expect_grep "^Usage: bbench-transfer" "$out" "--help text on stdout"
-bb_expect_true "--help lists --mode as long-only" grep -q "^      --mode MODE" "$out"
+bb_expect_true "--help lists --mode as long-only" grep -q "^      --mode LIST" "$out"
+bb_expect_grep "^      --full-sweep" "$out" "--help lists --full-sweep"
 
 # -b is --bytes; -q keeps the progress lines off stderr, the table stays.
 bb_mpirun 2 "$tr" -b 8 --batches 0 $quick > "$out" 2> "$err"

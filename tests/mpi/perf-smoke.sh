@@ -1,0 +1,32 @@
+#!/bin/sh
+# scripts/bbench-perf at tiny sizes: it runs both benchmarks at -n 2, keeps
+# their records and prints one row per policy and size (its figures are not
+# checked: they are measurements).
+. "$(dirname "$0")/../lib.sh"
+perf="$S/scripts/bbench-perf"
+out="$BB_TMP/out"
+err="$BB_TMP/err"
+BBENCH_PERF_TIMEOUT=$BB_TIMEOUT MPIEXEC=$MPIEXEC timeout -k 5 "$BB_TIMEOUT" sh "$perf" \
+    --bindir "$B/bench" --out "$BB_TMP/rec" --sum-count 1,64 --transfer-bytes 8,1K \
+    --reps 2 --samples 3 > "$out" 2> "$err"
+bb_expect_rc 0 $? "bbench-perf at tiny sizes"
+[ -s "$err" ] && sed 's/^/    /' "$err" >&2
+bb_expect_true "the sum record is kept" test -s "$BB_TMP/rec/sum.json"
+bb_expect_true "the transfer record is kept" test -s "$BB_TMP/rec/transfer.json"
+# 2 sizes x 2 buffers x 2 admissions in each table.
+bb_expect_true "16 rows, 8 of each table" \
+    test "$(grep -c '^ *\(8B\|512B\|1KiB\)  *\(fresh\|retained\)  *\(spec\|fused\) .* ok$' "$out")" -eq 16
+bb_expect_true "8 rows at 1 KiB and 512 B" \
+    test "$(grep -c '^ *\(512B\|1KiB\)  *\(fresh\|retained\)' "$out")" -eq 8
+bb_expect_grep "protocol/(pingpong+agreements)" "$out" "the transfer ratio to its parts"
+sh "$perf" --version > "$out" 2>&1
+bb_expect_rc 0 $? "--version"
+bb_expect_true "--version is the package's" \
+    test "$(cat "$out")" = "bbench-perf (bbench) $("$B/bench/bbench-compare" --version | sed -n '1s/.* //p')"
+sh "$perf" --help > "$out" 2>&1
+bb_expect_grep "^Usage: bbench-perf" "$out" "--help"
+sh "$perf" --np x --bindir "$B/bench" > "$out" 2>&1
+bb_expect_rc 2 $? "--np x is a usage error"
+sh "$perf" --bogus > "$out" 2>&1
+bb_expect_rc 2 $? "an unknown argument is a usage error"
+bb_finish

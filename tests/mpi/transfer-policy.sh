@@ -1,0 +1,26 @@
+#!/bin/sh
+# The transfer phase's buffer and admission policies at -n 1 to 4, and a
+# poisoned retained phase that keeps its buffer.
+. "$(dirname "$0")/../lib.sh"
+out="$BB_TMP/out"
+for np in 1 2 3 4; do
+    bb_mpirun "$np" "$B/tests/mpi/test-transfer-policy" > "$out" 2>&1
+    rc=$?
+    bb_expect_rc 0 $rc "test-transfer-policy at -n $np"
+    [ $rc -eq 0 ] || cat "$out" >&2
+    bb_expect_grep "on $np ranks: [0-9]* passed, 0 failed" "$out" "-n $np summary"
+done
+# The second ticket's payload Wait on the source (its third MPI_Wait: the
+# first ticket waited for its payload and its receipt), and its payload
+# Irecv on the destination.
+for spec in "MPI_Wait:3 0" "MPI_Irecv:2 1"; do
+    set -- $spec
+    rm -f "$BB_TMP/verdict"
+    BB_FAULT=$1 BB_FAULT_RANK=$2 bb_mpirun 2 "$B/tests/mpi/test-transfer-policy" poison \
+        "$BB_TMP/verdict" > "$out" 2>&1
+    bb_expect_rc 3 $? "-n 2: $1 fails on rank $2 of a retained phase: aborted with 3"
+    touch "$BB_TMP/verdict"
+    bb_expect_grep "rank $2: poison retained at ticket 1: [1-9][0-9]* passed, 0 failed" \
+        "$BB_TMP/verdict" "-n 2: $1: the poisoned retained phase keeps its buffer"
+done
+bb_finish

@@ -557,14 +557,15 @@ BB_EXPORT int bb_redist_link_code_rank(const bb_redist_link_t *link, int engine)
 BB_EXPORT int bb_redist_link_code_size(const bb_redist_link_t *link, int engine);
 /* Local.  Bytes per contiguous run below which "auto" packs by hand, above
  * (or equal) which it gives the slot datatypes to MPI (direct); the same on
- * every rank.  Calibrated once in bb_redist_link_create: for runs of 8, 32,
- * 128, 512 and 2048 bytes (64 KiB per rank, gaps as long as the runs, to the
- * next link rank), the best of 3 of MPI_Alltoallw with indexed datatypes
- * against a memcpy loop, MPI_Alltoallv and the unpack loop; each time the
- * MAX over the link of every rank's best, so every rank computes the same
- * value: the shortest run at which the datatypes were no slower, or 4096
- * when they were slower at every length.  A measurement (it depends on load),
- * never a contract. */
+ * every rank.  Calibrated once in bb_redist_link_create (collective, tag
+ * 54 on the link): for runs of 8, 32, 128, 512 and 2048 bytes (64 KiB per
+ * rank, gaps as long as the runs, to the next link rank), the best of 3 of
+ * an MPI_Sendrecv with the indexed datatype on both sides against a memcpy
+ * loop, a contiguous MPI_Sendrecv and the unpack loop; each time the MAX
+ * over the link of every rank's best, so every rank computes the same value:
+ * the shortest run at which the datatypes were no slower, or 4096 when they
+ * were slower at every length.  A measurement (it depends on load), never a
+ * contract. */
 BB_EXPORT double bb_redist_link_auto_threshold(const bb_redist_link_t *link);
 
 /* Methods, all moving the same data. */

@@ -18,8 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Tags on the link communicator (53 is the bound's ping-pong, harness). */
-enum { BB_TAG_FLAG = 51, BB_TAG_DATA = 52 };
+/* Tags on the link communicator (53 is the bound's ping-pong, harness; 54
+ * the calibration of auto). */
+enum { BB_TAG_FLAG = 51, BB_TAG_DATA = 52, BB_TAG_CAL = 54 };
 
 /* ------------------------------------------------------------------------ */
 /* The link: two codes in one world                                         */
@@ -40,9 +41,11 @@ struct bb_redist_link {
 /* Calibration of auto's threshold (collective over the link): for runs of
  * 8 << 2k bytes (k = 0..4), 64 KiB per rank in runs separated by gaps as long
  * as the runs, to the next link rank (from the previous one; oneself on one
- * rank), the best of 3 of (a) one MPI_Alltoallw with indexed datatypes on
- * both sides, what direct does, and (b) a memcpy loop over the runs, one
- * MPI_Alltoallv of the packed bytes and the unpack loop, what pack does.
+ * rank), the best of 3 of (a) one MPI_Sendrecv with the indexed datatype on
+ * both sides, what direct asks of MPI for each peer, and (b) a memcpy loop
+ * over the runs, one contiguous MPI_Sendrecv and the unpack loop, what pack
+ * does.  (Point-to-point, not MPI_Alltoallw, so that the fault tests'
+ * counts of collective calls see only the plans' own.)
  * Each best time is agreed as its MAX over the link (the slowest rank
  * paces a collective), so every rank derives the same threshold: the
  * shortest run at which (a) was no slower than (b), or twice the longest
@@ -54,15 +57,10 @@ static int bb_link_calibrate(bb_redist_link_t *l)
 {
     int p = l->size, to = (l->rank + 1) % p, from = (l->rank + p - 1) % p, rc = MPI_SUCCESS;
     int nd = BB_CAL_BYTES / 8, maxruns = nd; /* doubles moved; runs at most */
-    size_t pp = (size_t)p;
     double *src = calloc(2 * (size_t)nd, sizeof(double)), *dst = calloc(2 * (size_t)nd, sizeof(double));
     double *stage = malloc((size_t)nd * sizeof(double)), *stage2 = malloc((size_t)nd * sizeof(double));
-    int *cs = calloc(pp, sizeof(int)), *cr = calloc(pp, sizeof(int)), *dz = calloc(pp, sizeof(int));
-    int *ws = calloc(pp, sizeof(int)), *wr = calloc(pp, sizeof(int));
-    MPI_Datatype *ts = malloc(pp * sizeof(MPI_Datatype)), *tr = malloc(pp * sizeof(MPI_Datatype));
     int *bl = malloc((size_t)maxruns * sizeof(int)), *dp = malloc((size_t)maxruns * sizeof(int));
-    int64_t nomem = !src || !dst || !stage || !stage2 || !cs || !cr || !dz || !ws || !wr || !ts
-                    || !tr || !bl || !dp, anynomem = 0;
+    int64_t nomem = !src || !dst || !stage || !stage2 || !bl || !dp, anynomem = 0;
     int64_t best[2 * BB_CAL_LENGTHS], agreed[2 * BB_CAL_LENGTHS];
     if ((rc = bb_agree_max(l->comm, &nomem, 1, &anynomem)) != MPI_SUCCESS)
         goto out;
@@ -70,8 +68,6 @@ static int bb_link_calibrate(bb_redist_link_t *l)
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
-    for (int d = 0; d < p; d++)
-        ts[d] = tr[d] = MPI_DOUBLE;
     for (int k = 0; k < BB_CAL_LENGTHS; k++) {
         int e = 1 << (2 * k), runs = nd / e; /* doubles per run */
         for (int i = 0; i < runs; i++) {
@@ -85,24 +81,20 @@ static int bb_link_calibrate(bb_redist_link_t *l)
         best[2 * k] = best[2 * k + 1] = INT64_MAX;
         for (int r = 0; r < BB_CAL_REPS && rc == MPI_SUCCESS; r++) {
             /* (a) the datatypes */
-            ts[to] = tr[from] = t;
-            ws[to] = wr[from] = 1;
             if ((rc = MPI_Barrier(l->comm)) != MPI_SUCCESS)
                 break;
             double t0 = bb_time_now();
-            rc = MPI_Alltoallw(src, ws, dz, ts, dst, wr, dz, tr, l->comm);
+            rc = MPI_Sendrecv(src, 1, t, to, BB_TAG_CAL, dst, 1, t, from, BB_TAG_CAL, l->comm,
+                              MPI_STATUS_IGNORE);
             double ta = bb_time_now() - t0;
-            ts[to] = tr[from] = MPI_DOUBLE;
-            ws[to] = wr[from] = 0;
             if (rc != MPI_SUCCESS || (rc = MPI_Barrier(l->comm)) != MPI_SUCCESS)
                 break;
             /* (b) by hand */
             t0 = bb_time_now();
             for (int i = 0; i < runs; i++)
                 memcpy(stage + (size_t)e * (size_t)i, src + dp[i], (size_t)e * sizeof(double));
-            cs[to] = cr[from] = nd;
-            rc = MPI_Alltoallv(stage, cs, dz, MPI_DOUBLE, stage2, cr, dz, MPI_DOUBLE, l->comm);
-            cs[to] = cr[from] = 0;
+            rc = MPI_Sendrecv(stage, nd, MPI_DOUBLE, to, BB_TAG_CAL, stage2, nd, MPI_DOUBLE, from,
+                              BB_TAG_CAL, l->comm, MPI_STATUS_IGNORE);
             for (int i = 0; i < runs; i++)
                 memcpy(dst + dp[i], stage2 + (size_t)e * (size_t)i, (size_t)e * sizeof(double));
             double tb = bb_time_now() - t0;
@@ -125,8 +117,7 @@ static int bb_link_calibrate(bb_redist_link_t *l)
             break;
         }
 out:
-    free(src); free(dst); free(stage); free(stage2); free(cs); free(cr); free(dz);
-    free(ws); free(wr); free(ts); free(tr); free(bl); free(dp);
+    free(src); free(dst); free(stage); free(stage2); free(bl); free(dp);
     return rc;
 }
 

@@ -633,8 +633,9 @@ typedef struct bb_redist_setup {
  * allocate) give BB_ERR_NOMEM on every rank instead.  BB_ERR_ARG alike on
  * every rank for a bad method, command or element size or a NULL plan_out
  * on any rank, for a method, command or element size that differs between
- * ranks (one agreement decides), or a root method with N * components >
- * INT_MAX.  A NULL link or a call from another thread returns at once and
+ * ranks (one agreement decides), or pack-mpi with more than INT_MAX packed
+ * bytes on a rank.  The root methods move their whole array in pieces of
+ * 2^30 doubles, so N * components may exceed INT_MAX.  A NULL link or a call from another thread returns at once and
  * leaves the other ranks waiting.  The maps are copied.  Caller owns
  * *plan_out (bb_redist_plan_destroy). */
 BB_EXPORT bb_status_t bb_redist_plan_create(bb_redist_link_t *link,

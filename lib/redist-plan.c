@@ -22,6 +22,11 @@
  * the calibration of auto). */
 enum { BB_TAG_FLAG = 51, BB_TAG_DATA = 52, BB_TAG_CAL = 54 };
 
+/* Doubles per MPI call in the root methods' whole-array steps (Reduce,
+ * the root-to-root message, Bcast): 2^30, so that N * components may pass
+ * INT_MAX (Gatherv/Scatterv count elements, at most INT32_MAX). */
+#define BB_ROOT_CHUNK ((int64_t)1 << 30)
+
 /* ------------------------------------------------------------------------ */
 /* The link: two codes in one world                                         */
 /* ------------------------------------------------------------------------ */
@@ -817,6 +822,8 @@ struct bb_redist_plan {
     int64_t tmp_n, tmp2_n, full_n, gbuf_n;  /* their sizes, elements */
     bb_redist_method_t chosen;       /* what runs: auto's choice, else method */
     char reason[200];                /* why (bb_redist_plan_choice_reason) */
+    int64_t root_chunk;              /* doubles per MPI call of the root
+                                        methods' whole-array steps */
     int64_t sequence;
     int poisoned, in_call;
 };
@@ -1127,6 +1134,7 @@ bb_status_t bb_redist_plan_create(bb_redist_link_t *link, bb_redist_method_t met
     pl->ncomp = (int)(element_bytes / 8);
     pl->elem = MPI_DATATYPE_NULL;
     pl->chosen = method;
+    pl->root_chunk = BB_ROOT_CHUNK;
     snprintf(pl->reason, sizeof pl->reason, "%s: the method asked for",
              bb_redist_method_name(method));
     int send_drv = command == BB_REDIST_SEND;
@@ -1221,12 +1229,6 @@ bb_status_t bb_redist_plan_create(bb_redist_link_t *link, bb_redist_method_t met
     pl->n = dn;
     pl->driver_epoch = agg[17];
     pl->engine_known = agg[18];
-    /* Root methods move N * ncomp doubles in single MPI calls. */
-    if ((method == BB_REDIST_ROOT || method == BB_REDIST_ROOT_GATHERV)
-        && pl->n * pl->ncomp > INT_MAX) {
-        bb_plan_release(pl);
-        return BB_ERR_ARG;
-    }
 
     double t1 = bb_time_now();
     rc = bb_plan_build_cross(pl, 0);
@@ -1382,21 +1384,38 @@ bb_status_t bb_redist_plan_destroy(bb_redist_plan_t *pl)
 /* One message                                                              */
 /* ------------------------------------------------------------------------ */
 
+void bb_redist_plan_set_root_chunk(bb_redist_plan_t *pl, int64_t doubles)
+{
+    pl->root_chunk = doubles >= 1 && doubles <= BB_ROOT_CHUNK ? doubles : BB_ROOT_CHUNK;
+}
+
+/* The next piece of a whole array of total doubles from *at: its length
+ * (at most the plan's chunk, so an int), 0 at the end. */
+static int bb_root_piece(const bb_redist_plan_t *pl, int64_t total, int64_t at)
+{
+    int64_t left = total - at;
+    return (int)(left < pl->root_chunk ? left : pl->root_chunk);
+}
+
 /* The one root-to-root message of the root methods: the full array from the
- * sending code's root to the receiving code's (none when they are one rank). */
-static int bb_root_message(bb_redist_plan_t *pl, int cnt)
+ * sending code's root to the receiving code's (none when they are one rank),
+ * in pieces of at most the plan's chunk (the counts are ints). */
+static int bb_root_message(bb_redist_plan_t *pl, int64_t cnt)
 {
     bb_redist_link_t *l = pl->link;
-    int rc;
+    int rc, k;
     if (pl->s_first == pl->r_first)
         return MPI_SUCCESS;
-    if (l->rank == pl->s_first
-        && (rc = MPI_Send(pl->full, cnt, MPI_DOUBLE, pl->r_first, BB_TAG_DATA, l->comm)) != MPI_SUCCESS)
-        return rc;
-    if (l->rank == pl->r_first
-        && (rc = MPI_Recv(pl->full, cnt, MPI_DOUBLE, pl->s_first, BB_TAG_DATA, l->comm,
-                          MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-        return rc;
+    for (int64_t at = 0; (k = bb_root_piece(pl, cnt, at)) > 0; at += k) {
+        if (l->rank == pl->s_first
+            && (rc = MPI_Send(pl->full + at, k, MPI_DOUBLE, pl->r_first, BB_TAG_DATA, l->comm))
+                   != MPI_SUCCESS)
+            return rc;
+        if (l->rank == pl->r_first
+            && (rc = MPI_Recv(pl->full + at, k, MPI_DOUBLE, pl->s_first, BB_TAG_DATA, l->comm,
+                              MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            return rc;
+    }
     return MPI_SUCCESS;
 }
 
@@ -1404,7 +1423,8 @@ static int bb_root_message(bb_redist_plan_t *pl, int cnt)
  * message, broadcast, every receiver picks its elements (today's MDI). */
 static int bb_run_root(bb_redist_plan_t *pl, const double *send, double *recv)
 {
-    int rc, nc = pl->ncomp, cnt = (int)(pl->n * nc);
+    int rc, k, nc = pl->ncomp;
+    int64_t cnt = pl->n * nc;
     int me_s = -1, me_r = -1;
     if (pl->sender) {
         const bb_map_t *sm = bb_plan_send_map(pl);
@@ -1412,10 +1432,11 @@ static int bb_run_root(bb_redist_plan_t *pl, const double *send, double *recv)
         memset(pl->full, 0, (size_t)cnt * sizeof(double));
         for (int64_t i = 0; i < sm->count; i++)
             bb_copy_elem(pl->full, (int)sm->idx[i], send, (int)i, nc);
-        rc = MPI_Reduce(me_s == 0 ? MPI_IN_PLACE : pl->full, me_s == 0 ? pl->full : NULL,
-                        cnt, MPI_DOUBLE, MPI_SUM, 0, pl->scomm);
-        if (rc != MPI_SUCCESS)
-            return rc;
+        for (int64_t at = 0; (k = bb_root_piece(pl, cnt, at)) > 0; at += k)
+            if ((rc = MPI_Reduce(me_s == 0 ? MPI_IN_PLACE : pl->full + at,
+                                 me_s == 0 ? pl->full + at : NULL, k, MPI_DOUBLE, MPI_SUM, 0,
+                                 pl->scomm)) != MPI_SUCCESS)
+                return rc;
     }
     if (pl->receiver)
         MPI_Comm_rank(pl->rcomm, &me_r);
@@ -1423,8 +1444,9 @@ static int bb_run_root(bb_redist_plan_t *pl, const double *send, double *recv)
         return rc;
     if (pl->receiver) {
         const bb_map_t *rm = bb_plan_recv_map(pl);
-        if ((rc = MPI_Bcast(pl->full, cnt, MPI_DOUBLE, 0, pl->rcomm)) != MPI_SUCCESS)
-            return rc;
+        for (int64_t at = 0; (k = bb_root_piece(pl, cnt, at)) > 0; at += k)
+            if ((rc = MPI_Bcast(pl->full + at, k, MPI_DOUBLE, 0, pl->rcomm)) != MPI_SUCCESS)
+                return rc;
         for (int64_t i = 0; i < rm->count; i++)
             bb_copy_elem(recv, (int)i, pl->full, (int)rm->idx[i], nc);
     }
@@ -1435,7 +1457,8 @@ static int bb_run_root(bb_redist_plan_t *pl, const double *send, double *recv)
  * order, one root-to-root message, permute to receiver order, scatter. */
 static int bb_run_root_gatherv(bb_redist_plan_t *pl, const double *send, double *recv)
 {
-    int rc, nc = pl->ncomp, cnt = (int)(pl->n * nc);
+    int rc, nc = pl->ncomp;
+    int64_t cnt = pl->n * nc;
     int me_s = -1, me_r = -1;
     if (pl->sender) {
         const bb_map_t *sm = bb_plan_send_map(pl);

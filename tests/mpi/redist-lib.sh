@@ -16,6 +16,10 @@ bb_redist_auto_lines() {
         "-n $1: auto chooses direct for a contiguous pair"
     bb_expect_grep "^plan bytes, busiest rank: root [0-9]* -> [0-9]*, direct" "$out" \
         "-n $1: plan bytes counted"
+    for m in root root-gatherv; do
+        bb_expect_grep "^$m: whole array in pieces of 7 doubles, data right" "$out" \
+            "-n $1: $m in pieces (as N * components > INT_MAX needs)"
+    done
 }
 
 bb_serial "$T" moves > "$out" 2>&1

@@ -262,6 +262,42 @@ static void case_auto(bb_world_t *world)
         printf("plan bytes, busiest rank: root %lld -> %lld, direct %lld -> %lld "
                "(N 2000 -> 4000, %lld -> %lld local elements)\n", (long long)r1, (long long)r2,
                (long long)d1, (long long)d2, (long long)c1, (long long)c2);
+    /* The root methods' whole-array steps in pieces (as N * components >
+     * INT_MAX needs), here of 7 doubles: N = 50, 24 B = 150 doubles, 22
+     * pieces, the last short. */
+    for (int m = BB_REDIST_ROOT; m <= BB_REDIST_ROOT_GATHERV; m++)
+        for (int d = 0; d < 2; d++) {
+            int cmd = d ? BB_REDIST_RECEIVE : BB_REDIST_SEND;
+            int64_t n = 50, eb = 24;
+            bb_map_t *dm = code_map(l, 0, "random:5", n, 0), *em = code_map(l, 1, "cyclic", n, 0);
+            bb_redist_plan_t *plan = NULL;
+            st = bb_redist_plan_create(l, (bb_redist_method_t)m, cmd, eb, dm, em, &plan, NULL);
+            CHECK_MSG(st == BB_OK, "chunked %s: plan: %s", bb_redist_method_name(m),
+                      bb_status_string(st));
+            if (st == BB_OK) {
+                bb_redist_plan_set_root_chunk(plan, 7);
+                const bb_map_t *sm = bb_redist_plan_send_map(plan), *rm = bb_redist_plan_recv_map(plan);
+                double *sb = alloc_elems(sm, eb), *rb = alloc_elems(rm, eb);
+                if (sm)
+                    bb_redist_fill(sm, eb, 1, sb);
+                if (rm)
+                    bb_redist_fill_sentinel(bb_map_count(rm), eb, rb);
+                bb_redist_contract_t c = {cmd, n, eb, n};
+                st = bb_redist_plan_execute(plan, &c, sb, rb, NULL);
+                CHECK_MSG(st == BB_OK && bb_redist_check(bb_redist_link_comm(l), rm, n, eb, 1, rb,
+                                                         NULL) == BB_OK,
+                          "chunked %s %c: in pieces of 7 doubles, data right",
+                          bb_redist_method_name(m), cmd);
+                if (st == BB_OK && rank == 0 && d == 1)
+                    printf("%s: whole array in pieces of 7 doubles, data right\n",
+                           bb_redist_method_name(m));
+                free(sb);
+                free(rb);
+                bb_redist_plan_destroy(plan);
+            }
+            bb_map_free(dm);
+            bb_map_free(em);
+        }
     CHECK_MSG(bb_redist_link_destroy(l) == BB_OK, "auto link destroy");
 }
 

@@ -373,6 +373,29 @@ static int *bb_grow_int(int *buf, int64_t n)
     return nb;
 }
 
+/* Local.  The indexed slot datatypes of every peer of a built x. */
+static int bb_xplan_types(bb_xplan_t *x, MPI_Datatype elem)
+{
+    int rc;
+    for (int d = 0; d < x->p; d++) {
+        if (x->scount[d] > 0) {
+            if ((rc = bb_type_slots(x->spos + x->sdispl[d], x->scount[d], elem, &x->stype[d],
+                                    &x->type_bytes)) != MPI_SUCCESS)
+                return rc;
+            x->wtype_s[d] = x->stype[d];
+            x->wcount_s[d] = 1;
+        }
+        if (x->rcount[d] > 0) {
+            if ((rc = bb_type_slots(x->rpos + x->rdispl[d], x->rcount[d], elem, &x->rtype[d],
+                                    &x->type_bytes)) != MPI_SUCCESS)
+                return rc;
+            x->wtype_r[d] = x->rtype[d];
+            x->wcount_r[d] = 1;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
 /* Global index and local ordinal in one int64 (both < 2^31: N and every
  * count are at most INT32_MAX). */
 #define BB_PAIR(hi, lo) ((int64_t)(hi) * ((int64_t)1 << 31) + (int64_t)(lo))
@@ -569,23 +592,8 @@ static int bb_xplan_build(bb_xplan_t *x, MPI_Comm comm, int64_t n,
         rc = MPI_ERR_NO_MEM; /* local: agreed by the caller */
         goto out;
     }
-    if (how & BB_XPLAN_TYPES)
-        for (int d = 0; d < p; d++) {
-            if (x->scount[d] > 0) {
-                if ((rc = bb_type_slots(x->spos + x->sdispl[d], x->scount[d], elem,
-                                        &x->stype[d], &x->type_bytes)) != MPI_SUCCESS)
-                    goto out;
-                x->wtype_s[d] = x->stype[d];
-                x->wcount_s[d] = 1;
-            }
-            if (x->rcount[d] > 0) {
-                if ((rc = bb_type_slots(x->rpos + x->rdispl[d], x->rcount[d], elem,
-                                        &x->rtype[d], &x->type_bytes)) != MPI_SUCCESS)
-                    goto out;
-                x->wtype_r[d] = x->rtype[d];
-                x->wcount_r[d] = 1;
-            }
-        }
+    if ((how & BB_XPLAN_TYPES) && (rc = bb_xplan_types(x, elem)) != MPI_SUCCESS)
+        goto out;
     if (how & BB_XPLAN_PACKED) {
         /* MPI_PACKED sizes per peer from the count of contiguous elements:
          * the same function of the same count on both sides, so the
@@ -899,8 +907,10 @@ static void bb_plan_poison(bb_redist_plan_t *pl)
  * agreed fragmentation.  Each side's mean run, in bytes, over all ranks;
  * the shorter one decides (the more fragmented side is where datatypes
  * cost): pack below the link's threshold, direct at or above it.  Every rank
- * decides from the same sums and the same threshold, so alike.  The way not
- * chosen is released.  Returns rc, or the MPI error of the reduction. */
+ * decides from the same sums and the same threshold, so alike.  x1 was
+ * built for pack: direct adds the datatypes and releases the pack lists and
+ * buffers.  Returns rc, an MPI error of the reduction or of the datatypes,
+ * or MPI_ERR_NO_MEM (local: the caller agrees). */
 static int bb_plan_choose(bb_redist_plan_t *pl, int rc)
 {
     bb_xplan_t *x = &pl->x1;
@@ -925,13 +935,9 @@ static int bb_plan_choose(bb_redist_plan_t *pl, int rc)
     }
     if (rc != MPI_SUCCESS)
         return rc;
-    if (pl->chosen == BB_REDIST_PACK) {
-        bb_xplan_free_types(x);
-        for (int d = 0; d < x->p; d++) {
-            x->wtype_s[d] = x->wtype_r[d] = pl->elem;
-            x->wcount_s[d] = x->wcount_r[d] = 0;
-        }
-    } else {
+    if (pl->chosen == BB_REDIST_DIRECT) {
+        if ((rc = bb_xplan_types(x, pl->elem)) != MPI_SUCCESS)
+            return rc;
         free(x->srun); free(x->rrun); free(x->pbuf); free(x->ubuf);
         x->srun = x->rrun = NULL;
         x->pbuf = x->ubuf = NULL;
@@ -978,9 +984,9 @@ static int bb_plan_build_cross(bb_redist_plan_t *pl, int learn_epochs)
         return bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, ridx, rn, pl->r_first,
                               pl->r_n, BB_XPLAN_TYPES | BB_XPLAN_PACKED, pl->elem, pl->ncomp);
     case BB_REDIST_AUTO:
-        /* both ways built, the one not chosen released after the choice */
+        /* built for pack; the datatypes are added if direct is chosen */
         rc = bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, ridx, rn, pl->r_first,
-                            pl->r_n, BB_XPLAN_TYPES | BB_XPLAN_RUNS, pl->elem, pl->ncomp);
+                            pl->r_n, BB_XPLAN_RUNS, pl->elem, pl->ncomp);
         return bb_plan_choose(pl, rc);
     case BB_REDIST_TWO_STEP: {
         /* to the receiving code's standardized distribution */

@@ -53,11 +53,11 @@ bb_mpirun 2 "$X" --elements 1e2,3e2 --from random:3 --to cyclic --reps 2 \
 rc=$?
 bb_expect_rc 0 $rc "mdi run at -n 2"
 [ $rc -eq 0 ] || cat "$err" >&2
-for m in root root-gatherv two-step direct pack sparse bound; do
+for m in root root-gatherv two-step direct pack sparse pack-mpi auto bound; do
     bb_expect_grep "^ *300   < $m " "$out" "table row N=300 '<' $m"
 done
-bb_expect_true "the mdi record holds 24 points, each method's quantities" \
-    "$B/tests/mpi/test-redist" record "$BB_TMP/mdi.json" 24
+bb_expect_true "the mdi record holds 32 points (8 methods), each method's quantities" \
+    "$B/tests/mpi/test-redist" record "$BB_TMP/mdi.json" 32
 
 # One code, two of its own layouts, on one rank (no mpiexec).
 bb_serial "$X" --link intra --elements 64 --from block-reverse --to random:1 \
@@ -65,6 +65,6 @@ bb_serial "$X" --link intra --elements 64 --from block-reverse --to random:1 \
 rc=$?
 bb_expect_rc 0 $rc "intra run on one rank"
 [ $rc -eq 0 ] || cat "$err" >&2
-bb_expect_true "the intra record holds 6 points" \
-    "$B/tests/mpi/test-redist" record "$BB_TMP/intra.json" 6
+bb_expect_true "the intra record holds 8 points (8 methods)" \
+    "$B/tests/mpi/test-redist" record "$BB_TMP/intra.json" 8
 bb_finish

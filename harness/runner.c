@@ -248,12 +248,12 @@ int bb_run_message_sizes(bb_run_t *run, const char *list_opt, int64_t element_by
     size_t n = 0, rounded = 0, dropped = 0;
     for (int64_t b = lo; b <= hi && n < 64; b = b == 0 ? 1 : 2 * b) {
         int64_t e = b / element_bytes;
-        if (e * element_bytes != b)
-            rounded++;
-        if (b > 0 && e == 0)
+        if (b > 0 && e == 0) {
             dropped++;
-        else
-            values[n++] = e;
+            continue;
+        }
+        rounded += e * element_bytes != b;
+        values[n++] = e;
     }
     if (n == 0)
         bb_run_usage(run, "--message-size %s: no size holds one %lld-byte element",

@@ -271,6 +271,10 @@ int bb_run_message_sizes(bb_run_t *run, const char *list_opt, int64_t element_by
         snprintf(run->message_note, sizeof run->message_note,
                  "-m %s: %zu sizes, powers of two times %s B up to %s B", run->message_size,
                  n, a, b);
+    else if (rounded == 0 && dropped == 0)
+        snprintf(run->message_note, sizeof run->message_note,
+                 "-m %s: %zu sizes, powers of two times %s B up to %s B, as --%s = bytes / "
+                 "%lld", run->message_size, n, a, b, list_opt, (long long)element_bytes);
     else
         snprintf(run->message_note, sizeof run->message_note,
                  "-m %s: %zu sizes, powers of two times %s B up to %s B, as --%s = bytes / "

@@ -805,7 +805,7 @@ static const bb_bench_desc_t sum_bench = {
                "MPI_Iallreduce with one MPI_Test and MPI_Wait) against a plain\n"
                "MPI_Allreduce on the same buffers.  Launch with mpiexec -n P.",
     .notes = "Times in the table are microseconds.  The default counts take seconds;\n"
-             "--full-sweep measures 1:1M:x4 (about half a minute at -n 2).  Exit 1\n"
+             "--full-sweep measures 1:1M:x4 (several times longer).  Exit 1\n"
              "also for a refusal that was not asked for or a wrong sum.",
     .options = sum_options,
     .state_size = sizeof(sum_state_t),

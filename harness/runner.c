@@ -49,10 +49,10 @@ static const bb_option_t common_options[] = {
     {"full", 'f', NULL, "more columns per time: min, max, mean, median and\n"
                         "the calls timed (OSU's -f)"},
     {"message-size", 'm', "MIN:MAX", "message sizes in bytes (OSU's -m): powers of two\n"
-                                     "times MIN up to MAX; MIN: and :MAX take the other\n"
+                                     "times MIN up to MAX; MIN: and :MAX take the missing\n"
                                      "end from the default list; one size alone (64K)"},
-    {"full-sweep", OPT_FULL_SWEEP, NULL, "the long default lists (a run of minutes) instead\n"
-                                         "of the quick ones"},
+    {"full-sweep", OPT_FULL_SWEEP, NULL, "the long default lists instead of the quick\n"
+                                         "ones (a run several times longer)"},
     {"timing", OPT_TIMING, "METHOD", "block (calls back to back, the default), barrier\n"
                                      "(a barrier before each call) or window (calls\n"
                                      "start together on synchronized clocks)"},

@@ -294,6 +294,7 @@ static bb_status_t one_call(run_ctx_t *c, int v, double *acc, int *done)
 typedef struct point {
     int kind;
     int64_t bytes, batches, reps;
+    int64_t reps_comm;               /* t_comm's calls per sample (its own block) */
     int auto_compute;
     double compute_per_batch_s;      /* requested or calibrated */
     int64_t iters_per_batch;
@@ -467,6 +468,7 @@ static void measure_point(run_ctx_t *c, int kind, int64_t bytes, int64_t batches
                      (long long)(pa->skip + S));
     p->first_polled = res[V_POLLED].first[0];
     p->reps = res[V_POLLED].reps;
+    p->reps_comm = res[V_COMM].reps;
 
     /* The engine's rank maxima for bbench's figures; every rank's own
      * per-call means, to every rank (outside any timing), for the rank means
@@ -808,52 +810,112 @@ static void record_point(run_ctx_t *c, const point_t *p, const figures_t *fs)
     bb_record_add_point(bb_bench_record(bb_run_bench(c->run)), params, "ok", NULL, first, q);
 }
 
-static void table_header(int64_t samples)
+/* The table's times, in column order, and their names. */
+static const int t_cols[] = { L_COMM, L_COMPUTE, L_IMMEDIATE, L_POLLED, L_UNPOLLED };
+static const char *const t_col_names[] = { "t_comm", "t_compute", "t_immediate",
+                                           "t_polled", "t_unpolled" };
+enum { T_COLS = sizeof t_cols / sizeof t_cols[0] };
+
+/* The figures in column order, their names and legends. */
+static const int fig_cols[] = { F_OVERLAP, F_UNPOLLED, F_OSU, F_IMB, F_SPEEDUP };
+static const char *const fig_col_names[] = { "overlap", "unpolled", "osu", "imb", "speedup" };
+static const char *const fig_col_legends[] = {
+    "overlap = " BB_OVERLAP_FORMULA " (t_polled; rank maxima)",
+    "the same from t_unpolled (no poll between batches)",
+    "OSU's overlap = " BB_OVERLAP_OSU_FORMULA " (rank means)",
+    "IMB's overlap = " BB_OVERLAP_IMB_FORMULA " (the rank with the largest t_unpolled)",
+    "speedup = " BB_OVERLAP_SPEEDUP_FORMULA
+};
+enum { FIG_COLS = sizeof fig_cols / sizeof fig_cols[0] };
+
+static void table_header(bb_run_t *run)
 {
-    printf("# times: microseconds, median of %lld samples, rank maximum per sample; "
-           "figures: ratios (1 = 100%%), '-' = undefined (see the record), "
-           "'?' = noise-dominated\n",
-           (long long)samples);
-    printf("%-10s %6s %4s %9s %10s %10s %10s %10s %10s %7s %7s %7s %7s %7s %5s %5s\n",
-           "kind", "bytes", "bat", "cmp/b_us", "t_comm", "t_compute", "t_immed",
-           "t_polled", "t_unpoll", "overlap", "unpoll", "osu", "imb", "speedup",
-           "done", "slow");
+    bb_table_t *t = bb_run_table(run);
+    int full = bb_run_full(run);
+    bb_table_note(t, "times: microseconds per call, medians of %lld samples, each the "
+                  "rank maximum; parts and wholes are medians taken separately; figures "
+                  "are ratios (1 = 100%%), - where undefined (the record says why)",
+                  (long long)bb_run_settings(run)->samples);
+    bb_table_column(t, "kind", NULL, "transfer: the bounded transfer phase (ticket API), "
+                    "the protocol; isend, iallreduce: raw MPI references", 10);
+    bb_table_column(t, "size", "B", "payload bytes per call (iallreduce: bytes / 8 "
+                    "doubles on every rank)", 8);
+    bb_table_column(t, "batches", NULL, "compute batches per call, a poll after each in "
+                    "t_polled", 7);
+    bb_table_column(t, "compute_per_batch", "us", "compute per batch (auto: the batches "
+                    "add up to the median t_comm)", 9);
+    for (int k = 0; k < T_COLS; k++) {
+        if (full)
+            bb_table_time_columns(t, t_col_names[k], l_what[t_cols[k]], 1);
+        else
+            bb_table_column(t, t_col_names[k], "us", l_what[t_cols[k]], 10);
+    }
+    for (int k = 0; k < FIG_COLS; k++)
+        bb_table_column(t, fig_col_names[k], NULL, fig_col_legends[k], 7);
+    bb_table_column(t, "done", NULL, "fraction of polled calls whose payload every rank "
+                    "saw complete during the batches (proves nothing alone)", 5);
+    bb_table_column(t, "slowdown", NULL, "compute slowdown = " BB_OVERLAP_SLOWDOWN_FORMULA,
+                    7);
+    bb_table_column(t, "noisy", NULL, "overlap, unpolled, both or no: the figures whose "
+                    "sample ranges alone allow any value in [0, 1] (uncertainty above 1)", 5);
+    bb_table_column(t, "status", NULL, "ok, or refused:STAGE:seqN:rankR (the stage, the "
+                    "sequence and the refusing rank where one is named)", 6);
 }
 
-static void print_fig(double v, int width, int prec)
+/* The samples of column i of the rank maxima (caller frees). */
+static double *column_samples(const point_t *p, int i)
 {
-    if (isnan(v))
-        printf(" %*s", width, "-");
+    double *v = malloc((size_t)p->samples * sizeof *v);
+    for (int64_t s = 0; v != NULL && s < p->samples; s++)
+        v[s] = p->max[s * L_N + i];
+    return v;
+}
+
+static void table_row(bb_run_t *run, const point_t *p, const figures_t *fs)
+{
+    bb_table_t *t = bb_run_table(run);
+    int full = bb_run_full(run);
+    int ok = p->status == BB_OK;
+    bb_table_text(t, kind_names[p->kind]);
+    bb_table_integer(t, p->bytes);
+    bb_table_integer(t, p->batches);
+    if (ok)
+        bb_table_number(t, p->compute_per_batch_s * 1e6, 1);
     else
-        printf(" %*.*f", width, prec, v);
-}
-
-static void table_row(const point_t *p, const figures_t *fs)
-{
-    char size[32];
-    bb_cli_format_size(p->bytes, size, sizeof size);
-    printf("%-10s %6s %4lld", kind_names[p->kind], size, (long long)p->batches);
-    if (p->status != BB_OK) {
-        printf("  refused (%s, rank %d, sequence %lld)\n", bb_stage_name(p->refusal.stage),
-               p->refusal.rank, (long long)p->refusal.sequence);
-        return;
+        bb_table_missing(t);
+    for (int k = 0; k < T_COLS; k++) {
+        if (full) {
+            double *v = ok ? column_samples(p, t_cols[k]) : NULL;
+            bb_table_time_cells(t, v, v ? (size_t)p->samples : 0,
+                                t_cols[k] == L_COMM ? p->reps_comm : p->reps, 1);
+            free(v);
+        } else {
+            bb_table_number(t, ok ? column_summary(p, t_cols[k]).median * 1e6
+                                  : (double)NAN, 1);
+        }
     }
-    printf(" %9.1f", p->compute_per_batch_s * 1e6);
-    static const int cols[] = { L_COMM, L_COMPUTE, L_IMMEDIATE, L_POLLED, L_UNPOLLED };
-    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
-        printf(" %10.1f", column_summary(p, cols[k]).median * 1e6);
-    /* '?': the sample ranges alone allow any overlap in [0, 1]. */
-    for (int k = 0; k < 2; k++) {
-        print_fig(figure_median(fs->f[k == 0 ? F_OVERLAP : F_UNPOLLED], p->samples), 6, 2);
-        putchar(fs->uncertainty[k] > 1.0 ? '?' : ' ');
+    for (int k = 0; k < FIG_COLS; k++)
+        bb_table_number(t, ok ? figure_median(fs->f[fig_cols[k]], p->samples)
+                              : (double)NAN, 2);
+    bb_table_number(t, ok && fs->done.defined ? fs->done.value : (double)NAN, 2);
+    bb_table_number(t, ok ? figure_median(fs->f[F_SLOWDOWN], p->samples) : (double)NAN, 2);
+    if (ok) {
+        int a = fs->uncertainty[0] > 1.0, b = fs->uncertainty[1] > 1.0;
+        bb_table_text(t, a && b ? "both" : a ? "overlap" : b ? "unpolled" : "no");
+    } else {
+        bb_table_missing(t);
     }
-    static const int figs[] = { F_OSU, F_IMB, F_SPEEDUP };
-    for (size_t k = 0; k < sizeof figs / sizeof figs[0]; k++)
-        print_fig(figure_median(fs->f[figs[k]], p->samples), 7, 2);
-    print_fig(fs->done.defined ? fs->done.value : (double)NAN, 5, 2);
-    print_fig(figure_median(fs->f[F_SLOWDOWN], p->samples), 5, 2);
-    printf("\n");
-    fflush(stdout);
+    if (ok) {
+        bb_table_text(t, "ok");
+    } else {
+        char status[96], who[32] = "";
+        if (p->refusal.rank >= 0)
+            snprintf(who, sizeof who, ":rank%d", p->refusal.rank);
+        snprintf(status, sizeof status, "refused:%s:seq%lld%s",
+                 bb_stage_name(p->refusal.stage), (long long)p->refusal.sequence, who);
+        bb_table_text(t, status);
+    }
+    bb_table_row_end(t);
 }
 
 /* Threads of this process now (Linux /proc/self/status), or -1: an MPICH
@@ -974,8 +1036,10 @@ static void record_conditions(run_ctx_t *c)
 enum { OPT_BATCHES = BB_OPT_LONG, OPT_COMPUTE, OPT_KINDS };
 
 static const bb_option_t overlap_options[] = {
-    {"bytes", 'b', "LIST", "payload bytes: 64K,4M or 1K:4M[:x4] (default 64K,4M)"},
-    {"batches", OPT_BATCHES, "LIST", "compute batches per call (default 1,4,16)"},
+    {"bytes", 'b', "LIST", "payload bytes: 64K,4M or 1K:4M[:x4] (default 64K,1M;\n"
+                           "--full-sweep 64K,4M); or -m"},
+    {"batches", OPT_BATCHES, "LIST", "compute batches per call (default 1,16;\n"
+                                     "--full-sweep 1,4,16)"},
     {"compute", OPT_COMPUTE, "SEC|auto", "compute seconds per batch, >= 0, or auto: the\n"
                                          "total compute equals the median t_comm of the\n"
                                          "point, as OSU calibrates it (default auto)"},
@@ -1022,10 +1086,18 @@ static size_t overlap_validate(bb_run_t *run, void *state)
     if (bb_run_size(run) < 2)
         bb_run_usage(run, "needs at least 2 ranks (mpiexec -n 2): on one rank there is no "
                      "peer to overlap with (see --help)");
+    /* The quick default lists (seconds at -n 2), or the long ones. */
+    int sweep = bb_run_full_sweep(run);
+    if (sweep && (o->bytes.n > 0 || o->batches.n > 0))
+        bb_run_usage(run, "--full-sweep chooses the default lists: not with --bytes or "
+                     "--batches");
+    bb_run_message_sizes(run, "bytes", 1, 64 << 10, sweep ? 4 << 20 : 1 << 20, &o->bytes);
     if (o->bytes.n == 0)
-        bb_run_parse_size_list(run, "bytes", "64K,4M", 0, INT32_MAX, &o->bytes);
+        bb_run_parse_size_list(run, "bytes", sweep ? "64K,4M" : "64K,1M", 0, INT32_MAX,
+                               &o->bytes);
     if (o->batches.n == 0)
-        bb_run_parse_size_list(run, "batches", "1,4,16", 0, 1000000, &o->batches);
+        bb_run_parse_size_list(run, "batches", sweep ? "1,4,16" : "1,16", 0, 1000000,
+                               &o->batches);
     c->nkinds = 0;
     for (int k = 0; k < KIND_N; k++)
         if (o->kinds & (1u << k))
@@ -1085,20 +1157,22 @@ static void overlap_setup(bb_run_t *run, void *state)
     c->threads[0] = tmin;
     c->threads[1] = tmax;
 
-    if (c->rank == 0) {
+    {
         const char *async = getenv("MPIR_CVAR_ASYNC_PROGRESS");
         const bb_topology_info_t *topo = bb_bench_topology(bb_run_bench(run));
-        printf("# MPIR_CVAR_ASYNC_PROGRESS=%s, thread level provided %s, "
-               "%.2f ranks per core, %d..%d threads per process\n",
+        bb_table_t *t = bb_run_table(run);
+        bb_table_note(t, "MPIR_CVAR_ASYNC_PROGRESS=%s, thread level provided %s, "
+               "%.2f ranks per core, %d..%d threads per process",
                async ? async : "(unset)",
                bb_thread_level_name(bb_world_thread_level(bb_bench_world(bb_run_bench(run)))),
                topo && topo->cores_per_host > 0
                    ? (double)topo->max_ranks_per_host / topo->cores_per_host
                    : (double)NAN, tmin, tmax);
-        printf("# transfer and isend: rank %d -> rank %d; compute kernel %.3g iterations/s, "
-               "the slowest rank's (ranks %.3g..%.3g)\n", c->source, c->destination,
-               c->kernel.slowest_rate, c->kernel.slowest_rate, c->kernel.fastest_rate);
-        table_header(bb_run_settings(run)->samples);
+        bb_table_note(t, "transfer and isend: rank %d -> rank %d; compute kernel %.3g "
+                      "iterations/s, the slowest rank's (ranks %.3g..%.3g)", c->source,
+                      c->destination, c->kernel.slowest_rate, c->kernel.slowest_rate,
+                      c->kernel.fastest_rate);
+        table_header(run);
     }
 }
 
@@ -1126,7 +1200,7 @@ static int overlap_point(bb_run_t *run, void *state, size_t i)
     else
         memset(&fs, 0, sizeof fs);
     if (c->rank == 0) {
-        table_row(&p, &fs);
+        table_row(run, &p, &fs);
         record_point(c, &p, &fs);
     }
     if (p.status != BB_OK) {

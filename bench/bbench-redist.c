@@ -598,6 +598,9 @@ static size_t redist_validate(bb_run_t *run, void *state)
     redist_state_t *st = state;
     options_t *o = &st->o;
     int ranks = bb_run_size(run);
+    /* -m: bytes of the global array, N = bytes / element bytes. */
+    bb_run_message_sizes(run, "elements", o->element_bytes, 10000 * o->element_bytes,
+                         1000000 * o->element_bytes, &o->elements);
     if (o->elements.n == 0)
         bb_run_parse_size_list(run, "elements", "1e4,1e5,1e6", 0, INT32_MAX, &o->elements);
     if (o->nmethods == 0)

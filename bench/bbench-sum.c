@@ -28,6 +28,17 @@ static const char *const variant_differs[V_N] = {
 enum { MODE_PROTOCOL = 1u << V_PROTOCOL, MODE_RAW = 1u << V_RAW,
        MODE_BOTH = MODE_PROTOCOL | MODE_RAW };
 
+/* -T/--type: the raw references' datatype.  The protocol sums doubles by
+ * contract; a point is one size in bytes, the same for every row. */
+enum { TYPE_DOUBLE, TYPE_FLOAT, TYPE_INT, TYPE_N };
+static const char *const type_names[TYPE_N] = { "mpi_double", "mpi_float", "mpi_int" };
+static const int64_t type_bytes[TYPE_N] = { 8, 4, 4 };
+
+static MPI_Datatype type_mpi(int type)
+{
+    return type == TYPE_FLOAT ? MPI_FLOAT : type == TYPE_INT ? MPI_INT : MPI_DOUBLE;
+}
+
 /* The protocol's policies (library attributes): bit 0 retained buffers, bit 1
  * fused admission; policy 0 is the seed's phase. */
 enum { POLICY_RETAINED = 1, POLICY_FUSED = 2, POLICY_N = 4 };
@@ -72,7 +83,8 @@ typedef struct provider_state {
 /* What the calls of one point saw on this rank, beside the engine's timings. */
 typedef struct point_tally {
     int64_t refused_calls, ok_calls, test_completed, wrong_values;
-    bb_refusal_t refusal;     /* the first refusal seen */
+    int64_t local_refusals;   /* refusals this rank's own preflight caused */
+    bb_refusal_t refusal;     /* the first refusal seen; rank agreed over ranks */
     int64_t tracked_peak, max_inflight;
 } point_tally_t;
 
@@ -87,6 +99,7 @@ typedef struct sum_state {
     int refuse_rank, mismatch_rank, mismatch_field;
     int delay_prepare_rank, delay_post_rank;
     double delay_prepare_s, delay_post_s;
+    int type;                 /* of the raw references (TYPE_*) */
     /* the run */
     bb_run_t *run;
     bb_sum_phase_t *phases[POLICY_N];  /* one per policy measured */
@@ -94,8 +107,9 @@ typedef struct sum_state {
     int policy;               /* its policy */
     provider_state_t provider_state;
     bb_sum_provider_t provider;
-    double *raw_send, *raw_recv;
-    int64_t count, phase_id;  /* the point being measured */
+    void *raw_send, *raw_recv;  /* of type */
+    int64_t count, phase_id;  /* the point being measured: doubles, the protocol's */
+    int64_t raw_count;        /* the same bytes in elements of type */
     point_tally_t tally;
 } sum_state_t;
 
@@ -120,15 +134,33 @@ static void provider_release(void *arg, const double *data)
 
 static double value_of(int64_t i, int rank) { return (double)(i % 1024 + rank); }
 
-/* Number of values where result differs from the exact sum over ranks. */
-static int64_t sum_errors(const double *result, int64_t count, int ranks)
+/* Number of values where result (count elements of type) differs from the
+ * exact sum over ranks; every value is an integer below 2^24, exact in each
+ * type. */
+static int64_t sum_errors(const void *result, int type, int64_t count, int ranks)
 {
     double rank_sum = (double)ranks * (ranks - 1) / 2.0;
     int64_t bad = 0;
-    for (int64_t i = 0; i < count; i++)
-        if (result[i] != (double)ranks * (double)(i % 1024) + rank_sum)
+    for (int64_t i = 0; i < count; i++) {
+        double v = type == TYPE_FLOAT ? (double)((const float *)result)[i]
+                 : type == TYPE_INT ? (double)((const int *)result)[i]
+                 : ((const double *)result)[i];
+        if (v != (double)ranks * (double)(i % 1024) + rank_sum)
             bad++;
+    }
     return bad;
+}
+
+/* Element i of a contribution of type. */
+static void fill_value(void *buf, int type, int64_t i, int rank)
+{
+    double v = value_of(i, rank);
+    if (type == TYPE_FLOAT)
+        ((float *)buf)[i] = (float)v;
+    else if (type == TYPE_INT)
+        ((int *)buf)[i] = (int)v;
+    else
+        ((double *)buf)[i] = v;
 }
 
 /* ---- the two kernels ---------------------------------------------------- */
@@ -181,11 +213,13 @@ static bb_status_t protocol_call(void *arg, double *t, double *counts)
     if (st == BB_REFUSED) {
         if (pt->refused_calls++ == 0)
             pt->refusal = m.refusal;
+        if (m.local_cause != BB_SUM_LOCAL_NONE)
+            pt->local_refusals++;
         return BB_OK;
     }
     pt->ok_calls++;
     pt->test_completed += m.test_completed;
-    pt->wrong_values += sum_errors(result, s->count, bb_run_size(s->run));
+    pt->wrong_values += sum_errors(result, TYPE_DOUBLE, s->count, bb_run_size(s->run));
     if (!(s->policy & POLICY_RETAINED))
         bb_free(result);  /* retained: lent by the phase until its next call */
     return BB_OK;
@@ -196,13 +230,14 @@ static bb_status_t raw_call(void *arg, double *t, double *counts)
     sum_state_t *s = arg;
     (void)counts;
     double t0 = bb_time_now();
-    int rc = MPI_Allreduce(s->raw_send, s->raw_recv, (int)s->count, MPI_DOUBLE,
+    int rc = MPI_Allreduce(s->raw_send, s->raw_recv, (int)s->raw_count, type_mpi(s->type),
                            MPI_SUM, bb_run_comm(s->run));
     t[T_ELAPSED] += bb_time_now() - t0;
     if (rc != MPI_SUCCESS)
         bb_run_fatal(s->run, "MPI_Allreduce failed");
     s->tally.ok_calls++;
-    s->tally.wrong_values += sum_errors(s->raw_recv, s->count, bb_run_size(s->run));
+    s->tally.wrong_values += sum_errors(s->raw_recv, s->type, s->raw_count,
+                                        bb_run_size(s->run));
     return BB_OK;
 }
 
@@ -213,8 +248,8 @@ static bb_status_t raw_nb_call(void *arg, double *t, double *counts)
     MPI_Request req;
     int done = 0;
     double t0 = bb_time_now();
-    int rc = MPI_Iallreduce(s->raw_send, s->raw_recv, (int)s->count, MPI_DOUBLE, MPI_SUM,
-                            bb_run_comm(s->run), &req);
+    int rc = MPI_Iallreduce(s->raw_send, s->raw_recv, (int)s->raw_count, type_mpi(s->type),
+                            MPI_SUM, bb_run_comm(s->run), &req);
     if (rc == MPI_SUCCESS)
         rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS && !done)
@@ -223,7 +258,8 @@ static bb_status_t raw_nb_call(void *arg, double *t, double *counts)
     if (rc != MPI_SUCCESS)
         bb_run_fatal(s->run, "MPI_Iallreduce (raw-nb) failed");
     s->tally.ok_calls++;
-    s->tally.wrong_values += sum_errors(s->raw_recv, s->count, bb_run_size(s->run));
+    s->tally.wrong_values += sum_errors(s->raw_recv, s->type, s->raw_count,
+                                        bb_run_size(s->run));
     return BB_OK;
 }
 
@@ -233,18 +269,19 @@ static bb_status_t raw_fresh_call(void *arg, double *t, double *counts)
 {
     sum_state_t *s = arg;
     (void)counts;
-    size_t bytes = (size_t)(s->count > 0 ? s->count : 1) * sizeof(double);
+    size_t bytes = (size_t)(s->raw_count > 0 ? s->raw_count : 1)
+                   * (size_t)type_bytes[s->type];
     double t0 = bb_time_now();
-    double *send = malloc(bytes), *recv = malloc(bytes);
+    void *send = malloc(bytes), *recv = malloc(bytes);
     if (send == NULL || recv == NULL)
         bb_run_fatal(s->run, "raw-fresh: cannot allocate %zu bytes", bytes);
     memcpy(send, s->raw_send, bytes);
-    int rc = MPI_Allreduce(send, recv, (int)s->count, MPI_DOUBLE, MPI_SUM,
+    int rc = MPI_Allreduce(send, recv, (int)s->raw_count, type_mpi(s->type), MPI_SUM,
                            bb_run_comm(s->run));
     double t1 = bb_time_now();
     if (rc != MPI_SUCCESS)
         bb_run_fatal(s->run, "MPI_Allreduce (raw-fresh) failed");
-    s->tally.wrong_values += sum_errors(recv, s->count, bb_run_size(s->run));
+    s->tally.wrong_values += sum_errors(recv, s->type, s->raw_count, bb_run_size(s->run));
     double t2 = bb_time_now();
     free(send);
     free(recv);
@@ -296,12 +333,19 @@ static void measure_row(sum_state_t *s, const row_t *row, point_result_t *pr)
                                                  : variant_names[variant], &v, &pr->m);
     pr->tally = s->tally;
     /* Counters and deterministic figures, agreed across ranks. */
-    int64_t local[5] = { s->tally.wrong_values, s->tally.refused_calls,
+    /* The refusing rank: the phase carries one refusal bit per rank and no
+     * rank, so each rank says whether its own preflight refused; the lowest
+     * such rank is named (size - rank, so that MAX finds it). */
+    int size = bb_run_size(s->run);
+    int64_t local[6] = { s->tally.wrong_values, s->tally.refused_calls,
                          s->tally.tracked_peak, s->tally.max_inflight,
-                         bb_rss_peak_bytes() };
-    int64_t max[5];
-    if (bb_agree_max(bb_run_comm(s->run), local, 5, max) != MPI_SUCCESS)
+                         bb_rss_peak_bytes(),
+                         s->tally.local_refusals > 0 ? size - bb_run_rank(s->run) : 0 };
+    int64_t max[6];
+    if (bb_agree_max(bb_run_comm(s->run), local, 6, max) != MPI_SUCCESS)
         bb_run_fatal(s->run, "MPI_Allreduce of counters failed");
+    if (max[5] > 0)
+        pr->tally.refusal.rank = (int)(size - max[5]);
     pr->tally.wrong_values = max[0];
     pr->tally.refused_calls = max[1];
     pr->tally.tracked_peak = max[2];
@@ -310,14 +354,28 @@ static void measure_row(sum_state_t *s, const row_t *row, point_result_t *pr)
     pr->tracked_between = bb_sum_phase_tracked_live(s->phase);
 }
 
+/* The row's datatype: the raw references' -T, doubles for the protocol and
+ * the admission (whose count is the protocol's). */
+static int row_type(const sum_state_t *s, const row_t *row)
+{
+    return row->variant == V_PROTOCOL || row->variant == V_ADMISSION ? TYPE_DOUBLE : s->type;
+}
+
+/* Elements of the row's type at the point being measured. */
+static int64_t row_count(const sum_state_t *s, const row_t *row)
+{
+    return row_type(s, row) == TYPE_DOUBLE ? s->count : s->raw_count;
+}
+
 static cJSON *parameters_new(const sum_state_t *s, const row_t *row)
 {
     cJSON *p = cJSON_CreateObject();
-    cJSON_AddNumberToObject(p, "count", (double)s->count);
+    cJSON_AddNumberToObject(p, "count", (double)row_count(s, row));
     cJSON_AddNumberToObject(p, "max_elements",
                             (double)(s->max_elements >= 0 ? s->max_elements : s->count));
     cJSON_AddStringToObject(p, "mode", variant_names[row->variant]);
-    cJSON_AddNumberToObject(p, "element_bytes", 8);
+    cJSON_AddNumberToObject(p, "element_bytes", (double)type_bytes[row_type(s, row)]);
+    cJSON_AddStringToObject(p, "type", type_names[row_type(s, row)]);
     if (row->variant == V_PROTOCOL) {
         cJSON_AddStringToObject(p, "buffers",
                                 buffers_names[(row->policy & POLICY_RETAINED) != 0]);
@@ -415,69 +473,94 @@ static const char *row_label(const row_t *row)
                                       : variant_names[row->variant];
 }
 
+/* The table: count and size, per row its time columns (and the protocol's
+ * admission part), a ratio per protocol row when raw is measured, status. */
 static void table_header(const sum_state_t *s)
 {
-    printf("# times in microseconds: median [min, max] of %lld samples, rank maximum\n",
-           (long long)bb_run_settings(s->run)->samples);
-    for (int v = V_RAW; v < V_N; v++)
-        if (s->mode & (1u << v))
-            printf("# %s: %s\n", variant_names[v], variant_differs[v]);
-    printf("%10s", "count");
+    bb_table_t *t = bb_run_table(s->run);
+    int full = bb_run_full(s->run);
+    char name[64], legend[512];
+    bb_table_note(t, "times: microseconds per call over %lld samples; a sample is the "
+                  "mean over a block of calls, the maximum over ranks",
+                  (long long)bb_run_settings(s->run)->samples);
+    if (s->type != TYPE_DOUBLE)
+        bb_table_note(t, "-T %s: the raw references reduce %s, bytes / %lld elements; the "
+                      "protocol sums mpi_double by contract, so it is measured at the same "
+                      "bytes (count = bytes / 8)", type_names[s->type], type_names[s->type],
+                      (long long)type_bytes[s->type]);
+    bb_table_column(t, "count", NULL, "elements of mpi_double per rank (the protocol's "
+                    "count)", 8);
+    bb_table_column(t, "size", "B", "bytes per rank and call (count x 8)", 8);
     for (int r = 0; r < s->nrows; r++) {
         const row_t *row = &s->rows[r];
-        char a[64], b[64], c[64];
-        snprintf(a, sizeof a, "%s_us", row_label(row));
-        snprintf(b, sizeof b, "%s_range_us", row_label(row));
-        snprintf(c, sizeof c, "%s_admission_us", row_label(row));
+        const char *label = row_label(row);
         if (row->variant == V_PROTOCOL)
-            printf(" %12s %25s %21s", a, b, c);
-        else if (row->variant == V_RAW)
-            printf(" %12s %25s", a, b);
+            snprintf(legend, sizeof legend, "%s (buffers %s, admission %s)",
+                     variant_differs[V_PROTOCOL],
+                     buffers_names[(row->policy & POLICY_RETAINED) != 0],
+                     admission_names[(row->policy & POLICY_FUSED) != 0]);
         else
-            printf(" %12s", a);
+            snprintf(legend, sizeof legend, "%s%s%s", variant_differs[row->variant],
+                     row->variant != V_ADMISSION && s->type != TYPE_DOUBLE ? "; of " : "",
+                     row->variant != V_ADMISSION && s->type != TYPE_DOUBLE
+                         ? type_names[s->type] : "");
+        bb_table_time_columns(t, label, legend, full);
+        if (row->variant == V_PROTOCOL) {
+            snprintf(name, sizeof name, "%s_admission", label);
+            snprintf(legend, sizeof legend, "median of the admission part of %s_us; part "
+                     "and whole are medians taken separately, each a rank maximum", label);
+            bb_table_column(t, name, "us", legend, 10);
+        }
     }
     for (int r = 0; r < s->nrows && (s->mode & MODE_RAW); r++)
         if (s->rows[r].variant == V_PROTOCOL) {
-            char name[64];
-            snprintf(name, sizeof name, "%s_ratio",
-                     s->rows[r].policy == 0 ? "" : policy_labels[s->rows[r].policy]);
-            printf(" %8s", s->rows[r].policy == 0 ? "ratio" : name);
+            const char *label = row_label(&s->rows[r]);
+            snprintf(name, sizeof name, "%s_ratio", s->rows[r].policy == 0 ? "" : label);
+            snprintf(legend, sizeof legend, "%s_us / raw_us (medians; - on a refused row)",
+                     label);
+            bb_table_column(t, s->rows[r].policy == 0 ? "ratio" : name, NULL, legend, 6);
         }
-    printf("  status\n");
+    bb_table_column(t, "status", NULL, "ok, or refused:STAGE:seqN:rankR (the stage, the "
+                    "sequence and the lowest rank whose own preflight refused; a contract "
+                    "refusal, fields that differ between ranks, names no rank)", 6);
 }
 
 static void table_row(const sum_state_t *s, const point_result_t *pr)
 {
-    char size[32], range[64];
-    bb_summary_t sm;
+    bb_table_t *t = bb_run_table(s->run);
+    int full = bb_run_full(s->run);
     int raw = -1;
-    bb_cli_format_size(s->count, size, sizeof size);
-    printf("%10s", size);
+    bb_table_integer(t, s->count);
+    bb_table_integer(t, 8 * s->count);
     for (int r = 0; r < s->nrows; r++) {
         int v = s->rows[r].variant;
         if (v == V_RAW)
             raw = r;
-        if (v > V_RAW) {
-            printf(" %12.2f", median_of(&pr[r], T_ELAPSED) * 1e6);
-            continue;
-        }
-        bb_stats_summarize(bb_measure_part(&pr[r].m, T_ELAPSED), (size_t)pr[r].m.samples,
-                           &sm);
-        bb_stats_format_range(&sm, 1e6, 2, range, sizeof range);
-        printf(" %12.2f %25s", sm.median * 1e6, range);
+        bb_table_time_cells(t, bb_measure_part(&pr[r].m, T_ELAPSED), (size_t)pr[r].m.samples,
+                            pr[r].m.reps, full);
         if (v == V_PROTOCOL)
-            printf(" %21.2f", median_of(&pr[r], T_ADMISSION) * 1e6);
+            bb_table_number(t, median_of(&pr[r], T_ADMISSION) * 1e6, 2);
     }
     for (int r = 0; r < s->nrows && raw >= 0; r++)
-        if (s->rows[r].variant == V_PROTOCOL)
-            printf(" %8.2f", median_of(&pr[r], T_ELAPSED) / median_of(&pr[raw], T_ELAPSED));
+        if (s->rows[r].variant == V_PROTOCOL) {
+            if (pr[r].tally.refused_calls > 0)
+                bb_table_missing(t);
+            else
+                bb_table_number(t, median_of(&pr[r], T_ELAPSED)
+                                       / median_of(&pr[raw], T_ELAPSED), 2);
+        }
     const point_tally_t *pt = &pr[0].tally;
-    if (s->rows[0].variant == V_PROTOCOL && pt->refused_calls > 0)
-        printf("  refused (%s, sequence %lld)\n", bb_stage_name(pt->refusal.stage),
-               (long long)pt->refusal.sequence);
-    else
-        printf("  ok\n");
-    fflush(stdout);
+    if (s->rows[0].variant == V_PROTOCOL && pt->refused_calls > 0) {
+        char status[96], who[32] = "";
+        if (pt->refusal.rank >= 0)
+            snprintf(who, sizeof who, ":rank%d", pt->refusal.rank);
+        snprintf(status, sizeof status, "refused:%s:seq%lld%s",
+                 bb_stage_name(pt->refusal.stage), (long long)pt->refusal.sequence, who);
+        bb_table_text(t, status);
+    } else {
+        bb_table_text(t, "ok");
+    }
+    bb_table_row_end(t);
 }
 
 static int sum_point(bb_run_t *run, void *state, size_t i)
@@ -487,6 +570,7 @@ static int sum_point(bb_run_t *run, void *state, size_t i)
     int code = BB_EXIT_OK;
     memset(pr, 0, sizeof pr);
     s->count = s->counts.values[i];
+    s->raw_count = s->count * 8 / type_bytes[s->type];
     s->phase_id = (int64_t)i;
     for (int r = 0; r < s->nrows; r++)
         measure_row(s, &s->rows[r], &pr[r]);
@@ -521,8 +605,11 @@ enum { OPT_MAX = BB_OPT_LONG, OPT_MODE, OPT_BUFFERS, OPT_ADMISSION, OPT_REFUSE, 
        OPT_DPREP, OPT_DPOST };
 
 static const bb_option_t sum_options[] = {
-    {"count", 'c', "LIST", "elements per rank: 1,8,64 or 1:1M[:x4|:+N]\n"
-                           "(suffixes K=2^10, M=2^20; default 1:1M:x4)"},
+    {"count", 'c', "LIST", "mpi_double elements per rank: 1,8,64 or 1:1M[:x4|:+N]\n"
+                           "(suffixes K=2^10, M=2^20; default 1:64K:x8,\n"
+                           "--full-sweep 1:1M:x4); or -m in bytes"},
+    {"type", 'T', "TYPE", "the raw references' datatype: mpi_double (the\n"
+                          "default), mpi_float or mpi_int, at the same bytes"},
     {"max-elements", OPT_MAX, "N", "the cap presented (default: each count)"},
     {"mode", OPT_MODE, "LIST", "what to measure, a comma list of protocol, raw,\n"
                                "raw-nb, raw-fresh, admission; both (= protocol,raw,\n"
@@ -554,6 +641,13 @@ static void sum_parse(bb_run_t *run, void *state, int key, const char *value)
     sum_state_t *s = state;
     switch (key) {
     case 'c': bb_run_parse_size_list(run, "count", value, 0, INT32_MAX, &s->counts); break;
+    case 'T': {
+        unsigned t = bb_run_parse_choices(run, "type", value, type_names, TYPE_N);
+        if (t != 1u && t != 2u && t != 4u)
+            bb_run_usage(run, "--type: one of mpi_double, mpi_float or mpi_int");
+        s->type = t == 1u ? TYPE_DOUBLE : t == 2u ? TYPE_FLOAT : TYPE_INT;
+        break;
+    }
     case OPT_MAX: s->max_elements = bb_run_parse_size(run, "max-elements", value, 0,
                                                       INT32_MAX);
         break;
@@ -592,8 +686,18 @@ static size_t sum_validate(bb_run_t *run, void *state)
 {
     sum_state_t *s = state;
     s->run = run;
+    /* The quick default list (seconds at -n 2), or the long one. */
+    const char *counts = bb_run_full_sweep(run) ? "1:1M:x4" : "1:64K:x8";
+    if (bb_run_full_sweep(run) && s->counts.n > 0)
+        bb_run_usage(run, "--full-sweep chooses the default counts: not with --count");
+    bb_run_message_sizes(run, "count", 8, 8, bb_run_full_sweep(run) ? 8 << 20 : 8 << 16,
+                         &s->counts);
     if (s->counts.n == 0)
-        bb_run_parse_size_list(run, "count", "1:1M:x4", 0, INT32_MAX, &s->counts);
+        bb_run_parse_size_list(run, "count", counts, 0, INT32_MAX, &s->counts);
+    for (size_t i = 0; i < s->counts.n && s->type != TYPE_DOUBLE; i++)
+        if (s->counts.values[i] > INT32_MAX / 2)
+            bb_run_usage(run, "--count: %lld doubles are more than INT32_MAX elements of %s",
+                         (long long)s->counts.values[i], type_names[s->type]);
     /* The rows of every point: the protocol under each policy asked for,
      * then the references, in their order. */
     s->nrows = 0;
@@ -625,13 +729,17 @@ static void sum_setup(bb_run_t *run, void *state)
     for (size_t i = 0; i < s->counts.n; i++)
         if (s->counts.values[i] > max_count)
             max_count = s->counts.values[i];
+    /* Raw buffers hold the same bytes in elements of the type. */
+    int64_t max_raw = max_count * 8 / type_bytes[s->type];
     s->provider_state.data = malloc((size_t)(max_count + 1) * sizeof(double));
-    s->raw_send = malloc((size_t)(max_count + 1) * sizeof(double));
-    s->raw_recv = malloc((size_t)(max_count + 1) * sizeof(double));
+    s->raw_send = malloc((size_t)(max_raw + 1) * (size_t)type_bytes[s->type]);
+    s->raw_recv = malloc((size_t)(max_raw + 1) * (size_t)type_bytes[s->type]);
     if (!s->provider_state.data || !s->raw_send || !s->raw_recv)
         bb_run_fatal(run, "cannot allocate %lld elements", (long long)max_count);
     for (int64_t i = 0; i <= max_count; i++)
-        s->provider_state.data[i] = s->raw_send[i] = value_of(i, rank);
+        s->provider_state.data[i] = value_of(i, rank);
+    for (int64_t i = 0; i <= max_raw; i++)
+        fill_value(s->raw_send, s->type, i, rank);
     s->provider_state.fail = rank == s->refuse_rank;
     s->provider_state.delay_s = rank == s->delay_prepare_rank ? s->delay_prepare_s : 0.0;
     s->provider = (bb_sum_provider_t){ provider_prepare, provider_release, &s->provider_state };
@@ -647,8 +755,7 @@ static void sum_setup(bb_run_t *run, void *state)
         if (rank == s->delay_post_rank)
             bb_sum_phase_set_post_delay(s->phases[p], s->delay_post_s);
     }
-    if (rank == 0)
-        table_header(s);
+    table_header(s);
 }
 
 static void sum_label(const void *state, size_t i, char *buf, size_t len)
@@ -697,8 +804,9 @@ static const bb_bench_desc_t sum_bench = {
     .summary = "Measure the bounded sum phase (six-field MIN/MAX admission, then one\n"
                "MPI_Iallreduce with one MPI_Test and MPI_Wait) against a plain\n"
                "MPI_Allreduce on the same buffers.  Launch with mpiexec -n P.",
-    .notes = "Times in the table are microseconds.  Exit 1 also for a refusal that\n"
-             "was not asked for or a wrong sum.",
+    .notes = "Times in the table are microseconds.  The default counts take seconds;\n"
+             "--full-sweep measures 1:1M:x4 (several times longer).  Exit 1\n"
+             "also for a refusal that was not asked for or a wrong sum.",
     .options = sum_options,
     .state_size = sizeof(sum_state_t),
     .defaults = sum_defaults,

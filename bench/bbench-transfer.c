@@ -1208,6 +1208,7 @@ static size_t transfer_validate(bb_run_t *run, void *state)
     ctx->run = run;
     ctx->rank = bb_run_rank(run);
     ctx->size = bb_run_size(run);
+    bb_run_message_sizes(run, "bytes", 1, 8, 4 << 20, &o->bytes);  /* -m */
     if (o->bytes.n == 0)
         bb_run_parse_size_list(run, "bytes", o->full_sweep ? BYTES_FULL : BYTES_DEFAULT, 0,
                                INT32_MAX, &o->bytes);

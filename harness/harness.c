@@ -19,6 +19,8 @@ struct bb_bench {
     int thread_requested;
     char *output;             /* NULL: no record file */
     bb_topology_info_t topology;
+    bb_table_t *table;        /* stdout's table, NULL: plain lines */
+    bb_format_t format;       /* the table's, kept after it ends */
 };
 
 bb_bench_t *bb_bench_init(int *argc, char ***argv, const char *name,
@@ -200,6 +202,35 @@ void bb_bench_set_output(bb_bench_t *bench, const char *path)
     bench->output = path ? strdup(path) : NULL;
 }
 
+void bb_bench_set_table(bb_bench_t *bench, bb_table_t *table)
+{
+    bench->table = table;
+    if (table != NULL)
+        bench->format = bb_table_format(table);
+}
+
+/* A header line on rank 0: a note of the table while it lives (table and
+ * json); else "# text" on stdout in table format, a line on stderr in csv
+ * and json (stdout holds their document alone). */
+__attribute__((format(printf, 2, 3)))
+static void bench_header(bb_bench_t *bench, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (bench->rank != 0)
+        return;
+    if (bench->table != NULL && bench->format != BB_FORMAT_CSV)
+        bb_table_note(bench->table, "%s", text);
+    else if (bench->format == BB_FORMAT_TABLE)
+        printf("# %s\n", text);
+    else
+        fprintf(stderr, "%s: %s\n", bench->name, text);
+    fflush(stdout);
+}
+
 void bb_bench_capture(bb_bench_t *bench)
 {
     cJSON *runtime = NULL, *topology = NULL;
@@ -212,20 +243,19 @@ void bb_bench_capture(bb_bench_t *bench)
     bb_record_set(bench->record, "runtime", runtime);
     bb_record_set(bench->record, "topology", topology);
     const bb_topology_info_t *t = &bench->topology;
-    printf("# %s %s: %d rank%s on %d host%s (%d cores, %d PUs on rank 0's host)",
-           bench->name, bb_version(), t->ranks, t->ranks == 1 ? "" : "s",
-           t->hosts, t->hosts == 1 ? "" : "s", t->cores_per_host, t->pus_per_host);
+    char over[160] = ": not oversubscribed";
     if (t->oversubscribed)
-        printf(": OVERSUBSCRIBED, %d ranks on a %s of %d cores; timings include "
-               "time-sharing\n", t->max_ranks_per_machine,
-               t->machines < t->hosts ? "machine (shared by hosts)" : "host",
-               t->cores_per_host);
-    else
-        printf(": not oversubscribed\n");
-    printf("# thread level %s requested, %s provided\n",
-           bb_thread_level_name(bench->thread_requested),
-           bb_thread_level_name(bb_world_thread_level(bench->world)));
-    fflush(stdout);
+        snprintf(over, sizeof over, ": OVERSUBSCRIBED, %d ranks on a %s of %d cores; "
+                 "timings include time-sharing", t->max_ranks_per_machine,
+                 t->machines < t->hosts ? "machine (shared by hosts)" : "host",
+                 t->cores_per_host);
+    bench_header(bench, "%s %s: %d rank%s on %d host%s (%d cores, %d PUs on rank 0's "
+                 "host)%s", bench->name, bb_version(), t->ranks, t->ranks == 1 ? "" : "s",
+                 t->hosts, t->hosts == 1 ? "" : "s", t->cores_per_host, t->pus_per_host,
+                 over);
+    bench_header(bench, "thread level %s requested, %s provided",
+                 bb_thread_level_name(bench->thread_requested),
+                 bb_thread_level_name(bb_world_thread_level(bench->world)));
 }
 
 int64_t bb_bench_reps_for_budget(bb_bench_t *bench, double call_s,
@@ -263,7 +293,7 @@ int bb_bench_finish(bb_bench_t *bench, int exit_code)
             if (code == BB_EXIT_OK)
                 code = BB_EXIT_FAILURE;
         } else {
-            printf("# record written to %s\n", bench->output);
+            bench_header(bench, "record written to %s", bench->output);
         }
     }
     /* The table on stdout is the other half of the output: a run whose

@@ -11,6 +11,7 @@
 #include "bbench.h"
 #include "bbrecord.h"
 #include "cli.h"
+#include "table.h"
 
 /* ------------------------------------------------------------------------ */
 /* Cross-rank statistics (reduce.c)                                         */
@@ -355,6 +356,11 @@ void bb_bench_set_output(bb_bench_t *bench, const char *path);
 /* Collective.  Capture provenance and topology into the record and print
  * the header lines on rank 0 (ranks, hosts, cores, oversubscription). */
 void bb_bench_capture(bb_bench_t *bench);
+
+/* Local.  stdout's table (not owned; NULL: none): the header lines and
+ * "record written" become its notes in table and json format, and go to
+ * stderr in csv format, so that stdout holds the table alone. */
+void bb_bench_set_table(bb_bench_t *bench, bb_table_t *table);
 
 /* Collective.  The number of repetitions per sample that fits budget_s,
  * from the rank maximum of one call's time; identical on every rank,

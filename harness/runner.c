@@ -18,6 +18,11 @@ struct bb_run {
     int full;               /* -f: the full set of time columns */
     bb_format_t format;
     bb_table_t *table;      /* stdout's table, from setup until the run ends */
+    /* -m/--message-size: the text and its ends (-1: open), parsed at once. */
+    const char *message_size;
+    int64_t message_min, message_max;
+    int full_sweep;         /* --full-sweep: the benchmark's long default lists */
+    char message_note[256]; /* what -m became, a table note */
     /* Over every measurement of the run, for the record's run section. */
     int64_t measurements, reps_min, reps_max, calls;
     int64_t windows_missed;
@@ -31,7 +36,7 @@ struct bb_run {
 static void *volatile live_state;  /* volatile: a store no compiler drops */
 
 /* Long-only shared options, just below the benchmarks' codes. */
-enum { OPT_BUDGET = BB_OPT_LONG - 4, OPT_TIMING, OPT_WINDOW, OPT_FORMAT };
+enum { OPT_BUDGET = BB_OPT_LONG - 5, OPT_TIMING, OPT_WINDOW, OPT_FORMAT, OPT_FULL_SWEEP };
 static const char *const timing_names[] = { "block", "barrier", "window" };
 
 static const bb_option_t common_options[] = {
@@ -43,6 +48,11 @@ static const bb_option_t common_options[] = {
     {"warmup-calls", 'x', "N", "the same as --warmup (OSU's -x)"},
     {"full", 'f', NULL, "more columns per time: min, max, mean, median and\n"
                         "the calls timed (OSU's -f)"},
+    {"message-size", 'm', "MIN:MAX", "message sizes in bytes (OSU's -m): powers of two\n"
+                                     "times MIN up to MAX; MIN: and :MAX take the missing\n"
+                                     "end from the default list; one size alone (64K)"},
+    {"full-sweep", OPT_FULL_SWEEP, NULL, "the long default lists instead of the quick\n"
+                                         "ones (a run several times longer)"},
     {"timing", OPT_TIMING, "METHOD", "block (calls back to back, the default), barrier\n"
                                      "(a barrier before each call) or window (calls\n"
                                      "start together on synchronized clocks)"},
@@ -63,6 +73,8 @@ int bb_run_size(const bb_run_t *run) { return bb_bench_size(run->bench); }
 const bb_measure_settings_t *bb_run_settings(const bb_run_t *run) { return &run->settings; }
 bb_table_t *bb_run_table(bb_run_t *run) { return run->table; }
 int bb_run_full(const bb_run_t *run) { return run->full; }
+int bb_run_full_sweep(const bb_run_t *run) { return run->full_sweep; }
+int bb_run_message_size_given(const bb_run_t *run) { return run->message_size != NULL; }
 
 /* The message of a printf-style call into buf (a char array). */
 #define RUN_FORMAT(buf, fmt)                      \
@@ -199,6 +211,94 @@ void bb_run_parse_rank_seconds(bb_run_t *run, const char *opt, const char *value
     if (bb_cli_parse_rank_seconds(value, bb_run_size(run), max_s, rank_out, seconds_out,
                                   err, sizeof err) != BB_OK)
         bb_run_usage(run, "--%s: %s", opt, err);
+}
+
+/* -m MIN:MAX, MIN:, :MAX or SIZE: the ends, -1 for an open one; checked
+ * when parsed so that a bad value is refused before any benchmark check. */
+static void parse_message_size(bb_run_t *run, const char *value)
+{
+    char err[512], piece[64];
+    const char *colon = strchr(value, ':');
+    int64_t ends[2] = { -1, -1 };
+    if (colon == NULL) {
+        ends[0] = ends[1] = bb_run_parse_size(run, "message-size", value, 0, INT32_MAX);
+    } else {
+        if (strchr(colon + 1, ':') != NULL || (colon == value && colon[1] == '\0'))
+            bb_run_usage(run, "--message-size: '%s' is not MIN:MAX, MIN:, :MAX or one size",
+                         value);
+        const char *text[2] = { value, colon + 1 };
+        size_t len[2] = { (size_t)(colon - value), strlen(colon + 1) };
+        for (int e = 0; e < 2; e++) {
+            if (len[e] == 0)
+                continue;
+            if (len[e] >= sizeof piece)
+                bb_run_usage(run, "--message-size: '%.24s...' is too long", text[e]);
+            memcpy(piece, text[e], len[e]);
+            piece[len[e]] = '\0';
+            if (bb_cli_parse_size(piece, 0, INT32_MAX, &ends[e], err, sizeof err) != BB_OK)
+                bb_run_usage(run, "--message-size: %s", err);
+        }
+        if (ends[0] >= 0 && ends[1] >= 0 && ends[0] > ends[1])
+            bb_run_usage(run, "--message-size: MIN %lld is above MAX %lld",
+                         (long long)ends[0], (long long)ends[1]);
+    }
+    run->message_size = value;
+    run->message_min = ends[0];
+    run->message_max = ends[1];
+}
+
+int bb_run_message_sizes(bb_run_t *run, const char *list_opt, int64_t element_bytes,
+                         int64_t default_min, int64_t default_max,
+                         bb_size_list_t *list_inout)
+{
+    if (run->message_size == NULL)
+        return 0;
+    if (list_inout->n > 0)
+        bb_run_usage(run, "--message-size and --%s both give the sizes: give one", list_opt);
+    int64_t lo = run->message_min >= 0 ? run->message_min : default_min;
+    int64_t hi = run->message_max >= 0 ? run->message_max : default_max;
+    if (lo > hi)
+        bb_run_usage(run, "--message-size %s: from %lld B to %lld B (the default's other "
+                     "end) is empty", run->message_size, (long long)lo, (long long)hi);
+    /* MIN, 2 MIN, 4 MIN, ... <= MAX; from 0: 0, 1, 2, 4, ... (as LO:HI:x2). */
+    int64_t values[64];
+    size_t n = 0, rounded = 0, dropped = 0;
+    for (int64_t b = lo; b <= hi && n < 64; b = b == 0 ? 1 : 2 * b) {
+        int64_t e = b / element_bytes;
+        if (b > 0 && e == 0) {
+            dropped++;
+            continue;
+        }
+        rounded += e * element_bytes != b;
+        values[n++] = e;
+    }
+    if (n == 0)
+        bb_run_usage(run, "--message-size %s: no size holds one %lld-byte element",
+                     run->message_size, (long long)element_bytes);
+    bb_size_list_clear(list_inout);
+    list_inout->values = malloc(n * sizeof *list_inout->values);
+    if (list_inout->values == NULL)
+        bb_run_fatal(run, "out of memory");
+    memcpy(list_inout->values, values, n * sizeof *values);
+    list_inout->n = n;
+    char a[32], b[32];
+    bb_cli_format_size(lo, a, sizeof a);
+    bb_cli_format_size(hi, b, sizeof b);
+    if (element_bytes == 1)
+        snprintf(run->message_note, sizeof run->message_note,
+                 "-m %s: %zu sizes, powers of two times %s B up to %s B", run->message_size,
+                 n, a, b);
+    else if (rounded == 0 && dropped == 0)
+        snprintf(run->message_note, sizeof run->message_note,
+                 "-m %s: %zu sizes, powers of two times %s B up to %s B, as --%s = bytes / "
+                 "%lld", run->message_size, n, a, b, list_opt, (long long)element_bytes);
+    else
+        snprintf(run->message_note, sizeof run->message_note,
+                 "-m %s: %zu sizes, powers of two times %s B up to %s B, as --%s = bytes / "
+                 "%lld rounded down (%zu rounded, %zu under one element dropped)",
+                 run->message_size, n, a, b, list_opt, (long long)element_bytes, rounded,
+                 dropped);
+    return 1;
 }
 
 /* names[first..n-1], then extra if not NULL, as "a, b or c", for messages. */
@@ -450,6 +550,8 @@ static void parse_options(bb_run_t *run, void *state, int argc, char **argv)
                                                        optarg, 0, 1000000);
             break;
         case 'f': run->full = 1; break;
+        case 'm': parse_message_size(run, optarg); break;
+        case OPT_FULL_SWEEP: run->full_sweep = 1; break;
         case OPT_TIMING: {
             unsigned m = bb_run_parse_choices(run, "timing", optarg, timing_names, 3);
             if (m != 1u && m != 2u && m != 4u)
@@ -562,11 +664,16 @@ int bb_run_main(const bb_bench_desc_t *desc, int argc, char **argv)
     if (points > BB_RUN_POINTS_MAX)
         bb_run_usage(&run, "%zu points (the product of the swept lists) exceed the limit "
                      "of %d: sweep fewer values", points, (int)BB_RUN_POINTS_MAX);
+    if (run.message_size != NULL && run.message_note[0] == '\0')
+        bb_run_usage(&run, "--message-size: %s has no message sizes", desc->program);
     bb_bench_set_output(run.bench, run.output);
-    bb_bench_capture(run.bench);
     run.table = bb_table_create(run.format, stdout, bb_run_rank(&run) == 0);
     if (run.table == NULL)
         bb_run_fatal(&run, "out of memory");
+    bb_bench_set_table(run.bench, run.table);  /* its header lines become notes */
+    bb_bench_capture(run.bench);
+    if (run.message_note[0] != '\0')
+        bb_table_note(run.table, "%s", run.message_note);
     if (desc->setup != NULL)
         desc->setup(&run, state);
 
@@ -588,6 +695,7 @@ int bb_run_main(const bb_bench_desc_t *desc, int argc, char **argv)
     if (desc->finish != NULL && desc->finish(&run, state) != BB_EXIT_OK)
         code = BB_EXIT_FAILURE;
     add_run_settings(&run);
+    bb_bench_set_table(run.bench, NULL);
     bb_table_destroy(run.table);  /* json prints its document here */
     run.table = NULL;
     if (desc->teardown != NULL)

@@ -17,6 +17,8 @@
  *   -w, --warmup N      calls after the first, before sampling
  *   -x, --warmup-calls N  the same as --warmup (OSU's letter)
  *   -f, --full          min, max, mean, median and calls per time
+ *   -m, --message-size MIN:MAX  sizes in bytes (bb_run_message_sizes)
+ *       --full-sweep    the benchmark's long default lists
  *   -o, --output FILE   the JSON record
  *       --format F      stdout as table, csv or json (bb_run_table)
  *   -q, --quiet         no progress lines on stderr
@@ -92,6 +94,25 @@ const bb_measure_settings_t *bb_run_settings(const bb_run_t *run);
 bb_table_t *bb_run_table(bb_run_t *run);
 /* -f/--full: the full time columns (bb_table_time_columns). */
 int bb_run_full(const bb_run_t *run);
+/* --full-sweep: the benchmark uses its long default lists (minutes) instead
+ * of the quick ones (seconds). */
+int bb_run_full_sweep(const bb_run_t *run);
+
+/* -m/--message-size, OSU's: MIN:MAX in bytes, the sizes MIN, 2 MIN, 4 MIN,
+ * ... up to MAX (from 0: 0, 1, 2, 4, ...); "MIN:" and ":MAX" take the open
+ * end from default_min / default_max (bytes: the ends of the benchmark's
+ * default list); one size alone is that size.  Called from validate by
+ * every benchmark with sizes: returns 0, list untouched, when -m was not
+ * given; else fills list_inout with sizes in elements of element_bytes
+ * (bytes / element_bytes rounded down; a nonzero size under one element is
+ * dropped), adds a table note saying so, and returns 1.  -m together with
+ * the benchmark's own list (list_inout not empty, named list_opt) or a range
+ * left empty is a usage error; -m given to a program that never calls this
+ * is one too. */
+int bb_run_message_sizes(bb_run_t *run, const char *list_opt, int64_t element_bytes,
+                         int64_t default_min, int64_t default_max,
+                         bb_size_list_t *list_inout);
+int bb_run_message_size_given(const bb_run_t *run);
 
 /* A usage error found on every rank (each parses the same argv): rank 0
  * prints the message, every rank exits 2. */

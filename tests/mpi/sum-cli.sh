@@ -12,7 +12,7 @@ rec="$BB_TMP/r.json"
 bb_mpirun 2 "$sum" --count 1,1K --samples 3 --reps 5 --output "$rec" > "$out" 2> "$err"
 bb_expect_rc 0 $? "2 ranks, counts 1 and 1K"
 bb_expect_grep "protocol_us.*raw_us.*ratio" "$out" "table header with both modes"
-bb_expect_grep "^ *1K .* ok$" "$out" "a row for 1K"
+bb_expect_grep "^ *1024 *8192 .* ok$" "$out" "a row for 1K (count and bytes)"
 bb_expect_grep "record written" "$out" "record announced"
 bb_expect_true "record schema" test "$("$get" "$rec" schema)" = bbench.record/1
 bb_expect_true "4 points (2 counts x 2 modes)" test "$("$get" "$rec" points.#)" = 4

@@ -182,10 +182,10 @@ usage "fail-compute without a batch" --fail-compute 1 --output "$rec"
 usage "unknown option" --bogus --output "$rec"
 usage "stray argument" extra --output "$rec"
 usage "missing output directory" --output "$BB_TMP/none/r.json"
-# The shared vocabulary: -m is no option here (--mode is long-only), and
+# The shared vocabulary: -m is OSU's --message-size, not --mode (long-only), and
 # counts of samples take no size suffixes.
 usage "-m is not --mode" -m raw --output "$rec"
-bb_expect_grep "unknown option '-m'" "$err" "-m named as unknown"
+bb_expect_grep "message-size: invalid size" "$err" "-m is --message-size"
 usage "samples with a suffix" --samples 3K --output "$rec"
 bb_expect_grep "samples: '3K' is not an integer" "$err" "--samples 3K refused as not an integer"
 

@@ -884,7 +884,7 @@ static void table_columns(run_ctx_t *ctx)
             bb_table_column(t, name, NULL, legend, 0);
         }
     }
-    bb_table_column(t, "status", NULL, "ok, refused:STAGE:rankR:seqS (the first "
+    bb_table_column(t, "status", NULL, "ok, refused:STAGE:seqS:rankR (the first "
                     "refusal of the protocol), or payload-mismatch", 0);
 }
 
@@ -941,12 +941,12 @@ static void table_row(run_ctx_t *ctx)
     }
     char status[64];
     if (refused != NULL) {
-        char who[32] = "none";
+        char who[32] = "";
         if (refused->refusal.rank >= 0)
-            snprintf(who, sizeof who, "%d", refused->refusal.rank);
-        snprintf(status, sizeof status, "refused:%s:rank%s:seq%lld",
-                 bb_stage_name(refused->refusal.stage), who,
-                 (long long)refused->refusal.sequence);
+            snprintf(who, sizeof who, ":rank%d", refused->refusal.rank);
+        snprintf(status, sizeof status, "refused:%s:seq%lld%s",
+                 bb_stage_name(refused->refusal.stage),
+                 (long long)refused->refusal.sequence, who);
     } else {
         snprintf(status, sizeof status, "%s", mismatch ? "payload-mismatch" : "ok");
     }
@@ -1088,15 +1088,15 @@ static int transfer_point(bb_run_t *run, void *state, size_t i)
 /* The descriptor */
 
 enum { OPT_BATCHES = BB_OPT_LONG, OPT_COMPUTE, OPT_SOURCE, OPT_DEST, OPT_MAX, OPT_API,
-       OPT_MODE, OPT_BUFFERS, OPT_ADMISSION, OPT_FULL_SWEEP, OPT_FAIL_COMPUTE,
+       OPT_MODE, OPT_BUFFERS, OPT_ADMISSION, OPT_FAIL_COMPUTE,
        OPT_FAIL_CONSUMER, OPT_REFUSE, OPT_MISMATCH, OPT_DPOST, OPT_CORRUPT };
 
 static const bb_option_t transfer_options[] = {
     {"bytes", 'b', "LIST", "payload bytes: 8,64K,4M or 8:4M[:x4|:+N]\n"
-                           "(suffixes K=2^10, M=2^20; default " BYTES_DEFAULT ")"},
-    {"batches", OPT_BATCHES, "LIST", "compute batches per call (default " BATCHES_DEFAULT ")"},
-    {"full-sweep", OPT_FULL_SWEEP, NULL, "the long sweep as defaults: bytes " BYTES_FULL ",\n"
-                                         "batches " BATCHES_FULL},
+                           "(suffixes K=2^10, M=2^20; default " BYTES_DEFAULT ",\n"
+                           "--full-sweep " BYTES_FULL "); or -m in bytes"},
+    {"batches", OPT_BATCHES, "LIST", "compute batches per call (default " BATCHES_DEFAULT ",\n"
+                                       "--full-sweep " BATCHES_FULL ")"},
     {"compute", OPT_COMPUTE, "SECONDS", "compute per batch, MPI-free kernel calibrated\n"
                                         "at start-up (default 10e-6)"},
     {"source", OPT_SOURCE, "R", "the sending rank (default 0)"},
@@ -1149,7 +1149,6 @@ static void transfer_parse(bb_run_t *run, void *state, int key, const char *valu
     case OPT_BATCHES:
         bb_run_parse_size_list(run, "batches", value, 0, 1000000, &o->batches);
         break;
-    case OPT_FULL_SWEEP: o->full_sweep = 1; break;
     case OPT_COMPUTE: o->compute_s = bb_run_parse_seconds(run, "compute", value, 0.0, 10.0);
         break;
     case OPT_SOURCE: o->source = bb_run_parse_rank(run, "source", value); break;
@@ -1208,6 +1207,10 @@ static size_t transfer_validate(bb_run_t *run, void *state)
     ctx->run = run;
     ctx->rank = bb_run_rank(run);
     ctx->size = bb_run_size(run);
+    o->full_sweep = bb_run_full_sweep(run);  /* --full-sweep: the long lists */
+    if (o->full_sweep && (o->bytes.n > 0 || o->batches.n > 0))
+        bb_run_usage(run, "--full-sweep chooses the default lists: not with --bytes or "
+                     "--batches");
     bb_run_message_sizes(run, "bytes", 1, 8, 4 << 20, &o->bytes);  /* -m */
     if (o->bytes.n == 0)
         bb_run_parse_size_list(run, "bytes", o->full_sweep ? BYTES_FULL : BYTES_DEFAULT, 0,

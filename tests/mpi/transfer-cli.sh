@@ -88,7 +88,7 @@ bb_expect_grep "^# raw-pingpong: " "$out" "a note says what raw-pingpong differs
 bb_mpirun 2 "$tr" --bytes 64 --batches 0 --mode protocol,raw,raw-rounds --refuse-rank 1 \
     $quick --format csv > "$out" 2> "$err"
 bb_expect_rc 0 $? "refused with references, csv"
-bb_expect_grep "^64,0,.*,,,refused:preflight:rank1:seq0$" "$out" "refused: ratios missing"
+bb_expect_grep "^64,0,.*,,,refused:preflight:seq0:rank1$" "$out" "refused: ratios missing"
 
 # The ticket API, and a world of one (same-rank transfer, no request).
 bb_mpirun 2 "$tr" --bytes 1K --batches 3 --api ticket $quick --output "$rec" > "$out" 2> "$err"

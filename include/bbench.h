@@ -555,6 +555,17 @@ BB_EXPORT int bb_redist_link_is_engine(const bb_redist_link_t *link);
 /* This rank's index and the size of the driver (engine = 0) or engine code. */
 BB_EXPORT int bb_redist_link_code_rank(const bb_redist_link_t *link, int engine);
 BB_EXPORT int bb_redist_link_code_size(const bb_redist_link_t *link, int engine);
+/* Local.  Bytes per contiguous run below which "auto" packs by hand, above
+ * (or equal) which it gives the slot datatypes to MPI (direct); the same on
+ * every rank.  Calibrated once in bb_redist_link_create: for runs of 8, 32,
+ * 128, 512 and 2048 bytes (64 KiB per rank, gaps as long as the runs, to the
+ * next link rank), the best of 3 of MPI_Alltoallw with indexed datatypes
+ * against a memcpy loop, MPI_Alltoallv and the unpack loop; each time the
+ * MAX over the link of every rank's best, so every rank computes the same
+ * value: the shortest run at which the datatypes were no slower, or 4096
+ * when they were slower at every length.  A measurement (it depends on load),
+ * never a contract. */
+BB_EXPORT double bb_redist_link_auto_threshold(const bb_redist_link_t *link);
 
 /* Methods, all moving the same data. */
 typedef enum bb_redist_method {
@@ -565,9 +576,17 @@ typedef enum bb_redist_method {
                                 distribution, then a second MPI_Alltoallw
                                 inside the receiving code */
     BB_REDIST_DIRECT,        /* "direct": one MPI_Alltoallw, both maps known */
-    BB_REDIST_PACK,          /* "pack": pack, MPI_Alltoallv, unpack */
+    BB_REDIST_PACK,          /* "pack": a hand loop of memcpy over the
+                                contiguous runs, MPI_Alltoallv, unpack */
     BB_REDIST_SPARSE,        /* "sparse": Isend/Irecv to nonzero peers, the
                                 local part copied without MPI */
+    BB_REDIST_PACK_MPI,      /* "pack-mpi": MPI_Pack/MPI_Unpack through the
+                                slot datatypes, MPI_Alltoallv of MPI_PACKED
+                                (the MPI datatype cost itself; at most
+                                INT_MAX packed bytes per rank) */
+    BB_REDIST_AUTO,          /* "auto": pack or direct, chosen per plan from
+                                its fragmentation against the link's
+                                threshold (bb_redist_link_auto_threshold) */
     BB_REDIST_METHODS
 } bb_redist_method_t;
 
@@ -702,6 +721,14 @@ BB_EXPORT int bb_redist_plan_is_receiver(const bb_redist_plan_t *plan);
 BB_EXPORT const bb_map_t *bb_redist_plan_send_map(const bb_redist_plan_t *plan);
 BB_EXPORT const bb_map_t *bb_redist_plan_recv_map(const bb_redist_plan_t *plan);
 
+/* Local.  What the plan runs (auto's choice, else its method) and why: a
+ * static string in the plan's storage (valid until destroy) naming the
+ * agreed mean run bytes per side and the threshold for auto, identical on
+ * every rank.  Auto re-decides whenever the cross part is rebuilt
+ * (bb_redist_plan_update_maps, a '<' that carries the map). */
+BB_EXPORT bb_redist_method_t bb_redist_plan_chosen(const bb_redist_plan_t *plan);
+BB_EXPORT const char *bb_redist_plan_choice_reason(const bb_redist_plan_t *plan);
+
 /* Local.  Frees an idle plan; BB_ERR_POISONED keeps a poisoned one. */
 BB_EXPORT bb_status_t bb_redist_plan_destroy(bb_redist_plan_t *plan);
 
@@ -715,8 +742,26 @@ typedef struct bb_redist_traffic {
     int64_t max_self_bytes;  /* largest local copy of any rank */
     double mean_peers;       /* remote peers per rank, sent to or received from */
     int64_t max_peers;
-    double mean_run_elements; /* elements per contiguous run of the slot
-                                 datatypes; < 0 where there are none (root) */
+    double mean_run_elements; /* deprecated: both sides together; use the
+                                 two below */
+    double send_mean_run_elements, recv_mean_run_elements;
+                             /* per side, over all ranks: elements per
+                                contiguous run of the local slots a message
+                                reads (send) or writes (recv); < 0 where the
+                                side has none (the root methods, N = 0) */
+    int64_t send_runs_max, recv_runs_max;  /* contiguous runs on the busiest
+                                rank, per side (0 for the root methods) */
+    int64_t plan_bytes_max;  /* bytes the plan holds between messages (map
+                                copies, slot and run lists, the arrays given
+                                to MPI_Type_indexed, staging buffers), max over
+                                ranks, counted by the library (MPI's own
+                                datatype storage is not counted) */
+    int64_t message_bytes_max; /* temporary bytes one execute allocates, max
+                                over ranks (0: every method stages in the
+                                plan's buffers; MPI's internal buffers are not
+                                counted) */
+    bb_redist_method_t chosen; /* what the plan runs: auto's choice, else the
+                                method itself */
     int steps;
 } bb_redist_traffic_t;
 

@@ -34,7 +34,106 @@ struct bb_redist_link {
     int driver_first, driver_n, engine_first, engine_n;
     int is_driver, is_engine;
     int64_t plans;          /* plans alive: destroy refuses while > 0 */
+    double auto_threshold;  /* bytes per run below which auto packs */
 };
+
+/* Calibration of auto's threshold (collective over the link): for runs of
+ * 8 << 2k bytes (k = 0..4), 64 KiB per rank in runs separated by gaps as long
+ * as the runs, to the next link rank (from the previous one; oneself on one
+ * rank), the best of 3 of (a) one MPI_Alltoallw with indexed datatypes on
+ * both sides, what direct does, and (b) a memcpy loop over the runs, one
+ * MPI_Alltoallv of the packed bytes and the unpack loop, what pack does.
+ * Each best time is agreed as its MAX over the link (the slowest rank
+ * paces a collective), so every rank derives the same threshold: the
+ * shortest run at which (a) was no slower than (b), or twice the longest
+ * run when (a) was slower at every length.  Returns an MPI error code or
+ * MPI_ERR_NO_MEM (agreed). */
+enum { BB_CAL_BYTES = 64 * 1024, BB_CAL_LENGTHS = 5, BB_CAL_REPS = 3 };
+
+static int bb_link_calibrate(bb_redist_link_t *l)
+{
+    int p = l->size, to = (l->rank + 1) % p, from = (l->rank + p - 1) % p, rc = MPI_SUCCESS;
+    int nd = BB_CAL_BYTES / 8, maxruns = nd; /* doubles moved; runs at most */
+    size_t pp = (size_t)p;
+    double *src = calloc(2 * (size_t)nd, sizeof(double)), *dst = calloc(2 * (size_t)nd, sizeof(double));
+    double *stage = malloc((size_t)nd * sizeof(double)), *stage2 = malloc((size_t)nd * sizeof(double));
+    int *cs = calloc(pp, sizeof(int)), *cr = calloc(pp, sizeof(int)), *dz = calloc(pp, sizeof(int));
+    int *ws = calloc(pp, sizeof(int)), *wr = calloc(pp, sizeof(int));
+    MPI_Datatype *ts = malloc(pp * sizeof(MPI_Datatype)), *tr = malloc(pp * sizeof(MPI_Datatype));
+    int *bl = malloc((size_t)maxruns * sizeof(int)), *dp = malloc((size_t)maxruns * sizeof(int));
+    int64_t nomem = !src || !dst || !stage || !stage2 || !cs || !cr || !dz || !ws || !wr || !ts
+                    || !tr || !bl || !dp, anynomem = 0;
+    int64_t best[2 * BB_CAL_LENGTHS], agreed[2 * BB_CAL_LENGTHS];
+    if ((rc = bb_agree_max(l->comm, &nomem, 1, &anynomem)) != MPI_SUCCESS)
+        goto out;
+    if (anynomem) {
+        rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
+    for (int d = 0; d < p; d++)
+        ts[d] = tr[d] = MPI_DOUBLE;
+    for (int k = 0; k < BB_CAL_LENGTHS; k++) {
+        int e = 1 << (2 * k), runs = nd / e; /* doubles per run */
+        for (int i = 0; i < runs; i++) {
+            bl[i] = e;
+            dp[i] = 2 * e * i;
+        }
+        MPI_Datatype t;
+        if ((rc = MPI_Type_indexed(runs, bl, dp, MPI_DOUBLE, &t)) != MPI_SUCCESS
+            || (rc = MPI_Type_commit(&t)) != MPI_SUCCESS)
+            goto out;
+        best[2 * k] = best[2 * k + 1] = INT64_MAX;
+        for (int r = 0; r < BB_CAL_REPS && rc == MPI_SUCCESS; r++) {
+            /* (a) the datatypes */
+            ts[to] = tr[from] = t;
+            ws[to] = wr[from] = 1;
+            if ((rc = MPI_Barrier(l->comm)) != MPI_SUCCESS)
+                break;
+            double t0 = bb_time_now();
+            rc = MPI_Alltoallw(src, ws, dz, ts, dst, wr, dz, tr, l->comm);
+            double ta = bb_time_now() - t0;
+            ts[to] = tr[from] = MPI_DOUBLE;
+            ws[to] = wr[from] = 0;
+            if (rc != MPI_SUCCESS || (rc = MPI_Barrier(l->comm)) != MPI_SUCCESS)
+                break;
+            /* (b) by hand */
+            t0 = bb_time_now();
+            for (int i = 0; i < runs; i++)
+                memcpy(stage + (size_t)e * (size_t)i, src + dp[i], (size_t)e * sizeof(double));
+            cs[to] = cr[from] = nd;
+            rc = MPI_Alltoallv(stage, cs, dz, MPI_DOUBLE, stage2, cr, dz, MPI_DOUBLE, l->comm);
+            cs[to] = cr[from] = 0;
+            for (int i = 0; i < runs; i++)
+                memcpy(dst + dp[i], stage2 + (size_t)e * (size_t)i, (size_t)e * sizeof(double));
+            double tb = bb_time_now() - t0;
+            int64_t na = (int64_t)(ta * 1e9), nb = (int64_t)(tb * 1e9);
+            if (na < best[2 * k])
+                best[2 * k] = na;
+            if (nb < best[2 * k + 1])
+                best[2 * k + 1] = nb;
+        }
+        MPI_Type_free(&t);
+        if (rc != MPI_SUCCESS)
+            goto out;
+    }
+    if ((rc = bb_agree_max(l->comm, best, 2 * BB_CAL_LENGTHS, agreed)) != MPI_SUCCESS)
+        goto out;
+    l->auto_threshold = 2.0 * (double)(8 << (2 * (BB_CAL_LENGTHS - 1)));
+    for (int k = 0; k < BB_CAL_LENGTHS; k++)
+        if (agreed[2 * k] <= agreed[2 * k + 1]) {
+            l->auto_threshold = (double)(8 << (2 * k));
+            break;
+        }
+out:
+    free(src); free(dst); free(stage); free(stage2); free(cs); free(cr); free(dz);
+    free(ws); free(wr); free(ts); free(tr); free(bl); free(dp);
+    return rc;
+}
+
+double bb_redist_link_auto_threshold(const bb_redist_link_t *link)
+{
+    return link->auto_threshold;
+}
 
 bb_status_t bb_redist_link_create(bb_world_t *world, bb_redist_mode_t mode,
                                   int driver_ranks, bb_redist_link_t **link_out)
@@ -86,6 +185,15 @@ bb_status_t bb_redist_link_create(bb_world_t *world, bb_redist_mode_t mode,
         || MPI_Comm_split(wc, color, l->rank, &l->code) != MPI_SUCCESS
         || MPI_Comm_set_errhandler(l->code, MPI_ERRORS_RETURN) != MPI_SUCCESS)
         return BB_ERR_MPI; /* fatal: the caller aborts; the link is left behind */
+    int crc = bb_link_calibrate(l);
+    if (crc == MPI_ERR_NO_MEM) { /* agreed: alike on every rank */
+        MPI_Comm_free(&l->code);
+        MPI_Comm_free(&l->comm);
+        free(l);
+        return BB_ERR_NOMEM;
+    }
+    if (crc != MPI_SUCCESS)
+        return BB_ERR_MPI; /* fatal: the caller aborts; the link is left behind */
     *link_out = l;
     return BB_OK;
 }
@@ -118,47 +226,75 @@ bb_status_t bb_redist_link_destroy(bb_redist_link_t *link)
 /* Exchange plans: who sends which local slots to whom, in which order      */
 /* ------------------------------------------------------------------------ */
 
+/* How a plan's exchange moves each peer's slots (bb_xplan_build). */
+enum {
+    BB_XPLAN_TYPES = 1,  /* indexed slot datatypes (direct, sparse, pack-mpi) */
+    BB_XPLAN_RUNS = 2,   /* run lists and element staging (pack: memcpy loop) */
+    BB_XPLAN_PACKED = 4  /* MPI_PACKED staging (pack-mpi) */
+};
+/* A private outcome of bb_xplan_build (MPI codes are >= 0): the plan is
+ * over a limit of an MPI call's int arguments (an argument error). */
+#define BB_RC_TOO_LARGE (-2)
+
 typedef struct bb_xplan {
     MPI_Comm comm;          /* borrowed */
-    int p, me, built;
+    int p, me, built, how;
     int nsend, nrecv;       /* local slots sent / received, self included */
     int *scount, *sdispl, *rcount, *rdispl;  /* per peer, in elements */
     int *spos, *rpos;       /* local slots, grouped by peer, message order */
     MPI_Datatype *stype, *rtype;  /* indexed types per peer (direct, sparse) */
     int *wcount_s, *wcount_r, *wdispl;
     MPI_Datatype *wtype_s, *wtype_r;
-    double *pbuf, *ubuf;    /* pack method staging */
+    int *srun, *rrun;       /* pack: runs as (first local slot, length) pairs
+                               over the whole message order */
+    int nsrun, nrrun;
+    int *sbytes, *sbdispl, *rbytes, *rbdispl;  /* pack-mpi: per peer, bytes */
+    char *pbuf, *ubuf;      /* pack staging (elements or MPI_PACKED bytes) */
+    int64_t pbytes, ubytes;
     MPI_Request *reqs;
     MPI_Status *stats;
-    int64_t runs;           /* contiguous runs in spos and rpos segments */
+    int64_t sruns, rruns;   /* contiguous runs of the per-peer slot lists */
+    int64_t type_bytes;     /* the arrays given to MPI_Type_indexed */
 } bb_xplan_t;
 
-typedef struct bb_gpos {
-    int64_t g;
-    int pos;
-} bb_gpos_t;
-
-static int bb_gpos_cmp(const void *a, const void *b)
+static void bb_xplan_free_types(bb_xplan_t *x)
 {
-    int64_t x = ((const bb_gpos_t *)a)->g, y = ((const bb_gpos_t *)b)->g;
-    return (x > y) - (x < y);
-}
-
-static void bb_xplan_free(bb_xplan_t *x)
-{
-    if (!x->built)
-        return;
     for (int d = 0; d < x->p; d++) {
         if (x->stype && x->stype[d] != MPI_DATATYPE_NULL)
             MPI_Type_free(&x->stype[d]);
         if (x->rtype && x->rtype[d] != MPI_DATATYPE_NULL)
             MPI_Type_free(&x->rtype[d]);
     }
+    x->type_bytes = 0;
+}
+
+static void bb_xplan_free(bb_xplan_t *x)
+{
+    if (!x->built)
+        return;
+    bb_xplan_free_types(x);
     free(x->scount); free(x->sdispl); free(x->rcount); free(x->rdispl);
     free(x->spos); free(x->rpos); free(x->stype); free(x->rtype);
     free(x->wcount_s); free(x->wcount_r); free(x->wdispl);
-    free(x->wtype_s); free(x->wtype_r); free(x->pbuf); free(x->ubuf); free(x->reqs); free(x->stats);
+    free(x->wtype_s); free(x->wtype_r); free(x->srun); free(x->rrun);
+    free(x->sbytes); free(x->sbdispl); free(x->rbytes); free(x->rbdispl);
+    free(x->pbuf); free(x->ubuf); free(x->reqs); free(x->stats);
     memset(x, 0, sizeof *x);
+}
+
+/* Bytes x holds (counted from the sizes it was built with). */
+static int64_t bb_xplan_bytes(const bb_xplan_t *x)
+{
+    if (!x->built)
+        return 0;
+    int64_t p = x->p, b = 0;
+    b += 7 * p * (int64_t)sizeof(int) + 4 * p * (int64_t)sizeof(MPI_Datatype)
+         + 2 * p * (int64_t)(sizeof(MPI_Request) + sizeof(MPI_Status));
+    b += ((int64_t)x->nsend + x->nrecv) * (int64_t)sizeof(int);
+    b += 2 * ((int64_t)x->nsrun + x->nrrun) * (int64_t)sizeof(int);
+    if (x->sbytes)
+        b += 4 * p * (int64_t)sizeof(int);
+    return b + x->pbytes + x->ubytes + x->type_bytes;
 }
 
 static int64_t bb_runs(const int *pos, int n)
@@ -170,8 +306,32 @@ static int64_t bb_runs(const int *pos, int n)
     return r;
 }
 
-/* An indexed datatype over the slots pos[0..n) of elem (runs coalesced). */
-static int bb_type_slots(const int *pos, int n, MPI_Datatype elem, MPI_Datatype *out)
+/* The runs of pos[0..n) as (first, length) pairs in *out (2 * count ints,
+ * caller frees); count in *nrun.  0, or -1 without memory. */
+static int bb_run_list(const int *pos, int n, int **out, int *nrun)
+{
+    int64_t nr = bb_runs(pos, n);
+    int *r = malloc((size_t)(nr > 0 ? 2 * nr : 1) * sizeof *r);
+    if (r == NULL)
+        return -1;
+    int k = -1;
+    for (int j = 0; j < n; j++) {
+        if (j == 0 || pos[j] != pos[j - 1] + 1) {
+            k++;
+            r[2 * k] = pos[j];
+            r[2 * k + 1] = 0;
+        }
+        r[2 * k + 1]++;
+    }
+    *out = r;
+    *nrun = (int)nr;
+    return 0;
+}
+
+/* An indexed datatype over the slots pos[0..n) of elem (runs coalesced);
+ * adds the bytes of the arrays given to MPI to *bytes. */
+static int bb_type_slots(const int *pos, int n, MPI_Datatype elem, MPI_Datatype *out,
+                         int64_t *bytes)
 {
     int64_t nr = bb_runs(pos, n);
     int *bl = malloc((size_t)(nr > 0 ? nr : 1) * sizeof *bl);
@@ -192,6 +352,7 @@ static int bb_type_slots(const int *pos, int n, MPI_Datatype elem, MPI_Datatype 
     int rc = MPI_Type_indexed((int)nr, bl, dp, elem, out);
     if (rc == MPI_SUCCESS)
         rc = MPI_Type_commit(out);
+    *bytes += 2 * nr * (int64_t)sizeof(int);
     free(bl); free(dp);
     return rc;
 }
@@ -216,28 +377,39 @@ static int *bb_grow_int(int *buf, int64_t n)
     return nb;
 }
 
+/* Global index and local ordinal in one int64 (both < 2^31: N and every
+ * count are at most INT32_MAX). */
+#define BB_PAIR(hi, lo) ((int64_t)(hi) * ((int64_t)1 << 31) + (int64_t)(lo))
+#define BB_PAIR_HI(v) ((v) >> 31)
+#define BB_PAIR_LO(v) ((int)((v) & (((int64_t)1 << 31) - 1)))
+
 /* Collective over comm.  Builds x so that slot i of the sender map (sidx,
  * sn) reaches the slot of the receiver map (ridx, rn) holding the same global
  * index.  The directory is the standardized distribution of [0, n) over comm
- * ranks [dir_first, dir_first + dir_count).  The maps must be valid (each
- * side partitions [0, n)), so every buffer size is known before the first
- * exchange and one agreement covers every allocation.  Returns an MPI error
- * code, MPI_ERR_NO_MEM (agreed) or MPI_ERR_INTERN (inconsistent maps; the
- * caller agrees on the outcome). */
+ * ranks [dir_first, dir_first + dir_count): receivers announce (index, their
+ * ordinal) to it, senders ask it and learn (receiver, ordinal), then tell
+ * each receiver the ordinals in message order.  Every step is direct
+ * addressing or a counting sort by rank: O(count + N/P) time and memory, no
+ * comparison sort, no search.  The maps must be valid (each side partitions
+ * [0, n)), so every buffer size is known before the first exchange and one
+ * agreement covers every allocation.  how: BB_XPLAN_* flags.  Returns an MPI
+ * error code, MPI_ERR_NO_MEM or BB_RC_TOO_LARGE (agreed), or MPI_ERR_INTERN
+ * (inconsistent maps; the caller agrees on the outcome). */
 static int bb_xplan_build(bb_xplan_t *x, MPI_Comm comm, int64_t n,
                           const int64_t *sidx, int64_t sn, const int64_t *ridx,
-                          int64_t rn, int dir_first, int dir_count, int with_types,
+                          int64_t rn, int dir_first, int dir_count, int how,
                           MPI_Datatype elem, int ncomp)
 {
     int rc = MPI_SUCCESS, bad = 0;
     memset(x, 0, sizeof *x);
     x->comm = comm;
+    x->how = how;
     if ((rc = MPI_Comm_size(comm, &x->p)) != MPI_SUCCESS
         || (rc = MPI_Comm_rank(comm, &x->me)) != MPI_SUCCESS)
         return rc;
     x->built = 1;
     int p = x->p, me = x->me;
-    size_t pp = (size_t)p;
+    size_t pp = (size_t)p, eb = (size_t)ncomp * sizeof(double);
     int di = me - dir_first;
     int64_t lo = 0, bn = 0;
     if (di >= 0 && di < dir_count)
@@ -250,11 +422,10 @@ static int bb_xplan_build(bb_xplan_t *x, MPI_Comm comm, int64_t n,
         *cur = calloc(pp, sizeof(int));
     int *destr = calloc(zr, sizeof(int)), *dests = calloc(zs, sizeof(int));
     int *ordr = malloc(zr * sizeof(int)), *ords = malloc(zs * sizeof(int));
-    int *owner = malloc(zb * sizeof(int)), *rep = malloc(zb * sizeof(int));
-    int *ans = malloc(zs * sizeof(int));
+    int *owner = malloc(zb * sizeof(int)), *opos = malloc(zb * sizeof(int));
+    int *dpos = malloc(zs * sizeof(int)), *ibuf = malloc(zs * sizeof(int));
     int64_t *gbuf = malloc(zm * sizeof(int64_t)), *got = malloc(zb * sizeof(int64_t));
-    int64_t *rg = malloc(zr * sizeof(int64_t));
-    bb_gpos_t *inv = malloc(zr * sizeof *inv);
+    int64_t *rep = malloc(zb * sizeof(int64_t)), *ans = malloc(zs * sizeof(int64_t));
     x->scount = calloc(pp, sizeof(int)); x->sdispl = calloc(pp, sizeof(int));
     x->rcount = calloc(pp, sizeof(int)); x->rdispl = calloc(pp, sizeof(int));
     x->spos = malloc(zs * sizeof(int)); x->rpos = calloc(zr, sizeof(int));
@@ -264,14 +435,24 @@ static int bb_xplan_build(bb_xplan_t *x, MPI_Comm comm, int64_t n,
     x->stype = malloc(pp * sizeof(MPI_Datatype)); x->rtype = malloc(pp * sizeof(MPI_Datatype));
     x->reqs = malloc(2 * pp * sizeof(MPI_Request));
     x->stats = malloc(2 * pp * sizeof(MPI_Status));
-    x->pbuf = malloc(zs * (size_t)ncomp * sizeof(double));
-    x->ubuf = malloc(zr * (size_t)ncomp * sizeof(double));
+    if (how & BB_XPLAN_RUNS) {
+        x->pbytes = (int64_t)(sn > 0 ? sn : 0) * (int64_t)eb;
+        x->ubytes = (int64_t)(rn > 0 ? rn : 0) * (int64_t)eb;
+        x->pbuf = malloc(zs * eb);
+        x->ubuf = malloc(zr * eb);
+    }
+    if (how & BB_XPLAN_PACKED) {
+        x->sbytes = calloc(pp, sizeof(int)); x->sbdispl = calloc(pp, sizeof(int));
+        x->rbytes = calloc(pp, sizeof(int)); x->rbdispl = calloc(pp, sizeof(int));
+    }
     int nomem = !c || !cd || !r || !rd || !cur || !destr || !dests || !ordr || !ords
-                || !owner || !rep || !ans || !gbuf || !got || !rg || !inv || !x->scount
-                || !x->sdispl || !x->rcount || !x->rdispl || !x->spos || !x->rpos
-                || !x->wcount_s || !x->wcount_r || !x->wdispl || !x->wtype_s
+                || !owner || !opos || !dpos || !ibuf || !gbuf || !got || !rep || !ans
+                || !x->scount || !x->sdispl || !x->rcount || !x->rdispl || !x->spos
+                || !x->rpos || !x->wcount_s || !x->wcount_r || !x->wdispl || !x->wtype_s
                 || !x->wtype_r || !x->stype || !x->rtype || !x->reqs || !x->stats
-                || !x->pbuf || !x->ubuf,
+                || ((how & BB_XPLAN_RUNS) && (!x->pbuf || !x->ubuf))
+                || ((how & BB_XPLAN_PACKED)
+                    && (!x->sbytes || !x->sbdispl || !x->rbytes || !x->rbdispl)),
         anynomem = 0;
     if (x->stype && x->rtype)
         for (int d = 0; d < p; d++)
@@ -285,12 +466,12 @@ static int bb_xplan_build(bb_xplan_t *x, MPI_Comm comm, int64_t n,
     for (int64_t b = 0; b < bn; b++)
         owner[b] = -1;
 
-    /* 1: receivers announce their elements to the directory. */
+    /* 1: receivers announce (index, ordinal) to the directory. */
     for (int64_t i = 0; i < rn; i++)
         destr[i] = dir_first + bb_std_owner(n, dir_count, ridx[i]);
     bb_bucket(destr, rn, p, c, cd, cur, ordr);
     for (int64_t j = 0; j < rn; j++)
-        gbuf[j] = ridx[ordr[j]];
+        gbuf[j] = BB_PAIR(ridx[ordr[j]], ordr[j]);
     if ((rc = MPI_Alltoall(c, 1, MPI_INT, r, 1, MPI_INT, comm)) != MPI_SUCCESS)
         goto out;
     int64_t tot = 0;
@@ -306,14 +487,16 @@ static int bb_xplan_build(bb_xplan_t *x, MPI_Comm comm, int64_t n,
         goto out;
     for (int d = 0; d < p; d++)
         for (int j = rd[d]; j < rd[d] + r[d]; j++) {
-            int64_t o = got[j] - lo;
-            if (o < 0 || o >= bn)
+            int64_t o = BB_PAIR_HI(got[j]) - lo;
+            if (o < 0 || o >= bn) {
                 bad = 1;
-            else
+            } else {
                 owner[o] = d;
+                opos[o] = BB_PAIR_LO(got[j]);
+            }
         }
 
-    /* 2: senders ask the directory where each of their elements lives. */
+    /* 2: senders ask the directory; it answers (receiver, ordinal). */
     for (int64_t i = 0; i < sn; i++)
         dests[i] = dir_first + bb_std_owner(n, dir_count, sidx[i]);
     bb_bucket(dests, sn, p, c, cd, cur, ords);
@@ -326,8 +509,7 @@ static int bb_xplan_build(bb_xplan_t *x, MPI_Comm comm, int64_t n,
         rd[d] = (int)tot;
         tot += r[d];
     }
-    if (tot != bn && (bb_grow_i64(&got, tot, &bad) != 0
-                      || (rep = bb_grow_int(rep, tot)) == NULL)) {
+    if (tot != bn && (bb_grow_i64(&got, tot, &bad) != 0 || bb_grow_i64(&rep, tot, &bad) != 0)) {
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
@@ -335,27 +517,28 @@ static int bb_xplan_build(bb_xplan_t *x, MPI_Comm comm, int64_t n,
         goto out;
     for (int64_t j = 0; j < tot; j++) {
         int64_t o = got[j] - lo;
-        rep[j] = (o >= 0 && o < bn) ? owner[o] : -1;
+        rep[j] = (o >= 0 && o < bn && owner[o] >= 0) ? BB_PAIR(owner[o], opos[o]) : -1;
     }
     for (int64_t j = 0; j < sn; j++)
         ans[j] = -1;
-    if ((rc = MPI_Alltoallv(rep, r, rd, MPI_INT, ans, c, cd, MPI_INT, comm)) != MPI_SUCCESS)
+    if ((rc = MPI_Alltoallv(rep, r, rd, MPI_INT64_T, ans, c, cd, MPI_INT64_T, comm)) != MPI_SUCCESS)
         goto out;
     for (int64_t j = 0; j < sn; j++) {
-        int d = ans[j];
+        int d = ans[j] < 0 ? -1 : (int)BB_PAIR_HI(ans[j]);
         if (d < 0 || d >= p) {
             bad = 1;
             d = me; /* keep going; the outcome is refused by the caller */
         }
         dests[ords[j]] = d;
+        dpos[ords[j]] = ans[j] < 0 ? 0 : BB_PAIR_LO(ans[j]);
     }
 
-    /* 3: senders tell each receiver which elements come, in message order
-     * (the sender's local storage order). */
+    /* 3: senders tell each receiver the ordinals that arrive, in message
+     * order (the sender's local storage order). */
     x->nsend = (int)sn;
     bb_bucket(dests, sn, p, x->scount, x->sdispl, cur, x->spos);
     for (int64_t j = 0; j < sn; j++)
-        gbuf[j] = sidx[x->spos[j]];
+        ibuf[j] = dpos[x->spos[j]];
     if ((rc = MPI_Alltoall(x->scount, 1, MPI_INT, x->rcount, 1, MPI_INT, comm)) != MPI_SUCCESS)
         goto out;
     tot = 0;
@@ -363,57 +546,89 @@ static int bb_xplan_build(bb_xplan_t *x, MPI_Comm comm, int64_t n,
         x->rdispl[d] = (int)tot;
         tot += x->rcount[d];
     }
-    if (tot != rn && (bb_grow_i64(&rg, tot, &bad) != 0
-                      || (x->rpos = bb_grow_int(x->rpos, tot)) == NULL)) {
+    if (tot != rn && (bad = 1, (x->rpos = bb_grow_int(x->rpos, tot)) == NULL)) {
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
-    if ((rc = MPI_Alltoallv(gbuf, x->scount, x->sdispl, MPI_INT64_T, rg, x->rcount,
-                            x->rdispl, MPI_INT64_T, comm)) != MPI_SUCCESS)
+    if ((rc = MPI_Alltoallv(ibuf, x->scount, x->sdispl, MPI_INT, x->rpos, x->rcount,
+                            x->rdispl, MPI_INT, comm)) != MPI_SUCCESS)
         goto out;
     x->nrecv = (int)tot;
-    for (int64_t i = 0; i < rn; i++) {
-        inv[i].g = ridx[i];
-        inv[i].pos = (int)i;
-    }
-    qsort(inv, (size_t)rn, sizeof *inv, bb_gpos_cmp);
-    for (int64_t j = 0; j < tot; j++) {
-        bb_gpos_t key = {rg[j], 0};
-        bb_gpos_t *hit = rn > 0 ? bsearch(&key, inv, (size_t)rn, sizeof *inv, bb_gpos_cmp) : NULL;
-        if (hit == NULL)
+    for (int64_t j = 0; j < tot; j++)
+        if (x->rpos[j] < 0 || x->rpos[j] >= rn) {
             bad = 1;
-        else
-            x->rpos[j] = hit->pos;
+            x->rpos[j] = 0;
+        }
+    for (int d = 0; d < p; d++) {
+        x->sruns += bb_runs(x->spos + x->sdispl[d], x->scount[d]);
+        x->rruns += bb_runs(x->rpos + x->rdispl[d], x->rcount[d]);
     }
-    for (int d = 0; d < p; d++)
-        x->runs += bb_runs(x->spos + x->sdispl[d], x->scount[d])
-                   + bb_runs(x->rpos + x->rdispl[d], x->rcount[d]);
 
     /* Execution scaffolding. */
     for (int d = 0; d < p; d++)
         x->wtype_s[d] = x->wtype_r[d] = elem;
-    if (with_types)
+    if ((how & BB_XPLAN_RUNS)
+        && (bb_run_list(x->spos, x->nsend, &x->srun, &x->nsrun) != 0
+            || bb_run_list(x->rpos, x->nrecv, &x->rrun, &x->nrrun) != 0)) {
+        rc = MPI_ERR_NO_MEM; /* local: agreed by the caller */
+        goto out;
+    }
+    if (how & BB_XPLAN_TYPES)
         for (int d = 0; d < p; d++) {
             if (x->scount[d] > 0) {
                 if ((rc = bb_type_slots(x->spos + x->sdispl[d], x->scount[d], elem,
-                                        &x->stype[d])) != MPI_SUCCESS)
+                                        &x->stype[d], &x->type_bytes)) != MPI_SUCCESS)
                     goto out;
                 x->wtype_s[d] = x->stype[d];
                 x->wcount_s[d] = 1;
             }
             if (x->rcount[d] > 0) {
                 if ((rc = bb_type_slots(x->rpos + x->rdispl[d], x->rcount[d], elem,
-                                        &x->rtype[d])) != MPI_SUCCESS)
+                                        &x->rtype[d], &x->type_bytes)) != MPI_SUCCESS)
                     goto out;
                 x->wtype_r[d] = x->rtype[d];
                 x->wcount_r[d] = 1;
             }
         }
+    if (how & BB_XPLAN_PACKED) {
+        /* MPI_PACKED sizes per peer from the count of contiguous elements:
+         * the same function of the same count on both sides, so the
+         * sender's and the receiver's byte counts match. */
+        int64_t st = 0, rt = 0;
+        for (int d = 0; d < p; d++) {
+            int sz = 0;
+            if ((rc = MPI_Pack_size(x->scount[d], elem, comm, &sz)) != MPI_SUCCESS)
+                goto out;
+            x->sbytes[d] = sz;
+            x->sbdispl[d] = (int)(st <= INT_MAX ? st : 0);
+            st += sz;
+            if ((rc = MPI_Pack_size(x->rcount[d], elem, comm, &sz)) != MPI_SUCCESS)
+                goto out;
+            x->rbytes[d] = sz;
+            x->rbdispl[d] = (int)(rt <= INT_MAX ? rt : 0);
+            rt += sz;
+        }
+        int over = st > INT_MAX || rt > INT_MAX;
+        x->pbytes = st;
+        x->ubytes = rt;
+        x->pbuf = over ? NULL : malloc((size_t)(st > 0 ? st : 1));
+        x->ubuf = over ? NULL : malloc((size_t)(rt > 0 ? rt : 1));
+        int fail = over ? 2 : (!x->pbuf || !x->ubuf), anyfail = 0;
+        if (over)
+            x->pbytes = x->ubytes = 0;
+        if ((rc = MPI_Allreduce(&fail, &anyfail, 1, MPI_INT, MPI_MAX, comm)) != MPI_SUCCESS)
+            goto out;
+        if (anyfail) {
+            rc = anyfail == 2 ? BB_RC_TOO_LARGE : MPI_ERR_NO_MEM;
+            goto out;
+        }
+    }
     if (bad)
         rc = MPI_ERR_INTERN;
 out:
     free(c); free(cd); free(r); free(rd); free(cur); free(destr); free(dests); free(ordr);
-    free(ords); free(owner); free(rep); free(ans); free(gbuf); free(got); free(rg); free(inv);
+    free(ords); free(owner); free(opos); free(dpos); free(ibuf); free(gbuf); free(got);
+    free(rep); free(ans);
     return rc;
 }
 
@@ -441,18 +656,69 @@ static int bb_xplan_alltoallw(bb_xplan_t *x, const double *send, double *recv)
                          x->wcount_r, x->wdispl, x->wtype_r, x->comm);
 }
 
-/* Pack into peer order, one MPI_Alltoallv of contiguous elements, unpack. */
+/* Copy runs (first slot, length) between the strided side and the packed
+ * staging: to_packed packs, else unpacks.  A hand loop of memcpy per run,
+ * the element copy inlined for single-element runs. */
+static void bb_runs_copy(const int *run, int nrun, double *local, double *packed, int ncomp,
+                         int to_packed)
+{
+    size_t j = 0, eb = (size_t)ncomp * sizeof(double);
+    for (int k = 0; k < nrun; k++) {
+        int first = run[2 * k], len = run[2 * k + 1];
+        if (len == 1) {
+            if (to_packed)
+                bb_copy_elem(packed, (int)j, local, first, ncomp);
+            else
+                bb_copy_elem(local, first, packed, (int)j, ncomp);
+        } else if (to_packed) {
+            memcpy(packed + j * (size_t)ncomp, local + (size_t)first * (size_t)ncomp, (size_t)len * eb);
+        } else {
+            memcpy(local + (size_t)first * (size_t)ncomp, packed + j * (size_t)ncomp, (size_t)len * eb);
+        }
+        j += (size_t)len;
+    }
+}
+
+/* pack: the runs copied by hand into peer order, one MPI_Alltoallv of
+ * contiguous elements, the runs copied out. */
 static int bb_xplan_pack_alltoallv(bb_xplan_t *x, const double *send, double *recv,
                                    MPI_Datatype elem, int ncomp)
 {
-    for (int j = 0; j < x->nsend; j++)
-        bb_copy_elem(x->pbuf, j, send, x->spos[j], ncomp);
+    bb_runs_copy(x->srun, x->nsrun, (double *)send, (double *)x->pbuf, ncomp, 1);
     int rc = MPI_Alltoallv(x->pbuf, x->scount, x->sdispl, elem, x->ubuf, x->rcount,
                            x->rdispl, elem, x->comm);
     if (rc != MPI_SUCCESS)
         return rc;
-    for (int j = 0; j < x->nrecv; j++)
-        bb_copy_elem(recv, x->rpos[j], x->ubuf, j, ncomp);
+    bb_runs_copy(x->rrun, x->nrrun, recv, (double *)x->ubuf, ncomp, 0);
+    return MPI_SUCCESS;
+}
+
+/* pack-mpi: MPI_Pack through each peer's slot datatype, one MPI_Alltoallv
+ * of MPI_PACKED, MPI_Unpack through the receiving slot datatypes. */
+static int bb_xplan_pack_mpi(bb_xplan_t *x, const double *send, double *recv)
+{
+    int rc;
+    for (int d = 0; d < x->p; d++) {
+        if (x->scount[d] == 0)
+            continue;
+        int pos = x->sbdispl[d];
+        if ((rc = MPI_Pack(send, 1, x->stype[d], x->pbuf, (int)x->pbytes, &pos, x->comm))
+            != MPI_SUCCESS)
+            return rc;
+        if (pos != x->sbdispl[d] + x->sbytes[d])
+            return MPI_ERR_INTERN; /* a packed size other than MPI_Pack_size's */
+    }
+    if ((rc = MPI_Alltoallv(x->pbuf, x->sbytes, x->sbdispl, MPI_PACKED, x->ubuf, x->rbytes,
+                            x->rbdispl, MPI_PACKED, x->comm)) != MPI_SUCCESS)
+        return rc;
+    for (int d = 0; d < x->p; d++) {
+        if (x->rcount[d] == 0)
+            continue;
+        int pos = x->rbdispl[d];
+        if ((rc = MPI_Unpack(x->ubuf, (int)x->ubytes, &pos, recv, 1, x->rtype[d], x->comm))
+            != MPI_SUCCESS)
+            return rc;
+    }
     return MPI_SUCCESS;
 }
 
@@ -483,7 +749,7 @@ wait:
 }
 
 typedef struct bb_xtraffic {
-    int64_t out, in, self, peers, runs, slots;
+    int64_t out, in, self, peers, sruns, rruns, sslots, rslots;
 } bb_xtraffic_t;
 
 static void bb_xplan_traffic(const bb_xplan_t *x, int64_t eb, bb_xtraffic_t *t)
@@ -500,8 +766,10 @@ static void bb_xplan_traffic(const bb_xplan_t *x, int64_t eb, bb_xtraffic_t *t)
         if (x->scount[d] > 0 || x->rcount[d] > 0)
             t->peers++;
     }
-    t->runs += x->runs;
-    t->slots += x->nsend + x->nrecv;
+    t->sruns += x->sruns;
+    t->rruns += x->rruns;
+    t->sslots += x->nsend;
+    t->rslots += x->nrecv;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -509,7 +777,7 @@ static void bb_xplan_traffic(const bb_xplan_t *x, int64_t eb, bb_xtraffic_t *t)
 /* ------------------------------------------------------------------------ */
 
 static const char *const bb_method_names[BB_REDIST_METHODS] = {
-    "root", "root-gatherv", "two-step", "direct", "pack", "sparse"
+    "root", "root-gatherv", "two-step", "direct", "pack", "sparse", "pack-mpi", "auto"
 };
 
 const char *bb_redist_method_name(bb_redist_method_t method)
@@ -555,6 +823,9 @@ struct bb_redist_plan {
     double *full;                    /* root methods: a whole array */
     double *gbuf;                    /* root-gatherv: code-order staging */
     bb_gather_t sg, rg;              /* root-gatherv: gathered maps on roots */
+    int64_t tmp_n, tmp2_n, full_n, gbuf_n;  /* their sizes, elements */
+    bb_redist_method_t chosen;       /* what runs: auto's choice, else method */
+    char reason[200];                /* why (bb_redist_plan_choice_reason) */
     int64_t sequence;
     int poisoned, in_call;
 };
@@ -576,6 +847,8 @@ static int bb_plan_cross_uses_engine(const bb_redist_plan_t *pl)
     case BB_REDIST_DIRECT:
     case BB_REDIST_PACK:
     case BB_REDIST_SPARSE:
+    case BB_REDIST_PACK_MPI:
+    case BB_REDIST_AUTO:
         return 1;
     case BB_REDIST_TWO_STEP:
         return pl->command == BB_REDIST_RECEIVE; /* the engine sends to std */
@@ -623,6 +896,53 @@ static void bb_plan_poison(bb_redist_plan_t *pl)
     }
 }
 
+/* Collective over the link (after bb_xplan_build of x1 for auto, whatever
+ * its outcome, so that no rank is left waiting): auto's choice from the
+ * agreed fragmentation.  Each side's mean run, in bytes, over all ranks;
+ * the shorter one decides (the more fragmented side is where datatypes
+ * cost): pack below the link's threshold, direct at or above it.  Every rank
+ * decides from the same sums and the same threshold, so alike.  The way not
+ * chosen is released.  Returns rc, or the MPI error of the reduction. */
+static int bb_plan_choose(bb_redist_plan_t *pl, int rc)
+{
+    bb_xplan_t *x = &pl->x1;
+    int64_t loc[4] = {x->nsend, x->sruns, x->nrecv, x->rruns}, sum[4];
+    int rr = MPI_Allreduce(loc, sum, 4, MPI_INT64_T, MPI_SUM, pl->link->comm);
+    if (rr != MPI_SUCCESS)
+        return rr;
+    double thr = pl->link->auto_threshold;
+    double sb = sum[1] > 0 ? (double)sum[0] * (double)pl->eb / (double)sum[1] : -1.0;
+    double rb = sum[3] > 0 ? (double)sum[2] * (double)pl->eb / (double)sum[3] : -1.0;
+    double frag = sb < 0 ? rb : (rb < 0 || sb < rb ? sb : rb);
+    if (frag < 0) {
+        pl->chosen = BB_REDIST_DIRECT;
+        snprintf(pl->reason, sizeof pl->reason,
+                 "auto: direct: no elements to move (threshold %.0f B per run)", thr);
+    } else {
+        pl->chosen = frag < thr ? BB_REDIST_PACK : BB_REDIST_DIRECT;
+        snprintf(pl->reason, sizeof pl->reason,
+                 "auto: %s: mean run %.1f B (send %.1f B, recv %.1f B per run; the "
+                 "shorter decides) %s threshold %.0f B", bb_redist_method_name(pl->chosen),
+                 frag, sb, rb, frag < thr ? "<" : ">=", thr);
+    }
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (pl->chosen == BB_REDIST_PACK) {
+        bb_xplan_free_types(x);
+        for (int d = 0; d < x->p; d++) {
+            x->wtype_s[d] = x->wtype_r[d] = pl->elem;
+            x->wcount_s[d] = x->wcount_r[d] = 0;
+        }
+    } else {
+        free(x->srun); free(x->rrun); free(x->pbuf); free(x->ubuf);
+        x->srun = x->rrun = NULL;
+        x->pbuf = x->ubuf = NULL;
+        x->nsrun = x->nrrun = 0;
+        x->pbytes = x->ubytes = 0;
+    }
+    return rc;
+}
+
 /* Collective over the link: the cross-code part (the map transfer), with
  * the maps held now.  Also learns both epochs. */
 static int bb_plan_build_cross(bb_redist_plan_t *pl, int learn_epochs)
@@ -650,10 +970,20 @@ static int bb_plan_build_cross(bb_redist_plan_t *pl, int learn_epochs)
     int64_t sn = pl->sender ? sm->count : 0, rn = pl->receiver ? rm->count : 0;
     switch (pl->method) {
     case BB_REDIST_DIRECT:
-    case BB_REDIST_PACK:
     case BB_REDIST_SPARSE:
         return bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, ridx, rn, pl->r_first,
-                              pl->r_n, pl->method != BB_REDIST_PACK, pl->elem, pl->ncomp);
+                              pl->r_n, BB_XPLAN_TYPES, pl->elem, pl->ncomp);
+    case BB_REDIST_PACK:
+        return bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, ridx, rn, pl->r_first,
+                              pl->r_n, BB_XPLAN_RUNS, pl->elem, pl->ncomp);
+    case BB_REDIST_PACK_MPI:
+        return bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, ridx, rn, pl->r_first,
+                              pl->r_n, BB_XPLAN_TYPES | BB_XPLAN_PACKED, pl->elem, pl->ncomp);
+    case BB_REDIST_AUTO:
+        /* both ways built, the one not chosen released after the choice */
+        rc = bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, ridx, rn, pl->r_first,
+                            pl->r_n, BB_XPLAN_TYPES | BB_XPLAN_RUNS, pl->elem, pl->ncomp);
+        return bb_plan_choose(pl, rc);
     case BB_REDIST_TWO_STEP: {
         /* to the receiving code's standardized distribution */
         int64_t first = 0, cnt = 0, *std = NULL;
@@ -665,7 +995,7 @@ static int bb_plan_build_cross(bb_redist_plan_t *pl, int learn_epochs)
         for (int64_t i = 0; i < cnt; i++)
             std[i] = first + i;
         rc = bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, std, cnt, pl->r_first,
-                            pl->r_n, 1, pl->elem, pl->ncomp);
+                            pl->r_n, BB_XPLAN_TYPES, pl->elem, pl->ncomp);
         free(std);
         return rc;
     }
@@ -693,9 +1023,10 @@ static int bb_plan_build_internal(bb_redist_plan_t *pl, int sender_side, int rec
             std[i] = first + i;
         bb_xplan_free(&pl->x2);
         rc = bb_xplan_build(&pl->x2, pl->rcomm, pl->n, std, cnt, rm->idx, rm->count,
-                            0, pl->r_n, 1, pl->elem, pl->ncomp);
+                            0, pl->r_n, BB_XPLAN_TYPES, pl->elem, pl->ncomp);
         free(std);
         free(pl->tmp);
+        pl->tmp_n = cnt;
         pl->tmp = malloc((size_t)(cnt > 0 ? cnt : 1) * (size_t)pl->ncomp * sizeof(double));
         if (rc == MPI_SUCCESS && pl->tmp == NULL)
             rc = MPI_ERR_NO_MEM;
@@ -709,6 +1040,7 @@ static int bb_plan_build_internal(bb_redist_plan_t *pl, int sender_side, int rec
             return rc;
         int64_t need = pl->sg.total > pl->rg.total ? pl->sg.total : pl->rg.total;
         free(pl->gbuf);
+        pl->gbuf_n = need;
         pl->gbuf = malloc((size_t)(need > 0 ? need : 1) * (size_t)pl->ncomp * sizeof(double));
         if (pl->gbuf == NULL)
             return MPI_ERR_NO_MEM;
@@ -722,6 +1054,7 @@ static int bb_plan_build_internal(bb_redist_plan_t *pl, int sender_side, int rec
         /* root: every rank of both codes holds N elements (today's MDI);
          * root-gatherv: only the two roots do */
         if (pl->method == BB_REDIST_ROOT || me_s == 0 || me_r == 0) {
+            pl->full_n = pl->n;
             pl->full = malloc((size_t)(pl->n > 0 ? pl->n : 1) * (size_t)pl->ncomp * sizeof(double));
             if (pl->full == NULL)
                 return MPI_ERR_NO_MEM;
@@ -747,6 +1080,8 @@ static bb_status_t bb_status_from_rc(int rc)
         return BB_ERR_NOMEM;
     if (rc == MPI_ERR_INTERN)
         return BB_ERR_VALIDATION;
+    if (rc == BB_RC_TOO_LARGE)
+        return BB_ERR_ARG;
     return BB_ERR_MPI;
 }
 
@@ -800,6 +1135,9 @@ bb_status_t bb_redist_plan_create(bb_redist_link_t *link, bb_redist_method_t met
     pl->eb = element_bytes;
     pl->ncomp = (int)(element_bytes / 8);
     pl->elem = MPI_DATATYPE_NULL;
+    pl->chosen = method;
+    snprintf(pl->reason, sizeof pl->reason, "%s: the method asked for",
+             bb_redist_method_name(method));
     int send_drv = command == BB_REDIST_SEND;
     pl->s_first = send_drv ? link->driver_first : link->engine_first;
     pl->s_n = send_drv ? link->driver_n : link->engine_n;
@@ -974,9 +1312,10 @@ bb_status_t bb_redist_plan_set_engine_map(bb_redist_plan_t *pl, const bb_map_t *
         /* receive in the old layout, then convert old -> new (two steps) */
         bb_xplan_free(&pl->xfix);
         rc = bb_xplan_build(&pl->xfix, ec, pl->n, pl->eknown->idx, pl->eknown->count,
-                            pl->emap->idx, pl->emap->count, 0, pl->link->engine_n, 1,
-                            pl->elem, pl->ncomp);
+                            pl->emap->idx, pl->emap->count, 0, pl->link->engine_n,
+                            BB_XPLAN_TYPES, pl->elem, pl->ncomp);
         free(pl->tmp2);
+        pl->tmp2_n = pl->eknown->count;
         pl->tmp2 = malloc((size_t)(pl->eknown->count > 0 ? pl->eknown->count : 1)
                           * (size_t)pl->ncomp * sizeof(double));
         if (rc == MPI_SUCCESS && pl->tmp2 == NULL)
@@ -1020,6 +1359,8 @@ bb_status_t bb_redist_plan_update_maps(bb_redist_plan_t *pl, bb_redist_setup_t *
 }
 
 int64_t bb_redist_plan_engine_epoch_known(const bb_redist_plan_t *pl) { return pl->engine_known; }
+bb_redist_method_t bb_redist_plan_chosen(const bb_redist_plan_t *pl) { return pl->chosen; }
+const char *bb_redist_plan_choice_reason(const bb_redist_plan_t *pl) { return pl->reason; }
 int64_t bb_redist_plan_sequence(const bb_redist_plan_t *pl) { return pl->sequence; }
 int bb_redist_plan_poisoned(const bb_redist_plan_t *pl) { return pl->poisoned; }
 int bb_redist_plan_is_sender(const bb_redist_plan_t *pl) { return pl->sender; }
@@ -1131,14 +1472,17 @@ static int bb_run_root_gatherv(bb_redist_plan_t *pl, const double *send, double 
     return MPI_SUCCESS;
 }
 
-/* One exchange of x by the plan's method: pack, sparse or (direct and the
- * steps of two-step) Alltoallw. */
+/* One exchange of x by what the plan runs (auto's choice, else its
+ * method): pack, pack-mpi, sparse or (direct and the steps of two-step)
+ * Alltoallw. */
 static int bb_xplan_run_method(bb_redist_plan_t *pl, bb_xplan_t *x, const double *send,
                                double *recv)
 {
-    switch (pl->method) {
+    switch (pl->chosen) {
     case BB_REDIST_PACK:
         return bb_xplan_pack_alltoallv(x, send, recv, pl->elem, pl->ncomp);
+    case BB_REDIST_PACK_MPI:
+        return bb_xplan_pack_mpi(x, send, recv);
     case BB_REDIST_SPARSE:
         return bb_xplan_sparse_isend(x, send, recv, pl->ncomp);
     default:
@@ -1324,6 +1668,35 @@ done:
     return st;
 }
 
+/* Bytes this rank's plan holds between messages, counted from the sizes
+ * it allocated (the heap's own overhead and MPI's datatype storage aside). */
+static int64_t bb_gather_bytes(const bb_gather_t *g, int ranks)
+{
+    if (g->counts == NULL)
+        return 0;
+    return 2 * (int64_t)ranks * (int64_t)sizeof(int) + g->total * (int64_t)sizeof(int64_t);
+}
+
+static int64_t bb_plan_bytes(const bb_redist_plan_t *pl)
+{
+    int64_t eb = pl->eb, b = (int64_t)sizeof *pl;
+    const bb_map_t *maps[3] = {pl->dmap, pl->emap, pl->eknown};
+    for (int i = 0; i < 3; i++)
+        if (maps[i])
+            b += (int64_t)sizeof *maps[i] + maps[i]->count * (int64_t)sizeof(int64_t);
+    b += bb_xplan_bytes(&pl->x1) + bb_xplan_bytes(&pl->x2) + bb_xplan_bytes(&pl->xfix);
+    if (pl->tmp)
+        b += pl->tmp_n * eb;
+    if (pl->tmp2)
+        b += pl->tmp2_n * eb;
+    if (pl->full)
+        b += pl->full_n * eb;
+    if (pl->gbuf)
+        b += pl->gbuf_n * eb;
+    b += bb_gather_bytes(&pl->sg, pl->s_n) + bb_gather_bytes(&pl->rg, pl->r_n);
+    return b;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Traffic of a plan (collective over the link)                             */
 /* ------------------------------------------------------------------------ */
@@ -1391,10 +1764,10 @@ bb_status_t bb_redist_plan_traffic(bb_redist_plan_t *pl, bb_redist_traffic_t *ou
     default:
         bb_xplan_traffic(&pl->x1, pl->eb, &t);
     }
-    int64_t sums[4] = {t.out, t.peers, t.runs, t.slots}, s[4];
-    int64_t maxs[4] = {t.in, t.out, t.self, t.peers}, mx[4];
-    if (MPI_Allreduce(sums, s, 4, MPI_INT64_T, MPI_SUM, l->comm) != MPI_SUCCESS
-        || bb_agree_max(l->comm, maxs, 4, mx) != MPI_SUCCESS) {
+    int64_t sums[6] = {t.out, t.peers, t.sruns, t.sslots, t.rruns, t.rslots}, s[6];
+    int64_t maxs[7] = {t.in, t.out, t.self, t.peers, t.sruns, t.rruns, bb_plan_bytes(pl)}, mx[7];
+    if (MPI_Allreduce(sums, s, 6, MPI_INT64_T, MPI_SUM, l->comm) != MPI_SUCCESS
+        || bb_agree_max(l->comm, maxs, 7, mx) != MPI_SUCCESS) {
         bb_plan_poison(pl);
         return BB_ERR_MPI;
     }
@@ -1408,7 +1781,14 @@ bb_status_t bb_redist_plan_traffic(bb_redist_plan_t *pl, bb_redist_traffic_t *ou
     out->max_self_bytes = mx[2];
     out->max_peers = mx[3];
     out->mean_peers = (double)s[1] / l->size;
-    out->mean_run_elements = s[2] > 0 ? (double)s[3] / (double)s[2] : -1.0;
+    out->mean_run_elements = s[2] + s[4] > 0 ? (double)(s[3] + s[5]) / (double)(s[2] + s[4]) : -1.0;
+    out->send_mean_run_elements = s[2] > 0 ? (double)s[3] / (double)s[2] : -1.0;
+    out->recv_mean_run_elements = s[4] > 0 ? (double)s[5] / (double)s[4] : -1.0;
+    out->send_runs_max = mx[4];
+    out->recv_runs_max = mx[5];
+    out->plan_bytes_max = mx[6];
+    out->message_bytes_max = 0; /* execute allocates nothing: staging is the plan's */
+    out->chosen = pl->chosen;
     out->steps = steps;
     return BB_OK;
 }

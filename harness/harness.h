@@ -74,6 +74,11 @@ typedef enum bb_layout_kind {
                                    dims from P when not given */
     BB_LAYOUT_RANDOM,           /* "random[:SEED]": a seeded permutation of
                                    [0, N) cut into std blocks */
+    BB_LAYOUT_SPATIAL_SHUFFLED, /* "spatial-shuffled[:SEED]": spatial's
+                                   ownership (dims from P), each rank's
+                                   elements in a seeded random local order */
+    BB_LAYOUT_ROOT,             /* "root": all of [0, N) on rank 0, in order
+                                   (a code that does not adopt maps) */
     BB_LAYOUT_KINDS
 } bb_layout_kind_t;
 

@@ -645,15 +645,20 @@ static void note_point(run_ctx_t *ctx, const method_result_t *mrs, int nm, int b
                       aut->choice, best >= 0 && mrs[best].median > 0
                           ? (aut->median <= 1.1 * mrs[best].median ? " (within 10% of the "
                              "fastest)" : " (more than 10% slower than the fastest)") : "");
-    char host[96] = "not measured (one link rank per host)";
-    if (bound->ranks_per_host_max > 1)
+    char host[96] = "not measured: one link rank per host", mem[96] =
+        "none: no local part and no fragmented side", p2p[96] = "none: nothing changes rank";
+    if (bound->ranks_per_host_max > 1 && bound->host_bytes > 0)
         snprintf(host, sizeof host, "%.1f us for %lld B over %d ranks/host", bound->host_s * 1e6,
                  (long long)bound->host_bytes, bound->ranks_per_host_max);
-    bb_table_note(t, "  bound %.1f us = agree %.1f + flag latency %.1f + max(latency %.1f, p2p %.1f "
-                  "us for %lld B, memory %.1f us for %lld B, host %s)", bound->bound_s * 1e6,
-                  bound->agree_s * 1e6, bound->latency_s * 1e6, bound->latency_s * 1e6,
-                  bound->p2p_s * 1e6, (long long)bound->p2p_bytes, bound->memcpy_s * 1e6,
-                  (long long)bound->memcpy_bytes, host);
+    if (bound->memcpy_bytes > 0)
+        snprintf(mem, sizeof mem, "%.1f us for %lld B", bound->memcpy_s * 1e6,
+                 (long long)bound->memcpy_bytes);
+    if (bound->p2p_bytes > 0 && bound->p2p_ranks[0] != bound->p2p_ranks[1])
+        snprintf(p2p, sizeof p2p, "%.1f us for %lld B", bound->p2p_s * 1e6,
+                 (long long)bound->p2p_bytes);
+    bb_table_note(t, "  bound %.1f us = agree %.1f + flag latency %.1f + max(latency %.1f, "
+                  "p2p %s, memory %s, host %s)", bound->bound_s * 1e6, bound->agree_s * 1e6,
+                  bound->latency_s * 1e6, bound->latency_s * 1e6, p2p, mem, host);
     for (int i = 0; i < nm; i++)
         if (bound_failed(&mrs[i], bound))
             bb_table_note(t, "  BOUND FAILURE: %s's median %.1f us is below the bound %.1f us: "

@@ -30,6 +30,9 @@ typedef struct options {
     int64_t messages;          /* messages per plan; 0: one plan for the point */
     bb_redist_mode_t mode;     /* --link */
     int full_sweep, ratios;
+    int md;                    /* --workload md */
+    int64_t remap_every;       /* --remap K:f; 0: no remap */
+    double remap_fraction;
 } options_t;
 
 static void parse_layout(bb_run_t *run, const char *opt, const char *text, bb_layout_t *out)
@@ -102,6 +105,7 @@ struct run_ctx {
     int64_t n;
     int command;
     int from, to;                /* indices into the layout lists */
+    bb_map_t *md_dmap1, *md_emap1; /* <ENERGY: element 0 on each code's rank 0 */
 };
 
 static void setup_push(run_ctx_t *ctx, method_result_t *mr, const bb_redist_setup_t *su)
@@ -679,6 +683,381 @@ static bb_map_t *code_map(run_ctx_t *ctx, int engine, const bb_layout_t *lay, in
     return m;
 }
 
+/* ---- --workload md: one MD step, three commands on one map pair ----------- */
+
+/* The parts of one step, in this order. */
+enum { MD_STEP, MD_COORDS, MD_FORCES, MD_ENERGY, MD_REMAP, MD_N };
+static const char *const md_names[MD_N] = {
+    "elapsed", "phase.coords", "phase.forces", "phase.energy", "phase.remap"
+};
+
+typedef struct md_variant {
+    run_ctx_t *ctx;
+    bb_redist_method_t method;
+    int rebuild;                 /* remap by a full rebuild, else map update */
+    bb_redist_plan_t *plan[3];   /* >COORDS, <FORCES, <ENERGY */
+    buffers_t b[3];
+    bb_map_t *emap;              /* this variant's engine map now (engine ranks) */
+    int32_t *owner;              /* engine ranks: every element's engine rank */
+    int64_t step, remaps, wrong, refused;
+    double setup_s;              /* the three plans' setup, rank maximum */
+    double median;
+    bb_measure_result_t m;
+} md_variant_t;
+
+static const int md_commands[3] = {BB_REDIST_SEND, BB_REDIST_RECEIVE, BB_REDIST_RECEIVE};
+
+static bb_redist_plan_t *md_plan(run_ctx_t *ctx, md_variant_t *v, int c, double *setup_s)
+{
+    bb_redist_plan_t *plan = NULL;
+    bb_redist_setup_t su;
+    int energy = c == 2;
+    bb_status_t st = bb_redist_plan_create(ctx->link, v->method, md_commands[c],
+                                           energy ? 8 : 24,
+                                           energy ? ctx->md_dmap1 : ctx->dmap,
+                                           energy ? ctx->md_emap1 : v->emap, &plan, &su);
+    if (st != BB_OK)
+        bb_bench_fatal(ctx->bench, "md plan for %s: %s", bb_redist_method_name(v->method),
+                       bb_status_string(st));
+    *setup_s += su.total_s;
+    return plan;
+}
+
+/* One message of a step, checked outside its timing; returns its seconds. */
+static double md_message(run_ctx_t *ctx, md_variant_t *v, int c)
+{
+    int64_t eb = c == 2 ? 8 : 24, n = c == 2 ? 1 : ctx->n, k = v->step;
+    buffers_t *b = &v->b[c];
+    if (b->sm)
+        bb_redist_fill(b->sm, eb, k, b->send);
+    if (b->rm)
+        bb_redist_fill_sentinel(bb_map_count(b->rm), eb, b->recv);
+    bb_redist_contract_t con = {md_commands[c], n, eb, n};
+    if (MPI_Barrier(ctx->comm) != MPI_SUCCESS)
+        bb_bench_fatal(ctx->bench, "MPI_Barrier failed");
+    double t0 = bb_time_now();
+    bb_status_t st = bb_redist_plan_execute(v->plan[c], &con, b->send, b->recv, NULL);
+    double t = bb_time_now() - t0;
+    if (st == BB_REFUSED) {
+        v->refused++;
+        return t;
+    }
+    if (st != BB_OK)
+        bb_bench_fatal(ctx->bench, "md %s: %s", bb_redist_method_name(v->method),
+                       bb_status_string(st));
+    bb_redist_check_t ck;
+    st = bb_redist_check(ctx->comm, b->rm, n, eb, k, b->recv, &ck);
+    if (st == BB_ERR_VALIDATION) {
+        if (v->wrong++ == 0)
+            bb_bench_progress(ctx->bench, "error: md %s%s command %d step %lld: %lld wrong "
+                              "slots", bb_redist_method_name(v->method),
+                              v->rebuild ? "+rebuild" : "", c, (long long)k,
+                              (long long)ck.bad_slots);
+    } else if (st != BB_OK) {
+        bb_bench_fatal(ctx->bench, "check: %s", bb_status_string(st));
+    }
+    return t;
+}
+
+/* The engine's next map: a fraction f of its elements (drawn per element
+ * and remap from a hash) go to the next engine rank, appended there in
+ * ascending order; the rest keep their place.  With one engine rank the
+ * moved elements go to the end: the map still changes.  Every engine rank
+ * follows the whole ownership (owner[], O(N)), so all agree. */
+static bb_map_t *md_remap_map(run_ctx_t *ctx, md_variant_t *v)
+{
+    bb_redist_link_t *l = ctx->link;
+    int me = bb_redist_link_code_rank(l, 1), pe = bb_redist_link_code_size(l, 1);
+    int64_t n = ctx->n, cnt = bb_map_count(v->emap);
+    const int64_t *old = bb_map_indices(v->emap);
+    uint64_t cut = (uint64_t)(ctx->o->remap_fraction * 18446744073709551615.0);
+    int64_t *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof *idx), k = 0;
+    char *moved = malloc((size_t)(n > 0 ? n : 1));
+    if (idx == NULL || moved == NULL)
+        bb_bench_fatal(ctx->bench, "out of memory (remap)");
+    v->remaps++;
+    for (int64_t g = 0; g < n; g++) {
+        uint64_t s = (uint64_t)g * 0x9E3779B97F4A7C15ull ^ (uint64_t)v->remaps;
+        moved[g] = bb_splitmix(&s) < cut || ctx->o->remap_fraction >= 1.0;
+    }
+    for (int64_t i = 0; i < cnt; i++)
+        if (!moved[old[i]])
+            idx[k++] = old[i];
+    for (int64_t g = 0; g < n; g++)
+        if (moved[g]) {
+            v->owner[g] = (v->owner[g] + 1) % pe;
+            if (v->owner[g] == me)
+                idx[k++] = g;
+        }
+    bb_map_t *m = NULL;
+    if (bb_map_create(n, idx, k, bb_map_epoch(v->emap) + 1, &m) != BB_OK)
+        bb_bench_fatal(ctx->bench, "cannot create the remapped map");
+    free(idx);
+    free(moved);
+    return m;
+}
+
+static void md_remap(run_ctx_t *ctx, md_variant_t *v)
+{
+    bb_redist_link_t *l = ctx->link;
+    int engine = bb_redist_link_is_engine(l);
+    bb_map_t *next = engine ? md_remap_map(ctx, v) : NULL;
+    if (engine) {
+        bb_map_free(v->emap);
+        v->emap = next;
+    }
+    for (int c = 0; c < 2; c++) {
+        buffers_free(&v->b[c]);
+        if (v->rebuild) {
+            double s = 0;
+            bb_redist_plan_destroy(v->plan[c]);
+            v->plan[c] = md_plan(ctx, v, c, &s);
+        } else {
+            /* MDI_Set_Map on the engine, then MDI_Update_Maps */
+            bb_status_t st = BB_OK;
+            if (engine)
+                st = bb_redist_plan_set_engine_map(v->plan[c], v->emap, NULL);
+            if (st == BB_OK)
+                st = bb_redist_plan_update_maps(v->plan[c], NULL);
+            if (st != BB_OK)
+                bb_bench_fatal(ctx->bench, "map update (%s): %s",
+                               bb_redist_method_name(v->method), bb_status_string(st));
+        }
+        buffers_get(ctx, v->plan[c], &v->b[c]);
+    }
+}
+
+/* The kernel: one step.  Every K steps (--remap K:f) the engine remaps
+ * first, inside the step's time (and in its own part). */
+static bb_status_t md_call(void *arg, double *t, double *counts)
+{
+    md_variant_t *v = arg;
+    run_ctx_t *ctx = v->ctx;
+    (void)counts;
+    double step = 0;
+    if (ctx->o->remap_every > 0 && v->step > 0 && v->step % ctx->o->remap_every == 0) {
+        if (MPI_Barrier(ctx->comm) != MPI_SUCCESS)
+            return BB_ERR_MPI;
+        double r0 = bb_time_now();
+        md_remap(ctx, v);
+        double r = bb_time_now() - r0;
+        t[MD_REMAP] += r;
+        step += r;
+    }
+    for (int c = 0; c < 3; c++) {
+        double one = md_message(ctx, v, c);
+        t[MD_COORDS + c] += one;
+        step += one;
+    }
+    /* the step: its three messages and any remap, not the untimed fills,
+     * barriers and checks between them */
+    t[MD_STEP] += step;
+    v->step++;
+    return BB_OK;
+}
+
+static void md_variant_init(run_ctx_t *ctx, md_variant_t *v, bb_redist_method_t method,
+                            int rebuild)
+{
+    bb_redist_link_t *l = ctx->link;
+    memset(v, 0, sizeof *v);
+    v->ctx = ctx;
+    v->method = method;
+    v->rebuild = rebuild;
+    if (bb_redist_link_is_engine(l)) {
+        int pe = bb_redist_link_code_size(l, 1);
+        if (bb_map_create(ctx->n, bb_map_indices(ctx->emap), bb_map_count(ctx->emap),
+                          bb_map_epoch(ctx->emap), &v->emap) != BB_OK)
+            bb_bench_fatal(ctx->bench, "cannot copy the engine map");
+        v->owner = malloc((size_t)(ctx->n > 0 ? ctx->n : 1) * sizeof *v->owner);
+        if (v->owner == NULL)
+            bb_bench_fatal(ctx->bench, "out of memory (owners)");
+        for (int r = 0; r < pe; r++) {
+            int64_t *idx = NULL, cnt = 0;
+            if (bb_layout_indices(&ctx->o->to_layout[ctx->to], ctx->n, r, pe, &idx, &cnt)
+                    != BB_OK)
+                bb_bench_fatal(ctx->bench, "cannot generate the engine layout");
+            for (int64_t i = 0; i < cnt; i++)
+                v->owner[idx[i]] = r;
+            bb_free(idx);
+        }
+    }
+    double s = 0, smax = 0;
+    for (int c = 0; c < 3; c++) {
+        v->plan[c] = md_plan(ctx, v, c, &s);
+        buffers_get(ctx, v->plan[c], &v->b[c]);
+    }
+    if (bb_stats_reduce_max(ctx->comm, &s, 1, &smax) != MPI_SUCCESS)
+        bb_bench_fatal(ctx->bench, "MPI_Allreduce of setup times failed");
+    v->setup_s = smax;
+}
+
+static void md_variant_free(md_variant_t *v)
+{
+    for (int c = 0; c < 3; c++) {
+        buffers_free(&v->b[c]);
+        bb_redist_plan_destroy(v->plan[c]);
+    }
+    bb_map_free(v->emap);
+    free(v->owner);
+    bb_measure_result_clear(&v->m);
+    memset(v, 0, sizeof *v);
+}
+
+static const char *md_remap_name(const run_ctx_t *ctx, const md_variant_t *v)
+{
+    return ctx->o->remap_every == 0 ? "none" : v->rebuild ? "rebuild" : "update";
+}
+
+static void md_table_header(run_ctx_t *ctx)
+{
+    bb_table_t *t = bb_run_table(ctx->run);
+    const options_t *o = ctx->o;
+    bb_table_note(t, "md: one map pair shared by >COORDS (3 doubles), <FORCES (3 doubles) and "
+                  "<ENERGY (1 double, root only); time per step; methods interleaved");
+    if (o->remap_every > 0)
+        bb_table_note(t, "remap every %lld steps, a fraction %g of the engine's elements "
+                      "changing owner: update = set_engine_map + update_maps (MDI_Set_Map, "
+                      "MDI_Update_Maps), rebuild = the plans created again",
+                      (long long)o->remap_every, o->remap_fraction);
+    bb_table_column(t, "N", NULL, "global elements", 8);
+    bb_table_column(t, "from", NULL, "the driver's layout", 16);
+    bb_table_column(t, "to", NULL, "the engine's layout", 8);
+    bb_table_column(t, "method", NULL, NULL, 12);
+    bb_table_column(t, "remap", NULL, "none, update (map update) or rebuild (new plans)", 7);
+    bb_table_time_columns(t, "step", "one step: >COORDS, <FORCES, <ENERGY and any remap",
+                          bb_run_full(ctx->run));
+    bb_table_column(t, "coords", "us", "median of >COORDS alone (medians do not add)", 0);
+    bb_table_column(t, "forces", "us", "median of <FORCES alone", 0);
+    bb_table_column(t, "energy", "us", "median of <ENERGY alone", 0);
+    bb_table_column(t, "remap", "us", "median remap time per step (a remap every K steps, "
+                    "so about its cost / K)", 0);
+    bb_table_column(t, "setup", "us", "the three plans' setup, rank maximum", 0);
+    bb_table_column(t, "root_x", NULL, "root's (same remap) step_us / this step_us", 0);
+    bb_table_column(t, "status", NULL, "ok; fastest; wrong-data; refused", 0);
+}
+
+static void md_record(run_ctx_t *ctx, const md_variant_t *v, const md_variant_t *root)
+{
+    const char *scope = "step/max-rank";
+    char from[64], to[64];
+    bb_layout_format(&ctx->o->from_layout[ctx->from], from, sizeof from);
+    bb_layout_format(&ctx->o->to_layout[ctx->to], to, sizeof to);
+    cJSON *p = cJSON_CreateObject(), *q = cJSON_CreateObject(), *first = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "workload", "md");
+    cJSON_AddNumberToObject(p, "elements", (double)ctx->n);
+    cJSON_AddStringToObject(p, "method", bb_redist_method_name(v->method));
+    cJSON_AddStringToObject(p, "remap", md_remap_name(ctx, v));
+    cJSON_AddNumberToObject(p, "remap_every", (double)ctx->o->remap_every);
+    cJSON_AddNumberToObject(p, "remap_fraction", ctx->o->remap_fraction);
+    cJSON_AddStringToObject(p, "from", from);
+    cJSON_AddStringToObject(p, "to", to);
+    for (int i = 0; i < MD_N; i++) {
+        bb_quantities_add(q, md_names[i],
+                          bb_quantity_timing(bb_measure_part(&v->m, i), (size_t)v->m.samples,
+                                             scope, NULL));
+        bb_quantities_add(first, md_names[i], bb_quantity_value(v->m.first[i], "s", scope));
+    }
+    bb_quantities_add(q, "setup.total", bb_quantity_value(v->setup_s, "s", "plan/max-rank"));
+    bb_quantities_add(q, "ratio.root",
+                      root && v->median > 0
+                          ? bb_quantity_value(root->median / v->median, "ratio", scope)
+                          : bb_quantity_null("ratio", scope, "root was not measured"));
+    cJSON *steps = bb_quantity_value((double)v->step, "count", "run/rank");
+    cJSON_AddFalseToObject(steps, "deterministic");
+    bb_quantities_add(q, "redist.steps_checked", steps);
+    cJSON *remaps = bb_quantity_value((double)v->remaps, "count", "run/rank");
+    cJSON_AddFalseToObject(remaps, "deterministic");
+    bb_quantities_add(q, "redist.remaps", remaps);
+    bb_quantities_add(q, "redist.wrong_messages",
+                      bb_quantity_value((double)v->wrong, "count", "run/all-ranks"));
+    bb_refusal_t none = {BB_STAGE_NONE, -1, 0};
+    bb_record_add_point(bb_bench_record(ctx->bench), p, v->refused > 0 ? "refused" : "ok",
+                        v->refused > 0 ? &none : NULL, first, q);
+}
+
+static int md_point(bb_run_t *run, run_ctx_t *ctx)
+{
+    const options_t *o = ctx->o;
+    int nv = 0, modes = o->remap_every > 0 ? 2 : 1, code = BB_EXIT_OK;
+    md_variant_t *vs = calloc((size_t)(o->nmethods * modes), sizeof *vs);
+    bb_measure_variant_t *mv = calloc((size_t)(o->nmethods * modes), sizeof *mv);
+    bb_measure_result_t *res = calloc((size_t)(o->nmethods * modes), sizeof *res);
+    if (vs == NULL || mv == NULL || res == NULL)
+        bb_run_fatal(run, "out of memory");
+    for (int m = 0; m < o->nmethods; m++)
+        for (int r = 0; r < modes; r++) {
+            md_variant_init(ctx, &vs[nv], o->methods[m], r);
+            mv[nv] = (bb_measure_variant_t){ .nparts = MD_N, .call = md_call, .arg = &vs[nv] };
+            nv++;
+        }
+    bb_status_t s = bb_measure_run_set(ctx->comm, bb_run_settings(run), mv, nv, 0, res);
+    if (s != BB_OK)
+        bb_run_fatal(run, "measuring the md step: %s", bb_status_string(s));
+    int best = -1;
+    for (int i = 0; i < nv; i++) {
+        md_variant_t *v = &vs[i];
+        v->m = res[i];
+        int64_t local[2] = {v->wrong, v->refused}, agreed[2];
+        if (bb_agree_max(ctx->comm, local, 2, agreed) != MPI_SUCCESS)
+            bb_run_fatal(run, "MPI_Allreduce failed");
+        v->wrong = agreed[0];
+        v->refused = agreed[1];
+        v->median = bb_stats_median(bb_measure_part(&v->m, MD_STEP), (size_t)v->m.samples);
+        if (v->wrong == 0 && v->refused == 0 && (best < 0 || v->median < vs[best].median))
+            best = i;
+    }
+    if (bb_run_rank(run) == 0) {
+        bb_table_t *t = bb_run_table(run);
+        for (int i = 0; i < nv; i++) {
+            const md_variant_t *v = &vs[i], *root = NULL;
+            for (int j = 0; j < nv; j++)
+                if (vs[j].method == BB_REDIST_ROOT && vs[j].rebuild == v->rebuild)
+                    root = &vs[j];
+            size_t n = (size_t)v->m.samples;
+            char from[64], to[64];
+            bb_layout_format(&o->from_layout[ctx->from], from, sizeof from);
+            bb_layout_format(&o->to_layout[ctx->to], to, sizeof to);
+            bb_table_integer(t, ctx->n);
+            bb_table_text(t, from);
+            bb_table_text(t, to);
+            bb_table_text(t, bb_redist_method_name(v->method));
+            bb_table_text(t, md_remap_name(ctx, v));
+            bb_table_time_cells(t, bb_measure_part(&v->m, MD_STEP), n, v->m.reps,
+                                bb_run_full(run));
+            for (int p = MD_COORDS; p <= MD_ENERGY; p++)
+                bb_table_number(t, bb_stats_median(bb_measure_part(&v->m, p), n) * 1e6, 1);
+            if (o->remap_every > 0)
+                bb_table_number(t, bb_stats_median(bb_measure_part(&v->m, MD_REMAP), n) * 1e6,
+                                1);
+            else
+                bb_table_missing(t);
+            bb_table_number(t, v->setup_s * 1e6, 1);
+            if (root && v->median > 0 && !v->wrong && !v->refused)
+                bb_table_number(t, root->median / v->median, 2);
+            else
+                bb_table_missing(t);
+            bb_table_text(t, v->wrong ? "wrong-data" : v->refused ? "refused"
+                             : i == best ? "fastest" : "ok");
+            bb_table_row_end(t);
+            md_record(ctx, v, root);
+        }
+    }
+    for (int i = 0; i < nv; i++) {
+        if (vs[i].wrong > 0 || vs[i].refused > 0) {
+            bb_run_note(run, "error: md %s (%s) N=%lld: %lld wrong messages, %lld refused",
+                        bb_redist_method_name(vs[i].method), md_remap_name(ctx, &vs[i]),
+                        (long long)ctx->n, (long long)vs[i].wrong, (long long)vs[i].refused);
+            code = BB_EXIT_FAILURE;
+        }
+        md_variant_free(&vs[i]);
+    }
+    free(vs);
+    free(mv);
+    free(res);
+    return code;
+}
+
 /* ---- one point: layouts, an N and a direction -------------------------------- */
 
 typedef struct redist_state {
@@ -735,6 +1114,8 @@ static int redist_point(bb_run_t *run, void *state, size_t i)
         ctx->emap = code_map(ctx, 1, &o->to_layout[ctx->to], ctx->n);
     }
     ctx->command = o->directions[i % nd];
+    if (o->md)
+        return md_point(run, ctx);
     for (int m = 0; m < nm; m++)
         method_prepare(ctx, o->methods[m], &st->mrs[m]);
     /* what changes owner, and so the bound, comes from the direct plan */
@@ -822,7 +1203,7 @@ static int redist_point(bb_run_t *run, void *state, size_t i)
 /* ---- the descriptor ------------------------------------------------------- */
 
 enum { OPT_DRIVER = BB_OPT_LONG, OPT_FROM, OPT_TO, OPT_METHODS, OPT_MESSAGES, OPT_LINK,
-       OPT_FULL_SWEEP, OPT_RATIOS };
+       OPT_FULL_SWEEP, OPT_RATIOS, OPT_WORKLOAD, OPT_REMAP };
 
 static const bb_option_t redist_options[] = {
     {"elements", 'n', "LIST", "N, global elements: 1e4,1e5 or 1K:1M[:x4|:+N]\n"
@@ -849,6 +1230,11 @@ static const bb_option_t redist_options[] = {
     {"ratios", OPT_RATIOS, NULL, "issue 15's table: N 1e6, from spatial and random:1,\n"
                                  "to std, '>' (unless given); the ratios\n"
                                  "root/method close the table"},
+    {"workload", OPT_WORKLOAD, "W", "message (one message per call; default) or md (one\n"
+                                    "step: >COORDS, <FORCES, <ENERGY on one map pair)"},
+    {"remap", OPT_REMAP, "K:F", "md: every K steps a fraction F in (0, 1] of the\n"
+                                "engine's elements change owner, by map update and by\n"
+                                "rebuild (default: no remap)"},
     {NULL, 0, NULL, NULL}
 };
 
@@ -922,6 +1308,27 @@ static void redist_parse(bb_run_t *run, void *state, int key, const char *value)
         o->mode = l == 1u ? BB_REDIST_MODE_MDI : BB_REDIST_MODE_INTRA;
         break;
     }
+    case OPT_WORKLOAD: {
+        static const char *const workloads[] = { "message", "md" };
+        unsigned w = bb_run_parse_choices(run, "workload", value, workloads, 2);
+        if (w != 1u && w != 2u)
+            bb_run_usage(run, "--workload: give one of message or md");
+        o->md = w == 2u;
+        break;
+    }
+    case OPT_REMAP: {
+        const char *colon = strchr(value, ':');
+        char k[32];
+        if (colon == NULL || (size_t)(colon - value) >= sizeof k)
+            bb_run_usage(run, "--remap: '%s' is not K:F (every K steps a fraction F)", value);
+        memcpy(k, value, (size_t)(colon - value));
+        k[colon - value] = '\0';
+        o->remap_every = bb_run_parse_size(run, "remap", k, 1, INT32_MAX);
+        if (bb_cli_parse_double(colon + 1, 0.0, 1.0, &o->remap_fraction, err, sizeof err)
+                != BB_OK || !(o->remap_fraction > 0.0))
+            bb_run_usage(run, "--remap: the fraction '%s' is not in (0, 1]", colon + 1);
+        break;
+    }
     case OPT_FULL_SWEEP: o->full_sweep = 1; break;
     case OPT_RATIOS: o->ratios = 1; break;
     }
@@ -934,6 +1341,16 @@ static size_t redist_validate(bb_run_t *run, void *state)
     int ranks = bb_run_size(run);
     if (o->full_sweep && o->ratios)
         bb_run_usage(run, "--full-sweep and --ratios are two presets: give one");
+    if (o->remap_every > 0 && !o->md)
+        bb_run_usage(run, "--remap applies to --workload md only");
+    if (o->md) {
+        if (o->direction_given || o->ratios || o->messages > 0 || o->element_bytes != 24)
+            bb_run_usage(run, "--workload md fixes the commands (>COORDS, <FORCES, "
+                         "<ENERGY), their sizes and one plan set per point: no --direction, "
+                         "--element-bytes, --messages or --ratios");
+        o->ndirections = 1;
+        o->directions[0] = BB_REDIST_SEND;
+    }
     if (o->elements.n == 0)
         bb_run_parse_size_list(run, "elements",
                                o->ratios ? "1e6" : o->full_sweep ? "1e4,1e5,1e6" : "1e3,1e4",
@@ -1011,7 +1428,21 @@ static void redist_setup(bb_run_t *run, void *state)
     if (s != BB_OK)
         bb_run_fatal(run, "cannot create the link: %s", bb_status_string(s));
     ctx->comm = bb_redist_link_comm(ctx->link);
-    table_header(ctx);
+    if (o->md) {
+        /* <ENERGY: one double, on each code's rank 0 */
+        int64_t zero = 0;
+        bb_redist_link_t *l = ctx->link;
+        if ((bb_redist_link_is_driver(l)
+             && bb_map_create(1, &zero, bb_redist_link_code_rank(l, 0) == 0, 1,
+                              &ctx->md_dmap1) != BB_OK)
+            || (bb_redist_link_is_engine(l)
+                && bb_map_create(1, &zero, bb_redist_link_code_rank(l, 1) == 0, 1,
+                                 &ctx->md_emap1) != BB_OK))
+            bb_run_fatal(run, "cannot create the energy maps");
+        md_table_header(ctx);
+    } else {
+        table_header(ctx);
+    }
 }
 
 static void redist_label(const void *state, size_t i, char *buf, size_t len)
@@ -1029,12 +1460,14 @@ static int redist_finish(bb_run_t *run, void *state)
     redist_state_t *st = state;
     bb_table_t *t = bb_run_table(run);
     double thr = bb_redist_link_auto_threshold(st->ctx.link);
-    bb_table_note(t, "auto's threshold (calibrated at link creation, a measurement): %.0f B "
-                  "per contiguous run", thr);
-    bb_table_note(t, "ratios root msg_us / method msg_us (medians of interleaved samples; "
-                  "> 1: faster than root):");
-    for (size_t i = 0; i < st->nratios; i++)
-        bb_table_note(t, "  %s", st->ratios[i]);
+    if (!st->o.md) {
+        bb_table_note(t, "auto's threshold (calibrated at link creation, a measurement): %.0f B "
+                      "per contiguous run", thr);
+        bb_table_note(t, "ratios root msg_us / method msg_us (medians of interleaved samples; "
+                      "> 1: faster than root):");
+        for (size_t i = 0; i < st->nratios; i++)
+            bb_table_note(t, "  %s", st->ratios[i]);
+    }
     if (bb_run_rank(run) == 0) {
         cJSON *summary = cJSON_CreateObject();
         cJSON_AddStringToObject(summary, "bound_note",
@@ -1053,7 +1486,9 @@ static int redist_finish(bb_run_t *run, void *state)
     }
     bb_map_free(st->ctx.dmap);
     bb_map_free(st->ctx.emap);
-    st->ctx.dmap = st->ctx.emap = NULL;
+    bb_map_free(st->ctx.md_dmap1);
+    bb_map_free(st->ctx.md_emap1);
+    st->ctx.dmap = st->ctx.emap = st->ctx.md_dmap1 = st->ctx.md_emap1 = NULL;
     if (bb_redist_link_destroy(st->ctx.link) != BB_OK)
         bb_run_fatal(run, "cannot free the link");
     st->ctx.link = NULL;

@@ -1,0 +1,49 @@
+#!/bin/sh
+# bbench-redist --workload md with --remap at -n 1 (intra) to 4: every step's
+# >COORDS, <FORCES and <ENERGY checked after the engine's map changed by
+# map update and by rebuild (data checked, not timed); the new layouts as
+# the driver's; bad --remap values are usage errors.
+. "$(dirname "$0")/../lib.sh"
+
+X="$B/bench/bbench-redist"
+out="$BB_TMP/out"
+err="$BB_TMP/err"
+
+bb_mpirun 2 "$X" --remap 2:0.5 > "$out" 2> "$err"
+bb_expect_rc 2 $? "--remap without --workload md"
+bb_expect_grep "remap applies to --workload md only" "$err" "--remap alone: message"
+for bad in 0:0.5 2:0 2:1.5 2 x:0.5; do
+    bb_mpirun 2 "$X" --workload md --remap "$bad" > "$out" 2> "$err"
+    bb_expect_rc 2 $? "--remap $bad"
+done
+bb_mpirun 2 "$X" --workload md --direction '<' > "$out" 2> "$err"
+bb_expect_rc 2 $? "--workload md with --direction"
+
+# Remap every step (K = 1) so that every measured step follows a change.
+# -n 1: one code (intra); -n 2..4: two codes.
+for np in 1 2 3 4; do
+    link=""
+    [ "$np" -eq 1 ] && link="--link intra"
+    case $np in
+        1) from=spatial-shuffled:3 ;;
+        2) from=root ;;
+        3) from=random:2 ;;
+        *) from=spatial-shuffled ;;
+    esac
+    bb_mpirun "$np" "$X" $link --workload md --remap 1:0.4 --elements 0,37 --from "$from" \
+        --methods root,two-step,direct,pack,sparse --reps 1 --warmup 0 \
+        -o "$BB_TMP/md$np.json" > "$out" 2> "$err"
+    rc=$?
+    bb_expect_rc 0 $rc "md with remap at -n $np (from $from)"
+    [ $rc -eq 0 ] || cat "$err" >&2
+    for m in root two-step direct pack sparse; do
+        for r in update rebuild; do
+            bb_expect_grep "^ *37 .* $m *$r .*\(ok\|fastest\)$" "$out" "-n $np: $m $r row"
+        done
+    done
+    bb_expect_true "-n $np: no wrong data" sh -c "! grep -q wrong-data '$out'"
+    # 2 sizes x 5 methods x 2 remap modes; every step remapped after the first
+    n=$(grep -c '"workload": *"md"' "$BB_TMP/md$np.json")
+    bb_expect_true "-n $np: 20 md points in the record ($n)" [ "$n" -eq 20 ]
+done
+bb_finish

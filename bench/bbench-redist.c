@@ -703,6 +703,10 @@ typedef struct md_variant {
     double setup_s;              /* the three plans' setup, rank maximum */
     double median;
     bb_measure_result_t m;
+    /* the replicated baseline (LAMMPS fix mdi/qm): N x 3 doubles on every rank */
+    int replicated;
+    double *full, *part, *expect, *mine;
+    bb_map_t *all;               /* [0, N) in order: what a replicated rank holds */
 } md_variant_t;
 
 static const int md_commands[3] = {BB_REDIST_SEND, BB_REDIST_RECEIVE, BB_REDIST_RECEIVE};
@@ -856,6 +860,144 @@ static bb_status_t md_call(void *arg, double *t, double *counts)
     return BB_OK;
 }
 
+/* A tag of its own on the link, apart from the protocol's and the bound's. */
+enum { TAG_REPLICATED = 54 };
+
+/* The baseline of LAMMPS' fix mdi/qm, where the engine is replicated (every
+ * engine rank holds all N): coordinates gathered by an MPI_Allreduce over
+ * the driver (each rank adds its elements to an N-array of zeros), one
+ * message root to root, MPI_Bcast over the engine; forces reduced over the
+ * engine (each rank a share), one message, MPI_Bcast over the driver, each
+ * driver rank picking its own; the energy root to root.  Not a bb_map
+ * partition, so not a library method: the benchmark's own MPI calls. */
+static bb_status_t md_replicated_call(void *arg, double *t, double *counts)
+{
+    md_variant_t *v = arg;
+    run_ctx_t *ctx = v->ctx;
+    bb_redist_link_t *l = ctx->link;
+    MPI_Comm code = bb_redist_link_code_comm(l), link = ctx->comm;
+    int drv = bb_redist_link_is_driver(l), croot = bb_redist_link_code_rank(l, !drv) == 0;
+    int pd = bb_redist_link_code_size(l, 0), rc = MPI_SUCCESS;
+    int64_t n = ctx->n, k = v->step, wrong = 0;
+    int n3 = (int)(3 * n);
+    (void)counts;
+    /* >COORDS: untimed fill; the driver's own elements into zeros */
+    if (drv) {
+        const int64_t *idx = bb_map_indices(ctx->dmap);
+        memset(v->full, 0, (size_t)(n3 > 0 ? n3 : 1) * sizeof(double));
+        bb_redist_fill(ctx->dmap, 24, k, v->mine);
+        for (int64_t i = 0; i < bb_map_count(ctx->dmap); i++)
+            memcpy(v->full + 3 * idx[i], v->mine + 3 * i, 3 * sizeof(double));
+    } else {
+        bb_redist_fill_sentinel(n, 24, v->full);
+    }
+    if (MPI_Barrier(link) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    double t0 = bb_time_now();
+    if (drv) {
+        rc = MPI_Allreduce(MPI_IN_PLACE, v->full, n3, MPI_DOUBLE, MPI_SUM, code);
+        if (rc == MPI_SUCCESS && croot)
+            rc = MPI_Send(v->full, n3, MPI_DOUBLE, pd, TAG_REPLICATED, link);
+    } else {
+        if (croot)
+            rc = MPI_Recv(v->full, n3, MPI_DOUBLE, 0, TAG_REPLICATED, link, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Bcast(v->full, n3, MPI_DOUBLE, 0, code);
+    }
+    double tc = bb_time_now() - t0;
+    if (rc != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    if (!drv) {
+        bb_redist_fill(v->all, 24, k, v->expect);
+        wrong += n3 > 0 && memcmp(v->full, v->expect, (size_t)n3 * sizeof(double)) != 0;
+    }
+    /* <FORCES: each engine rank a share of the sum (its std block) */
+    if (!drv) {
+        int64_t first, cnt;
+        bb_std_block(n, bb_redist_link_code_rank(l, 1), bb_redist_link_code_size(l, 1),
+                     &first, &cnt);
+        memset(v->part, 0, (size_t)(n3 > 0 ? n3 : 1) * sizeof(double));
+        memcpy(v->part + 3 * first, v->expect + 3 * first, (size_t)(3 * cnt) * sizeof(double));
+    } else {
+        bb_redist_fill_sentinel(n, 24, v->full);
+        bb_redist_fill_sentinel(bb_map_count(ctx->dmap), 24, v->mine);
+    }
+    if (MPI_Barrier(link) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    t0 = bb_time_now();
+    if (!drv) {
+        rc = MPI_Reduce(v->part, v->full, n3, MPI_DOUBLE, MPI_SUM, 0, code);
+        if (rc == MPI_SUCCESS && croot)
+            rc = MPI_Send(v->full, n3, MPI_DOUBLE, 0, TAG_REPLICATED, link);
+    } else {
+        if (croot)
+            rc = MPI_Recv(v->full, n3, MPI_DOUBLE, pd, TAG_REPLICATED, link, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Bcast(v->full, n3, MPI_DOUBLE, 0, code);
+        const int64_t *idx = bb_map_indices(ctx->dmap);
+        for (int64_t i = 0; rc == MPI_SUCCESS && i < bb_map_count(ctx->dmap); i++)
+            memcpy(v->mine + 3 * i, v->full + 3 * idx[i], 3 * sizeof(double));
+    }
+    double tf = bb_time_now() - t0;
+    if (rc != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    bb_redist_check_t ck;
+    bb_status_t st = bb_redist_check(link, drv ? ctx->dmap : NULL, n, 24, k, v->mine, &ck);
+    if (st != BB_OK && st != BB_ERR_VALIDATION)
+        return st;
+    wrong += st == BB_ERR_VALIDATION;
+    /* <ENERGY: one double, root to root */
+    double e = BB_REDIST_SENTINEL;
+    if (!drv && croot)
+        bb_redist_fill(ctx->md_emap1, 8, k, &e);
+    if (MPI_Barrier(link) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    t0 = bb_time_now();
+    if (croot)
+        rc = drv ? MPI_Recv(&e, 1, MPI_DOUBLE, pd, TAG_REPLICATED, link, MPI_STATUS_IGNORE)
+                 : MPI_Send(&e, 1, MPI_DOUBLE, 0, TAG_REPLICATED, link);
+    double te = bb_time_now() - t0;
+    if (rc != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    st = bb_redist_check(link, drv ? ctx->md_dmap1 : NULL, 1, 8, k, &e, &ck);
+    if (st != BB_OK && st != BB_ERR_VALIDATION)
+        return st;
+    wrong += st == BB_ERR_VALIDATION;
+    int64_t any = 0;
+    if (bb_agree_max(link, &wrong, 1, &any) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    if (any > 0 && v->wrong++ == 0)
+        bb_bench_progress(ctx->bench, "error: md replicated step %lld: wrong data", (long long)k);
+    t[MD_COORDS] += tc;
+    t[MD_FORCES] += tf;
+    t[MD_ENERGY] += te;
+    t[MD_STEP] += tc + tf + te;
+    v->step++;
+    return BB_OK;
+}
+
+static void md_replicated_init(run_ctx_t *ctx, md_variant_t *v)
+{
+    memset(v, 0, sizeof *v);
+    v->ctx = ctx;
+    v->replicated = 1;
+    v->method = BB_REDIST_ROOT;
+    size_t bytes = (size_t)(ctx->n > 0 ? ctx->n : 1) * 24;
+    v->full = malloc(bytes);
+    v->part = malloc(bytes);
+    v->expect = malloc(bytes);
+    v->mine = malloc(bytes);
+    int64_t *idx = malloc((size_t)(ctx->n > 0 ? ctx->n : 1) * sizeof *idx);
+    if (v->full == NULL || v->part == NULL || v->expect == NULL || v->mine == NULL
+        || idx == NULL)
+        bb_bench_fatal(ctx->bench, "out of memory (replicated)");
+    for (int64_t g = 0; g < ctx->n; g++)
+        idx[g] = g;
+    if (bb_map_create(ctx->n, idx, ctx->n, 1, &v->all) != BB_OK)
+        bb_bench_fatal(ctx->bench, "cannot create the replicated map");
+    free(idx);
+}
+
 static void md_variant_init(run_ctx_t *ctx, md_variant_t *v, bb_redist_method_t method,
                             int rebuild)
 {
@@ -896,16 +1038,24 @@ static void md_variant_free(md_variant_t *v)
 {
     for (int c = 0; c < 3; c++) {
         buffers_free(&v->b[c]);
-        bb_redist_plan_destroy(v->plan[c]);
+        if (v->plan[c] != NULL)
+            bb_redist_plan_destroy(v->plan[c]);
     }
     bb_map_free(v->emap);
     free(v->owner);
+    bb_map_free(v->all);
+    free(v->full);
+    free(v->part);
+    free(v->expect);
+    free(v->mine);
     bb_measure_result_clear(&v->m);
     memset(v, 0, sizeof *v);
 }
 
 static const char *md_remap_name(const run_ctx_t *ctx, const md_variant_t *v)
 {
+    if (v->replicated)
+        return "n/a";
     return ctx->o->remap_every == 0 ? "none" : v->rebuild ? "rebuild" : "update";
 }
 
@@ -933,6 +1083,10 @@ static void md_table_header(run_ctx_t *ctx)
     bb_table_column(t, "remap", "us", "median remap time per step (a remap every K steps, "
                     "so about its cost / K)", 0);
     bb_table_column(t, "setup", "us", "the three plans' setup, rank maximum", 0);
+    if (o->mode == BB_REDIST_MODE_MDI)
+        bb_table_note(t, "replicated: LAMMPS fix mdi/qm's baseline, the engine holding all N "
+                      "on every rank (coordinates MPI_Allreduce over the driver, one message, "
+                      "MPI_Bcast; forces MPI_Reduce over the engine, one message, MPI_Bcast)");
     bb_table_column(t, "root_x", NULL, "root's (same remap) step_us / this step_us", 0);
     bb_table_column(t, "status", NULL, "ok; fastest; wrong-data; refused", 0);
 }
@@ -946,7 +1100,8 @@ static void md_record(run_ctx_t *ctx, const md_variant_t *v, const md_variant_t 
     cJSON *p = cJSON_CreateObject(), *q = cJSON_CreateObject(), *first = cJSON_CreateObject();
     cJSON_AddStringToObject(p, "workload", "md");
     cJSON_AddNumberToObject(p, "elements", (double)ctx->n);
-    cJSON_AddStringToObject(p, "method", bb_redist_method_name(v->method));
+    cJSON_AddStringToObject(p, "method", v->replicated ? "replicated"
+                                                       : bb_redist_method_name(v->method));
     cJSON_AddStringToObject(p, "remap", md_remap_name(ctx, v));
     cJSON_AddNumberToObject(p, "remap_every", (double)ctx->o->remap_every);
     cJSON_AddNumberToObject(p, "remap_fraction", ctx->o->remap_fraction);
@@ -958,7 +1113,10 @@ static void md_record(run_ctx_t *ctx, const md_variant_t *v, const md_variant_t 
                                              scope, NULL));
         bb_quantities_add(first, md_names[i], bb_quantity_value(v->m.first[i], "s", scope));
     }
-    bb_quantities_add(q, "setup.total", bb_quantity_value(v->setup_s, "s", "plan/max-rank"));
+    bb_quantities_add(q, "setup.total",
+                      v->replicated ? bb_quantity_null("s", "plan/max-rank", "replicated: no "
+                                                       "plan, every rank holds all N")
+                                    : bb_quantity_value(v->setup_s, "s", "plan/max-rank"));
     bb_quantities_add(q, "ratio.root",
                       root && v->median > 0
                           ? bb_quantity_value(root->median / v->median, "ratio", scope)
@@ -980,9 +1138,10 @@ static int md_point(bb_run_t *run, run_ctx_t *ctx)
 {
     const options_t *o = ctx->o;
     int nv = 0, modes = o->remap_every > 0 ? 2 : 1, code = BB_EXIT_OK;
-    md_variant_t *vs = calloc((size_t)(o->nmethods * modes), sizeof *vs);
-    bb_measure_variant_t *mv = calloc((size_t)(o->nmethods * modes), sizeof *mv);
-    bb_measure_result_t *res = calloc((size_t)(o->nmethods * modes), sizeof *res);
+    int cap = o->nmethods * modes + 1;
+    md_variant_t *vs = calloc((size_t)cap, sizeof *vs);
+    bb_measure_variant_t *mv = calloc((size_t)cap, sizeof *mv);
+    bb_measure_result_t *res = calloc((size_t)cap, sizeof *res);
     if (vs == NULL || mv == NULL || res == NULL)
         bb_run_fatal(run, "out of memory");
     for (int m = 0; m < o->nmethods; m++)
@@ -991,6 +1150,13 @@ static int md_point(bb_run_t *run, run_ctx_t *ctx)
             mv[nv] = (bb_measure_variant_t){ .nparts = MD_N, .call = md_call, .arg = &vs[nv] };
             nv++;
         }
+    /* the replicated baseline needs two codes */
+    if (o->mode == BB_REDIST_MODE_MDI) {
+        md_replicated_init(ctx, &vs[nv]);
+        mv[nv] = (bb_measure_variant_t){ .nparts = MD_N, .call = md_replicated_call,
+                                         .arg = &vs[nv] };
+        nv++;
+    }
     bb_status_t s = bb_measure_run_set(ctx->comm, bb_run_settings(run), mv, nv, 0, res);
     if (s != BB_OK)
         bb_run_fatal(run, "measuring the md step: %s", bb_status_string(s));
@@ -1012,7 +1178,8 @@ static int md_point(bb_run_t *run, run_ctx_t *ctx)
         for (int i = 0; i < nv; i++) {
             const md_variant_t *v = &vs[i], *root = NULL;
             for (int j = 0; j < nv; j++)
-                if (vs[j].method == BB_REDIST_ROOT && vs[j].rebuild == v->rebuild)
+                if (vs[j].method == BB_REDIST_ROOT && !vs[j].replicated
+                    && vs[j].rebuild == v->rebuild)
                     root = &vs[j];
             size_t n = (size_t)v->m.samples;
             char from[64], to[64];
@@ -1021,18 +1188,21 @@ static int md_point(bb_run_t *run, run_ctx_t *ctx)
             bb_table_integer(t, ctx->n);
             bb_table_text(t, from);
             bb_table_text(t, to);
-            bb_table_text(t, bb_redist_method_name(v->method));
+            bb_table_text(t, v->replicated ? "replicated" : bb_redist_method_name(v->method));
             bb_table_text(t, md_remap_name(ctx, v));
             bb_table_time_cells(t, bb_measure_part(&v->m, MD_STEP), n, v->m.reps,
                                 bb_run_full(run));
             for (int p = MD_COORDS; p <= MD_ENERGY; p++)
                 bb_table_number(t, bb_stats_median(bb_measure_part(&v->m, p), n) * 1e6, 1);
-            if (o->remap_every > 0)
+            if (o->remap_every > 0 && !v->replicated)
                 bb_table_number(t, bb_stats_median(bb_measure_part(&v->m, MD_REMAP), n) * 1e6,
                                 1);
             else
                 bb_table_missing(t);
-            bb_table_number(t, v->setup_s * 1e6, 1);
+            if (v->replicated)
+                bb_table_missing(t);  /* no plan: nothing to set up */
+            else
+                bb_table_number(t, v->setup_s * 1e6, 1);
             if (root && v->median > 0 && !v->wrong && !v->refused)
                 bb_table_number(t, root->median / v->median, 2);
             else
@@ -1046,7 +1216,7 @@ static int md_point(bb_run_t *run, run_ctx_t *ctx)
     for (int i = 0; i < nv; i++) {
         if (vs[i].wrong > 0 || vs[i].refused > 0) {
             bb_run_note(run, "error: md %s (%s) N=%lld: %lld wrong messages, %lld refused",
-                        bb_redist_method_name(vs[i].method), md_remap_name(ctx, &vs[i]),
+                        vs[i].replicated ? "replicated" : bb_redist_method_name(vs[i].method), md_remap_name(ctx, &vs[i]),
                         (long long)ctx->n, (long long)vs[i].wrong, (long long)vs[i].refused);
             code = BB_EXIT_FAILURE;
         }
@@ -1350,6 +1520,12 @@ static size_t redist_validate(bb_run_t *run, void *state)
                          "--element-bytes, --messages or --ratios");
         o->ndirections = 1;
         o->directions[0] = BB_REDIST_SEND;
+        /* the replicated baseline moves 3N doubles in one MPI call */
+        for (size_t j = 0; j < o->elements.n; j++)
+            if (o->elements.values[j] * 3 > INT32_MAX)
+                bb_run_usage(run, "--elements: %lld is too many for --workload md's "
+                             "replicated baseline (one MPI call of 3N doubles)",
+                             (long long)o->elements.values[j]);
     }
     if (o->elements.n == 0)
         bb_run_parse_size_list(run, "elements",

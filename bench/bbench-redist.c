@@ -861,7 +861,7 @@ static bb_status_t md_call(void *arg, double *t, double *counts)
 }
 
 /* A tag of its own on the link, apart from the protocol's and the bound's. */
-enum { TAG_REPLICATED = 54 };
+enum { TAG_REPLICATED = 55 };
 
 /* The baseline of LAMMPS' fix mdi/qm, where the engine is replicated (every
  * engine rank holds all N): coordinates gathered by an MPI_Allreduce over

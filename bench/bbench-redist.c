@@ -1578,15 +1578,7 @@ static size_t redist_validate(bb_run_t *run, void *state)
         check_layout_fits(run, "--from", o->from[i], &o->from_layout[i], dr);
     for (int i = 0; i < o->nto; i++)
         check_layout_fits(run, "--to", o->to[i], &o->to_layout[i], er);
-    /* root methods move N * components doubles in one MPI call */
-    for (int i = 0; i < o->nmethods; i++)
-        if (o->methods[i] == BB_REDIST_ROOT || o->methods[i] == BB_REDIST_ROOT_GATHERV)
-            for (size_t j = 0; j < o->elements.n; j++)
-                if (o->elements.values[j] * (o->element_bytes / 8) > INT32_MAX)
-                    bb_run_usage(run, "--elements: %lld is too many for the root "
-                                 "methods (one MPI call of N * %lld doubles)",
-                                 (long long)o->elements.values[j],
-                                 (long long)(o->element_bytes / 8));
+    /* (the root methods move their arrays in pieces: no INT_MAX limit here) */
     return o->elements.n * (size_t)o->ndirections * (size_t)o->nfrom * (size_t)o->nto;
 }
 

@@ -557,14 +557,15 @@ BB_EXPORT int bb_redist_link_code_rank(const bb_redist_link_t *link, int engine)
 BB_EXPORT int bb_redist_link_code_size(const bb_redist_link_t *link, int engine);
 /* Local.  Bytes per contiguous run below which "auto" packs by hand, above
  * (or equal) which it gives the slot datatypes to MPI (direct); the same on
- * every rank.  Calibrated once in bb_redist_link_create: for runs of 8, 32,
- * 128, 512 and 2048 bytes (64 KiB per rank, gaps as long as the runs, to the
- * next link rank), the best of 3 of MPI_Alltoallw with indexed datatypes
- * against a memcpy loop, MPI_Alltoallv and the unpack loop; each time the
- * MAX over the link of every rank's best, so every rank computes the same
- * value: the shortest run at which the datatypes were no slower, or 4096
- * when they were slower at every length.  A measurement (it depends on load),
- * never a contract. */
+ * every rank.  Calibrated once in bb_redist_link_create (collective, tag
+ * 54 on the link): for runs of 8, 32, 128, 512 and 2048 bytes (64 KiB per
+ * rank, gaps as long as the runs, to the next link rank), the best of 3 of
+ * an MPI_Sendrecv with the indexed datatype on both sides against a memcpy
+ * loop, a contiguous MPI_Sendrecv and the unpack loop; each time the MAX
+ * over the link of every rank's best, so every rank computes the same value:
+ * the shortest run at which the datatypes were no slower, or 4096 when they
+ * were slower at every length.  A measurement (it depends on load), never a
+ * contract. */
 BB_EXPORT double bb_redist_link_auto_threshold(const bb_redist_link_t *link);
 
 /* Methods, all moving the same data. */
@@ -632,8 +633,9 @@ typedef struct bb_redist_setup {
  * allocate) give BB_ERR_NOMEM on every rank instead.  BB_ERR_ARG alike on
  * every rank for a bad method, command or element size or a NULL plan_out
  * on any rank, for a method, command or element size that differs between
- * ranks (one agreement decides), or a root method with N * components >
- * INT_MAX.  A NULL link or a call from another thread returns at once and
+ * ranks (one agreement decides), or pack-mpi with more than INT_MAX packed
+ * bytes on a rank.  The root methods move their whole array in pieces of
+ * 2^30 doubles, so N * components may exceed INT_MAX.  A NULL link or a call from another thread returns at once and
  * leaves the other ranks waiting.  The maps are copied.  Caller owns
  * *plan_out (bb_redist_plan_destroy). */
 BB_EXPORT bb_status_t bb_redist_plan_create(bb_redist_link_t *link,

@@ -45,6 +45,13 @@ BB_EXPORT void bb_transfer_phase_set_corrupt_byte(bb_transfer_phase_t *phase,
                                                   int64_t offset);
 BB_EXPORT void bb_transfer_phase_set_receipt_fault(bb_transfer_phase_t *phase, int kind);
 
+/* Test hook, local, on this rank: the root methods move their whole array
+ * (Reduce, the root-to-root message, Bcast) in pieces of at most `doubles`
+ * (1 .. 2^30; anything else: 2^30, the default), so that small N exercise
+ * the pieces that N * components > INT_MAX needs.  Set it alike on every
+ * rank of the link, before a message. */
+BB_EXPORT void bb_redist_plan_set_root_chunk(bb_redist_plan_t *plan, int64_t doubles);
+
 #ifdef __cplusplus
 }
 #endif

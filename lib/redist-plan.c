@@ -18,8 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Tags on the link communicator (53 is the bound's ping-pong, harness). */
-enum { BB_TAG_FLAG = 51, BB_TAG_DATA = 52 };
+/* Tags on the link communicator (53 is the bound's ping-pong, harness; 54
+ * the calibration of auto). */
+enum { BB_TAG_FLAG = 51, BB_TAG_DATA = 52, BB_TAG_CAL = 54 };
+
+/* Doubles per MPI call in the root methods' whole-array steps (Reduce,
+ * the root-to-root message, Bcast): 2^30, so that N * components may pass
+ * INT_MAX (Gatherv/Scatterv count elements, at most INT32_MAX). */
+#define BB_ROOT_CHUNK ((int64_t)1 << 30)
 
 /* ------------------------------------------------------------------------ */
 /* The link: two codes in one world                                         */
@@ -40,9 +46,11 @@ struct bb_redist_link {
 /* Calibration of auto's threshold (collective over the link): for runs of
  * 8 << 2k bytes (k = 0..4), 64 KiB per rank in runs separated by gaps as long
  * as the runs, to the next link rank (from the previous one; oneself on one
- * rank), the best of 3 of (a) one MPI_Alltoallw with indexed datatypes on
- * both sides, what direct does, and (b) a memcpy loop over the runs, one
- * MPI_Alltoallv of the packed bytes and the unpack loop, what pack does.
+ * rank), the best of 3 of (a) one MPI_Sendrecv with the indexed datatype on
+ * both sides, what direct asks of MPI for each peer, and (b) a memcpy loop
+ * over the runs, one contiguous MPI_Sendrecv and the unpack loop, what pack
+ * does.  (Point-to-point, not MPI_Alltoallw, so that the fault tests'
+ * counts of collective calls see only the plans' own.)
  * Each best time is agreed as its MAX over the link (the slowest rank
  * paces a collective), so every rank derives the same threshold: the
  * shortest run at which (a) was no slower than (b), or twice the longest
@@ -54,15 +62,10 @@ static int bb_link_calibrate(bb_redist_link_t *l)
 {
     int p = l->size, to = (l->rank + 1) % p, from = (l->rank + p - 1) % p, rc = MPI_SUCCESS;
     int nd = BB_CAL_BYTES / 8, maxruns = nd; /* doubles moved; runs at most */
-    size_t pp = (size_t)p;
     double *src = calloc(2 * (size_t)nd, sizeof(double)), *dst = calloc(2 * (size_t)nd, sizeof(double));
     double *stage = malloc((size_t)nd * sizeof(double)), *stage2 = malloc((size_t)nd * sizeof(double));
-    int *cs = calloc(pp, sizeof(int)), *cr = calloc(pp, sizeof(int)), *dz = calloc(pp, sizeof(int));
-    int *ws = calloc(pp, sizeof(int)), *wr = calloc(pp, sizeof(int));
-    MPI_Datatype *ts = malloc(pp * sizeof(MPI_Datatype)), *tr = malloc(pp * sizeof(MPI_Datatype));
     int *bl = malloc((size_t)maxruns * sizeof(int)), *dp = malloc((size_t)maxruns * sizeof(int));
-    int64_t nomem = !src || !dst || !stage || !stage2 || !cs || !cr || !dz || !ws || !wr || !ts
-                    || !tr || !bl || !dp, anynomem = 0;
+    int64_t nomem = !src || !dst || !stage || !stage2 || !bl || !dp, anynomem = 0;
     int64_t best[2 * BB_CAL_LENGTHS], agreed[2 * BB_CAL_LENGTHS];
     if ((rc = bb_agree_max(l->comm, &nomem, 1, &anynomem)) != MPI_SUCCESS)
         goto out;
@@ -70,8 +73,6 @@ static int bb_link_calibrate(bb_redist_link_t *l)
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
-    for (int d = 0; d < p; d++)
-        ts[d] = tr[d] = MPI_DOUBLE;
     for (int k = 0; k < BB_CAL_LENGTHS; k++) {
         int e = 1 << (2 * k), runs = nd / e; /* doubles per run */
         for (int i = 0; i < runs; i++) {
@@ -85,24 +86,20 @@ static int bb_link_calibrate(bb_redist_link_t *l)
         best[2 * k] = best[2 * k + 1] = INT64_MAX;
         for (int r = 0; r < BB_CAL_REPS && rc == MPI_SUCCESS; r++) {
             /* (a) the datatypes */
-            ts[to] = tr[from] = t;
-            ws[to] = wr[from] = 1;
             if ((rc = MPI_Barrier(l->comm)) != MPI_SUCCESS)
                 break;
             double t0 = bb_time_now();
-            rc = MPI_Alltoallw(src, ws, dz, ts, dst, wr, dz, tr, l->comm);
+            rc = MPI_Sendrecv(src, 1, t, to, BB_TAG_CAL, dst, 1, t, from, BB_TAG_CAL, l->comm,
+                              MPI_STATUS_IGNORE);
             double ta = bb_time_now() - t0;
-            ts[to] = tr[from] = MPI_DOUBLE;
-            ws[to] = wr[from] = 0;
             if (rc != MPI_SUCCESS || (rc = MPI_Barrier(l->comm)) != MPI_SUCCESS)
                 break;
             /* (b) by hand */
             t0 = bb_time_now();
             for (int i = 0; i < runs; i++)
                 memcpy(stage + (size_t)e * (size_t)i, src + dp[i], (size_t)e * sizeof(double));
-            cs[to] = cr[from] = nd;
-            rc = MPI_Alltoallv(stage, cs, dz, MPI_DOUBLE, stage2, cr, dz, MPI_DOUBLE, l->comm);
-            cs[to] = cr[from] = 0;
+            rc = MPI_Sendrecv(stage, nd, MPI_DOUBLE, to, BB_TAG_CAL, stage2, nd, MPI_DOUBLE, from,
+                              BB_TAG_CAL, l->comm, MPI_STATUS_IGNORE);
             for (int i = 0; i < runs; i++)
                 memcpy(dst + dp[i], stage2 + (size_t)e * (size_t)i, (size_t)e * sizeof(double));
             double tb = bb_time_now() - t0;
@@ -125,8 +122,7 @@ static int bb_link_calibrate(bb_redist_link_t *l)
             break;
         }
 out:
-    free(src); free(dst); free(stage); free(stage2); free(cs); free(cr); free(dz);
-    free(ws); free(wr); free(ts); free(tr); free(bl); free(dp);
+    free(src); free(dst); free(stage); free(stage2); free(bl); free(dp);
     return rc;
 }
 
@@ -377,6 +373,29 @@ static int *bb_grow_int(int *buf, int64_t n)
     return nb;
 }
 
+/* Local.  The indexed slot datatypes of every peer of a built x. */
+static int bb_xplan_types(bb_xplan_t *x, MPI_Datatype elem)
+{
+    int rc;
+    for (int d = 0; d < x->p; d++) {
+        if (x->scount[d] > 0) {
+            if ((rc = bb_type_slots(x->spos + x->sdispl[d], x->scount[d], elem, &x->stype[d],
+                                    &x->type_bytes)) != MPI_SUCCESS)
+                return rc;
+            x->wtype_s[d] = x->stype[d];
+            x->wcount_s[d] = 1;
+        }
+        if (x->rcount[d] > 0) {
+            if ((rc = bb_type_slots(x->rpos + x->rdispl[d], x->rcount[d], elem, &x->rtype[d],
+                                    &x->type_bytes)) != MPI_SUCCESS)
+                return rc;
+            x->wtype_r[d] = x->rtype[d];
+            x->wcount_r[d] = 1;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
 /* Global index and local ordinal in one int64 (both < 2^31: N and every
  * count are at most INT32_MAX). */
 #define BB_PAIR(hi, lo) ((int64_t)(hi) * ((int64_t)1 << 31) + (int64_t)(lo))
@@ -573,23 +592,8 @@ static int bb_xplan_build(bb_xplan_t *x, MPI_Comm comm, int64_t n,
         rc = MPI_ERR_NO_MEM; /* local: agreed by the caller */
         goto out;
     }
-    if (how & BB_XPLAN_TYPES)
-        for (int d = 0; d < p; d++) {
-            if (x->scount[d] > 0) {
-                if ((rc = bb_type_slots(x->spos + x->sdispl[d], x->scount[d], elem,
-                                        &x->stype[d], &x->type_bytes)) != MPI_SUCCESS)
-                    goto out;
-                x->wtype_s[d] = x->stype[d];
-                x->wcount_s[d] = 1;
-            }
-            if (x->rcount[d] > 0) {
-                if ((rc = bb_type_slots(x->rpos + x->rdispl[d], x->rcount[d], elem,
-                                        &x->rtype[d], &x->type_bytes)) != MPI_SUCCESS)
-                    goto out;
-                x->wtype_r[d] = x->rtype[d];
-                x->wcount_r[d] = 1;
-            }
-        }
+    if ((how & BB_XPLAN_TYPES) && (rc = bb_xplan_types(x, elem)) != MPI_SUCCESS)
+        goto out;
     if (how & BB_XPLAN_PACKED) {
         /* MPI_PACKED sizes per peer from the count of contiguous elements:
          * the same function of the same count on both sides, so the
@@ -826,6 +830,8 @@ struct bb_redist_plan {
     int64_t tmp_n, tmp2_n, full_n, gbuf_n;  /* their sizes, elements */
     bb_redist_method_t chosen;       /* what runs: auto's choice, else method */
     char reason[200];                /* why (bb_redist_plan_choice_reason) */
+    int64_t root_chunk;              /* doubles per MPI call of the root
+                                        methods' whole-array steps */
     int64_t sequence;
     int poisoned, in_call;
 };
@@ -901,8 +907,10 @@ static void bb_plan_poison(bb_redist_plan_t *pl)
  * agreed fragmentation.  Each side's mean run, in bytes, over all ranks;
  * the shorter one decides (the more fragmented side is where datatypes
  * cost): pack below the link's threshold, direct at or above it.  Every rank
- * decides from the same sums and the same threshold, so alike.  The way not
- * chosen is released.  Returns rc, or the MPI error of the reduction. */
+ * decides from the same sums and the same threshold, so alike.  x1 was
+ * built for pack: direct adds the datatypes and releases the pack lists and
+ * buffers.  Returns rc, an MPI error of the reduction or of the datatypes,
+ * or MPI_ERR_NO_MEM (local: the caller agrees). */
 static int bb_plan_choose(bb_redist_plan_t *pl, int rc)
 {
     bb_xplan_t *x = &pl->x1;
@@ -927,13 +935,9 @@ static int bb_plan_choose(bb_redist_plan_t *pl, int rc)
     }
     if (rc != MPI_SUCCESS)
         return rc;
-    if (pl->chosen == BB_REDIST_PACK) {
-        bb_xplan_free_types(x);
-        for (int d = 0; d < x->p; d++) {
-            x->wtype_s[d] = x->wtype_r[d] = pl->elem;
-            x->wcount_s[d] = x->wcount_r[d] = 0;
-        }
-    } else {
+    if (pl->chosen == BB_REDIST_DIRECT) {
+        if ((rc = bb_xplan_types(x, pl->elem)) != MPI_SUCCESS)
+            return rc;
         free(x->srun); free(x->rrun); free(x->pbuf); free(x->ubuf);
         x->srun = x->rrun = NULL;
         x->pbuf = x->ubuf = NULL;
@@ -980,9 +984,9 @@ static int bb_plan_build_cross(bb_redist_plan_t *pl, int learn_epochs)
         return bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, ridx, rn, pl->r_first,
                               pl->r_n, BB_XPLAN_TYPES | BB_XPLAN_PACKED, pl->elem, pl->ncomp);
     case BB_REDIST_AUTO:
-        /* both ways built, the one not chosen released after the choice */
+        /* built for pack; the datatypes are added if direct is chosen */
         rc = bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, ridx, rn, pl->r_first,
-                            pl->r_n, BB_XPLAN_TYPES | BB_XPLAN_RUNS, pl->elem, pl->ncomp);
+                            pl->r_n, BB_XPLAN_RUNS, pl->elem, pl->ncomp);
         return bb_plan_choose(pl, rc);
     case BB_REDIST_TWO_STEP: {
         /* to the receiving code's standardized distribution */
@@ -1136,6 +1140,7 @@ bb_status_t bb_redist_plan_create(bb_redist_link_t *link, bb_redist_method_t met
     pl->ncomp = (int)(element_bytes / 8);
     pl->elem = MPI_DATATYPE_NULL;
     pl->chosen = method;
+    pl->root_chunk = BB_ROOT_CHUNK;
     snprintf(pl->reason, sizeof pl->reason, "%s: the method asked for",
              bb_redist_method_name(method));
     int send_drv = command == BB_REDIST_SEND;
@@ -1230,12 +1235,6 @@ bb_status_t bb_redist_plan_create(bb_redist_link_t *link, bb_redist_method_t met
     pl->n = dn;
     pl->driver_epoch = agg[17];
     pl->engine_known = agg[18];
-    /* Root methods move N * ncomp doubles in single MPI calls. */
-    if ((method == BB_REDIST_ROOT || method == BB_REDIST_ROOT_GATHERV)
-        && pl->n * pl->ncomp > INT_MAX) {
-        bb_plan_release(pl);
-        return BB_ERR_ARG;
-    }
 
     double t1 = bb_time_now();
     rc = bb_plan_build_cross(pl, 0);
@@ -1391,21 +1390,38 @@ bb_status_t bb_redist_plan_destroy(bb_redist_plan_t *pl)
 /* One message                                                              */
 /* ------------------------------------------------------------------------ */
 
+void bb_redist_plan_set_root_chunk(bb_redist_plan_t *pl, int64_t doubles)
+{
+    pl->root_chunk = doubles >= 1 && doubles <= BB_ROOT_CHUNK ? doubles : BB_ROOT_CHUNK;
+}
+
+/* The next piece of a whole array of total doubles from *at: its length
+ * (at most the plan's chunk, so an int), 0 at the end. */
+static int bb_root_piece(const bb_redist_plan_t *pl, int64_t total, int64_t at)
+{
+    int64_t left = total - at;
+    return (int)(left < pl->root_chunk ? left : pl->root_chunk);
+}
+
 /* The one root-to-root message of the root methods: the full array from the
- * sending code's root to the receiving code's (none when they are one rank). */
-static int bb_root_message(bb_redist_plan_t *pl, int cnt)
+ * sending code's root to the receiving code's (none when they are one rank),
+ * in pieces of at most the plan's chunk (the counts are ints). */
+static int bb_root_message(bb_redist_plan_t *pl, int64_t cnt)
 {
     bb_redist_link_t *l = pl->link;
-    int rc;
+    int rc, k;
     if (pl->s_first == pl->r_first)
         return MPI_SUCCESS;
-    if (l->rank == pl->s_first
-        && (rc = MPI_Send(pl->full, cnt, MPI_DOUBLE, pl->r_first, BB_TAG_DATA, l->comm)) != MPI_SUCCESS)
-        return rc;
-    if (l->rank == pl->r_first
-        && (rc = MPI_Recv(pl->full, cnt, MPI_DOUBLE, pl->s_first, BB_TAG_DATA, l->comm,
-                          MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-        return rc;
+    for (int64_t at = 0; (k = bb_root_piece(pl, cnt, at)) > 0; at += k) {
+        if (l->rank == pl->s_first
+            && (rc = MPI_Send(pl->full + at, k, MPI_DOUBLE, pl->r_first, BB_TAG_DATA, l->comm))
+                   != MPI_SUCCESS)
+            return rc;
+        if (l->rank == pl->r_first
+            && (rc = MPI_Recv(pl->full + at, k, MPI_DOUBLE, pl->s_first, BB_TAG_DATA, l->comm,
+                              MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            return rc;
+    }
     return MPI_SUCCESS;
 }
 
@@ -1413,7 +1429,8 @@ static int bb_root_message(bb_redist_plan_t *pl, int cnt)
  * message, broadcast, every receiver picks its elements (today's MDI). */
 static int bb_run_root(bb_redist_plan_t *pl, const double *send, double *recv)
 {
-    int rc, nc = pl->ncomp, cnt = (int)(pl->n * nc);
+    int rc, k, nc = pl->ncomp;
+    int64_t cnt = pl->n * nc;
     int me_s = -1, me_r = -1;
     if (pl->sender) {
         const bb_map_t *sm = bb_plan_send_map(pl);
@@ -1421,10 +1438,11 @@ static int bb_run_root(bb_redist_plan_t *pl, const double *send, double *recv)
         memset(pl->full, 0, (size_t)cnt * sizeof(double));
         for (int64_t i = 0; i < sm->count; i++)
             bb_copy_elem(pl->full, (int)sm->idx[i], send, (int)i, nc);
-        rc = MPI_Reduce(me_s == 0 ? MPI_IN_PLACE : pl->full, me_s == 0 ? pl->full : NULL,
-                        cnt, MPI_DOUBLE, MPI_SUM, 0, pl->scomm);
-        if (rc != MPI_SUCCESS)
-            return rc;
+        for (int64_t at = 0; (k = bb_root_piece(pl, cnt, at)) > 0; at += k)
+            if ((rc = MPI_Reduce(me_s == 0 ? MPI_IN_PLACE : pl->full + at,
+                                 me_s == 0 ? pl->full + at : NULL, k, MPI_DOUBLE, MPI_SUM, 0,
+                                 pl->scomm)) != MPI_SUCCESS)
+                return rc;
     }
     if (pl->receiver)
         MPI_Comm_rank(pl->rcomm, &me_r);
@@ -1432,8 +1450,9 @@ static int bb_run_root(bb_redist_plan_t *pl, const double *send, double *recv)
         return rc;
     if (pl->receiver) {
         const bb_map_t *rm = bb_plan_recv_map(pl);
-        if ((rc = MPI_Bcast(pl->full, cnt, MPI_DOUBLE, 0, pl->rcomm)) != MPI_SUCCESS)
-            return rc;
+        for (int64_t at = 0; (k = bb_root_piece(pl, cnt, at)) > 0; at += k)
+            if ((rc = MPI_Bcast(pl->full + at, k, MPI_DOUBLE, 0, pl->rcomm)) != MPI_SUCCESS)
+                return rc;
         for (int64_t i = 0; i < rm->count; i++)
             bb_copy_elem(recv, (int)i, pl->full, (int)rm->idx[i], nc);
     }
@@ -1444,7 +1463,8 @@ static int bb_run_root(bb_redist_plan_t *pl, const double *send, double *recv)
  * order, one root-to-root message, permute to receiver order, scatter. */
 static int bb_run_root_gatherv(bb_redist_plan_t *pl, const double *send, double *recv)
 {
-    int rc, nc = pl->ncomp, cnt = (int)(pl->n * nc);
+    int rc, nc = pl->ncomp;
+    int64_t cnt = pl->n * nc;
     int me_s = -1, me_r = -1;
     if (pl->sender) {
         const bb_map_t *sm = bb_plan_send_map(pl);

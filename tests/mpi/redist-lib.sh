@@ -1,15 +1,31 @@
 #!/bin/sh
 # Redistribution on real MPI: every method x layout pairs x both commands
 # moves the right data, in MDI mode and intra mode (one code, two layouts),
-# at 1, 2 and 3 ranks (4 ranks: redist-n4.sh).
+# at 1, 2 and 3 ranks (4 ranks: redist-n4.sh); auto chooses by its rule,
+# alike on every rank (direct for a contiguous pair); plan bytes are counted.
 . "$(dirname "$0")/../lib.sh"
 
 out="$BB_TMP/out"
 T="$B/tests/mpi/test-redist"
+# the lines test-redist moves prints for auto and the plan bytes
+bb_redist_auto_lines() {
+    bb_expect_grep "^auto threshold: [0-9]* B per run" "$out" "-n $1: the link's threshold"
+    bb_expect_grep "^auto random:5->std N=3000: auto: [a-z]*: mean run 24.0 B" "$out" \
+        "-n $1: auto on a fragmented pair (24 B runs) says why"
+    bb_expect_grep "^auto std->std N=3000: auto: direct: mean run" "$out" \
+        "-n $1: auto chooses direct for a contiguous pair"
+    bb_expect_grep "^plan bytes, busiest rank: root [0-9]* -> [0-9]*, direct" "$out" \
+        "-n $1: plan bytes counted"
+    for m in root root-gatherv; do
+        bb_expect_grep "^$m: whole array in pieces of 7 doubles, data right" "$out" \
+            "-n $1: $m in pieces (as N * components > INT_MAX needs)"
+    done
+}
 
 bb_serial "$T" moves > "$out" 2>&1
 bb_expect_rc 0 $? "singleton test-redist moves (intra mode on one rank)"
 bb_expect_grep "moves on 1 ranks: [0-9]* passed, 0 failed" "$out" "singleton summary"
+bb_redist_auto_lines 1
 
 for np in 2 3; do
     bb_mpirun "$np" "$T" moves > "$out" 2>&1
@@ -17,5 +33,6 @@ for np in 2 3; do
     bb_expect_rc 0 $rc "test-redist moves at -n $np"
     [ $rc -eq 0 ] || cat "$out" >&2
     bb_expect_grep "moves on $np ranks: [0-9]* passed, 0 failed" "$out" "-n $np summary"
+    bb_redist_auto_lines "$np"
 done
 bb_finish

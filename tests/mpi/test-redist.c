@@ -2,7 +2,9 @@
  *
  *   test-redist moves    every method x layout pairs x both commands x MDI
  *                        splits and intra mode moves the right data (checked
- *                        slot by slot and by the global checksum)
+ *                        slot by slot and by the global checksum); auto
+ *                        chooses by its rule, alike on every rank; the
+ *                        counted plan bytes
  *   test-redist invalid  invalid maps and contracts are refused on every
  *                        rank; prints one "rank R: refused ..." line per rank
  *                        and case
@@ -143,6 +145,160 @@ static void case_moves(bb_world_t *world)
     CHECK_MSG(bb_redist_link_create(world, BB_REDIST_MODE_MDI, ranks, &l) == BB_ERR_ARG, "Pd = P");
     if (rank == 0)
         printf("moves: every method, both commands, checked\n");
+}
+
+/* A string's FNV-1a hash, to compare strings across ranks. */
+static int64_t str_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return (int64_t)(h >> 1);
+}
+
+/* auto on one layout pair: the traffic's per-side runs, the link's
+ * threshold and the plan's choice agree with auto's rule, alike on every
+ * rank; want_direct: the pair is contiguous enough that any threshold the
+ * calibration can give chooses direct. */
+static void auto_one(bb_redist_link_t *l, const char *from, const char *to, int64_t n,
+                     int64_t eb, int want_direct)
+{
+    char what[128];
+    snprintf(what, sizeof what, "auto %s->%s N=%lld", from, to, (long long)n);
+    bb_map_t *dm = code_map(l, 0, from, n, 0), *em = code_map(l, 1, to, n, 0);
+    bb_redist_plan_t *plan = NULL;
+    bb_status_t st = bb_redist_plan_create(l, BB_REDIST_AUTO, BB_REDIST_SEND, eb, dm, em,
+                                           &plan, NULL);
+    CHECK_MSG(st == BB_OK, "%s: plan: %s", what, bb_status_string(st));
+    if (st == BB_OK) {
+        bb_redist_traffic_t t;
+        CHECK_MSG(bb_redist_plan_traffic(plan, &t) == BB_OK, "%s: traffic", what);
+        double thr = bb_redist_link_auto_threshold(l);
+        double sb = t.send_mean_run_elements * (double)eb, rb = t.recv_mean_run_elements * (double)eb;
+        double frag = sb < 0 ? rb : (rb < 0 || sb < rb ? sb : rb);
+        bb_redist_method_t want = (frag >= 0 && frag < thr) ? BB_REDIST_PACK : BB_REDIST_DIRECT;
+        bb_redist_method_t got = bb_redist_plan_chosen(plan);
+        const char *why = bb_redist_plan_choice_reason(plan);
+        CHECK_MSG(got == want && t.chosen == got, "%s: chose %s, the rule gives %s (%s)", what,
+                  bb_redist_method_name(got), bb_redist_method_name(want), why);
+        CHECK_MSG(!want_direct || got == BB_REDIST_DIRECT, "%s: a contiguous pair chose %s",
+                  what, bb_redist_method_name(got));
+        CHECK_MSG(why != NULL && strncmp(why, "auto: ", 6) == 0
+                      && strstr(why, bb_redist_method_name(got)) != NULL,
+                  "%s: reason '%s'", what, why ? why : "(null)");
+        CHECK_MSG(t.send_mean_run_elements >= 1 && t.recv_mean_run_elements >= 1
+                      && t.send_runs_max >= 1 && t.recv_runs_max >= 1,
+                  "%s: per-side runs %.2f %.2f, max %lld %lld", what, t.send_mean_run_elements,
+                  t.recv_mean_run_elements, (long long)t.send_runs_max, (long long)t.recv_runs_max);
+        int64_t mine[3] = {(int64_t)got, str_hash(why), (int64_t)thr}, mn[3], mx[3];
+        bb_agree_minmax(MPI_COMM_WORLD, mine, 3, mn, mx);
+        CHECK_MSG(bb_agree_fields_equal(mn, mx, 0, 3),
+                  "%s: every rank chose alike, for the same reason and threshold", what);
+        if (rank == 0)
+            printf("%s: %s\n", what, why);
+        CHECK_MSG(bb_redist_plan_destroy(plan) == BB_OK, "%s: destroy", what);
+    }
+    bb_map_free(dm);
+    bb_map_free(em);
+}
+
+/* The plan bytes of one method at N (random:5 -> std, '>', 24 B). */
+static int64_t plan_bytes(bb_redist_link_t *l, bb_redist_method_t method, int64_t n,
+                          int64_t *max_count_out)
+{
+    bb_map_t *dm = code_map(l, 0, "random:5", n, 0), *em = code_map(l, 1, "std", n, 0);
+    bb_redist_plan_t *plan = NULL;
+    bb_redist_traffic_t t;
+    memset(&t, 0, sizeof t);
+    t.plan_bytes_max = -1;
+    bb_status_t st = bb_redist_plan_create(l, method, BB_REDIST_SEND, 24, dm, em, &plan, NULL);
+    CHECK_MSG(st == BB_OK && bb_redist_plan_traffic(plan, &t) == BB_OK,
+              "bytes %s N=%lld: %s", bb_redist_method_name(method), (long long)n,
+              bb_status_string(st));
+    CHECK_MSG(t.message_bytes_max == 0, "bytes %s: execute allocates nothing",
+              bb_redist_method_name(method));
+    int64_t cnt = (dm ? bb_map_count(dm) : 0) + (em ? bb_map_count(em) : 0);
+    bb_agree_max(MPI_COMM_WORLD, &cnt, 1, max_count_out);
+    if (st == BB_OK)
+        bb_redist_plan_destroy(plan);
+    bb_map_free(dm);
+    bb_map_free(em);
+    return t.plan_bytes_max;
+}
+
+/* auto, the link's threshold and the counted plan bytes. */
+static void case_auto(bb_world_t *world)
+{
+    int mdi = ranks > 1;
+    bb_redist_link_t *l = NULL;
+    bb_status_t st = bb_redist_link_create(world, mdi ? BB_REDIST_MODE_MDI : BB_REDIST_MODE_INTRA,
+                                           mdi ? ranks / 2 : 0, &l);
+    CHECK_MSG(st == BB_OK, "auto link: %s", bb_status_string(st));
+    if (st != BB_OK)
+        return;
+    double thr = bb_redist_link_auto_threshold(l);
+    CHECK_MSG(thr == 8 || thr == 32 || thr == 128 || thr == 512 || thr == 2048 || thr == 4096,
+              "threshold %.1f B is one the calibration can give", thr);
+    if (rank == 0)
+        printf("auto threshold: %.0f B per run\n", thr);
+    /* scattered single elements (24 B runs) and long contiguous runs
+     * (N / P elements, >= 36 KB: above any threshold) */
+    auto_one(l, "random:5", "std", 3000, 24, 0);
+    auto_one(l, "std", "std", 3000, 24, 1);
+
+    /* root holds the whole array on every rank (O(N) each), direct only
+     * what the rank's maps name (O(count), at most 48 B per element: map
+     * copies, slot lists and datatype arrays); both grow with N. */
+    int64_t c1, c2, cr;
+    int64_t r1 = plan_bytes(l, BB_REDIST_ROOT, 2000, &cr), r2 = plan_bytes(l, BB_REDIST_ROOT, 4000, &cr);
+    int64_t d1 = plan_bytes(l, BB_REDIST_DIRECT, 2000, &c1), d2 = plan_bytes(l, BB_REDIST_DIRECT, 4000, &c2);
+    CHECK_MSG(r1 >= 2000 * 24 && r2 - r1 >= 2000 * 24, "root plan bytes %lld, %lld: O(N) per rank",
+              (long long)r1, (long long)r2);
+    CHECK_MSG(d1 > 0 && d2 > d1 && d1 <= 48 * c1 + 4096 + 64 * ranks
+                  && d2 <= 48 * c2 + 4096 + 64 * ranks,
+              "direct plan bytes %lld, %lld for %lld, %lld local elements", (long long)d1,
+              (long long)d2, (long long)c1, (long long)c2);
+    if (rank == 0)
+        printf("plan bytes, busiest rank: root %lld -> %lld, direct %lld -> %lld "
+               "(N 2000 -> 4000, %lld -> %lld local elements)\n", (long long)r1, (long long)r2,
+               (long long)d1, (long long)d2, (long long)c1, (long long)c2);
+    /* The root methods' whole-array steps in pieces (as N * components >
+     * INT_MAX needs), here of 7 doubles: N = 50, 24 B = 150 doubles, 22
+     * pieces, the last short. */
+    for (int m = BB_REDIST_ROOT; m <= BB_REDIST_ROOT_GATHERV; m++)
+        for (int d = 0; d < 2; d++) {
+            int cmd = d ? BB_REDIST_RECEIVE : BB_REDIST_SEND;
+            int64_t n = 50, eb = 24;
+            bb_map_t *dm = code_map(l, 0, "random:5", n, 0), *em = code_map(l, 1, "cyclic", n, 0);
+            bb_redist_plan_t *plan = NULL;
+            st = bb_redist_plan_create(l, (bb_redist_method_t)m, cmd, eb, dm, em, &plan, NULL);
+            CHECK_MSG(st == BB_OK, "chunked %s: plan: %s", bb_redist_method_name(m),
+                      bb_status_string(st));
+            if (st == BB_OK) {
+                bb_redist_plan_set_root_chunk(plan, 7);
+                const bb_map_t *sm = bb_redist_plan_send_map(plan), *rm = bb_redist_plan_recv_map(plan);
+                double *sb = alloc_elems(sm, eb), *rb = alloc_elems(rm, eb);
+                if (sm)
+                    bb_redist_fill(sm, eb, 1, sb);
+                if (rm)
+                    bb_redist_fill_sentinel(bb_map_count(rm), eb, rb);
+                bb_redist_contract_t c = {cmd, n, eb, n};
+                st = bb_redist_plan_execute(plan, &c, sb, rb, NULL);
+                CHECK_MSG(st == BB_OK && bb_redist_check(bb_redist_link_comm(l), rm, n, eb, 1, rb,
+                                                         NULL) == BB_OK,
+                          "chunked %s %c: in pieces of 7 doubles, data right",
+                          bb_redist_method_name(m), cmd);
+                if (st == BB_OK && rank == 0 && d == 1)
+                    printf("%s: whole array in pieces of 7 doubles, data right\n",
+                           bb_redist_method_name(m));
+                free(sb);
+                free(rb);
+                bb_redist_plan_destroy(plan);
+            }
+            bb_map_free(dm);
+            bb_map_free(em);
+        }
+    CHECK_MSG(bb_redist_link_destroy(l) == BB_OK, "auto link destroy");
 }
 
 /* Rank `who` gets a bad map (kind: dup, gap, range, n, missing); every rank
@@ -554,8 +710,10 @@ int main(int argc, char **argv)
     int all = strcmp(which, "all") == 0;
     if (strcmp(which, "poison") == 0 && argc > 3)
         case_poison(world, argv[2], argv[3]);
-    if (all || strcmp(which, "moves") == 0)
+    if (all || strcmp(which, "moves") == 0) {
         case_moves(world);
+        case_auto(world);
+    }
     if (all || strcmp(which, "invalid") == 0)
         case_invalid(world);
     if (all || strcmp(which, "epoch") == 0)

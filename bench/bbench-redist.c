@@ -327,9 +327,8 @@ static const char *const setup_includes[] = {
     "setup.validate", "setup.map_transfer", "setup.plan_build", NULL
 };
 
-static cJSON *run_elements(double v, const char *side)
+static cJSON *run_elements(double v)
 {
-    (void)side;
     return v >= 0 ? bb_quantity_value(v, "count", "call/all-ranks")
                   : bb_quantity_null("count", "call/all-ranks",
                                      "no slot runs on this side: the root methods move "
@@ -402,9 +401,9 @@ static void record_method(run_ctx_t *ctx, const method_result_t *mr, const metho
     bb_quantities_add(q, "redist.peers_max",
                       bb_quantity_value((double)t->max_peers, "count", scope));
     bb_quantities_add(q, "redist.send_mean_run_elements",
-                      run_elements(t->send_mean_run_elements, "send"));
+                      run_elements(t->send_mean_run_elements));
     bb_quantities_add(q, "redist.recv_mean_run_elements",
-                      run_elements(t->recv_mean_run_elements, "recv"));
+                      run_elements(t->recv_mean_run_elements));
     bb_quantities_add(q, "redist.send_runs_max",
                       bb_quantity_value((double)t->send_runs_max, "count", scope));
     bb_quantities_add(q, "redist.recv_runs_max",
@@ -536,9 +535,8 @@ static void table_point_cells(run_ctx_t *ctx)
     bb_table_text(t, to);
 }
 
-static void table_runs(bb_table_t *t, double mean, int64_t runs)
+static void table_runs(bb_table_t *t, double mean)
 {
-    (void)runs;
     if (mean >= 0)
         bb_table_number(t, mean, 1);
     else
@@ -547,7 +545,7 @@ static void table_runs(bb_table_t *t, double mean, int64_t runs)
 
 static void table_point(run_ctx_t *ctx, const method_result_t *mrs, int nm,
                         const method_result_t *root, int best,
-                        const bb_redist_bound_t *bound, const bb_measure_result_t *probe)
+                        const bb_redist_bound_t *bound)
 {
     bb_table_t *t = bb_run_table(ctx->run);
     int full = bb_run_full(ctx->run);
@@ -571,8 +569,8 @@ static void table_point(run_ctx_t *ctx, const method_result_t *mrs, int nm,
             bb_table_missing(t);
         else
             bb_table_integer(t, k);
-        table_runs(t, tr->send_mean_run_elements, tr->send_runs_max);
-        table_runs(t, tr->recv_mean_run_elements, tr->recv_runs_max);
+        table_runs(t, tr->send_mean_run_elements);
+        table_runs(t, tr->recv_mean_run_elements);
         if (tr->send_mean_run_elements >= 0)
             bb_table_integer(t, tr->send_runs_max);
         else
@@ -593,7 +591,7 @@ static void table_point(run_ctx_t *ctx, const method_result_t *mrs, int nm,
                          : i == best ? "fastest" : "ok");
         bb_table_row_end(t);
     }
-    /* the bound's row: its formula's value, then its probe's own spread */
+    /* the bound's row: its formula's value (its parts are in the note) */
     table_point_cells(ctx);
     bb_table_text(t, "bound");
     bb_table_number(t, bound->bound_s * 1e6, 1);
@@ -603,7 +601,6 @@ static void table_point(run_ctx_t *ctx, const method_result_t *mrs, int nm,
         bb_table_missing(t);
     bb_table_text(t, "ok");
     bb_table_row_end(t);
-    (void)probe;
 }
 
 /* The reason of the point's fastest method, from the per-side runs and the
@@ -1349,7 +1346,7 @@ static int redist_point(bb_run_t *run, void *state, size_t i)
             best = m;
     }
     if (bb_run_rank(run) == 0) {
-        table_point(ctx, st->mrs, nm, root, best, &bound, &res[nm]);
+        table_point(ctx, st->mrs, nm, root, best, &bound);
         note_point(ctx, st->mrs, nm, best, root, &bound);
         for (int m = 0; m < nm; m++)
             record_method(ctx, &st->mrs[m], root, &dt, &bound, &res[nm]);

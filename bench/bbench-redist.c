@@ -1,10 +1,11 @@
 /* bbench-redist: MDI parallel communication between two data layouts.
- * Every method moves the same elements between the same maps; each message
- * is checked slot by slot outside the timing; the machine's lower bound
- * (ping-pong and memcpy of the largest per-rank volume) is measured in the
- * same run.  The protocol is lib/redist-*.c (layouts, fixture and bound: harness/); the runner (harness/runner.c)
- * owns options, measurement loop and record; this file holds the message
- * kernel, the plans around it and the descriptor. */
+ * Every method moves the same elements between the same maps; the methods
+ * and the machine's lower bound (harness/bound.c) are measured interleaved,
+ * sample by sample (bb_measure_run_set), so load drift shows in all alike;
+ * each message is checked slot by slot outside the timing.  The protocol is
+ * lib/redist-*.c (layouts, fixture and bound: harness/); the runner
+ * (harness/runner.c) owns options, measurement and record; this file holds
+ * the message kernel, the plans around it, the table and the descriptor. */
 #include "config.h"
 #include "runner.h"
 
@@ -13,17 +14,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { LAYOUTS_MAX = 8 };
+
 typedef struct options {
     bb_size_list_t elements;
     int64_t element_bytes;
     int driver_ranks;          /* -1: P/2 */
-    const char *from, *to;
-    bb_layout_t from_layout, to_layout;
+    const char *from[LAYOUTS_MAX], *to[LAYOUTS_MAX];
+    bb_layout_t from_layout[LAYOUTS_MAX], to_layout[LAYOUTS_MAX];
+    int nfrom, nto;
     int directions[2], ndirections;
+    int direction_given;
     bb_redist_method_t methods[BB_REDIST_METHODS];
     int nmethods;
     int64_t messages;          /* messages per plan; 0: one plan for the point */
     bb_redist_mode_t mode;     /* --link */
+    int full_sweep, ratios;
+    int md;                    /* --workload md */
+    int64_t remap_every;       /* --remap K:f; 0: no remap */
+    double remap_fraction;
 } options_t;
 
 static void parse_layout(bb_run_t *run, const char *opt, const char *text, bb_layout_t *out)
@@ -56,6 +65,10 @@ enum { S_TOTAL, S_VALIDATE, S_MAP, S_BUILD, S_N };
 static const char *const s_names[S_N] = {
     "setup.total", "setup.validate", "setup.map_transfer", "setup.plan_build"
 };
+/* A side whose mean contiguous run is shorter than this many bytes must be
+ * gathered through memory (packed, by hand or by MPI) before the network:
+ * the bound counts that copy. */
+enum { FRAGMENTED_RUN_BYTES = 256 };
 
 /* Buffers of one plan. */
 typedef struct buffers {
@@ -63,7 +76,10 @@ typedef struct buffers {
     double *send, *recv;
 } buffers_t;
 
+typedef struct run_ctx run_ctx_t;
+
 typedef struct method_result {
+    run_ctx_t *ctx;
     bb_redist_method_t method;
     bb_measure_result_t m;       /* the messages: first, samples, calls */
     double *setup[S_N];          /* [nsetup] */
@@ -71,24 +87,26 @@ typedef struct method_result {
     double first_setup[S_N];
     int64_t messages, wrong_messages, refused;
     bb_redist_traffic_t traffic;
-    double median;
+    char choice[256];            /* bb_redist_plan_choice_reason */
+    double median, setup_median;
+    /* while measured: the plan, its buffers, the message number */
+    bb_redist_plan_t *plan;
+    buffers_t b;
+    int64_t k, on_plan;
 } method_result_t;
 
-typedef struct run_ctx {
+struct run_ctx {
     bb_run_t *run;
     bb_bench_t *bench;
     const options_t *o;
     bb_redist_link_t *link;
     MPI_Comm comm;               /* the link's: every rank of both codes */
-    bb_map_t *dmap, *emap;       /* this rank's maps for the current N */
+    bb_map_t *dmap, *emap;       /* this rank's maps for the current point */
     int64_t n;
     int command;
-    /* the method being measured: its plan, buffers and message number */
-    method_result_t *mr;
-    bb_redist_plan_t *plan;
-    buffers_t b;
-    int64_t k, on_plan;
-} run_ctx_t;
+    int from, to;                /* indices into the layout lists */
+    bb_map_t *md_dmap1, *md_emap1; /* <ENERGY: element 0 on each code's rank 0 */
+};
 
 static void setup_push(run_ctx_t *ctx, method_result_t *mr, const bb_redist_setup_t *su)
 {
@@ -140,13 +158,14 @@ static void buffers_free(buffers_t *b)
 {
     free(b->send);
     free(b->recv);
+    b->send = b->recv = NULL;
 }
 
 /* One message: prepared and checked outside the timing. */
-static void message(run_ctx_t *ctx, bb_redist_plan_t *plan, buffers_t *b, int64_t k,
-                    double *t, method_result_t *mr)
+static void message(run_ctx_t *ctx, method_result_t *mr, double *t)
 {
-    int64_t eb = ctx->o->element_bytes;
+    int64_t eb = ctx->o->element_bytes, k = mr->k++;
+    buffers_t *b = &mr->b;
     if (b->sm)
         bb_redist_fill(b->sm, eb, k, b->send);
     if (b->rm)
@@ -156,7 +175,7 @@ static void message(run_ctx_t *ctx, bb_redist_plan_t *plan, buffers_t *b, int64_
     if (MPI_Barrier(ctx->comm) != MPI_SUCCESS)
         bb_bench_fatal(ctx->bench, "MPI_Barrier failed");
     double t0 = bb_time_now();
-    bb_status_t st = bb_redist_plan_execute(plan, &c, b->send, b->recv, &m);
+    bb_status_t st = bb_redist_plan_execute(mr->plan, &c, b->send, b->recv, &m);
     double elapsed = bb_time_now() - t0;
     if (st == BB_REFUSED) {
         mr->refused++;
@@ -168,7 +187,6 @@ static void message(run_ctx_t *ctx, bb_redist_plan_t *plan, buffers_t *b, int64_
     t[T_ELAPSED] += elapsed;
     t[T_ADMISSION] += m.admission_s;
     t[T_PAYLOAD] += m.payload_s;
-    mr->messages++;
     bb_redist_check_t ck;
     st = bb_redist_check(ctx->comm, b->rm, ctx->n, eb, k, b->recv, &ck);
     if (st == BB_ERR_VALIDATION) {
@@ -188,29 +206,31 @@ static void message(run_ctx_t *ctx, bb_redist_plan_t *plan, buffers_t *b, int64_
  * rebuilt first, its setup timed apart and outside the message's time. */
 static bb_status_t message_call(void *arg, double *t, double *counts)
 {
-    run_ctx_t *ctx = arg;
+    method_result_t *mr = arg;
+    run_ctx_t *ctx = mr->ctx;
     (void)counts;
-    if (ctx->o->messages > 0 && ctx->on_plan >= ctx->o->messages) {
+    if (ctx->o->messages > 0 && mr->on_plan >= ctx->o->messages) {
         bb_redist_setup_t su;
-        buffers_free(&ctx->b);
-        bb_redist_plan_destroy(ctx->plan);
-        ctx->plan = plan_build(ctx, ctx->mr->method, &su);
-        setup_push(ctx, ctx->mr, &su);
-        buffers_get(ctx, ctx->plan, &ctx->b);
-        ctx->on_plan = 0;
+        buffers_free(&mr->b);
+        bb_redist_plan_destroy(mr->plan);
+        mr->plan = plan_build(ctx, mr->method, &su);
+        setup_push(ctx, mr, &su);
+        buffers_get(ctx, mr->plan, &mr->b);
+        mr->on_plan = 0;
     }
-    message(ctx, ctx->plan, &ctx->b, ctx->k++, t, ctx->mr);
-    ctx->on_plan++;
+    message(ctx, mr, t);
+    mr->on_plan++;
     return BB_OK;
 }
 
-/* One method at the current N and command. */
-static void measure_method(run_ctx_t *ctx, bb_redist_method_t method, method_result_t *mr)
+/* A method's setup: samples plans built and freed, then the one that is
+ * measured; its traffic and (auto) its choice. */
+static void method_prepare(run_ctx_t *ctx, bb_redist_method_t method, method_result_t *mr)
 {
     int64_t samples = bb_run_settings(ctx->run)->samples;
     memset(mr, 0, sizeof *mr);
+    mr->ctx = ctx;
     mr->method = method;
-    /* setup: samples plans built and freed, then the one that is used */
     bb_redist_setup_t su;
     bb_redist_plan_t *plan = plan_build(ctx, method, &su);
     setup_push(ctx, mr, &su);
@@ -223,13 +243,16 @@ static void measure_method(run_ctx_t *ctx, bb_redist_method_t method, method_res
     }
     if (bb_redist_plan_traffic(plan, &mr->traffic) != BB_OK)
         bb_bench_fatal(ctx->bench, "traffic: MPI error");
-    ctx->mr = mr;
-    ctx->plan = plan;
-    buffers_get(ctx, plan, &ctx->b);
-    ctx->k = ctx->on_plan = 0;
-    bb_measure_variant_t v = { .nparts = T_N, .ncounts = 0, .call = message_call,
-                               .arg = ctx };
-    bb_run_measure(ctx->run, bb_redist_method_name(method), &v, &mr->m);
+    const char *why = bb_redist_plan_choice_reason(plan);
+    snprintf(mr->choice, sizeof mr->choice, "%s", why ? why : "");
+    mr->plan = plan;
+    buffers_get(ctx, plan, &mr->b);
+    mr->setup_median = bb_stats_median(mr->setup[S_TOTAL], mr->nsetup);
+}
+
+/* After the measurement: agreed failures, the median, the plan freed. */
+static void method_conclude(run_ctx_t *ctx, method_result_t *mr)
+{
     int64_t local[2] = {mr->wrong_messages, mr->refused}, agreed[2];
     if (bb_agree_max(ctx->comm, local, 2, agreed) != MPI_SUCCESS)
         bb_bench_fatal(ctx->bench, "MPI_Allreduce failed");
@@ -238,10 +261,9 @@ static void measure_method(run_ctx_t *ctx, bb_redist_method_t method, method_res
     /* every message the engine made was checked, unless it was refused */
     mr->messages = mr->m.calls - mr->refused;
     mr->median = bb_stats_median(bb_measure_part(&mr->m, T_ELAPSED), (size_t)mr->m.samples);
-    buffers_free(&ctx->b);
-    bb_redist_plan_destroy(ctx->plan);
-    ctx->plan = NULL;
-    ctx->mr = NULL;
+    buffers_free(&mr->b);
+    bb_redist_plan_destroy(mr->plan);
+    mr->plan = NULL;
 }
 
 static void method_result_free(method_result_t *mr)
@@ -249,21 +271,46 @@ static void method_result_free(method_result_t *mr)
     bb_measure_result_clear(&mr->m);
     for (int i = 0; i < S_N; i++)
         free(mr->setup[i]);
+    memset(mr, 0, sizeof *mr);
 }
 
+/* Messages after which setup + K messages cost less than root's: 0 when
+ * the method is root or never pays (why says which). */
+static int64_t break_even(const method_result_t *mr, const method_result_t *root,
+                          const char **why)
+{
+    *why = NULL;
+    if (root == NULL) {
+        *why = "root was not measured (--methods)";
+        return 0;
+    }
+    if (mr == root) {
+        *why = "root is the reference";
+        return 0;
+    }
+    if (!(mr->median < root->median)) {
+        *why = "never pays: its message is not faster than root's";
+        return 0;
+    }
+    double k = (mr->setup_median - root->setup_median) / (root->median - mr->median);
+    return k < 0 ? 1 : (int64_t)floor(k) + 1;
+}
 
-static cJSON *parameters_new(const run_ctx_t *ctx, bb_redist_method_t method)
+static cJSON *parameters_new(const run_ctx_t *ctx, const method_result_t *mr)
 {
     const options_t *o = ctx->o;
     char from[64], to[64], dir[2] = {(char)ctx->command, '\0'};
     int ranks = bb_bench_size(ctx->bench);
-    bb_layout_format(&o->from_layout, from, sizeof from);
-    bb_layout_format(&o->to_layout, to, sizeof to);
+    bb_layout_format(&o->from_layout[ctx->from], from, sizeof from);
+    bb_layout_format(&o->to_layout[ctx->to], to, sizeof to);
     cJSON *p = cJSON_CreateObject();
     cJSON_AddNumberToObject(p, "elements", (double)ctx->n);
     cJSON_AddNumberToObject(p, "element_bytes", (double)o->element_bytes);
     cJSON_AddStringToObject(p, "direction", dir);
-    cJSON_AddStringToObject(p, "method", bb_redist_method_name(method));
+    cJSON_AddStringToObject(p, "method", bb_redist_method_name(mr->method));
+    cJSON_AddStringToObject(p, "chosen", bb_redist_method_name(mr->traffic.chosen));
+    if (mr->method == BB_REDIST_AUTO)
+        cJSON_AddStringToObject(p, "choice_reason", mr->choice);
     cJSON_AddStringToObject(p, "mode", o->mode == BB_REDIST_MODE_MDI ? "mdi" : "intra");
     cJSON_AddNumberToObject(p, "driver_ranks",
                             o->mode == BB_REDIST_MODE_MDI ? o->driver_ranks : ranks);
@@ -280,10 +327,24 @@ static const char *const setup_includes[] = {
     "setup.validate", "setup.map_transfer", "setup.plan_build", NULL
 };
 
-static void record_method(run_ctx_t *ctx, const method_result_t *mr,
-                          const bb_redist_traffic_t *direct, const bb_redist_bound_t *bound)
+static cJSON *run_elements(double v)
 {
-    const options_t *o = ctx->o;
+    return v >= 0 ? bb_quantity_value(v, "count", "call/all-ranks")
+                  : bb_quantity_null("count", "call/all-ranks",
+                                     "no slot runs on this side: the root methods move "
+                                     "whole arrays and pick elements one by one, or N = 0");
+}
+
+/* Efficiency only where the bound held: above 1 the bound is wrong. */
+static int bound_failed(const method_result_t *mr, const bb_redist_bound_t *bound)
+{
+    return mr->median > 0 && bound->bound_s > mr->median;
+}
+
+static void record_method(run_ctx_t *ctx, const method_result_t *mr, const method_result_t *root,
+                          const bb_redist_traffic_t *direct, const bb_redist_bound_t *bound,
+                          const bb_measure_result_t *probe)
+{
     const char *scope = "call/max-rank";
     cJSON *q = cJSON_CreateObject(), *first = cJSON_CreateObject();
     for (int i = 0; i < T_N; i++) {
@@ -299,16 +360,29 @@ static void record_method(run_ctx_t *ctx, const method_result_t *mr,
         bb_quantities_add(first, s_names[i],
                           bb_quantity_value(mr->first_setup[i], "s", "plan/max-rank"));
     }
-    double setup_med = bb_stats_median(mr->setup[S_TOTAL], mr->nsetup);
-    if (o->messages > 0)
+    if (ctx->o->messages > 0)
         bb_quantities_add(q, "elapsed.amortized",
-                          bb_quantity_value(mr->median + setup_med / (double)o->messages,
-                                            "s", scope));
+                          bb_quantity_value(mr->median + mr->setup_median
+                                            / (double)ctx->o->messages, "s", scope));
     else
         bb_quantities_add(q, "elapsed.amortized",
                           bb_quantity_null("s", scope, "one plan serves every message "
-                                           "(--messages 0): setup is not amortized over "
-                                           "a count"));
+                                           "(--messages 0): see amortize.break_even_messages"));
+    const char *why;
+    int64_t k = break_even(mr, root, &why);
+    bb_quantities_add(q, "amortize.break_even_messages",
+                      why ? bb_quantity_null("count", "plan", why)
+                          : bb_quantity_value((double)k, "count", "plan"));
+    bb_quantities_add(q, "amortize.saving_per_message",
+                      root && root != mr
+                          ? bb_quantity_value(root->median - mr->median, "s", scope)
+                          : bb_quantity_null("s", scope, root ? "root is the reference"
+                                                              : "root was not measured"));
+    bb_quantities_add(q, "ratio.root",
+                      root && mr->median > 0
+                          ? bb_quantity_value(root->median / mr->median, "ratio", scope)
+                          : bb_quantity_null("ratio", scope, root ? "no time measured"
+                                                                  : "root was not measured"));
     const bb_redist_traffic_t *t = &mr->traffic;
     bb_quantities_add(q, "communication.payload",
                       bb_quantity_value((double)t->payload_bytes, "byte", "call/all-ranks"));
@@ -326,22 +400,31 @@ static void record_method(run_ctx_t *ctx, const method_result_t *mr,
                       bb_quantity_value(t->mean_peers, "count", "call/mean-rank"));
     bb_quantities_add(q, "redist.peers_max",
                       bb_quantity_value((double)t->max_peers, "count", scope));
-    if (t->mean_run_elements >= 0)
-        bb_quantities_add(q, "redist.mean_run_elements",
-                          bb_quantity_value(t->mean_run_elements, "count", "call/all-ranks"));
-    else
-        bb_quantities_add(q, "redist.mean_run_elements",
-                          bb_quantity_null("count", "call/all-ranks",
-                                           "no slot datatypes: the root methods move whole "
-                                           "arrays and pick elements one by one"));
+    bb_quantities_add(q, "redist.send_mean_run_elements",
+                      run_elements(t->send_mean_run_elements));
+    bb_quantities_add(q, "redist.recv_mean_run_elements",
+                      run_elements(t->recv_mean_run_elements));
+    bb_quantities_add(q, "redist.send_runs_max",
+                      bb_quantity_value((double)t->send_runs_max, "count", scope));
+    bb_quantities_add(q, "redist.recv_runs_max",
+                      bb_quantity_value((double)t->recv_runs_max, "count", scope));
     bb_quantities_add(q, "redist.steps", bb_quantity_value((double)t->steps, "count", "call"));
+    bb_quantities_add(q, "memory.plan_bytes_max",
+                      bb_quantity_value((double)t->plan_bytes_max, "byte", "plan/max-rank"));
+    bb_quantities_add(q, "memory.message_bytes_max",
+                      bb_quantity_value((double)t->message_bytes_max, "byte", scope));
     /* How many messages were checked follows the reps (and so the budget and
      * the machine's speed): a measurement, never a contract. */
     cJSON *checked = bb_quantity_value((double)mr->messages, "count", "run/rank");
     cJSON_AddFalseToObject(checked, "deterministic");
     bb_quantities_add(q, "redist.messages_checked", checked);
+    bb_quantities_add(q, "bound.agree", bb_quantity_value(bound->agree_s, "s", "run/link"));
+    bb_quantities_add(q, "bound.latency",
+                      bound->p2p_ranks[0] != bound->p2p_ranks[1]
+                          ? bb_quantity_value(bound->latency_s, "s", "run/pair")
+                          : bb_quantity_null("s", "run/pair", "one rank: no message"));
     bb_quantities_add(q, "bound.p2p",
-                      bound->p2p_bytes > 0 && bound->p2p_s > 0
+                      bound->p2p_bytes > 0 && bound->p2p_ranks[0] != bound->p2p_ranks[1]
                           ? bb_quantity_value(bound->p2p_s, "s", "run/pair")
                           : bb_quantity_null("s", "run/pair", "no bytes change rank"));
     bb_quantities_add(q, "bound.p2p_bytes",
@@ -349,15 +432,31 @@ static void record_method(run_ctx_t *ctx, const method_result_t *mr,
     bb_quantities_add(q, "bound.memcpy",
                       bound->memcpy_bytes > 0
                           ? bb_quantity_value(bound->memcpy_s, "s", "run/rank")
-                          : bb_quantity_null("s", "run/rank", "no rank keeps elements"));
+                          : bb_quantity_null("s", "run/rank", "nothing to copy locally or "
+                                             "to pack"));
     bb_quantities_add(q, "bound.memcpy_bytes",
                       bb_quantity_value((double)bound->memcpy_bytes, "byte", scope));
+    bb_quantities_add(q, "bound.host",
+                      bound->ranks_per_host_max > 1 && bound->host_bytes > 0
+                          ? bb_quantity_value(bound->host_s, "s", "run/host")
+                          : bb_quantity_null("s", "run/host",
+                                             bound->ranks_per_host_max > 1
+                                                 ? "no bytes change owner"
+                                                 : "one link rank per host: the network "
+                                                   "ping-pong is the limit"));
+    bb_quantities_add(q, "bound.probe",
+                      bb_quantity_timing(bb_measure_part(probe, BB_PROBE_TOTAL),
+                                         (size_t)probe->samples, scope, NULL));
     bb_quantities_add(q, "bound", bb_quantity_value(bound->bound_s, "s", scope));
     bb_quantities_add(q, "efficiency",
-                      mr->median > 0 && bound->bound_s > 0
-                          ? bb_quantity_value(bound->bound_s / mr->median, "ratio", scope)
-                          : bb_quantity_null("ratio", scope, "nothing to move: the bound "
-                                             "is zero"));
+                      !(mr->median > 0 && bound->bound_s > 0)
+                          ? bb_quantity_null("ratio", scope, "nothing to move: the bound "
+                                             "is zero")
+                      : bound_failed(mr, bound)
+                          ? bb_quantity_null("ratio", scope, "bound failure: the bound is "
+                                             "above the measured median (a bound that "
+                                             "does not hold, not a result)")
+                          : bb_quantity_value(bound->bound_s / mr->median, "ratio", scope));
     bb_quantities_add(q, "memory.rss_peak",
                       bb_quantity_value((double)bb_rss_peak_bytes(), "byte", "run/rank"));
     bb_quantities_add(q, "network.bytes",
@@ -368,69 +467,205 @@ static void record_method(run_ctx_t *ctx, const method_result_t *mr,
                       bb_quantity_value((double)mr->wrong_messages, "count", "run/all-ranks"));
     /* no refusal is asked for: one is a measured failure (exit 1) */
     bb_refusal_t none = {BB_STAGE_NONE, -1, 0};
-    bb_record_add_point(bb_bench_record(ctx->bench), parameters_new(ctx, mr->method),
+    bb_record_add_point(bb_bench_record(ctx->bench), parameters_new(ctx, mr),
                         mr->refused > 0 ? "refused" : "ok", mr->refused > 0 ? &none : NULL,
                         first, q);
 }
 
-static void table_header(const run_ctx_t *ctx)
+/* ---- the table -------------------------------------------------------------- */
+
+static void table_header(run_ctx_t *ctx)
 {
     const options_t *o = ctx->o;
-    int ranks = bb_bench_size(ctx->bench);
+    bb_table_t *t = bb_run_table(ctx->run);
+    int ranks = bb_bench_size(ctx->bench), full = bb_run_full(ctx->run);
     if (o->mode == BB_REDIST_MODE_MDI)
-        printf("# mdi: driver ranks [0, %d) layout %s, engine ranks [%d, %d) layout %s, "
-               "%lld-byte elements\n", o->driver_ranks, o->from, o->driver_ranks, ranks,
-               o->to, (long long)o->element_bytes);
+        bb_table_note(t, "mdi: driver ranks [0, %d) ('from' layout), engine ranks [%d, %d) "
+                      "('to' layout), %lld-byte elements", o->driver_ranks, o->driver_ranks,
+                      ranks, (long long)o->element_bytes);
     else
-        printf("# intra: %d ranks, layout %s ('>' from) and %s ('<' from), %lld-byte "
-               "elements\n", ranks, o->from, o->to, (long long)o->element_bytes);
-    printf("# times in microseconds per message: median [min, max] of %lld samples, rank "
-           "maximum; setup median per plan\n", (long long)bb_run_settings(ctx->run)->samples);
-    printf("# median = admit (recv_dist flag + MIN/MAX admission) + payload; "
-           "speedup = root median / median; eff = bound / median\n");
-    printf("%9s %3s %-12s %11s %23s %11s %10s %11s %9s %6s %7s %7s\n", "N", "dir", "method",
-           "median_us", "range_us", "setup_us", "admit_us", "payload_us", "MB_moved", "peers",
-           "speedup", "eff");
+        bb_table_note(t, "intra: %d ranks, layouts 'from' ('>' from) and 'to' ('<' from), "
+                      "%lld-byte elements", ranks, (long long)o->element_bytes);
+    bb_table_note(t, "methods and the bound are measured interleaved, sample by sample; "
+                  "%lld samples, each the per-message mean of a block, rank maximum",
+                  (long long)bb_run_settings(ctx->run)->samples);
+    bb_table_column(t, "N", NULL, "global elements", 8);
+    bb_table_column(t, "dir", NULL, "'>' driver to engine, '<' engine to driver", 3);
+    bb_table_column(t, "from", NULL, "the driver's layout", 16);
+    bb_table_column(t, "to", NULL, "the engine's layout", 8);
+    bb_table_column(t, "method", NULL, "bound: the machine's lower bound "
+                    "(agree + latency + max(latency, p2p, memory, host), each its best sample)",
+                    12);
+    bb_table_time_columns(t, "msg", "one message: recv_dist flag, admission and payload",
+                          full);
+    bb_table_column(t, "payload", "us", "median of the payload phase alone (medians of "
+                    "parts do not add up to msg_us)", 0);
+    bb_table_column(t, "setup", "us", "median plan setup (validation, map transfer, build), "
+                    "rank maximum", 0);
+    bb_table_column(t, "root_x", NULL, "root's msg_us / this msg_us (> 1: faster than root)",
+                    0);
+    bb_table_column(t, "breakeven", NULL, "messages K from which setup + K messages cost less "
+                    "than root's ('-': root itself, or its message is not faster: never pays)",
+                    0);
+    bb_table_column(t, "srun_el", NULL, "send side: mean elements per contiguous run "
+                    "(all ranks)", 0);
+    bb_table_column(t, "rrun_el", NULL, "receive side: mean elements per contiguous run", 0);
+    bb_table_column(t, "sruns", NULL, "send side: contiguous runs on the busiest rank", 0);
+    bb_table_column(t, "rruns", NULL, "receive side: contiguous runs on the busiest rank", 0);
+    bb_table_column(t, "plan", "B", "bytes the plan holds, max over ranks (library-counted; "
+                    "MPI's datatype storage not counted)", 0);
+    bb_table_column(t, "msgmem", "B", "temporary bytes one message allocates, max over ranks",
+                    0);
+    bb_table_column(t, "eff", NULL, "bound / msg_us ('-' where the bound failed)", 0);
+    bb_table_column(t, "status", NULL, "ok; fastest (this point's fastest method); "
+                    "bound-failure (bound above msg_us: the bound is wrong, not a result); "
+                    "wrong-data; refused", 0);
 }
 
-static void table_point(const run_ctx_t *ctx, const method_result_t *mrs, int nm,
+static void table_point_cells(run_ctx_t *ctx)
+{
+    const options_t *o = ctx->o;
+    bb_table_t *t = bb_run_table(ctx->run);
+    char from[64], to[64], dir[2] = {(char)ctx->command, '\0'};
+    bb_layout_format(&o->from_layout[ctx->from], from, sizeof from);
+    bb_layout_format(&o->to_layout[ctx->to], to, sizeof to);
+    bb_table_integer(t, ctx->n);
+    bb_table_text(t, dir);
+    bb_table_text(t, from);
+    bb_table_text(t, to);
+}
+
+static void table_runs(bb_table_t *t, double mean)
+{
+    if (mean >= 0)
+        bb_table_number(t, mean, 1);
+    else
+        bb_table_missing(t);
+}
+
+static void table_point(run_ctx_t *ctx, const method_result_t *mrs, int nm,
+                        const method_result_t *root, int best,
                         const bb_redist_bound_t *bound)
 {
-    double root = NAN;
-    for (int i = 0; i < nm; i++)
-        if (mrs[i].method == BB_REDIST_ROOT)
-            root = mrs[i].median;
-    char size[32];
-    bb_cli_format_size(ctx->n, size, sizeof size);
+    bb_table_t *t = bb_run_table(ctx->run);
+    int full = bb_run_full(ctx->run);
     for (int i = 0; i < nm; i++) {
         const method_result_t *mr = &mrs[i];
-        bb_summary_t s;
-        char range[64], speed[16], eff[16];
         size_t n = (size_t)mr->m.samples;
-        bb_stats_summarize(bb_measure_part(&mr->m, T_ELAPSED), n, &s);
-        bb_stats_format_range(&s, 1e6, 1, range, sizeof range);
-        if (isnan(root) || !(mr->median > 0))
-            snprintf(speed, sizeof speed, "-");
+        const bb_redist_traffic_t *tr = &mr->traffic;
+        int failed = mr->wrong_messages > 0 || mr->refused > 0;
+        table_point_cells(ctx);
+        bb_table_text(t, bb_redist_method_name(mr->method));
+        bb_table_time_cells(t, bb_measure_part(&mr->m, T_ELAPSED), n, mr->m.reps, full);
+        bb_table_number(t, bb_stats_median(bb_measure_part(&mr->m, T_PAYLOAD), n) * 1e6, 1);
+        bb_table_number(t, mr->setup_median * 1e6, 1);
+        if (root && mr->median > 0 && !failed)
+            bb_table_number(t, root->median / mr->median, 2);
         else
-            snprintf(speed, sizeof speed, "%.2f", root / mr->median);
-        if (bound->bound_s > 0 && mr->median > 0)
-            snprintf(eff, sizeof eff, "%.3f", bound->bound_s / mr->median);
+            bb_table_missing(t);
+        const char *why;
+        int64_t k = break_even(mr, root, &why);
+        if (why || failed)
+            bb_table_missing(t);
         else
-            snprintf(eff, sizeof eff, "-");
-        printf("%9s %3c %-12s %11.1f %23s %11.1f %10.1f %11.1f %9.2f %6.2f %7s %7s%s\n", size,
-               ctx->command, bb_redist_method_name(mr->method), mr->median * 1e6, range,
-               bb_stats_median(mr->setup[S_TOTAL], mr->nsetup) * 1e6,
-               bb_stats_median(bb_measure_part(&mr->m, T_ADMISSION), n) * 1e6,
-               bb_stats_median(bb_measure_part(&mr->m, T_PAYLOAD), n) * 1e6,
-               (double)mr->traffic.moved_bytes / 1e6, mr->traffic.mean_peers, speed, eff,
-               mr->wrong_messages ? "  WRONG DATA" : mr->refused ? "  REFUSED" : "");
+            bb_table_integer(t, k);
+        table_runs(t, tr->send_mean_run_elements);
+        table_runs(t, tr->recv_mean_run_elements);
+        if (tr->send_mean_run_elements >= 0)
+            bb_table_integer(t, tr->send_runs_max);
+        else
+            bb_table_missing(t);
+        if (tr->recv_mean_run_elements >= 0)
+            bb_table_integer(t, tr->recv_runs_max);
+        else
+            bb_table_missing(t);
+        bb_table_integer(t, tr->plan_bytes_max);
+        bb_table_integer(t, tr->message_bytes_max);
+        if (!failed && !bound_failed(mr, bound) && mr->median > 0 && bound->bound_s > 0)
+            bb_table_number(t, bound->bound_s / mr->median, 3);
+        else
+            bb_table_missing(t);
+        bb_table_text(t, mr->wrong_messages ? "wrong-data"
+                         : mr->refused ? "refused"
+                         : bound_failed(mr, bound) ? "bound-failure"
+                         : i == best ? "fastest" : "ok");
+        bb_table_row_end(t);
     }
-    printf("%9s %3c %-12s %11.1f  (p2p %.1f us for %.2f MB: %.2f GB/s; memcpy %.1f us "
-           "for %.2f MB: %.2f GB/s)\n", size, ctx->command, "bound", bound->bound_s * 1e6,
-           bound->p2p_s * 1e6, (double)bound->p2p_bytes / 1e6, bound->p2p_bandwidth / 1e9,
-           bound->memcpy_s * 1e6, (double)bound->memcpy_bytes / 1e6,
-           bound->memcpy_bandwidth / 1e9);
-    fflush(stdout);
+    /* the bound's row: its formula's value (its parts are in the note) */
+    table_point_cells(ctx);
+    bb_table_text(t, "bound");
+    bb_table_number(t, bound->bound_s * 1e6, 1);
+    for (int c = 0; c < (full ? 4 : 2); c++)
+        bb_table_missing(t);
+    for (int c = 0; c < 11; c++)
+        bb_table_missing(t);
+    bb_table_text(t, "ok");
+    bb_table_row_end(t);
+}
+
+/* The reason of the point's fastest method, from the per-side runs and the
+ * datatype against the hand pack (notes, after the rows). */
+static void note_point(run_ctx_t *ctx, const method_result_t *mrs, int nm, int best,
+                       const method_result_t *root, const bb_redist_bound_t *bound)
+{
+    bb_table_t *t = bb_run_table(ctx->run);
+    int64_t eb = ctx->o->element_bytes;
+    const method_result_t *pack = NULL, *direct = NULL, *pmpi = NULL, *aut = NULL;
+    for (int i = 0; i < nm; i++) {
+        if (mrs[i].method == BB_REDIST_PACK) pack = &mrs[i];
+        if (mrs[i].method == BB_REDIST_DIRECT) direct = &mrs[i];
+        if (mrs[i].method == BB_REDIST_PACK_MPI) pmpi = &mrs[i];
+        if (mrs[i].method == BB_REDIST_AUTO) aut = &mrs[i];
+    }
+    char dt[160] = "";
+    if (pack && pack->median > 0 && (direct || pmpi)) {
+        int len = snprintf(dt, sizeof dt, "; datatype vs hand pack:");
+        if (direct)
+            len += snprintf(dt + len, sizeof dt - (size_t)len, " direct/pack %.2f",
+                            direct->median / pack->median);
+        if (pmpi)
+            snprintf(dt + len, sizeof dt - (size_t)len, " pack-mpi/pack %.2f",
+                     pmpi->median / pack->median);
+    }
+    if (best >= 0) {
+        const method_result_t *b = &mrs[best];
+        const bb_redist_traffic_t *tr = direct ? &direct->traffic : &b->traffic;
+        bb_table_note(t, "N=%lld '%c' %s->%s: fastest %s (%.1f us%s%.2f); fragmentation "
+                      "(direct plan): send runs %.1f el = %.0f B mean, %lld on the busiest "
+                      "rank; recv runs %.1f el = %.0f B mean, %lld%s",
+                      (long long)ctx->n, ctx->command, ctx->o->from[ctx->from],
+                      ctx->o->to[ctx->to], bb_redist_method_name(b->method), b->median * 1e6,
+                      root ? ", root_x " : "", root ? root->median / b->median : 0.0,
+                      tr->send_mean_run_elements, tr->send_mean_run_elements * (double)eb,
+                      (long long)tr->send_runs_max, tr->recv_mean_run_elements,
+                      tr->recv_mean_run_elements * (double)eb, (long long)tr->recv_runs_max,
+                      dt);
+    }
+    if (aut)
+        bb_table_note(t, "  auto ran %s: %s%s", bb_redist_method_name(aut->traffic.chosen),
+                      aut->choice, best >= 0 && mrs[best].median > 0
+                          ? (aut->median <= 1.1 * mrs[best].median ? " (within 10% of the "
+                             "fastest)" : " (more than 10% slower than the fastest)") : "");
+    char host[96] = "not measured: one link rank per host", mem[96] =
+        "none: no local part and no fragmented side", p2p[96] = "none: nothing changes rank";
+    if (bound->ranks_per_host_max > 1 && bound->host_bytes > 0)
+        snprintf(host, sizeof host, "%.1f us for %lld B over %d ranks/host", bound->host_s * 1e6,
+                 (long long)bound->host_bytes, bound->ranks_per_host_max);
+    if (bound->memcpy_bytes > 0)
+        snprintf(mem, sizeof mem, "%.1f us for %lld B", bound->memcpy_s * 1e6,
+                 (long long)bound->memcpy_bytes);
+    if (bound->p2p_bytes > 0 && bound->p2p_ranks[0] != bound->p2p_ranks[1])
+        snprintf(p2p, sizeof p2p, "%.1f us for %lld B", bound->p2p_s * 1e6,
+                 (long long)bound->p2p_bytes);
+    bb_table_note(t, "  bound %.1f us = agree %.1f + flag latency %.1f + max(latency %.1f, "
+                  "p2p %s, memory %s, host %s)", bound->bound_s * 1e6, bound->agree_s * 1e6,
+                  bound->latency_s * 1e6, bound->latency_s * 1e6, p2p, mem, host);
+    for (int i = 0; i < nm; i++)
+        if (bound_failed(&mrs[i], bound))
+            bb_table_note(t, "  BOUND FAILURE: %s's median %.1f us is below the bound %.1f us: "
+                          "the bound does not hold here (efficiency not reported)",
+                          bb_redist_method_name(mrs[i].method), mrs[i].median * 1e6,
+                          bound->bound_s * 1e6);
 }
 
 static bb_map_t *code_map(run_ctx_t *ctx, int engine, const bb_layout_t *lay, int64_t n)
@@ -445,50 +680,680 @@ static bb_map_t *code_map(run_ctx_t *ctx, int engine, const bb_layout_t *lay, in
     return m;
 }
 
+/* ---- --workload md: one MD step, three commands on one map pair ----------- */
 
-/* ---- one point: an N and a direction -------------------------------------- */
+/* The parts of one step, in this order. */
+enum { MD_STEP, MD_COORDS, MD_FORCES, MD_ENERGY, MD_REMAP, MD_N };
+static const char *const md_names[MD_N] = {
+    "elapsed", "phase.coords", "phase.forces", "phase.energy", "phase.remap"
+};
+
+typedef struct md_variant {
+    run_ctx_t *ctx;
+    bb_redist_method_t method;
+    int rebuild;                 /* remap by a full rebuild, else map update */
+    bb_redist_plan_t *plan[3];   /* >COORDS, <FORCES, <ENERGY */
+    buffers_t b[3];
+    bb_map_t *emap;              /* this variant's engine map now (engine ranks) */
+    int32_t *owner;              /* engine ranks: every element's engine rank */
+    int64_t step, remaps, wrong, refused;
+    double setup_s;              /* the three plans' setup, rank maximum */
+    double median;
+    bb_measure_result_t m;
+    /* the replicated baseline (LAMMPS fix mdi/qm): N x 3 doubles on every rank */
+    int replicated;
+    double *full, *part, *expect, *mine;
+    bb_map_t *all;               /* [0, N) in order: what a replicated rank holds */
+} md_variant_t;
+
+static const int md_commands[3] = {BB_REDIST_SEND, BB_REDIST_RECEIVE, BB_REDIST_RECEIVE};
+
+static bb_redist_plan_t *md_plan(run_ctx_t *ctx, md_variant_t *v, int c, double *setup_s)
+{
+    bb_redist_plan_t *plan = NULL;
+    bb_redist_setup_t su;
+    int energy = c == 2;
+    bb_status_t st = bb_redist_plan_create(ctx->link, v->method, md_commands[c],
+                                           energy ? 8 : 24,
+                                           energy ? ctx->md_dmap1 : ctx->dmap,
+                                           energy ? ctx->md_emap1 : v->emap, &plan, &su);
+    if (st != BB_OK)
+        bb_bench_fatal(ctx->bench, "md plan for %s: %s", bb_redist_method_name(v->method),
+                       bb_status_string(st));
+    *setup_s += su.total_s;
+    return plan;
+}
+
+/* One message of a step, checked outside its timing; returns its seconds. */
+static double md_message(run_ctx_t *ctx, md_variant_t *v, int c)
+{
+    int64_t eb = c == 2 ? 8 : 24, n = c == 2 ? 1 : ctx->n, k = v->step;
+    buffers_t *b = &v->b[c];
+    if (b->sm)
+        bb_redist_fill(b->sm, eb, k, b->send);
+    if (b->rm)
+        bb_redist_fill_sentinel(bb_map_count(b->rm), eb, b->recv);
+    bb_redist_contract_t con = {md_commands[c], n, eb, n};
+    if (MPI_Barrier(ctx->comm) != MPI_SUCCESS)
+        bb_bench_fatal(ctx->bench, "MPI_Barrier failed");
+    double t0 = bb_time_now();
+    bb_status_t st = bb_redist_plan_execute(v->plan[c], &con, b->send, b->recv, NULL);
+    double t = bb_time_now() - t0;
+    if (st == BB_REFUSED) {
+        v->refused++;
+        return t;
+    }
+    if (st != BB_OK)
+        bb_bench_fatal(ctx->bench, "md %s: %s", bb_redist_method_name(v->method),
+                       bb_status_string(st));
+    bb_redist_check_t ck;
+    st = bb_redist_check(ctx->comm, b->rm, n, eb, k, b->recv, &ck);
+    if (st == BB_ERR_VALIDATION) {
+        if (v->wrong++ == 0)
+            bb_bench_progress(ctx->bench, "error: md %s%s command %d step %lld: %lld wrong "
+                              "slots", bb_redist_method_name(v->method),
+                              v->rebuild ? "+rebuild" : "", c, (long long)k,
+                              (long long)ck.bad_slots);
+    } else if (st != BB_OK) {
+        bb_bench_fatal(ctx->bench, "check: %s", bb_status_string(st));
+    }
+    return t;
+}
+
+/* The engine's next map: a fraction f of its elements (drawn per element
+ * and remap from a hash) go to the next engine rank, appended there in
+ * ascending order; the rest keep their place.  With one engine rank the
+ * moved elements go to the end: the map still changes.  Every engine rank
+ * follows the whole ownership (owner[], O(N)), so all agree. */
+static bb_map_t *md_remap_map(run_ctx_t *ctx, md_variant_t *v)
+{
+    bb_redist_link_t *l = ctx->link;
+    int me = bb_redist_link_code_rank(l, 1), pe = bb_redist_link_code_size(l, 1);
+    int64_t n = ctx->n, cnt = bb_map_count(v->emap);
+    const int64_t *old = bb_map_indices(v->emap);
+    uint64_t cut = (uint64_t)(ctx->o->remap_fraction * 18446744073709551615.0);
+    int64_t *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof *idx), k = 0;
+    char *moved = malloc((size_t)(n > 0 ? n : 1));
+    if (idx == NULL || moved == NULL)
+        bb_bench_fatal(ctx->bench, "out of memory (remap)");
+    v->remaps++;
+    for (int64_t g = 0; g < n; g++) {
+        uint64_t s = (uint64_t)g * 0x9E3779B97F4A7C15ull ^ (uint64_t)v->remaps;
+        moved[g] = bb_splitmix(&s) < cut || ctx->o->remap_fraction >= 1.0;
+    }
+    for (int64_t i = 0; i < cnt; i++)
+        if (!moved[old[i]])
+            idx[k++] = old[i];
+    for (int64_t g = 0; g < n; g++)
+        if (moved[g]) {
+            v->owner[g] = (v->owner[g] + 1) % pe;
+            if (v->owner[g] == me)
+                idx[k++] = g;
+        }
+    bb_map_t *m = NULL;
+    if (bb_map_create(n, idx, k, bb_map_epoch(v->emap) + 1, &m) != BB_OK)
+        bb_bench_fatal(ctx->bench, "cannot create the remapped map");
+    free(idx);
+    free(moved);
+    return m;
+}
+
+static void md_remap(run_ctx_t *ctx, md_variant_t *v)
+{
+    bb_redist_link_t *l = ctx->link;
+    int engine = bb_redist_link_is_engine(l);
+    bb_map_t *next = engine ? md_remap_map(ctx, v) : NULL;
+    if (engine) {
+        bb_map_free(v->emap);
+        v->emap = next;
+    }
+    for (int c = 0; c < 2; c++) {
+        buffers_free(&v->b[c]);
+        if (v->rebuild) {
+            double s = 0;
+            bb_redist_plan_destroy(v->plan[c]);
+            v->plan[c] = md_plan(ctx, v, c, &s);
+        } else {
+            /* MDI_Set_Map on the engine, then MDI_Update_Maps */
+            bb_status_t st = BB_OK;
+            if (engine)
+                st = bb_redist_plan_set_engine_map(v->plan[c], v->emap, NULL);
+            if (st == BB_OK)
+                st = bb_redist_plan_update_maps(v->plan[c], NULL);
+            if (st != BB_OK)
+                bb_bench_fatal(ctx->bench, "map update (%s): %s",
+                               bb_redist_method_name(v->method), bb_status_string(st));
+        }
+        buffers_get(ctx, v->plan[c], &v->b[c]);
+    }
+}
+
+/* The kernel: one step.  Every K steps (--remap K:f) the engine remaps
+ * first, inside the step's time (and in its own part). */
+static bb_status_t md_call(void *arg, double *t, double *counts)
+{
+    md_variant_t *v = arg;
+    run_ctx_t *ctx = v->ctx;
+    (void)counts;
+    double step = 0;
+    if (ctx->o->remap_every > 0 && v->step > 0 && v->step % ctx->o->remap_every == 0) {
+        if (MPI_Barrier(ctx->comm) != MPI_SUCCESS)
+            return BB_ERR_MPI;
+        double r0 = bb_time_now();
+        md_remap(ctx, v);
+        double r = bb_time_now() - r0;
+        t[MD_REMAP] += r;
+        step += r;
+    }
+    for (int c = 0; c < 3; c++) {
+        double one = md_message(ctx, v, c);
+        t[MD_COORDS + c] += one;
+        step += one;
+    }
+    /* the step: its three messages and any remap, not the untimed fills,
+     * barriers and checks between them */
+    t[MD_STEP] += step;
+    v->step++;
+    return BB_OK;
+}
+
+/* A tag of its own on the link, apart from the protocol's and the bound's. */
+enum { TAG_REPLICATED = 55 };
+
+/* The baseline of LAMMPS' fix mdi/qm, where the engine is replicated (every
+ * engine rank holds all N): coordinates gathered by an MPI_Allreduce over
+ * the driver (each rank adds its elements to an N-array of zeros), one
+ * message root to root, MPI_Bcast over the engine; forces reduced over the
+ * engine (each rank a share), one message, MPI_Bcast over the driver, each
+ * driver rank picking its own; the energy root to root.  Not a bb_map
+ * partition, so not a library method: the benchmark's own MPI calls. */
+static bb_status_t md_replicated_call(void *arg, double *t, double *counts)
+{
+    md_variant_t *v = arg;
+    run_ctx_t *ctx = v->ctx;
+    bb_redist_link_t *l = ctx->link;
+    MPI_Comm code = bb_redist_link_code_comm(l), link = ctx->comm;
+    int drv = bb_redist_link_is_driver(l), croot = bb_redist_link_code_rank(l, !drv) == 0;
+    int pd = bb_redist_link_code_size(l, 0), rc = MPI_SUCCESS;
+    int64_t n = ctx->n, k = v->step, wrong = 0;
+    int n3 = (int)(3 * n);
+    (void)counts;
+    /* >COORDS: untimed fill; the driver's own elements into zeros */
+    if (drv) {
+        const int64_t *idx = bb_map_indices(ctx->dmap);
+        memset(v->full, 0, (size_t)(n3 > 0 ? n3 : 1) * sizeof(double));
+        bb_redist_fill(ctx->dmap, 24, k, v->mine);
+        for (int64_t i = 0; i < bb_map_count(ctx->dmap); i++)
+            memcpy(v->full + 3 * idx[i], v->mine + 3 * i, 3 * sizeof(double));
+    } else {
+        bb_redist_fill_sentinel(n, 24, v->full);
+    }
+    if (MPI_Barrier(link) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    double t0 = bb_time_now();
+    if (drv) {
+        rc = MPI_Allreduce(MPI_IN_PLACE, v->full, n3, MPI_DOUBLE, MPI_SUM, code);
+        if (rc == MPI_SUCCESS && croot)
+            rc = MPI_Send(v->full, n3, MPI_DOUBLE, pd, TAG_REPLICATED, link);
+    } else {
+        if (croot)
+            rc = MPI_Recv(v->full, n3, MPI_DOUBLE, 0, TAG_REPLICATED, link, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Bcast(v->full, n3, MPI_DOUBLE, 0, code);
+    }
+    double tc = bb_time_now() - t0;
+    if (rc != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    if (!drv) {
+        bb_redist_fill(v->all, 24, k, v->expect);
+        wrong += n3 > 0 && memcmp(v->full, v->expect, (size_t)n3 * sizeof(double)) != 0;
+    }
+    /* <FORCES: each engine rank a share of the sum (its std block) */
+    if (!drv) {
+        int64_t first, cnt;
+        bb_std_block(n, bb_redist_link_code_rank(l, 1), bb_redist_link_code_size(l, 1),
+                     &first, &cnt);
+        memset(v->part, 0, (size_t)(n3 > 0 ? n3 : 1) * sizeof(double));
+        memcpy(v->part + 3 * first, v->expect + 3 * first, (size_t)(3 * cnt) * sizeof(double));
+    } else {
+        bb_redist_fill_sentinel(n, 24, v->full);
+        bb_redist_fill_sentinel(bb_map_count(ctx->dmap), 24, v->mine);
+    }
+    if (MPI_Barrier(link) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    t0 = bb_time_now();
+    if (!drv) {
+        rc = MPI_Reduce(v->part, v->full, n3, MPI_DOUBLE, MPI_SUM, 0, code);
+        if (rc == MPI_SUCCESS && croot)
+            rc = MPI_Send(v->full, n3, MPI_DOUBLE, 0, TAG_REPLICATED, link);
+    } else {
+        if (croot)
+            rc = MPI_Recv(v->full, n3, MPI_DOUBLE, pd, TAG_REPLICATED, link, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Bcast(v->full, n3, MPI_DOUBLE, 0, code);
+        const int64_t *idx = bb_map_indices(ctx->dmap);
+        for (int64_t i = 0; rc == MPI_SUCCESS && i < bb_map_count(ctx->dmap); i++)
+            memcpy(v->mine + 3 * i, v->full + 3 * idx[i], 3 * sizeof(double));
+    }
+    double tf = bb_time_now() - t0;
+    if (rc != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    bb_redist_check_t ck;
+    bb_status_t st = bb_redist_check(link, drv ? ctx->dmap : NULL, n, 24, k, v->mine, &ck);
+    if (st != BB_OK && st != BB_ERR_VALIDATION)
+        return st;
+    wrong += st == BB_ERR_VALIDATION;
+    /* <ENERGY: one double, root to root */
+    double e = BB_REDIST_SENTINEL;
+    if (!drv && croot)
+        bb_redist_fill(ctx->md_emap1, 8, k, &e);
+    if (MPI_Barrier(link) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    t0 = bb_time_now();
+    if (croot)
+        rc = drv ? MPI_Recv(&e, 1, MPI_DOUBLE, pd, TAG_REPLICATED, link, MPI_STATUS_IGNORE)
+                 : MPI_Send(&e, 1, MPI_DOUBLE, 0, TAG_REPLICATED, link);
+    double te = bb_time_now() - t0;
+    if (rc != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    st = bb_redist_check(link, drv ? ctx->md_dmap1 : NULL, 1, 8, k, &e, &ck);
+    if (st != BB_OK && st != BB_ERR_VALIDATION)
+        return st;
+    wrong += st == BB_ERR_VALIDATION;
+    int64_t any = 0;
+    if (bb_agree_max(link, &wrong, 1, &any) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    if (any > 0 && v->wrong++ == 0)
+        bb_bench_progress(ctx->bench, "error: md replicated step %lld: wrong data", (long long)k);
+    t[MD_COORDS] += tc;
+    t[MD_FORCES] += tf;
+    t[MD_ENERGY] += te;
+    t[MD_STEP] += tc + tf + te;
+    v->step++;
+    return BB_OK;
+}
+
+static void md_replicated_init(run_ctx_t *ctx, md_variant_t *v)
+{
+    memset(v, 0, sizeof *v);
+    v->ctx = ctx;
+    v->replicated = 1;
+    v->method = BB_REDIST_ROOT;
+    size_t bytes = (size_t)(ctx->n > 0 ? ctx->n : 1) * 24;
+    v->full = malloc(bytes);
+    v->part = malloc(bytes);
+    v->expect = malloc(bytes);
+    v->mine = malloc(bytes);
+    int64_t *idx = malloc((size_t)(ctx->n > 0 ? ctx->n : 1) * sizeof *idx);
+    if (v->full == NULL || v->part == NULL || v->expect == NULL || v->mine == NULL
+        || idx == NULL)
+        bb_bench_fatal(ctx->bench, "out of memory (replicated)");
+    for (int64_t g = 0; g < ctx->n; g++)
+        idx[g] = g;
+    if (bb_map_create(ctx->n, idx, ctx->n, 1, &v->all) != BB_OK)
+        bb_bench_fatal(ctx->bench, "cannot create the replicated map");
+    free(idx);
+}
+
+static void md_variant_init(run_ctx_t *ctx, md_variant_t *v, bb_redist_method_t method,
+                            int rebuild)
+{
+    bb_redist_link_t *l = ctx->link;
+    memset(v, 0, sizeof *v);
+    v->ctx = ctx;
+    v->method = method;
+    v->rebuild = rebuild;
+    if (bb_redist_link_is_engine(l)) {
+        int pe = bb_redist_link_code_size(l, 1);
+        if (bb_map_create(ctx->n, bb_map_indices(ctx->emap), bb_map_count(ctx->emap),
+                          bb_map_epoch(ctx->emap), &v->emap) != BB_OK)
+            bb_bench_fatal(ctx->bench, "cannot copy the engine map");
+        v->owner = malloc((size_t)(ctx->n > 0 ? ctx->n : 1) * sizeof *v->owner);
+        if (v->owner == NULL)
+            bb_bench_fatal(ctx->bench, "out of memory (owners)");
+        for (int r = 0; r < pe; r++) {
+            int64_t *idx = NULL, cnt = 0;
+            if (bb_layout_indices(&ctx->o->to_layout[ctx->to], ctx->n, r, pe, &idx, &cnt)
+                    != BB_OK)
+                bb_bench_fatal(ctx->bench, "cannot generate the engine layout");
+            for (int64_t i = 0; i < cnt; i++)
+                v->owner[idx[i]] = r;
+            bb_free(idx);
+        }
+    }
+    double s = 0, smax = 0;
+    for (int c = 0; c < 3; c++) {
+        v->plan[c] = md_plan(ctx, v, c, &s);
+        buffers_get(ctx, v->plan[c], &v->b[c]);
+    }
+    if (bb_stats_reduce_max(ctx->comm, &s, 1, &smax) != MPI_SUCCESS)
+        bb_bench_fatal(ctx->bench, "MPI_Allreduce of setup times failed");
+    v->setup_s = smax;
+}
+
+static void md_variant_free(md_variant_t *v)
+{
+    for (int c = 0; c < 3; c++) {
+        buffers_free(&v->b[c]);
+        if (v->plan[c] != NULL)
+            bb_redist_plan_destroy(v->plan[c]);
+    }
+    bb_map_free(v->emap);
+    free(v->owner);
+    bb_map_free(v->all);
+    free(v->full);
+    free(v->part);
+    free(v->expect);
+    free(v->mine);
+    bb_measure_result_clear(&v->m);
+    memset(v, 0, sizeof *v);
+}
+
+static const char *md_remap_name(const run_ctx_t *ctx, const md_variant_t *v)
+{
+    if (v->replicated)
+        return "n/a";
+    return ctx->o->remap_every == 0 ? "none" : v->rebuild ? "rebuild" : "update";
+}
+
+static void md_table_header(run_ctx_t *ctx)
+{
+    bb_table_t *t = bb_run_table(ctx->run);
+    const options_t *o = ctx->o;
+    bb_table_note(t, "md: one map pair shared by >COORDS (3 doubles), <FORCES (3 doubles) and "
+                  "<ENERGY (1 double, root only); time per step; methods interleaved");
+    if (o->remap_every > 0)
+        bb_table_note(t, "remap every %lld steps, a fraction %g of the engine's elements "
+                      "changing owner: update = set_engine_map + update_maps (MDI_Set_Map, "
+                      "MDI_Update_Maps), rebuild = the plans created again",
+                      (long long)o->remap_every, o->remap_fraction);
+    bb_table_column(t, "N", NULL, "global elements", 8);
+    bb_table_column(t, "from", NULL, "the driver's layout", 16);
+    bb_table_column(t, "to", NULL, "the engine's layout", 8);
+    bb_table_column(t, "method", NULL, NULL, 12);
+    bb_table_column(t, "remap", NULL, "none, update (map update) or rebuild (new plans)", 7);
+    bb_table_time_columns(t, "step", "one step: >COORDS, <FORCES, <ENERGY and any remap",
+                          bb_run_full(ctx->run));
+    bb_table_column(t, "coords", "us", "median of >COORDS alone (medians do not add)", 0);
+    bb_table_column(t, "forces", "us", "median of <FORCES alone", 0);
+    bb_table_column(t, "energy", "us", "median of <ENERGY alone", 0);
+    bb_table_column(t, "remap", "us", "median remap time per step (a remap every K steps, "
+                    "so about its cost / K)", 0);
+    bb_table_column(t, "setup", "us", "the three plans' setup, rank maximum", 0);
+    if (o->mode == BB_REDIST_MODE_MDI)
+        bb_table_note(t, "replicated: LAMMPS fix mdi/qm's baseline, the engine holding all N "
+                      "on every rank (coordinates MPI_Allreduce over the driver, one message, "
+                      "MPI_Bcast; forces MPI_Reduce over the engine, one message, MPI_Bcast)");
+    bb_table_column(t, "root_x", NULL, "root's (same remap) step_us / this step_us", 0);
+    bb_table_column(t, "status", NULL, "ok; fastest; wrong-data; refused", 0);
+}
+
+static void md_record(run_ctx_t *ctx, const md_variant_t *v, const md_variant_t *root)
+{
+    const char *scope = "step/max-rank";
+    char from[64], to[64];
+    bb_layout_format(&ctx->o->from_layout[ctx->from], from, sizeof from);
+    bb_layout_format(&ctx->o->to_layout[ctx->to], to, sizeof to);
+    cJSON *p = cJSON_CreateObject(), *q = cJSON_CreateObject(), *first = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "workload", "md");
+    cJSON_AddNumberToObject(p, "elements", (double)ctx->n);
+    cJSON_AddStringToObject(p, "method", v->replicated ? "replicated"
+                                                       : bb_redist_method_name(v->method));
+    cJSON_AddStringToObject(p, "remap", md_remap_name(ctx, v));
+    cJSON_AddNumberToObject(p, "remap_every", (double)ctx->o->remap_every);
+    cJSON_AddNumberToObject(p, "remap_fraction", ctx->o->remap_fraction);
+    cJSON_AddStringToObject(p, "from", from);
+    cJSON_AddStringToObject(p, "to", to);
+    for (int i = 0; i < MD_N; i++) {
+        bb_quantities_add(q, md_names[i],
+                          bb_quantity_timing(bb_measure_part(&v->m, i), (size_t)v->m.samples,
+                                             scope, NULL));
+        bb_quantities_add(first, md_names[i], bb_quantity_value(v->m.first[i], "s", scope));
+    }
+    bb_quantities_add(q, "setup.total",
+                      v->replicated ? bb_quantity_null("s", "plan/max-rank", "replicated: no "
+                                                       "plan, every rank holds all N")
+                                    : bb_quantity_value(v->setup_s, "s", "plan/max-rank"));
+    bb_quantities_add(q, "ratio.root",
+                      root && v->median > 0
+                          ? bb_quantity_value(root->median / v->median, "ratio", scope)
+                          : bb_quantity_null("ratio", scope, "root was not measured"));
+    cJSON *steps = bb_quantity_value((double)v->step, "count", "run/rank");
+    cJSON_AddFalseToObject(steps, "deterministic");
+    bb_quantities_add(q, "redist.steps_checked", steps);
+    cJSON *remaps = bb_quantity_value((double)v->remaps, "count", "run/rank");
+    cJSON_AddFalseToObject(remaps, "deterministic");
+    bb_quantities_add(q, "redist.remaps", remaps);
+    bb_quantities_add(q, "redist.wrong_messages",
+                      bb_quantity_value((double)v->wrong, "count", "run/all-ranks"));
+    bb_refusal_t none = {BB_STAGE_NONE, -1, 0};
+    bb_record_add_point(bb_bench_record(ctx->bench), p, v->refused > 0 ? "refused" : "ok",
+                        v->refused > 0 ? &none : NULL, first, q);
+}
+
+static int md_point(bb_run_t *run, run_ctx_t *ctx)
+{
+    const options_t *o = ctx->o;
+    int nv = 0, modes = o->remap_every > 0 ? 2 : 1, code = BB_EXIT_OK;
+    int cap = o->nmethods * modes + 1;
+    md_variant_t *vs = calloc((size_t)cap, sizeof *vs);
+    bb_measure_variant_t *mv = calloc((size_t)cap, sizeof *mv);
+    bb_measure_result_t *res = calloc((size_t)cap, sizeof *res);
+    if (vs == NULL || mv == NULL || res == NULL)
+        bb_run_fatal(run, "out of memory");
+    for (int m = 0; m < o->nmethods; m++)
+        for (int r = 0; r < modes; r++) {
+            md_variant_init(ctx, &vs[nv], o->methods[m], r);
+            mv[nv] = (bb_measure_variant_t){ .nparts = MD_N, .call = md_call, .arg = &vs[nv] };
+            nv++;
+        }
+    /* the replicated baseline needs two codes */
+    if (o->mode == BB_REDIST_MODE_MDI) {
+        md_replicated_init(ctx, &vs[nv]);
+        mv[nv] = (bb_measure_variant_t){ .nparts = MD_N, .call = md_replicated_call,
+                                         .arg = &vs[nv] };
+        nv++;
+    }
+    bb_status_t s = bb_measure_run_set(ctx->comm, bb_run_settings(run), mv, nv, 0, res);
+    if (s != BB_OK)
+        bb_run_fatal(run, "measuring the md step: %s", bb_status_string(s));
+    int best = -1;
+    for (int i = 0; i < nv; i++) {
+        md_variant_t *v = &vs[i];
+        v->m = res[i];
+        int64_t local[2] = {v->wrong, v->refused}, agreed[2];
+        if (bb_agree_max(ctx->comm, local, 2, agreed) != MPI_SUCCESS)
+            bb_run_fatal(run, "MPI_Allreduce failed");
+        v->wrong = agreed[0];
+        v->refused = agreed[1];
+        v->median = bb_stats_median(bb_measure_part(&v->m, MD_STEP), (size_t)v->m.samples);
+        if (v->wrong == 0 && v->refused == 0 && (best < 0 || v->median < vs[best].median))
+            best = i;
+    }
+    if (bb_run_rank(run) == 0) {
+        bb_table_t *t = bb_run_table(run);
+        for (int i = 0; i < nv; i++) {
+            const md_variant_t *v = &vs[i], *root = NULL;
+            for (int j = 0; j < nv; j++)
+                if (vs[j].method == BB_REDIST_ROOT && !vs[j].replicated
+                    && vs[j].rebuild == v->rebuild)
+                    root = &vs[j];
+            size_t n = (size_t)v->m.samples;
+            char from[64], to[64];
+            bb_layout_format(&o->from_layout[ctx->from], from, sizeof from);
+            bb_layout_format(&o->to_layout[ctx->to], to, sizeof to);
+            bb_table_integer(t, ctx->n);
+            bb_table_text(t, from);
+            bb_table_text(t, to);
+            bb_table_text(t, v->replicated ? "replicated" : bb_redist_method_name(v->method));
+            bb_table_text(t, md_remap_name(ctx, v));
+            bb_table_time_cells(t, bb_measure_part(&v->m, MD_STEP), n, v->m.reps,
+                                bb_run_full(run));
+            for (int p = MD_COORDS; p <= MD_ENERGY; p++)
+                bb_table_number(t, bb_stats_median(bb_measure_part(&v->m, p), n) * 1e6, 1);
+            if (o->remap_every > 0 && !v->replicated)
+                bb_table_number(t, bb_stats_median(bb_measure_part(&v->m, MD_REMAP), n) * 1e6,
+                                1);
+            else
+                bb_table_missing(t);
+            if (v->replicated)
+                bb_table_missing(t);  /* no plan: nothing to set up */
+            else
+                bb_table_number(t, v->setup_s * 1e6, 1);
+            if (root && v->median > 0 && !v->wrong && !v->refused)
+                bb_table_number(t, root->median / v->median, 2);
+            else
+                bb_table_missing(t);
+            bb_table_text(t, v->wrong ? "wrong-data" : v->refused ? "refused"
+                             : i == best ? "fastest" : "ok");
+            bb_table_row_end(t);
+            md_record(ctx, v, root);
+        }
+    }
+    for (int i = 0; i < nv; i++) {
+        if (vs[i].wrong > 0 || vs[i].refused > 0) {
+            bb_run_note(run, "error: md %s (%s) N=%lld: %lld wrong messages, %lld refused",
+                        vs[i].replicated ? "replicated" : bb_redist_method_name(vs[i].method), md_remap_name(ctx, &vs[i]),
+                        (long long)ctx->n, (long long)vs[i].wrong, (long long)vs[i].refused);
+            code = BB_EXIT_FAILURE;
+        }
+        md_variant_free(&vs[i]);
+    }
+    free(vs);
+    free(mv);
+    free(res);
+    return code;
+}
+
+/* ---- one point: layouts, an N and a direction -------------------------------- */
 
 typedef struct redist_state {
     options_t o;
     run_ctx_t ctx;
     method_result_t mrs[BB_REDIST_METHODS];
+    char **ratios;               /* one summary line per point (rank 0) */
+    size_t nratios;
 } redist_state_t;
+
+static void ratio_line(redist_state_t *st, const method_result_t *root, int nm)
+{
+    run_ctx_t *ctx = &st->ctx;
+    char line[512];
+    int len = snprintf(line, sizeof line, "P=%d %s->%s %lldB N=%lld '%c':",
+                       bb_bench_size(ctx->bench), st->o.from[ctx->from], st->o.to[ctx->to],
+                       (long long)st->o.element_bytes, (long long)ctx->n, ctx->command);
+    for (int i = 0; i < nm && len < (int)sizeof line; i++) {
+        const method_result_t *mr = &st->mrs[i];
+        if (mr->method == BB_REDIST_ROOT)
+            continue;
+        if (root && mr->median > 0 && !mr->wrong_messages && !mr->refused)
+            len += snprintf(line + len, sizeof line - (size_t)len, " %s %.2f",
+                            bb_redist_method_name(mr->method), root->median / mr->median);
+        else
+            len += snprintf(line + len, sizeof line - (size_t)len, " %s -",
+                            bb_redist_method_name(mr->method));
+    }
+    char **grown = realloc(st->ratios, (st->nratios + 1) * sizeof *grown);
+    if (grown == NULL)
+        return;
+    st->ratios = grown;
+    st->ratios[st->nratios] = strdup(line);
+    if (st->ratios[st->nratios] != NULL)
+        st->nratios++;
+}
 
 static int redist_point(bb_run_t *run, void *state, size_t i)
 {
     redist_state_t *st = state;
     const options_t *o = &st->o;
     run_ctx_t *ctx = &st->ctx;
-    int code = BB_EXIT_OK;
-    /* the maps of one N serve each of its directions */
-    if (i % (size_t)o->ndirections == 0) {
+    int code = BB_EXIT_OK, nm = o->nmethods;
+    size_t nd = (size_t)o->ndirections, nn = o->elements.n;
+    /* the maps of one N and layout pair serve each of its directions */
+    if (i % nd == 0) {
+        size_t pair = i / (nd * nn);
         bb_map_free(ctx->dmap);
         bb_map_free(ctx->emap);
-        ctx->n = o->elements.values[i / (size_t)o->ndirections];
-        ctx->dmap = code_map(ctx, 0, &o->from_layout, ctx->n);
-        ctx->emap = code_map(ctx, 1, &o->to_layout, ctx->n);
+        ctx->n = o->elements.values[(i / nd) % nn];
+        ctx->from = (int)(pair / (size_t)o->nto);
+        ctx->to = (int)(pair % (size_t)o->nto);
+        ctx->dmap = code_map(ctx, 0, &o->from_layout[ctx->from], ctx->n);
+        ctx->emap = code_map(ctx, 1, &o->to_layout[ctx->to], ctx->n);
     }
-    ctx->command = o->directions[i % (size_t)o->ndirections];
-    /* what changes owner and the bound come from the direct plan */
-    bb_redist_setup_t su;
-    bb_redist_plan_t *direct = plan_build(ctx, BB_REDIST_DIRECT, &su);
+    ctx->command = o->directions[i % nd];
+    if (o->md)
+        return md_point(run, ctx);
+    for (int m = 0; m < nm; m++)
+        method_prepare(ctx, o->methods[m], &st->mrs[m]);
+    /* what changes owner, and so the bound, comes from the direct plan */
     bb_redist_traffic_t dt;
-    bb_redist_bound_t bound;
-    if (bb_redist_plan_traffic(direct, &dt) != BB_OK)
-        bb_run_fatal(run, "traffic: MPI error");
-    bb_redist_plan_destroy(direct);
-    int64_t vol = dt.max_in_bytes > dt.max_out_bytes ? dt.max_in_bytes : dt.max_out_bytes;
-    bb_status_t s = bb_redist_link_bound(ctx->link, vol, dt.max_self_bytes, 20, &bound);
+    int have_direct = 0;
+    for (int m = 0; m < nm; m++)
+        if (o->methods[m] == BB_REDIST_DIRECT) {
+            dt = st->mrs[m].traffic;
+            have_direct = 1;
+        }
+    if (!have_direct) {
+        bb_redist_setup_t su;
+        bb_redist_plan_t *direct = plan_build(ctx, BB_REDIST_DIRECT, &su);
+        if (bb_redist_plan_traffic(direct, &dt) != BB_OK)
+            bb_run_fatal(run, "traffic: MPI error");
+        bb_redist_plan_destroy(direct);
+    }
+    int64_t eb = o->element_bytes;
+    int64_t remote = dt.max_in_bytes > dt.max_out_bytes ? dt.max_in_bytes : dt.max_out_bytes;
+    /* the memory the busiest rank must copy besides the network: its local
+     * part, and a fragmented side (short runs) gathered or scattered */
+    int64_t memory = dt.max_self_bytes;
+    if (dt.send_mean_run_elements >= 0 && dt.send_mean_run_elements * (double)eb
+            < FRAGMENTED_RUN_BYTES && dt.max_out_bytes > memory)
+        memory = dt.max_out_bytes;
+    if (dt.recv_mean_run_elements >= 0 && dt.recv_mean_run_elements * (double)eb
+            < FRAGMENTED_RUN_BYTES && dt.max_in_bytes > memory)
+        memory = dt.max_in_bytes;
+    bb_redist_probe_t *probe = NULL;
+    bb_status_t s = bb_redist_probe_create(ctx->link, remote, memory, dt.moved_bytes, &probe);
     if (s != BB_OK)
         bb_run_fatal(run, "bound: %s", bb_status_string(s));
-    for (int m = 0; m < o->nmethods; m++)
-        measure_method(ctx, o->methods[m], &st->mrs[m]);
-    if (bb_run_rank(run) == 0) {
-        table_point(ctx, st->mrs, o->nmethods, &bound);
-        for (int m = 0; m < o->nmethods; m++)
-            record_method(ctx, &st->mrs[m], &dt, &bound);
+    bb_measure_variant_t v[BB_REDIST_METHODS + 1];
+    bb_measure_result_t res[BB_REDIST_METHODS + 1];
+    for (int m = 0; m < nm; m++)
+        v[m] = (bb_measure_variant_t){ .nparts = T_N, .ncounts = 0, .call = message_call,
+                                       .arg = &st->mrs[m] };
+    v[nm] = (bb_measure_variant_t){ .nparts = BB_PROBE_PARTS, .ncounts = 0,
+                                    .call = bb_redist_probe_call, .arg = probe };
+    s = bb_measure_run_set(ctx->comm, bb_run_settings(run), v, nm + 1, 0, res);
+    if (s != BB_OK)
+        bb_run_fatal(run, "measuring the methods: %s", bb_status_string(s));
+    const method_result_t *root = NULL;
+    for (int m = 0; m < nm; m++) {
+        st->mrs[m].m = res[m];
+        method_conclude(ctx, &st->mrs[m]);
+        if (st->mrs[m].method == BB_REDIST_ROOT)
+            root = &st->mrs[m];
     }
-    for (int m = 0; m < o->nmethods; m++) {
+    const double *parts[BB_PROBE_PARTS];
+    for (int p = 0; p < BB_PROBE_PARTS; p++)
+        parts[p] = bb_measure_part(&res[nm], p);
+    bb_redist_bound_t bound;
+    bb_redist_probe_bound(probe, parts, (size_t)res[nm].samples, &bound);
+    bb_redist_probe_free(probe);
+    int best = -1;
+    for (int m = 0; m < nm; m++) {
+        const method_result_t *mr = &st->mrs[m];
+        if (mr->wrong_messages == 0 && mr->refused == 0 && mr->median > 0
+            && (best < 0 || mr->median < st->mrs[best].median))
+            best = m;
+    }
+    if (bb_run_rank(run) == 0) {
+        table_point(ctx, st->mrs, nm, root, best, &bound);
+        note_point(ctx, st->mrs, nm, best, root, &bound);
+        for (int m = 0; m < nm; m++)
+            record_method(ctx, &st->mrs[m], root, &dt, &bound, &res[nm]);
+        ratio_line(st, root, nm);
+    }
+    bb_measure_result_clear(&res[nm]);
+    for (int m = 0; m < nm; m++) {
         const method_result_t *mr = &st->mrs[m];
         if (mr->wrong_messages > 0 || mr->refused > 0) {
             bb_run_note(run, "error: %s %c N=%lld: %lld messages with wrong data, "
@@ -504,26 +1369,38 @@ static int redist_point(bb_run_t *run, void *state, size_t i)
 
 /* ---- the descriptor ------------------------------------------------------- */
 
-enum { OPT_DRIVER = BB_OPT_LONG, OPT_FROM, OPT_TO, OPT_METHODS, OPT_MESSAGES, OPT_LINK };
+enum { OPT_DRIVER = BB_OPT_LONG, OPT_FROM, OPT_TO, OPT_METHODS, OPT_MESSAGES, OPT_LINK,
+       OPT_RATIOS, OPT_WORKLOAD, OPT_REMAP };
 
 static const bb_option_t redist_options[] = {
     {"elements", 'n', "LIST", "N, global elements: 1e4,1e5 or 1K:1M[:x4|:+N]\n"
-                              "(default 1e4,1e5,1e6)"},
+                              "(default 1e3,1e4; --full-sweep 1e4,1e5,1e6)"},
     {"element-bytes", 'e', "B", "8 (CHARGES), 16 or 24 (COORDS, FORCES; default)"},
     {"driver-ranks", OPT_DRIVER, "PD", "driver ranks [0, PD), engine [PD, P)\n"
                                        "(--link mdi; default P/2, 1 <= PD <= P-1)"},
-    {"from", OPT_FROM, "LAYOUT", "the driver's layout (default spatial)"},
-    {"to", OPT_TO, "LAYOUT", "the engine's layout (default std)\n"
+    {"from", OPT_FROM, "LAYOUT", "the driver's layout; repeat for several\n"
+                                 "(default spatial-shuffled; --full-sweep spatial,\n"
+                                 "spatial-shuffled, random:1, root)"},
+    {"to", OPT_TO, "LAYOUT", "the engine's layout; repeat for several (default std)\n"
                              "layouts: std, std-ceil, block-irregular[:SEED],\n"
                              "block-reverse, cyclic, block-cyclic:B,\n"
-                             "spatial[:PX,PY,PZ], random[:SEED]"},
+                             "spatial[:PX,PY,PZ], random[:SEED],\n"
+                             "spatial-shuffled[:SEED], root"},
     {"direction", 'd', "DIR", "'>' (driver to engine), '<' or both (default both)"},
-    {"methods", OPT_METHODS, "LIST", "root, root-gatherv, two-step, direct, pack, sparse\n"
-                                     "(comma list or all; default all)"},
+    {"methods", OPT_METHODS, "LIST", "root, root-gatherv, two-step, direct, pack, sparse,\n"
+                                     "pack-mpi, auto (comma list or all; default all)"},
     {"messages", OPT_MESSAGES, "K", "messages per plan: the plan is rebuilt after K\n"
                                     "(default 0: one plan for every message of a point)"},
     {"link", OPT_LINK, "LINK", "mdi (two codes) or intra (one code, two of its own\n"
                                "layouts; works on one rank) (default mdi)"},
+    {"ratios", OPT_RATIOS, NULL, "the method ratios: N 1e6, from spatial and random:1,\n"
+                                 "to std, '>' (unless given); the ratios\n"
+                                 "root/method close the table"},
+    {"workload", OPT_WORKLOAD, "W", "message (one message per call; default) or md (one\n"
+                                    "step: >COORDS, <FORCES, <ENERGY on one map pair)"},
+    {"remap", OPT_REMAP, "K:F", "md: every K steps a fraction F in (0, 1] of the\n"
+                                "engine's elements change owner, by map update and by\n"
+                                "rebuild (default: no remap)"},
     {NULL, 0, NULL, NULL}
 };
 
@@ -533,12 +1410,18 @@ static void redist_defaults(void *state)
     options_t *o = &st->o;
     o->element_bytes = 24;
     o->driver_ranks = -1;
-    o->from = "spatial";
-    o->to = "std";
     o->directions[0] = BB_REDIST_SEND;
     o->directions[1] = BB_REDIST_RECEIVE;
     o->ndirections = 2;
     o->mode = BB_REDIST_MODE_MDI;
+}
+
+static void add_layout(bb_run_t *run, const char *opt, const char *value, const char **list,
+                       int *n)
+{
+    if (*n >= LAYOUTS_MAX)
+        bb_run_usage(run, "%s: at most %d layouts", opt, LAYOUTS_MAX);
+    list[(*n)++] = value;
 }
 
 static void redist_parse(bb_run_t *run, void *state, int key, const char *value)
@@ -559,8 +1442,8 @@ static void redist_parse(bb_run_t *run, void *state, int key, const char *value)
     case OPT_DRIVER:
         o->driver_ranks = (int)bb_run_parse_size(run, "driver-ranks", value, 0, INT32_MAX);
         break;
-    case OPT_FROM: o->from = value; break;
-    case OPT_TO: o->to = value; break;
+    case OPT_FROM: add_layout(run, "--from", value, o->from, &o->nfrom); break;
+    case OPT_TO: add_layout(run, "--to", value, o->to, &o->nto); break;
     case 'd': {
         unsigned d = bb_run_parse_choices(run, "direction", value, directions, 3);
         if (d != 1u && d != 2u && d != 4u)
@@ -568,6 +1451,7 @@ static void redist_parse(bb_run_t *run, void *state, int key, const char *value)
         o->directions[0] = d == 2u ? BB_REDIST_RECEIVE : BB_REDIST_SEND;
         o->directions[1] = BB_REDIST_RECEIVE;
         o->ndirections = d == 4u ? 2 : 1;
+        o->direction_given = 1;
         break;
     }
     case OPT_METHODS: {
@@ -590,6 +1474,28 @@ static void redist_parse(bb_run_t *run, void *state, int key, const char *value)
         o->mode = l == 1u ? BB_REDIST_MODE_MDI : BB_REDIST_MODE_INTRA;
         break;
     }
+    case OPT_WORKLOAD: {
+        static const char *const workloads[] = { "message", "md" };
+        unsigned w = bb_run_parse_choices(run, "workload", value, workloads, 2);
+        if (w != 1u && w != 2u)
+            bb_run_usage(run, "--workload: give one of message or md");
+        o->md = w == 2u;
+        break;
+    }
+    case OPT_REMAP: {
+        const char *colon = strchr(value, ':');
+        char k[32];
+        if (colon == NULL || (size_t)(colon - value) >= sizeof k)
+            bb_run_usage(run, "--remap: '%s' is not K:F (every K steps a fraction F)", value);
+        memcpy(k, value, (size_t)(colon - value));
+        k[colon - value] = '\0';
+        o->remap_every = bb_run_parse_size(run, "remap", k, 1, INT32_MAX);
+        if (bb_cli_parse_double(colon + 1, 0.0, 1.0, &o->remap_fraction, err, sizeof err)
+                != BB_OK || !(o->remap_fraction > 0.0))
+            bb_run_usage(run, "--remap: the fraction '%s' is not in (0, 1]", colon + 1);
+        break;
+    }
+    case OPT_RATIOS: o->ratios = 1; break;
     }
 }
 
@@ -598,16 +1504,60 @@ static size_t redist_validate(bb_run_t *run, void *state)
     redist_state_t *st = state;
     options_t *o = &st->o;
     int ranks = bb_run_size(run);
+    o->full_sweep = bb_run_full_sweep(run);  /* the runner's --full-sweep */
+    if (o->full_sweep && o->ratios)
+        bb_run_usage(run, "--full-sweep and --ratios are two presets: give one");
     /* -m: bytes of the global array, N = bytes / element bytes. */
-    bb_run_message_sizes(run, "elements", o->element_bytes, 10000 * o->element_bytes,
-                         1000000 * o->element_bytes, &o->elements);
+    bb_run_message_sizes(run, "elements", o->element_bytes,
+                         (o->full_sweep ? 10000 : 1000) * o->element_bytes,
+                         (o->full_sweep ? 1000000 : 10000) * o->element_bytes, &o->elements);
+    if (o->remap_every > 0 && !o->md)
+        bb_run_usage(run, "--remap applies to --workload md only");
+    if (o->md) {
+        if (o->direction_given || o->ratios || o->messages > 0 || o->element_bytes != 24)
+            bb_run_usage(run, "--workload md fixes the commands (>COORDS, <FORCES, "
+                         "<ENERGY), their sizes and one plan set per point: no --direction, "
+                         "--element-bytes, --messages or --ratios");
+        o->ndirections = 1;
+        o->directions[0] = BB_REDIST_SEND;
+        /* the replicated baseline moves 3N doubles in one MPI call */
+        for (size_t j = 0; j < o->elements.n; j++)
+            if (o->elements.values[j] * 3 > INT32_MAX)
+                bb_run_usage(run, "--elements: %lld is too many for --workload md's "
+                             "replicated baseline (one MPI call of 3N doubles)",
+                             (long long)o->elements.values[j]);
+    }
     if (o->elements.n == 0)
-        bb_run_parse_size_list(run, "elements", "1e4,1e5,1e6", 0, INT32_MAX, &o->elements);
+        bb_run_parse_size_list(run, "elements",
+                               o->ratios ? "1e6" : o->full_sweep ? "1e4,1e5,1e6" : "1e3,1e4",
+                               0, INT32_MAX, &o->elements);
+    if (o->nfrom == 0) {
+        static const char *const sweep[] = {"spatial", "spatial-shuffled", "random:1", "root"};
+        static const char *const ratios[] = {"spatial", "random:1"};
+        if (o->full_sweep)
+            for (int i = 0; i < 4; i++)
+                o->from[o->nfrom++] = sweep[i];
+        else if (o->ratios)
+            for (int i = 0; i < 2; i++)
+                o->from[o->nfrom++] = ratios[i];
+        else
+            /* not spatial: on one driver rank it is the identity of std */
+            o->from[o->nfrom++] = "spatial-shuffled";
+    }
+    if (o->nto == 0)
+        o->to[o->nto++] = "std";
+    if (o->ratios && !o->direction_given) {
+        o->directions[0] = BB_REDIST_SEND;
+        o->ndirections = 1;
+    }
     if (o->nmethods == 0)
         for (int m = 0; m < BB_REDIST_METHODS; m++)
             o->methods[o->nmethods++] = (bb_redist_method_t)m;
-    parse_layout(run, "--from", o->from, &o->from_layout);
-    parse_layout(run, "--to", o->to, &o->to_layout);
+    for (int i = 0; i < o->nfrom; i++)
+        parse_layout(run, "--from", o->from[i], &o->from_layout[i]);
+    for (int i = 0; i < o->nto; i++)
+        parse_layout(run, "--to", o->to[i], &o->to_layout[i]);
+    int dr = ranks, er = ranks;
     if (o->mode == BB_REDIST_MODE_MDI) {
         if (ranks < 2)
             bb_run_usage(run, "--link mdi needs a driver and an engine: run on at "
@@ -619,24 +1569,17 @@ static size_t redist_validate(bb_run_t *run, void *state)
                          "%d on %d ranks", o->driver_ranks,
                          o->driver_ranks < 1 ? "the driver" : "the engine", ranks - 1,
                          ranks);
-        check_layout_fits(run, "--from", o->from, &o->from_layout, o->driver_ranks);
-        check_layout_fits(run, "--to", o->to, &o->to_layout, ranks - o->driver_ranks);
-    } else {
-        if (o->driver_ranks >= 0)
-            bb_run_usage(run, "--driver-ranks applies to --link mdi only");
-        check_layout_fits(run, "--from", o->from, &o->from_layout, ranks);
-        check_layout_fits(run, "--to", o->to, &o->to_layout, ranks);
+        dr = o->driver_ranks;
+        er = ranks - o->driver_ranks;
+    } else if (o->driver_ranks >= 0) {
+        bb_run_usage(run, "--driver-ranks applies to --link mdi only");
     }
-    /* root methods move N * components doubles in one MPI call */
-    for (int i = 0; i < o->nmethods; i++)
-        if (o->methods[i] == BB_REDIST_ROOT || o->methods[i] == BB_REDIST_ROOT_GATHERV)
-            for (size_t j = 0; j < o->elements.n; j++)
-                if (o->elements.values[j] * (o->element_bytes / 8) > INT32_MAX)
-                    bb_run_usage(run, "--elements: %lld is too many for the root "
-                                 "methods (one MPI call of N * %lld doubles)",
-                                 (long long)o->elements.values[j],
-                                 (long long)(o->element_bytes / 8));
-    return o->elements.n * (size_t)o->ndirections;
+    for (int i = 0; i < o->nfrom; i++)
+        check_layout_fits(run, "--from", o->from[i], &o->from_layout[i], dr);
+    for (int i = 0; i < o->nto; i++)
+        check_layout_fits(run, "--to", o->to[i], &o->to_layout[i], er);
+    /* (the root methods move their arrays in pieces: no INT_MAX limit here) */
+    return o->elements.n * (size_t)o->ndirections * (size_t)o->nfrom * (size_t)o->nto;
 }
 
 static void redist_setup(bb_run_t *run, void *state)
@@ -653,33 +1596,67 @@ static void redist_setup(bb_run_t *run, void *state)
     if (s != BB_OK)
         bb_run_fatal(run, "cannot create the link: %s", bb_status_string(s));
     ctx->comm = bb_redist_link_comm(ctx->link);
-    if (bb_run_rank(run) == 0)
+    if (o->md) {
+        /* <ENERGY: one double, on each code's rank 0 */
+        int64_t zero = 0;
+        bb_redist_link_t *l = ctx->link;
+        if ((bb_redist_link_is_driver(l)
+             && bb_map_create(1, &zero, bb_redist_link_code_rank(l, 0) == 0, 1,
+                              &ctx->md_dmap1) != BB_OK)
+            || (bb_redist_link_is_engine(l)
+                && bb_map_create(1, &zero, bb_redist_link_code_rank(l, 1) == 0, 1,
+                                 &ctx->md_emap1) != BB_OK))
+            bb_run_fatal(run, "cannot create the energy maps");
+        md_table_header(ctx);
+    } else {
         table_header(ctx);
+    }
 }
 
 static void redist_label(const void *state, size_t i, char *buf, size_t len)
 {
     const redist_state_t *st = state;
     const options_t *o = &st->o;
-    snprintf(buf, len, "N = %lld, '%c'",
-             (long long)o->elements.values[i / (size_t)o->ndirections],
-             o->directions[i % (size_t)o->ndirections]);
+    size_t nd = (size_t)o->ndirections, nn = o->elements.n, pair = i / (nd * nn);
+    snprintf(buf, len, "%s->%s N = %lld, '%c'", o->from[pair / (size_t)o->nto],
+             o->to[pair % (size_t)o->nto], (long long)o->elements.values[(i / nd) % nn],
+             o->directions[i % nd]);
 }
 
 static int redist_finish(bb_run_t *run, void *state)
 {
     redist_state_t *st = state;
+    bb_table_t *t = bb_run_table(run);
+    double thr = bb_redist_link_auto_threshold(st->ctx.link);
+    if (!st->o.md) {
+        bb_table_note(t, "auto's threshold (calibrated at link creation, a measurement): %.0f B "
+                      "per contiguous run", thr);
+        bb_table_note(t, "ratios root msg_us / method msg_us (medians of interleaved samples; "
+                      "> 1: faster than root):");
+        for (size_t i = 0; i < st->nratios; i++)
+            bb_table_note(t, "  %s", st->ratios[i]);
+    }
     if (bb_run_rank(run) == 0) {
         cJSON *summary = cJSON_CreateObject();
         cJSON_AddStringToObject(summary, "bound_note",
-                                "bound = max(one-way ping-pong time of the largest bytes "
-                                "into or out of any rank, memcpy time of the largest local "
-                                "part), measured in this run; efficiency = bound / elapsed");
+                                "bound = agree + latency + max(latency, p2p, memory, host), "
+                                "each the best sample of a probe measured interleaved with "
+                                "the methods: agree = MPI_Allreduce of int64[18] over the "
+                                "link; latency = one-way time of 1 byte; p2p = one-way time "
+                                "of the largest bytes into or out of any rank; memory = memcpy "
+                                "of the largest local part or fragmented side; host = every "
+                                "rank copying its share of the bytes changing owner at once "
+                                "(only when a host holds 2 or more link ranks); efficiency = "
+                                "bound / elapsed, null where the bound is above it (a bound "
+                                "failure)");
+        cJSON_AddNumberToObject(summary, "auto_threshold_bytes", thr);
         bb_record_set(bb_bench_record(bb_run_bench(run)), "run", summary);
     }
     bb_map_free(st->ctx.dmap);
     bb_map_free(st->ctx.emap);
-    st->ctx.dmap = st->ctx.emap = NULL;
+    bb_map_free(st->ctx.md_dmap1);
+    bb_map_free(st->ctx.md_emap1);
+    st->ctx.dmap = st->ctx.emap = st->ctx.md_dmap1 = st->ctx.md_emap1 = NULL;
     if (bb_redist_link_destroy(st->ctx.link) != BB_OK)
         bb_run_fatal(run, "cannot free the link");
     st->ctx.link = NULL;
@@ -690,10 +1667,15 @@ static void redist_teardown(void *state)
 {
     redist_state_t *st = state;
     bb_size_list_clear(&st->o.elements);
+    for (size_t i = 0; i < st->nratios; i++)
+        free(st->ratios[i]);
+    free(st->ratios);
+    st->ratios = NULL;
+    st->nratios = 0;
 }
 
 /* The seed's own defaults of the measurement options. */
-static const bb_measure_settings_t default_settings = { .samples = 3, .budget_s = 0.05, .warmup = 1 };
+static const bb_measure_settings_t default_settings = { .samples = 3, .budget_s = 0.02, .warmup = 1 };
 
 static const bb_bench_desc_t redist_bench = {
     .program = "bbench-redist",
@@ -701,14 +1683,15 @@ static const bb_bench_desc_t redist_bench = {
     .summary = "Measure MDI parallel communication between a driver code and an engine\n"
                "code whose data are laid out differently: today's rank-0 path against\n"
                "redistribution with maps (DESIGN 2.3).  Launch with mpiexec -n P.",
-    .notes = "A call is one message; a barrier (untimed) precedes each message.  Setup\n"
+    .notes = "A call is one message; a barrier (untimed) precedes each message.  The\n"
+             "methods and the bound are measured interleaved, sample by sample.  Setup\n"
              "(validation, map transfer, plan build) is timed apart, once per plan.\n"
              "Every message is checked outside the timing: value\n"
              "((g*3 + c)*4 + (k & 3)) in every slot of sentinel-filled buffers and a\n"
-             "global checksum.  bound = max(one-way ping-pong of the largest per-rank\n"
-             "volume, memcpy of the largest local part); efficiency = bound / elapsed.\n"
-             "Times in the table are microseconds.  Exit 1 also for wrong data or an\n"
-             "unexpected refusal.",
+             "global checksum.  bound = agree + latency + max(latency, p2p, memory,\n"
+             "host), each part its best sample; efficiency = bound / elapsed, never\n"
+             "printed above 1 (bound-failure).  Times in the table are microseconds.\n"
+             "Exit 1 also for wrong data or an unexpected refusal.",
     .options = redist_options,
     .settings = &default_settings,
     .state_size = sizeof(redist_state_t),

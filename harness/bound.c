@@ -1,103 +1,282 @@
 /* bound.c: the machine's lower bound for a redistribution, measured in the
- * run: a ping-pong between the two codes' first ranks and a local memcpy. */
+ * run: ping-pongs between the two codes' first ranks, an agreement, local
+ * memory copies and every rank copying at once (the host's limit). */
 #include "config.h"
 #include "harness.h"
 
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* A tag of its own on the link communicator, apart from the protocol's. */
 enum { BB_TAG_PING = 53 };
+/* Messages above this are sent in pieces: no INT_MAX count limit. */
+#define BB_PING_PIECE ((int64_t)1 << 30)
 
-/* The lower bound of this machine                                          */
-/* ------------------------------------------------------------------------ */
+struct bb_redist_probe {
+    MPI_Comm comm;
+    int me, size, a, z;
+    int64_t remote_bytes, memory_bytes, host_bytes, host_chunk;
+    int ranks_per_host_max;
+    char *s, *d;            /* max(remote, memory, host_chunk) bytes each */
+    int64_t round;
+};
 
+/* Link rank 0 and the engine's first rank (MDI: the driver's size; intra
+ * mode, where every rank is in both codes: rank 1). */
+static void bb_probe_pair(bb_redist_link_t *link, int size, int *a, int *z)
+{
+    int mdi = !(bb_redist_link_is_driver(link) && bb_redist_link_is_engine(link));
+    *a = 0;
+    *z = mdi ? bb_redist_link_code_size(link, 0) : (size > 1 ? 1 : 0);
+}
+
+/* One way of bytes between a and z (round trip / 2), in pieces. */
+static int bb_ping(bb_redist_probe_t *p, int64_t bytes, double *one_way)
+{
+    int rc = MPI_SUCCESS;
+    *one_way = 0;
+    if (p->a == p->z || bytes <= 0)
+        return rc;
+    double t = bb_time_now();
+    for (int64_t off = 0; off < bytes && rc == MPI_SUCCESS; off += BB_PING_PIECE) {
+        int cnt = (int)(bytes - off < BB_PING_PIECE ? bytes - off : BB_PING_PIECE);
+        if (p->me == p->a) {
+            rc = MPI_Send(p->s + off, cnt, MPI_BYTE, p->z, BB_TAG_PING, p->comm);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Recv(p->d + off, cnt, MPI_BYTE, p->z, BB_TAG_PING, p->comm,
+                              MPI_STATUS_IGNORE);
+        } else if (p->me == p->z) {
+            rc = MPI_Recv(p->d + off, cnt, MPI_BYTE, p->a, BB_TAG_PING, p->comm,
+                          MPI_STATUS_IGNORE);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Send(p->s + off, cnt, MPI_BYTE, p->a, BB_TAG_PING, p->comm);
+        }
+    }
+    if (p->me == p->a || p->me == p->z)
+        *one_way = (bb_time_now() - t) / 2;
+    return rc;
+}
+
+static double bb_copy(bb_redist_probe_t *p, int64_t bytes)
+{
+    if (bytes <= 0)
+        return 0;
+    double t = bb_time_now();
+    memcpy(p->d, p->s, (size_t)bytes);
+    t = bb_time_now() - t;
+    /* keep the copy live */
+    p->s[p->round % bytes] ^= p->d[(p->round * 7) % bytes];
+    p->round++;
+    return t;
+}
+
+bb_status_t bb_redist_probe_create(bb_redist_link_t *link, int64_t remote_bytes,
+                                   int64_t memory_bytes, int64_t host_bytes,
+                                   bb_redist_probe_t **probe_out)
+{
+    if (link == NULL)
+        return BB_ERR_ARG;
+    bb_redist_probe_t *p = calloc(1, sizeof *p);
+    int bad = probe_out == NULL || remote_bytes < 0 || memory_bytes < 0 || host_bytes < 0;
+    MPI_Comm comm = bb_redist_link_comm(link);
+    int me = 0, size = 1;
+    if (MPI_Comm_rank(comm, &me) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS) {
+        free(p);
+        return BB_ERR_MPI;
+    }
+    /* ranks per host: a shared-memory split of the link */
+    MPI_Comm node = MPI_COMM_NULL;
+    int on_node = 1;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node)
+            != MPI_SUCCESS || MPI_Comm_size(node, &on_node) != MPI_SUCCESS) {
+        free(p);
+        return BB_ERR_MPI;
+    }
+    MPI_Comm_free(&node);
+    if (bad) {
+        remote_bytes = memory_bytes = host_bytes = 0;
+    }
+    int64_t chunk = size > 0 ? host_bytes / size : 0;
+    int64_t big = remote_bytes;
+    if (memory_bytes > big)
+        big = memory_bytes;
+    if (chunk > big)
+        big = chunk;
+    char *s = p ? malloc((size_t)(big > 0 ? big : 1)) : NULL;
+    char *d = p ? malloc((size_t)(big > 0 ? big : 1)) : NULL;
+    int64_t mine[7] = {bad, p == NULL || s == NULL || d == NULL, remote_bytes, -remote_bytes,
+                       host_bytes, -host_bytes, on_node},
+            any[7];
+    if (bb_agree_max(comm, mine, 7, any) != MPI_SUCCESS) {
+        free(s); free(d); free(p);
+        return BB_ERR_MPI;
+    }
+    if (any[0] != 0 || any[2] != -any[3] || any[4] != -any[5] || any[1] != 0) {
+        free(s); free(d); free(p);
+        return any[1] != 0 && any[0] == 0 ? BB_ERR_NOMEM : BB_ERR_ARG;
+    }
+    memset(s, 1, (size_t)(big > 0 ? big : 1));
+    memset(d, 0, (size_t)(big > 0 ? big : 1));
+    p->comm = comm;
+    p->me = me;
+    p->size = size;
+    bb_probe_pair(link, size, &p->a, &p->z);
+    p->remote_bytes = remote_bytes;
+    p->memory_bytes = memory_bytes;
+    p->host_bytes = host_bytes;
+    p->host_chunk = chunk;
+    p->ranks_per_host_max = (int)any[6];
+    p->s = s;
+    p->d = d;
+    *probe_out = p;
+    return BB_OK;
+}
+
+void bb_redist_probe_free(bb_redist_probe_t *probe)
+{
+    if (probe == NULL)
+        return;
+    free(probe->s);
+    free(probe->d);
+    free(probe);
+}
+
+/* Each part of a call is the best of a few tries: on a loaded machine one
+ * descheduled rank would otherwise lift the bound above what a method
+ * achieves (the small parts are cheap to repeat; large copies twice). */
+enum { BB_PROBE_TRIES_SMALL = 5, BB_PROBE_TRIES_LARGE = 2 };
+
+bb_status_t bb_redist_probe_call(void *arg, double *parts, double *counts)
+{
+    bb_redist_probe_t *p = arg;
+    (void)counts;
+    double t0 = bb_time_now(), t;
+    int64_t in[18] = {0}, out[18];
+    double best[BB_PROBE_PARTS];
+    for (int i = 0; i < BB_PROBE_PARTS; i++)
+        best[i] = INFINITY;
+    for (int r = 0; r < BB_PROBE_TRIES_SMALL; r++) {
+        double one = 0;
+        if (MPI_Barrier(p->comm) != MPI_SUCCESS)
+            return BB_ERR_MPI;
+        t = bb_time_now();
+        if (MPI_Allreduce(in, out, 18, MPI_INT64_T, MPI_MAX, p->comm) != MPI_SUCCESS)
+            return BB_ERR_MPI;
+        t = bb_time_now() - t;
+        best[BB_PROBE_AGREE] = fmin(best[BB_PROBE_AGREE], t);
+        if (MPI_Barrier(p->comm) != MPI_SUCCESS || bb_ping(p, 1, &one) != MPI_SUCCESS)
+            return BB_ERR_MPI;
+        best[BB_PROBE_LATENCY] = fmin(best[BB_PROBE_LATENCY], one);
+    }
+    int tries = p->remote_bytes + p->memory_bytes + p->host_chunk < (1 << 20)
+                    ? BB_PROBE_TRIES_SMALL : BB_PROBE_TRIES_LARGE;
+    for (int r = 0; r < tries; r++) {
+        double one = 0;
+        if (MPI_Barrier(p->comm) != MPI_SUCCESS
+            || bb_ping(p, p->remote_bytes, &one) != MPI_SUCCESS)
+            return BB_ERR_MPI;
+        best[BB_PROBE_P2P] = fmin(best[BB_PROBE_P2P], one);
+        best[BB_PROBE_MEMORY] = fmin(best[BB_PROBE_MEMORY],
+                                     p->me == p->a ? bb_copy(p, p->memory_bytes) : 0.0);
+        /* every rank at once: what the ranks sharing a host copy together */
+        if (p->ranks_per_host_max > 1) {
+            if (MPI_Barrier(p->comm) != MPI_SUCCESS)
+                return BB_ERR_MPI;
+            best[BB_PROBE_HOST] = fmin(best[BB_PROBE_HOST], bb_copy(p, p->host_chunk));
+        } else {
+            best[BB_PROBE_HOST] = 0;
+        }
+    }
+    for (int i = BB_PROBE_AGREE; i < BB_PROBE_PARTS; i++)
+        parts[i] += best[i];
+    parts[BB_PROBE_TOTAL] += bb_time_now() - t0;
+    return BB_OK;
+}
+
+static double bb_best(const double *x, size_t n)
+{
+    double b = INFINITY;
+    for (size_t i = 0; i < n; i++)
+        if (x[i] < b)
+            b = x[i];
+    return n > 0 ? b : 0;
+}
+
+void bb_redist_probe_bound(const bb_redist_probe_t *p, const double *const parts[],
+                           size_t samples, bb_redist_bound_t *out)
+{
+    bb_redist_bound_t b;
+    memset(&b, 0, sizeof b);
+    b.p2p_ranks[0] = p->a;
+    b.p2p_ranks[1] = p->z;
+    b.p2p_bytes = p->remote_bytes;
+    b.memcpy_bytes = p->memory_bytes;
+    b.host_bytes = p->host_bytes;
+    b.ranks_per_host_max = p->ranks_per_host_max;
+    b.agree_s = bb_best(parts[BB_PROBE_AGREE], samples);
+    b.latency_s = bb_best(parts[BB_PROBE_LATENCY], samples);
+    b.p2p_s = bb_best(parts[BB_PROBE_P2P], samples);
+    b.memcpy_s = bb_best(parts[BB_PROBE_MEMORY], samples);
+    b.host_s = bb_best(parts[BB_PROBE_HOST], samples);
+    b.p2p_bandwidth = b.p2p_s > 0 ? (double)b.p2p_bytes / b.p2p_s : 0.0;
+    b.memcpy_bandwidth = b.memcpy_s > 0 ? (double)b.memcpy_bytes / b.memcpy_s : 0.0;
+    double data = b.latency_s;
+    if (b.p2p_s > data)
+        data = b.p2p_s;
+    if (b.memcpy_s > data)
+        data = b.memcpy_s;
+    if (b.host_s > data)
+        data = b.host_s;
+    b.bound_s = b.agree_s + b.latency_s + data;
+    *out = b;
+}
+
+/* The older, simpler bound (max of a ping-pong and a memcpy, best of reps),
+ * kept for the library's misuse tests: arguments agreed alike. */
 bb_status_t bb_redist_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
                                  int64_t local_bytes, int reps, bb_redist_bound_t *out)
 {
     if (link == NULL)
         return BB_ERR_ARG;
-    /* Bad arguments (or remote_bytes and reps that differ: the ping-pong
-     * must match) are agreed below, with the allocation, so no rank waits. */
-    int bad = out == NULL || remote_bytes < 0 || local_bytes < 0 || reps < 1
-              || remote_bytes > INT_MAX;
+    int bad = out == NULL || remote_bytes < 0 || local_bytes < 0 || reps < 1;
     if (bad)
         remote_bytes = local_bytes = 0;
+    MPI_Comm comm = bb_redist_link_comm(link);
+    int64_t mine[4] = {bad, reps, -(int64_t)reps, 0}, any[4];
+    if (bb_agree_max(comm, mine, 4, any) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    if (any[0] != 0 || any[1] != -any[2])
+        return BB_ERR_ARG;
+    bb_redist_probe_t *p = NULL;
+    bb_status_t st = bb_redist_probe_create(link, remote_bytes, local_bytes, 0, &p);
+    if (st != BB_OK)
+        return st;
+    double best_p2p = INFINITY, best_copy = INFINITY;
+    int rc = MPI_SUCCESS;
+    for (int r = 0; r <= reps && rc == MPI_SUCCESS; r++) {
+        double one = 0, c = 0;
+        if ((rc = MPI_Barrier(comm)) != MPI_SUCCESS)
+            break;
+        rc = bb_ping(p, remote_bytes, &one);
+        if (p->me == p->a)
+            c = bb_copy(p, local_bytes);
+        if (r > 0 && one < best_p2p) /* the first round warms the path */
+            best_p2p = one;
+        if (r > 0 && c < best_copy)
+            best_copy = c;
+    }
+    double res[2] = {best_p2p, best_copy};
+    int a = p->a, z = p->z;
+    bb_redist_probe_free(p);
+    if (rc != MPI_SUCCESS || MPI_Bcast(res, 2, MPI_DOUBLE, a, comm) != MPI_SUCCESS)
+        return BB_ERR_MPI;
     bb_redist_bound_t b;
     memset(&b, 0, sizeof b);
-    MPI_Comm comm = bb_redist_link_comm(link);
-    int me = 0, size = 0;
-    if (MPI_Comm_rank(comm, &me) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS)
-        return BB_ERR_MPI;
-    /* Link rank 0 and the engine's first rank (MDI: the driver's size;
-     * intra mode, where every rank is in both codes: rank 1). */
-    int mdi = !(bb_redist_link_is_driver(link) && bb_redist_link_is_engine(link));
-    int a = 0, z = mdi ? bb_redist_link_code_size(link, 0) : 1;
     b.p2p_ranks[0] = a;
     b.p2p_ranks[1] = z;
     b.p2p_bytes = remote_bytes;
     b.memcpy_bytes = local_bytes;
-    int64_t big = remote_bytes > local_bytes ? remote_bytes : local_bytes;
-    char *s = malloc((size_t)(big > 0 ? big : 1)), *d = malloc((size_t)(big > 0 ? big : 1));
-    int64_t nomem = s == NULL || d == NULL;
-    int64_t mine[6] = {bad, nomem, remote_bytes, -remote_bytes, reps, -(int64_t)reps},
-            any[6];
-    if (bb_agree_max(comm, mine, 6, any) != MPI_SUCCESS) {
-        free(s); free(d);
-        return BB_ERR_MPI;
-    }
-    if (any[0] != 0 || any[2] != -any[3] || any[4] != -any[5]) {
-        free(s); free(d);
-        return BB_ERR_ARG;
-    }
-    if (any[1] != 0) {
-        free(s); free(d);
-        return BB_ERR_NOMEM;
-    }
-    memset(s, 1, (size_t)(big > 0 ? big : 1));
-    memset(d, 0, (size_t)(big > 0 ? big : 1));
-    double res[2] = {0, 0};
-    int rc = MPI_SUCCESS;
-    if (size > 1 && remote_bytes > 0) {
-        int cnt = (int)remote_bytes;
-        double best = INFINITY;
-        for (int r = 0; r <= reps && rc == MPI_SUCCESS; r++) {
-            if ((rc = MPI_Barrier(comm)) != MPI_SUCCESS)
-                break;
-            double t = bb_time_now();
-            if (me == a) {
-                rc = MPI_Send(s, cnt, MPI_BYTE, z, BB_TAG_PING, comm);
-                if (rc == MPI_SUCCESS)
-                    rc = MPI_Recv(d, cnt, MPI_BYTE, z, BB_TAG_PING, comm, MPI_STATUS_IGNORE);
-            } else if (me == z) {
-                rc = MPI_Recv(d, cnt, MPI_BYTE, a, BB_TAG_PING, comm, MPI_STATUS_IGNORE);
-                if (rc == MPI_SUCCESS)
-                    rc = MPI_Send(s, cnt, MPI_BYTE, a, BB_TAG_PING, comm);
-            }
-            t = (bb_time_now() - t) / 2;
-            if (r > 0 && t < best) /* the first round warms the path */
-                best = t;
-        }
-        res[0] = best;
-    }
-    if (rc == MPI_SUCCESS && me == a && local_bytes > 0) {
-        double best = INFINITY;
-        for (int r = 0; r <= reps; r++) {
-            double t = bb_time_now();
-            memcpy(d, s, (size_t)local_bytes);
-            t = bb_time_now() - t;
-            s[r % local_bytes] ^= d[(r * 7) % local_bytes]; /* keep the copy live */
-            if (r > 0 && t < best)
-                best = t;
-        }
-        res[1] = best;
-    }
-    free(s);
-    free(d);
-    if (rc != MPI_SUCCESS || MPI_Bcast(res, 2, MPI_DOUBLE, a, comm) != MPI_SUCCESS)
-        return BB_ERR_MPI;
     b.p2p_s = res[0];
     b.memcpy_s = res[1];
     b.p2p_bandwidth = res[0] > 0 ? (double)remote_bytes / res[0] : 0.0;

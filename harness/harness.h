@@ -75,6 +75,11 @@ typedef enum bb_layout_kind {
                                    dims from P when not given */
     BB_LAYOUT_RANDOM,           /* "random[:SEED]": a seeded permutation of
                                    [0, N) cut into std blocks */
+    BB_LAYOUT_SPATIAL_SHUFFLED, /* "spatial-shuffled[:SEED]": spatial's
+                                   ownership (dims from P), each rank's
+                                   elements in a seeded random local order */
+    BB_LAYOUT_ROOT,             /* "root": all of [0, N) on rank 0, in order
+                                   (a code that does not adopt maps) */
     BB_LAYOUT_KINDS
 } bb_layout_kind_t;
 
@@ -142,16 +147,58 @@ typedef struct bb_redist_bound {
     double p2p_s;            /* one-way time of p2p_bytes: best RTT / 2 */
     double memcpy_s;         /* best memcpy of memcpy_bytes on link rank 0 */
     double p2p_bandwidth, memcpy_bandwidth;  /* byte/s; 0 if not measured */
-    double bound_s;          /* max(p2p_s, memcpy_s) */
+    double bound_s;          /* max(p2p_s, memcpy_s) (bb_redist_link_bound);
+                                the probe's formula (bb_redist_probe_bound) */
+    /* bb_redist_probe_bound only (0 from bb_redist_link_bound): */
+    double agree_s;          /* one MPI_Allreduce of int64[18] over the link */
+    double latency_s;        /* one-way time of 1 byte between p2p_ranks */
+    double host_s;           /* every rank copies host_bytes / P at once, the
+                                slowest; 0 when no host holds 2 link ranks */
+    int64_t host_bytes;      /* bytes changing owner, all ranks */
+    int ranks_per_host_max;  /* link ranks on the fullest host */
 } bb_redist_bound_t;
 
 /* Collective over the link.  remote_bytes: the largest bytes into or out of
  * any rank; local_bytes: the largest local copy.  reps >= 1 timed rounds
  * after one warm-up.  A bad argument on any rank (or remote_bytes or reps
- * that differ) is BB_ERR_ARG on every rank. */
+ * that differ) is BB_ERR_ARG on every rank.  Messages above 1 GiB are split
+ * (no INT_MAX limit). */
 bb_status_t bb_redist_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
                                  int64_t local_bytes, int reps,
                                  bb_redist_bound_t *bound_out);
+
+/* The bound as a variant of the measurement engine, so that it is measured
+ * interleaved with the methods (bb_measure_run_set).  One call times, in
+ * parts (seconds, rank maxima after the engine's reduction): */
+enum {
+    BB_PROBE_TOTAL = 0,  /* the whole call */
+    BB_PROBE_AGREE,      /* MPI_Allreduce of int64[18] MAX over the link */
+    BB_PROBE_LATENCY,    /* 1-byte ping-pong / 2 between p2p_ranks */
+    BB_PROBE_P2P,        /* remote_bytes ping-pong / 2, 1 GiB pieces */
+    BB_PROBE_MEMORY,     /* memcpy of memory_bytes on link rank 0 */
+    BB_PROBE_HOST,       /* every rank copies host_bytes / P at once */
+    BB_PROBE_PARTS
+};
+typedef struct bb_redist_probe bb_redist_probe_t;
+
+/* Collective over the link.  memory_bytes: what the busiest rank must copy
+ * through memory besides the network (largest local part, and the packed
+ * side of a fragmented layout); host_bytes: bytes changing owner, all
+ * ranks.  Arguments are agreed (BB_ERR_ARG, BB_ERR_NOMEM alike on every
+ * rank).  Caller owns *probe_out (bb_redist_probe_free). */
+bb_status_t bb_redist_probe_create(bb_redist_link_t *link, int64_t remote_bytes,
+                                   int64_t memory_bytes, int64_t host_bytes,
+                                   bb_redist_probe_t **probe_out);
+/* Local. */
+void bb_redist_probe_free(bb_redist_probe_t *probe);
+/* The engine's call (bb_measure_call_fn); arg is the probe. */
+bb_status_t bb_redist_probe_call(void *arg, double *parts, double *counts);
+/* Local.  The bound from the probe's samples: each part's best sample (the
+ * least disturbed burst), bound = agree + latency (the recv_dist flag) +
+ * max(latency, p2p, memory, host): the admission, the flag, then the data
+ * step's busiest resource. */
+void bb_redist_probe_bound(const bb_redist_probe_t *probe, const double *const parts[],
+                           size_t samples, bb_redist_bound_t *bound_out);
 
 /* ------------------------------------------------------------------------ */
 /* Overlap (overlap.c): figures of merit and the compute kernel             */

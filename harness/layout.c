@@ -25,7 +25,7 @@ uint64_t bb_splitmix(uint64_t *state)
 
 static const char *const bb_layout_names[BB_LAYOUT_KINDS] = {
     "std", "std-ceil", "block-irregular", "block-reverse", "cyclic",
-    "block-cyclic", "spatial", "random"
+    "block-cyclic", "spatial", "random", "spatial-shuffled", "root"
 };
 
 static int bb_parse_i64(const char *s, const char **end, int64_t lo, int64_t hi,
@@ -61,7 +61,8 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err
             kind = k;
     if (kind < 0) {
         bb_errorf(err, errlen, "'%.32s%s' is not a layout (std, std-ceil, block-irregular[:SEED], "
-                  "block-reverse, cyclic, block-cyclic:B, spatial[:PX,PY,PZ], random[:SEED])", text, more);
+                  "block-reverse, cyclic, block-cyclic:B, spatial[:PX,PY,PZ], random[:SEED], "
+                  "spatial-shuffled[:SEED], root)", text, more);
         return BB_ERR_PARSE;
     }
     l.kind = (bb_layout_kind_t)kind;
@@ -77,6 +78,7 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err
         break;
     case BB_LAYOUT_BLOCK_IRREGULAR:
     case BB_LAYOUT_RANDOM:
+    case BB_LAYOUT_SPATIAL_SHUFFLED:
         if (arg != NULL) {
             if (bb_parse_i64(arg, &end, 0, INT64_MAX, &v) != 0 || *end != '\0') {
                 bb_errorf(err, errlen, "'%.32s%s': the seed must be a nonnegative integer", text, more);
@@ -132,6 +134,7 @@ void bb_layout_format(const bb_layout_t *layout, char *buf, size_t len)
         break;
     case BB_LAYOUT_BLOCK_IRREGULAR:
     case BB_LAYOUT_RANDOM:
+    case BB_LAYOUT_SPATIAL_SHUFFLED:
         snprintf(buf, len, "%s:%llu", name, (unsigned long long)layout->seed);
         break;
     case BB_LAYOUT_SPATIAL:
@@ -185,8 +188,8 @@ bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
     if (layout->kind == BB_LAYOUT_BLOCK_CYCLIC
         && (layout->block < 1 || layout->block > INT32_MAX))
         return BB_ERR_ARG;
-    if (layout->kind == BB_LAYOUT_SPATIAL) {
-        if (dims[0] <= 0)
+    if (layout->kind == BB_LAYOUT_SPATIAL || layout->kind == BB_LAYOUT_SPATIAL_SHUFFLED) {
+        if (dims[0] <= 0 || layout->kind == BB_LAYOUT_SPATIAL_SHUFFLED)
             bb_dims3(ranks, dims);
         else if (dims[1] <= 0 || dims[2] <= 0
                  || (int64_t)dims[0] * dims[1] > ranks
@@ -250,7 +253,8 @@ bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
                 idx[k++] = g;
         break;
     }
-    case BB_LAYOUT_SPATIAL: {
+    case BB_LAYOUT_SPATIAL:
+    case BB_LAYOUT_SPATIAL_SHUFFLED: {
         /* n atoms on an L x L x nz lattice, x fastest; L^3 >= n */
         int64_t L = 1;
         while (L * L * L < n)
@@ -262,8 +266,22 @@ bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
             if (rx + dims[0] * (ry + dims[1] * rz) == rank)
                 idx[k++] = g;
         }
+        if (layout->kind == BB_LAYOUT_SPATIAL_SHUFFLED) {
+            /* an MD code's local order after neighbour-list sorting: the
+             * same owners, no contiguous runs (seeded per rank) */
+            uint64_t s = layout->seed * 0x100000001B3ull + (uint64_t)rank;
+            for (int64_t i = k - 1; i > 0; i--) {
+                int64_t j = (int64_t)(bb_splitmix(&s) % (uint64_t)(i + 1));
+                int64_t t = idx[i]; idx[i] = idx[j]; idx[j] = t;
+            }
+        }
         break;
     }
+    case BB_LAYOUT_ROOT:
+        if (rank == 0)
+            for (int64_t g = 0; g < n; g++)
+                idx[k++] = g;
+        break;
     case BB_LAYOUT_RANDOM: {
         /* a seeded permutation of [0, n), cut into standardized blocks */
         int64_t *perm = malloc((size_t)(n > 0 ? n : 1) * sizeof *perm);

@@ -54,9 +54,16 @@ rc=$?
 bb_expect_rc 0 $rc "mdi run at -n 2"
 [ $rc -eq 0 ] || cat "$err" >&2
 for m in root root-gatherv two-step direct pack sparse pack-mpi auto bound; do
-    bb_expect_grep "^ *300   < $m " "$out" "table row N=300 '<' $m"
+    bb_expect_grep "^ *300 *< *random:3 *cyclic *$m " "$out" "table row N=300 '<' $m"
 done
-bb_expect_true "the mdi record holds 32 points (8 methods), each method's quantities" \
+# one fastest method per point, and no efficiency shown where the bound failed
+n=$(grep -c " fastest$" "$out")
+bb_expect_true "one fastest method on each of the 4 points ($n)" [ "$n" -eq 4 ]
+bb_expect_grep "^# N=300 '<' random:3->cyclic: fastest " "$out" "the fastest method's reason"
+bb_expect_grep "^# ratios root msg_us / method msg_us" "$out" "the ratio summary"
+bb_expect_true "no row says 0 for what was not measured (memcpy 0.0 us)" \
+    sh -c "! grep -q 'memcpy 0.0 us' '$out'"
+bb_expect_true "the mdi record holds 32 points, each method's quantities" \
     "$B/tests/mpi/test-redist" record "$BB_TMP/mdi.json" 32
 
 # One code, two of its own layouts, on one rank (no mpiexec).
@@ -65,6 +72,17 @@ bb_serial "$X" --link intra --elements 64 --from block-reverse --to random:1 \
 rc=$?
 bb_expect_rc 0 $rc "intra run on one rank"
 [ $rc -eq 0 ] || cat "$err" >&2
-bb_expect_true "the intra record holds 8 points (8 methods)" \
+bb_expect_true "the intra record holds 8 points" \
     "$B/tests/mpi/test-redist" record "$BB_TMP/intra.json" 8
+
+# The new layouts and csv output at -n 3: spatial-shuffled and root, from and to.
+bb_mpirun 3 "$X" --elements 50 --from spatial-shuffled:2 --from root --to root \
+    --to spatial-shuffled --methods root,direct,pack,auto --reps 1 --format csv \
+    -o "$BB_TMP/lay.json" > "$out" 2> "$err"
+rc=$?
+bb_expect_rc 0 $rc "new layouts at -n 3"
+[ $rc -eq 0 ] || cat "$err" >&2
+bb_expect_grep "^N,dir,from,to,method,msg_us," "$out" "csv header"
+bb_expect_true "the layouts record holds 32 points" \
+    "$B/tests/mpi/test-redist" record "$BB_TMP/lay.json" 32
 bb_finish

@@ -605,7 +605,9 @@ static int check_record(const char *path, int want)
         "elapsed", "phase.admission", "phase.payload", "setup.total", "setup.map_transfer",
         "setup.plan_build", "communication.payload", "redist.bytes_changing_owner",
         "redist.bytes_moved", "redist.max_in_bytes", "redist.max_out_bytes",
-        "redist.peers_mean", "redist.mean_run_elements", "bound", "bound.p2p",
+        "redist.peers_mean", "redist.send_mean_run_elements",
+        "redist.recv_mean_run_elements", "memory.plan_bytes_max", "amortize.break_even_messages",
+        "bound", "bound.p2p", "bound.agree", "bound.latency", "bound.host",
         "bound.memcpy", "efficiency", "redist.wrong_messages"
     };
     cJSON_ArrayForEach(pt, points) {

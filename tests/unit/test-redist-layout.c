@@ -61,7 +61,7 @@ int main(void)
     static const char *const specs[] = {
         "std", "std-ceil", "block-irregular", "block-irregular:9", "block-reverse",
         "cyclic", "block-cyclic:1", "block-cyclic:3", "block-cyclic:64", "spatial",
-        "random", "random:12345"
+        "random", "random:12345", "spatial-shuffled", "spatial-shuffled:7", "root"
     };
     static const int64_t ns[] = {0, 1, 2, 3, 5, 7, 8, 10, 17, 63, 64, 100, 999, 1000, 4097};
     static const int ps[] = {1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 17};
@@ -139,6 +139,44 @@ int main(void)
         bb_free(idx);
         CHECK_MSG(bb_layout_indices(&lay, 64, 0, 3, &idx, &cnt) == BB_ERR_ARG,
                   "spatial dims whose product is not P are refused");
+        /* spatial-shuffled: spatial's owners, each rank's set the same, its
+         * order not ascending */
+        for (int p = 1; p <= 4; p++)
+            for (int r = 0; r < p; r++) {
+                bb_layout_t sp, sh;
+                int64_t *a = NULL, ca = 0, *b = NULL, cb = 0;
+                int asc = 1;
+                CHECK_MSG(bb_layout_parse("spatial", &sp, NULL, 0) == BB_OK
+                              && bb_layout_parse("spatial-shuffled:5", &sh, NULL, 0) == BB_OK
+                              && bb_layout_indices(&sp, 1000, r, p, &a, &ca) == BB_OK
+                              && bb_layout_indices(&sh, 1000, r, p, &b, &cb) == BB_OK,
+                          "spatial-shuffled p=%d r=%d generates", p, r);
+                CHECK_MSG(ca == cb && ca > 1, "spatial-shuffled p=%d r=%d: %lld elements as "
+                          "spatial's %lld", p, r, (long long)cb, (long long)ca);
+                char *in = calloc(1000, 1);
+                for (int64_t i = 0; i < ca && i < cb; i++)
+                    in[a[i]] = 1;
+                int same = 1;
+                for (int64_t i = 0; i < cb; i++) {
+                    same &= in[b[i]];
+                    if (i > 0)
+                        asc &= b[i] > b[i - 1];
+                }
+                CHECK_MSG(same, "spatial-shuffled p=%d r=%d: the owners of spatial", p, r);
+                CHECK_MSG(!asc, "spatial-shuffled p=%d r=%d: the local order is shuffled", p, r);
+                free(in);
+                bb_free(a);
+                bb_free(b);
+            }
+        /* root: everything on rank 0, in order; other ranks empty */
+        CHECK_MSG(bb_layout_parse("root", &lay, NULL, 0) == BB_OK
+                      && bb_layout_indices(&lay, 50, 0, 3, &idx, &cnt) == BB_OK && cnt == 50
+                      && idx[0] == 0 && idx[49] == 49,
+                  "root: rank 0 holds 0..N-1");
+        bb_free(idx);
+        CHECK_MSG(bb_layout_indices(&lay, 50, 2, 3, &idx, &cnt) == BB_OK && cnt == 0,
+                  "root: rank 2 of 3 holds nothing");
+        bb_free(idx);
     }
 
     /* Parsing and formatting. */
@@ -146,7 +184,7 @@ int main(void)
         static const char *const bad[] = {
             "", "blocks", "std:1", "block-cyclic", "block-cyclic:0", "block-cyclic:x",
             "spatial:2,2", "spatial:2,2,0", "spatial:1,2,3,4", "random:-1", "random:1x",
-            "cyclic:2"
+            "cyclic:2", "root:1", "spatial-shuffled:x", "spatial-shuffled:1,1,1"
         };
         for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
             bb_layout_t lay;

@@ -134,14 +134,20 @@ bb_status_t bb_record_set_load(const char *path, bb_record_set_t **set_out,
 void bb_record_set_free(bb_record_set_t *set);
 size_t bb_record_set_records(const bb_record_set_t *set);
 size_t bb_record_set_points(const bb_record_set_t *set);
+/* The i-th JSON file of a directory that was skipped because it is not a
+ * record ("FILE: schema: ..."), or NULL past the last.  Borrowed. */
+const char *bb_record_set_skipped(const bb_record_set_t *set, size_t i);
 
 /* The rule, applied to every timing (unit "s" with a median and a range)
  * of every matched point, with t = tolerance:
  *   regression:  cand.median > base.median * (1 + t) and cand.min > base.max
  *   improvement: base.median > cand.median * (1 + t) and base.min > cand.max
- * Deterministic quantities (unit byte or count without samples, except rss,
- * or marked "deterministic": true) and the point status must be equal;
- * a difference is a contract change. */
+ * where both sides have 5 samples or more, the range condition is replaced
+ * by a two-sided Mann-Whitney U test at p < 0.05 (p reported); anything else
+ * is within noise, with the reason.  Quantities the records declare
+ * "deterministic": true (neither side saying false; an older record without
+ * the member: bytes and counts without samples outside a run scope) and the
+ * point status must be equal; a difference is a contract change. */
 #define BB_COMPARE_DEFAULT_TOLERANCE 0.10
 
 typedef struct bb_compare_summary {
@@ -150,6 +156,9 @@ typedef struct bb_compare_summary {
     size_t unmatched_candidate;
     size_t regressions;        /* timings regressed */
     size_t improvements;       /* timings improved */
+    size_t within_noise;       /* timings neither (ranges overlap, p too
+                                  large, or under tolerance) */
+    size_t unmeasured;         /* timings null on one side */
     size_t contract_changes;   /* deterministic or status differences */
     size_t warnings;           /* distinct provenance differences */
 } bb_compare_summary_t;

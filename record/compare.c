@@ -1393,6 +1393,19 @@ static cJSON *bb_machine_check(const cJSON *bside, const cJSON *cside,
                    BB_M(cm, "timer_resolution_s"), 10.0, "s");
     double bl = BB_M(bm, "load_average_max"), cl = BB_M(cm, "load_average_max");
     double pus = BB_M(cm, "pus");
+    if (isfinite(bl) != isfinite(cl)) {
+        /* One side says its load (an older record does not): a loaded
+         * machine alone is worth a warning. */
+        double per = isfinite(pus) && pus > 0 ? pus : 1.0;
+        double l = isfinite(bl) ? bl : cl;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "check", "load average (1 min, max)");
+        bb_add_number_or_null(e, "base", bl);
+        bb_add_number_or_null(e, "candidate", cl);
+        cJSON_AddStringToObject(e, "unit", "runnable");
+        cJSON_AddBoolToObject(e, "warning", l / per >= 0.75);
+        cJSON_AddItemToArray(list, e);
+    }
     if (isfinite(bl) && isfinite(cl)) {
         /* Load per processing unit: a difference of half a PU's worth of
          * runnable processes is a visibly different machine. */
@@ -1804,6 +1817,10 @@ static void bb_format_moved(bb_buf_t *out, const char *item, const cJSON *p,
                   cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(tm, "ratio")), why);
 }
 
+/* Lines of regressions (and of improvements) in the default report: a
+ * screen holds the summary, the warnings and these. */
+#define BB_MOVED_LINES 10
+
 static void bb_render_text(const cJSON *report, int markdown, int all_timings,
                            bb_buf_t *out)
 {
@@ -1883,16 +1900,29 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
         cJSON_ArrayForEach(e, mc) {
             int warn = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "warning"));
             const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(e, "ratio");
-            bb_buf_printf(out, "%s%s%s: base %.3g, candidate %.3g %s", item,
-                          warn ? "WARNING " : "", bb_get_str(e, "check"),
-                          cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "base")),
-                          cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "candidate")),
-                          bb_get_str(e, "unit"));
-            if (cJSON_IsNumber(ratio))
+            double bv = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "base"));
+            double cv = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "candidate"));
+            bb_buf_printf(out, "%s%s%s: ", item, warn ? "WARNING " : "",
+                          bb_get_str(e, "check"));
+            if (strcmp(bb_get_str(e, "unit"), "ratio") == 0)
+                bb_buf_printf(out, "candidate/base x%.2f (median of the matched points)", cv);
+            else if (bb_buf_puts(out, "base "), isfinite(bv))
+                bb_buf_printf(out, "%.3g", bv);
+            else
+                bb_buf_puts(out, "not recorded");
+            if (strcmp(bb_get_str(e, "unit"), "ratio") == 0)
+                ;
+            else if (isfinite(cv))
+                bb_buf_printf(out, ", candidate %.3g %s", cv, bb_get_str(e, "unit"));
+            else
+                bb_buf_printf(out, ", candidate not recorded (%s)", bb_get_str(e, "unit"));
+            if (cJSON_IsNumber(ratio) && strcmp(bb_get_str(e, "unit"), "ratio") != 0)
                 bb_buf_printf(out, " (x%.2f)", ratio->valuedouble);
-            bb_buf_puts(out, warn ? ": base and candidate ran on visibly different "
-                                    "machines; timings are not comparable\n"
-                                  : "\n");
+            bb_buf_puts(out, !warn ? "\n"
+                             : cJSON_IsNumber(ratio)
+                                 ? ": base and candidate ran on visibly different "
+                                   "machines; timings are not comparable\n"
+                                 : ": a loaded machine; timings include time-sharing\n");
         }
     }
     const cJSON *wl = cJSON_GetObjectItemCaseSensitive(report, "warnings");
@@ -1932,15 +1962,45 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
     }
     static const char *const moved[2] = {"regression", "improvement"};
     static const char *const moved_title[2] = {"regressions", "improvements"};
+    /* One line per point (its elapsed, else its first timing that moved,
+     * with the count of the others), at most BB_MOVED_LINES of them unless
+     * --all: every timing that moved, one line each. */
     for (int k = 0; k < 2; k++) {
-        if (bb_summary_get(report, moved_title[k]) == 0)
+        size_t total = bb_summary_get(report, moved_title[k]);
+        if (total == 0)
             continue;
-        bb_buf_printf(out, "%s%s (rule above):%s", h0, moved_title[k], h1);
+        bb_buf_printf(out, "%s%s (rule above)%s:%s", h0, moved_title[k],
+                      all_timings ? "" : ", one line per point", h1);
+        size_t lines = 0, points = 0;
         cJSON_ArrayForEach(p, pairs) {
-            cJSON_ArrayForEach(tm, cJSON_GetObjectItemCaseSensitive(p, "timings"))
-                if (strcmp(bb_get_str(tm, "verdict"), moved[k]) == 0)
+            const cJSON *lead = NULL;
+            size_t n = 0;
+            cJSON_ArrayForEach(tm, cJSON_GetObjectItemCaseSensitive(p, "timings")) {
+                if (strcmp(bb_get_str(tm, "verdict"), moved[k]) != 0)
+                    continue;
+                n++;
+                if (all_timings)
                     bb_format_moved(out, item, p, tm);
+                else if (lead == NULL || strcmp(bb_get_str(tm, "name"), "elapsed") == 0)
+                    lead = lead && strcmp(bb_get_str(lead, "name"), "elapsed") == 0 ? lead : tm;
+            }
+            if (n == 0 || all_timings)
+                continue;
+            points++;
+            if (lines >= BB_MOVED_LINES)
+                continue;
+            lines++;
+            bb_format_moved(out, item, p, lead);
+            if (n > 1) {
+                /* Before the line's newline: "(+N more timings)". */
+                out->len--;
+                bb_buf_printf(out, " +%zu more timing%s\n", n - 1, n == 2 ? "" : "s");
+            }
         }
+        if (points > lines)
+            bb_buf_printf(out, "%s... and %zu more point%s (%zu %s in all; --all or "
+                          "--details FILE lists them)\n", item, points - lines,
+                          points - lines == 1 ? "" : "s", total, moved_title[k]);
     }
 
     /* 4. Unmatched points, one line per benchmark and rank count. */

@@ -208,4 +208,30 @@ bb_expect_true "under 60,000 characters" test "$(wc -c <"$out")" -lt 60000
 bb_expect_grep "the whole report is in $BB_TMP/details.md" "$out" "the details file named"
 bb_expect_grep 'count=2999' "$BB_TMP/details.md" "the details file has the last point"
 
+# The machine-speed check: the MPI-free kernel rate and the load average the
+# records hold.  A candidate machine 2.5x slower is said; 10% is not.
+speed() {  # speed OUT RATE LOAD
+    python3 - "$D/base.json" "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["system"] = {"cpu_model": "X", "kernel": "6.1", "os": "Debian", "load_average":
+               {"before": [float(sys.argv[4])] * 3, "after": [float(sys.argv[4])] * 3},
+               "kernel_rate": {"value": float(sys.argv[3]), "unit": "1/s", "scope": "run/rank",
+                               "reason": None, "deterministic": False}}
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+PY
+}
+speed "$BB_TMP/fast-machine.json" 1e9 0.1
+speed "$BB_TMP/slow-machine.json" 4e8 0.2
+speed "$BB_TMP/same-machine.json" 9e8 0.3
+speed "$BB_TMP/busy-machine.json" 9e8 6
+run 0 "a slower machine" "$BB_TMP/fast-machine.json" "$BB_TMP/slow-machine.json"
+bb_expect_grep 'WARNING kernel rate: base 1e+09, candidate 4e+08 1/s (x0.40): base and candidate ran on visibly different machines' \
+    "$out" "the kernel rate warns"
+bb_expect_grep '1 machine warnings' "$out" "counted in the summary"
+run 0 "the same machine" "$BB_TMP/fast-machine.json" "$BB_TMP/same-machine.json"
+bb_expect_grep '^  kernel rate: base 1e+09, candidate 9e+08 1/s (x0.90)$' "$out" "10% is no warning"
+run 0 "a loaded machine" "$BB_TMP/fast-machine.json" "$BB_TMP/busy-machine.json"
+bb_expect_grep 'WARNING load average (1 min, max): base 0.1, candidate 6 runnable' "$out" "the load warns"
+
 bb_finish

@@ -192,9 +192,13 @@ typedef enum bb_compare_format {
     BB_COMPARE_JSON        /* the report itself */
 } bb_compare_format_t;
 
-/* Local.  The report as text; all_timings 0 lists only "elapsed" and the
- * timings that moved.  Caller owns the string (bb_free); NULL on
- * allocation failure. */
+/* Local.  The report as text: the summary first (counts, revisions, hosts),
+ * then only what changed (machine-speed checks, provenance differences,
+ * contract changes, regressions and improvements one line per point, at
+ * most 10, unmatched points grouped by benchmark and rank count);
+ * all_timings adds every moved timing, every timing of every pair and every
+ * unmatched point.  Caller owns the string (bb_free); NULL on allocation
+ * failure. */
 char *bb_compare_render(const cJSON *report, bb_compare_format_t format,
                         int all_timings);
 

@@ -1516,7 +1516,7 @@ bb_status_t bb_compare_sets(const bb_record_set_t *base,
             }
             double bt = bb_compute_per_iteration(bp[i].point);
             double ct = bb_compute_per_iteration(cp[j].point);
-            if (isfinite(bt) && isfinite(ct) && ncompute < s.matched + 1 && compute)
+            if (compute != NULL && isfinite(bt) && isfinite(ct))
                 compute[ncompute++] = ct / bt;
             s.matched++;
             i++;
@@ -1738,9 +1738,12 @@ static void bb_format_provenance(const cJSON *v, const cJSON *other, bb_buf_t *o
             out->failed = 1;
             return;
         }
+        /* Never cut inside JSON: a long array or object is named by its
+         * size (the JSON report holds it whole). */
         if (strlen(t) > 160)
-            bb_buf_printf(out, "%.*s... (%zu characters of JSON)", bb_utf8_cut(t, 150), t,
-                          strlen(t));
+            bb_buf_printf(out, "(%s of %d %s, %zu characters; in --format json)",
+                          cJSON_IsArray(v) ? "an array" : "an object", cJSON_GetArraySize(v),
+                          cJSON_IsArray(v) ? "items" : "members", strlen(t));
         else
             bb_buf_puts(out, t);
         free(t);

@@ -181,6 +181,19 @@ run 0 "build flags differ" "$BB_TMP/flags0.json" "$BB_TMP/flags.json"
 bb_expect_grep 'WARNING source.build.cflags: base "-O2" candidate "-O2 -Werror" (1 record pair)' "$out" "the flag difference named"
 bb_expect_grep '^  candidate: .*git abc1234-dirty' "$out" "the candidate revision, dirty"
 
+# A long array that differs in length is named by its size, never cut
+# inside its JSON.
+python3 - "$D/base.json" "$BB_TMP/caches.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["topology"].setdefault("machine", {})["caches"] = [{"level": i, "size": 32768 << i} for i in range(9)]
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+PY
+run 0 "a long array differs" "$D/base.json" "$BB_TMP/caches.json"
+bb_expect_grep 'WARNING topology.machine.caches: base .* candidate (an array of 9 items, [0-9]* characters; in --format json)' \
+    "$out" "named by its size"
+bb_expect_true "no JSON cut short" test "$(grep -c '\.\.\.' "$out")" -eq 0
+
 # Unmatched points grouped: one line per benchmark and rank count.
 python3 - "$D/base.json" "$BB_TMP/many.json" <<'PY'
 import json, sys, copy

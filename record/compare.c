@@ -505,6 +505,9 @@ static int bb_not_a_record(const char *err, const char *path)
            strcmp(why, "top level: not an object") == 0;
 }
 
+static const char *bb_get_str(const cJSON *o, const char *name);
+static void bb_short_labels(cJSON *pairs);
+
 static bb_status_t bb_set_add_dir(bb_record_set_t *set, const char *dir,
                                   char *err, size_t errlen)
 {
@@ -1524,6 +1527,9 @@ bb_status_t bb_compare_sets(const bb_record_set_t *base,
         }
     }
     free(seen);
+    /* Quadratic in the pairs of one benchmark: bounded for hostile sets. */
+    if (s.matched <= 5000)
+        bb_short_labels(pairs);
     cJSON_AddItemToObject(report, "machine_check",
                           bb_machine_check(cJSON_GetObjectItemCaseSensitive(report, "base"),
                                            cJSON_GetObjectItemCaseSensitive(report, "candidate"),
@@ -1557,6 +1563,59 @@ free_base:
     if (st == BB_ERR_NOMEM)
         bb_errorf(err, errlen, "out of memory");
     return st;
+}
+
+/* Labels for the one-line report: the parameters whose values differ among
+ * the matched points of the same benchmark (a sweep repeats source=0,
+ * samples=3 ... on every point; they tell nothing apart). */
+static void bb_short_labels(cJSON *pairs)
+{
+    cJSON *p;
+    cJSON_ArrayForEach(p, pairs) {
+        const char *bench = bb_get_str(p, "benchmark");
+        const cJSON *params = cJSON_GetObjectItemCaseSensitive(p, "parameters");
+        bb_buf_t b = {0};
+        bb_buf_printf(&b, "%s n=%g", bench,
+                      cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(p, "ranks")));
+        const char *full = bb_get_str(p, "label");
+        const char *hosts = strstr(full, " hosts=");
+        if (hosts != NULL)
+            bb_buf_printf(&b, " hosts=%lld", strtoll(hosts + 7, NULL, 10));
+        const cJSON *e;
+        cJSON_ArrayForEach(e, params) {
+            int varies = 0;
+            const cJSON *o;
+            cJSON_ArrayForEach(o, pairs) {
+                if (o == p || strcmp(bb_get_str(o, "benchmark"), bench) != 0)
+                    continue;
+                const cJSON *ov = cJSON_GetObjectItemCaseSensitive(
+                    cJSON_GetObjectItemCaseSensitive(o, "parameters"), e->string);
+                if (!bb_json_equal(ov, e)) {
+                    varies = 1;
+                    break;
+                }
+            }
+            if (!varies)
+                continue;
+            bb_buf_t vb = {0};
+            bb_plain(&vb, e);
+            char *v = bb_buf_take(&vb);
+            for (char *c = v; c != NULL && *c; c++)
+                if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                    *c = ' ';
+            if (v == NULL)
+                b.failed = 1;
+            else if (strlen(v) > 24)
+                bb_buf_printf(&b, " %s=%.*s...", e->string, bb_utf8_cut(v, 21), v);
+            else
+                bb_buf_printf(&b, " %s=%s", e->string, v);
+            free(v);
+        }
+        char *label = bb_buf_take(&b);
+        if (label != NULL)
+            cJSON_AddStringToObject(p, "short_label", label);
+        free(label);
+    }
 }
 
 int bb_compare_exit_code(const bb_compare_summary_t *s, int report_only)
@@ -1790,6 +1849,13 @@ static const char *bb_get_str(const cJSON *o, const char *name)
     return v ? v : "";
 }
 
+/* The short label where there is one (the varying parameters only). */
+static const char *bb_pair_label(const cJSON *p)
+{
+    const char *s = bb_get_str(p, "short_label");
+    return *s ? s : bb_get_str(p, "label");
+}
+
 static void bb_list_strings(bb_buf_t *out, const cJSON *array, const char *none)
 {
     const cJSON *e;
@@ -1816,7 +1882,7 @@ static void bb_format_moved(bb_buf_t *out, const char *item, const cJSON *p,
         snprintf(why, sizeof why, "ranges disjoint");
     bb_buf_printf(out, "%s%s %s: %s: %s -> %s (x%.3f, %s)\n", item,
                   verdict[0] == 'r' ? "REGRESSION" : "improvement",
-                  bb_get_str(p, "label"), bb_get_str(tm, "name"), bcell, ccell,
+                  bb_pair_label(p), bb_get_str(tm, "name"), bcell, ccell,
                   cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(tm, "ratio")), why);
 }
 

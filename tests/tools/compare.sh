@@ -24,7 +24,7 @@ run 0 "member and point order ignored, rss not compared" "$D/base.json" "$D/reor
 bb_expect_grep '3 points matched' "$out" "reordered parameters still match"
 
 run 1 "slowed copy is a regression" "$D/base.json" "$D/slow.json"
-bb_expect_grep 'REGRESSION sum n=2 count=8 max_elements=8 mode=protocol element_bytes=8: elapsed: 21 \[20, 22\] us -> 31 \[30, 33\] us' "$out" \
+bb_expect_grep 'REGRESSION sum n=2 count=8 max_elements=8 mode=protocol: elapsed: 21 \[20, 22\] us -> 31 \[30, 33\] us' "$out" \
     "the regressed point and timing are named"
 bb_expect_true "only that timing regressed, said once" test "$(grep -c REGRESSION "$out")" -eq 1
 bb_expect_grep '^summary: ' "$out" "the summary comes first"
@@ -42,7 +42,7 @@ bb_expect_true "no per-timing table" test "$(grep -c 'within noise (ranges' "$ou
 
 run 0 "improvement does not fail" "$D/base.json" "$D/faster.json"
 bb_expect_grep 'elapsed: 21 \[20, 22\] us -> 11 \[10, 12\] us (x0.524, ranges disjoint)' "$out" "improvement reported"
-bb_expect_grep 'improvement sum n=2 count=8 max_elements=8 mode=protocol element_bytes=8: elapsed' "$out" "improved point named"
+bb_expect_grep 'improvement sum n=2 count=8 max_elements=8 mode=protocol: elapsed' "$out" "improved point named"
 bb_expect_grep '1 improvements' "$out" "improvement counted"
 
 run 1 "changed payload is a contract change" "$D/base.json" "$D/payload.json"

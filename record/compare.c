@@ -1527,9 +1527,7 @@ bb_status_t bb_compare_sets(const bb_record_set_t *base,
         }
     }
     free(seen);
-    /* Quadratic in the pairs of one benchmark: bounded for hostile sets. */
-    if (s.matched <= 5000)
-        bb_short_labels(pairs);
+    bb_short_labels(pairs);
     cJSON_AddItemToObject(report, "machine_check",
                           bb_machine_check(cJSON_GetObjectItemCaseSensitive(report, "base"),
                                            cJSON_GetObjectItemCaseSensitive(report, "candidate"),
@@ -1570,32 +1568,60 @@ free_base:
  * samples=3 ... on every point; they tell nothing apart). */
 static void bb_short_labels(cJSON *pairs)
 {
+    /* One pass: per benchmark, the number of pairs, and per parameter name
+     * its first value (canonical), the pairs that have it and whether a
+     * value differs; a parameter varies when a value differs or some pair
+     * of the benchmark lacks it. */
+    cJSON *seen = cJSON_CreateObject();
+    if (seen == NULL)
+        return;
     cJSON *p;
     cJSON_ArrayForEach(p, pairs) {
         const char *bench = bb_get_str(p, "benchmark");
-        const cJSON *params = cJSON_GetObjectItemCaseSensitive(p, "parameters");
+        cJSON *bs = cJSON_GetObjectItemCaseSensitive(seen, bench);
+        if (bs == NULL) {
+            bs = cJSON_AddObjectToObject(seen, bench);
+            if (bs == NULL)
+                goto free_seen;
+            cJSON_AddNumberToObject(bs, "\x01pairs", 0);
+        }
+        cJSON *np = cJSON_GetObjectItemCaseSensitive(bs, "\x01pairs");
+        cJSON_SetNumberValue(np, np->valuedouble + 1);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(p, "parameters")) {
+            char *v = bb_canon_string_of(e);
+            if (v == NULL)
+                goto free_seen;
+            cJSON *ps = cJSON_GetObjectItemCaseSensitive(bs, e->string);
+            if (ps == NULL) {
+                ps = cJSON_AddObjectToObject(bs, e->string);
+                cJSON_AddStringToObject(ps, "first", v);
+                cJSON_AddNumberToObject(ps, "pairs", 0);
+                cJSON_AddFalseToObject(ps, "differs");
+            } else if (strcmp(bb_get_str(ps, "first"), v) != 0) {
+                cJSON_ReplaceItemInObjectCaseSensitive(ps, "differs", cJSON_CreateTrue());
+            }
+            free(v);
+            cJSON *n = cJSON_GetObjectItemCaseSensitive(ps, "pairs");
+            if (n != NULL)
+                cJSON_SetNumberValue(n, n->valuedouble + 1);
+        }
+    }
+    cJSON_ArrayForEach(p, pairs) {
+        const char *bench = bb_get_str(p, "benchmark");
+        const cJSON *bs = cJSON_GetObjectItemCaseSensitive(seen, bench);
+        double npairs = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(bs, "\x01pairs"));
         bb_buf_t b = {0};
         bb_buf_printf(&b, "%s n=%g", bench,
                       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(p, "ranks")));
-        const char *full = bb_get_str(p, "label");
-        const char *hosts = strstr(full, " hosts=");
+        const char *hosts = strstr(bb_get_str(p, "label"), " hosts=");
         if (hosts != NULL)
             bb_buf_printf(&b, " hosts=%lld", strtoll(hosts + 7, NULL, 10));
         const cJSON *e;
-        cJSON_ArrayForEach(e, params) {
-            int varies = 0;
-            const cJSON *o;
-            cJSON_ArrayForEach(o, pairs) {
-                if (o == p || strcmp(bb_get_str(o, "benchmark"), bench) != 0)
-                    continue;
-                const cJSON *ov = cJSON_GetObjectItemCaseSensitive(
-                    cJSON_GetObjectItemCaseSensitive(o, "parameters"), e->string);
-                if (!bb_json_equal(ov, e)) {
-                    varies = 1;
-                    break;
-                }
-            }
-            if (!varies)
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(p, "parameters")) {
+            const cJSON *ps = cJSON_GetObjectItemCaseSensitive(bs, e->string);
+            if (ps != NULL && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ps, "differs")) &&
+                cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ps, "pairs")) == npairs)
                 continue;
             bb_buf_t vb = {0};
             bb_plain(&vb, e);
@@ -1616,6 +1642,8 @@ static void bb_short_labels(cJSON *pairs)
             cJSON_AddStringToObject(p, "short_label", label);
         free(label);
     }
+free_seen:
+    cJSON_Delete(seen);
 }
 
 int bb_compare_exit_code(const bb_compare_summary_t *s, int report_only)

@@ -1507,6 +1507,7 @@ bb_status_t bb_compare_sets(const bb_record_set_t *base,
         } else {
             st = bb_check_pair(&bp[i], &cp[j], err, errlen);
             if (st != BB_OK) {
+                free(compute);
                 free(seen);
                 cJSON_Delete(report);
                 goto free_cand;

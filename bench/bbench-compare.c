@@ -26,14 +26,20 @@ static const char usage_text[] =
     "tolerance:\n"
     "  regression   cand median > base median * (1 + t)  AND  cand min > base max\n"
     "  improvement  base median > cand median * (1 + t)  AND  base min > cand max\n"
-    "so a slower median whose range still overlaps the base range is noise,\n"
-    "not a regression.  Deterministic quantities (unit byte or count without\n"
-    "samples, e.g. communication.payload, memory.tracked_live,\n"
-    "communication.max_inflight, batches, polls; rss quantities excepted; a\n"
-    "quantity may say \"deterministic\": true or false) and the point status\n"
-    "(ok or refused, and the refusal) must be equal: a difference is a\n"
-    "contract change.  Differences of provenance (MPI library, thread levels,\n"
-    "hosts, oversubscription, machine, build, environment) are warnings.\n"
+    "so a slower median whose range still overlaps the base range is within\n"
+    "noise, not a regression.  With 5 samples or more on each side the range\n"
+    "condition is replaced by a two-sided Mann-Whitney U test (p < 0.05; p is\n"
+    "reported).  Quantities the records declare \"deterministic\": true (a\n"
+    "contract: payload and tracked bytes, request credit, batches, polls)\n"
+    "and the point status (ok or refused, and the refusal) must be equal: a\n"
+    "difference is a contract change; a quantity either side declares false\n"
+    "(a measurement) is never one.  Differences of provenance (MPI library,\n"
+    "thread levels, build flags, CPU model, kernel, OS, machine, binding) are\n"
+    "warnings, named field by field; the kernel rate, load average and timer\n"
+    "resolution the records hold are compared to warn when base and\n"
+    "candidate ran on visibly different machines.  JSON files in a directory\n"
+    "that are not records (e.g. a saved bbench.compare/1 report) are skipped\n"
+    "with a warning.\n"
     "\n"
     "Options:\n"
     "  -t, --tolerance T   relative tolerance of the rule (default 0.10)\n"
@@ -43,8 +49,11 @@ static const char usage_text[] =
     "      --ignore-parameter L  leave these parameters (comma list,\n"
     "                      repeatable) out of matching, e.g. a budget-chosen\n"
     "                      reps\n"
-    "  -a, --all           list every timing (default: elapsed and the\n"
-    "                      timings that moved)\n"
+    "  -a, --all           also list every timing of every matched point\n"
+    "                      (default: only what changed)\n"
+    "      --details FILE  write the whole report (every timing) to FILE as\n"
+    "                      well, in the same format; markdown output longer\n"
+    "                      than 60,000 characters is cut there and names FILE\n"
     "      --extract       print tab-separated plot data of RECORDS (one\n"
     "                      line per point, parameters as columns)\n"
     "      --quantity L    quantities to extract (comma list, repeatable;\n"
@@ -106,6 +115,55 @@ static int add_names(const char *text, char ***list, size_t *n)
     }
 }
 
+/* A pull-request comment holds 65,536 characters: markdown stays under. */
+#define BB_MARKDOWN_MAX 60000
+
+/* The whole report, every timing, in the given format, into path. */
+static int write_details(const char *path, const cJSON *report, bb_compare_format_t format)
+{
+    char *text = bb_compare_render(report, format, 1);
+    if (text == NULL) {
+        fprintf(stderr, PROG ": out of memory\n");
+        return -1;
+    }
+    FILE *f = fopen(path, "w");
+    int failed = f == NULL;
+    if (f != NULL) {
+        failed |= fputs(text, f) < 0;
+        failed |= fclose(f) != 0;
+    }
+    bb_free(text);
+    if (failed) {
+        fprintf(stderr, PROG ": --details %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* text on stdout; with max > 0 and text longer, cut at the last line that
+ * fits, with a closing line that says where the rest is. */
+static void put_capped(const char *text, size_t max, const char *details)
+{
+    size_t n = strlen(text);
+    if (max == 0 || n <= max) {
+        fputs(text, stdout);
+        return;
+    }
+    size_t keep = max - 400;  /* room for the closing line */
+    while (keep > 0 && text[keep - 1] != '\n')
+        keep--;
+    fwrite(text, 1, keep, stdout);
+    size_t lines = 0;
+    for (const char *p = text + keep; *p; p++)
+        lines += *p == '\n';
+    if (details != NULL)
+        printf("\n**cut at %d characters: %zu more lines; the whole report is in %s**\n",
+               BB_MARKDOWN_MAX, lines, details);
+    else
+        printf("\n**cut at %d characters: %zu more lines (give --details FILE for the "
+               "whole report)**\n", BB_MARKDOWN_MAX, lines);
+}
+
 static int run_extract(const char *path, char **quantities, size_t nq)
 {
     static const char *const default_q[] = {"elapsed"};
@@ -133,7 +191,7 @@ int main(int argc, char **argv)
     /* The bbench letters: -r, -q, -i, -x and -f mean --reps, --quiet and OSU's
      * iterations, warm-up and full columns in the benchmarks, so these are
      * long-only here. */
-    enum { OPT_REPORT = 256, OPT_IGNORE, OPT_EXTRACT, OPT_QUANTITY, OPT_FORMAT };
+    enum { OPT_REPORT = 256, OPT_IGNORE, OPT_EXTRACT, OPT_QUANTITY, OPT_FORMAT, OPT_DETAILS };
     static const struct option longopts[] = {
         {"tolerance", required_argument, NULL, 't'},
         {"format", required_argument, NULL, OPT_FORMAT},
@@ -142,6 +200,7 @@ int main(int argc, char **argv)
         {"ignore-parameter", required_argument, NULL, OPT_IGNORE},
         {"extract", no_argument, NULL, OPT_EXTRACT},
         {"quantity", required_argument, NULL, OPT_QUANTITY},
+        {"details", required_argument, NULL, OPT_DETAILS},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
@@ -149,6 +208,7 @@ int main(int argc, char **argv)
     bb_compare_format_t format = BB_COMPARE_TABLE;
     int report_only = 0, all_timings = 0, extract = 0;
     char **quantities = NULL, **ignored = NULL;
+    const char *details = NULL;
     size_t nq = 0, nignored = 0;
     char err[1024];
     int c;
@@ -184,6 +244,7 @@ int main(int argc, char **argv)
                 usage_error("--ignore-parameter: empty name in the list");
             break;
         case OPT_EXTRACT: extract = 1; break;
+        case OPT_DETAILS: details = optarg; break;
         case OPT_QUANTITY:
             if (add_names(optarg, &quantities, &nq) != 0)
                 usage_error("--quantity: empty name in the list");
@@ -237,13 +298,24 @@ int main(int argc, char **argv)
         rc = st == BB_ERR_PARSE ? BB_EXIT_USAGE : BB_EXIT_FATAL;
         goto free_sets;
     }
+    for (int k = 0; k < 2; k++) {
+        const char *why;
+        for (size_t i = 0; (why = bb_record_set_skipped(k ? cand : base, i)) != NULL; i++)
+            fprintf(stderr, PROG ": warning: skipped, not a record: %s\n", why);
+    }
     char *text = bb_compare_render(report, format, all_timings);
     if (text == NULL) {
         fprintf(stderr, PROG ": out of memory\n");
         rc = BB_EXIT_FATAL;
         goto free_report;
     }
-    fputs(text, stdout);
+    if (details != NULL &&
+        write_details(details, report, format) != 0) {
+        bb_free(text);
+        rc = BB_EXIT_FATAL;
+        goto free_report;
+    }
+    put_capped(text, format == BB_COMPARE_MARKDOWN ? BB_MARKDOWN_MAX : 0, details);
     bb_free(text);
     rc = bb_compare_exit_code(&summary, report_only);
     if (summary.matched == 0)

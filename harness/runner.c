@@ -643,6 +643,17 @@ static void add_run_settings(bb_run_t *run)
         cJSON_AddItemToObject(m, "window", w);
     }
     cJSON_AddItemToObject(section, "measurement", m);
+    /* The table's closing line: how many calls each sample timed. */
+    if (run->measurements > 0 && run->table != NULL) {
+        if (s->reps > 0)
+            bb_table_note(run->table, "reps per sample: %lld (--reps); warmup %d; timing %s",
+                          (long long)s->reps, (int)s->warmup, bb_timing_name(s->timing));
+        else
+            bb_table_note(run->table, "reps per sample: %lld to %lld (chosen by --budget %g s "
+                          "a sample); warmup %lld; timing %s", (long long)run->reps_min,
+                          (long long)run->reps_max, s->budget_s, (long long)s->warmup,
+                          bb_timing_name(s->timing));
+    }
     if (!cJSON_HasObjectItem(section, "range_note"))
         cJSON_AddStringToObject(section, "range_note",
                                 "with n samples the [min, max] range covers the median "

@@ -134,14 +134,20 @@ bb_status_t bb_record_set_load(const char *path, bb_record_set_t **set_out,
 void bb_record_set_free(bb_record_set_t *set);
 size_t bb_record_set_records(const bb_record_set_t *set);
 size_t bb_record_set_points(const bb_record_set_t *set);
+/* The i-th JSON file of a directory that was skipped because it is not a
+ * record ("FILE: schema: ..."), or NULL past the last.  Borrowed. */
+const char *bb_record_set_skipped(const bb_record_set_t *set, size_t i);
 
 /* The rule, applied to every timing (unit "s" with a median and a range)
  * of every matched point, with t = tolerance:
  *   regression:  cand.median > base.median * (1 + t) and cand.min > base.max
  *   improvement: base.median > cand.median * (1 + t) and base.min > cand.max
- * Deterministic quantities (unit byte or count without samples, except rss,
- * or marked "deterministic": true) and the point status must be equal;
- * a difference is a contract change. */
+ * where both sides have 5 samples or more, the range condition is replaced
+ * by a two-sided Mann-Whitney U test at p < 0.05 (p reported); anything else
+ * is within noise, with the reason.  Quantities the records declare
+ * "deterministic": true (neither side saying false; an older record without
+ * the member: bytes and counts without samples outside a run scope) and the
+ * point status must be equal; a difference is a contract change. */
 #define BB_COMPARE_DEFAULT_TOLERANCE 0.10
 
 typedef struct bb_compare_summary {
@@ -150,6 +156,9 @@ typedef struct bb_compare_summary {
     size_t unmatched_candidate;
     size_t regressions;        /* timings regressed */
     size_t improvements;       /* timings improved */
+    size_t within_noise;       /* timings neither (ranges overlap, p too
+                                  large, or under tolerance) */
+    size_t unmeasured;         /* timings null on one side */
     size_t contract_changes;   /* deterministic or status differences */
     size_t warnings;           /* distinct provenance differences */
 } bb_compare_summary_t;
@@ -183,9 +192,13 @@ typedef enum bb_compare_format {
     BB_COMPARE_JSON        /* the report itself */
 } bb_compare_format_t;
 
-/* Local.  The report as text; all_timings 0 lists only "elapsed" and the
- * timings that moved.  Caller owns the string (bb_free); NULL on
- * allocation failure. */
+/* Local.  The report as text: the summary first (counts, revisions, hosts),
+ * then only what changed (machine-speed checks, provenance differences,
+ * contract changes, regressions and improvements one line per point, at
+ * most 10, unmatched points grouped by benchmark and rank count);
+ * all_timings adds every moved timing, every timing of every pair and every
+ * unmatched point.  Caller owns the string (bb_free); NULL on allocation
+ * failure. */
 char *bb_compare_render(const cJSON *report, bb_compare_format_t format,
                         int all_timings);
 

@@ -241,6 +241,9 @@ struct bb_record_set {
     bb_set_record_t *records;
     size_t n, cap;
     size_t points;
+    char **skipped;      /* "FILE: why": JSON files of a directory that are
+                            not records (a saved compare report) */
+    size_t nskipped;
 };
 
 void bb_record_set_free(bb_record_set_t *set)
@@ -252,8 +255,16 @@ void bb_record_set_free(bb_record_set_t *set)
         cJSON_Delete(set->records[i].doc);
     }
     free(set->records);
+    for (size_t i = 0; i < set->nskipped; i++)
+        free(set->skipped[i]);
+    free(set->skipped);
     free(set->path);
     free(set);
+}
+
+const char *bb_record_set_skipped(const bb_record_set_t *set, size_t i)
+{
+    return i < set->nskipped ? set->skipped[i] : NULL;
 }
 
 size_t bb_record_set_records(const bb_record_set_t *set) { return set->n; }
@@ -267,27 +278,14 @@ typedef enum bb_qkind {
     BB_Q_DETERMINISTIC
 } bb_qkind_t;
 
-/* Quantities that carry unit count or byte but vary from run to run.  This
- * list of benchmark quantity names is compare's own; it is meant to give
- * way to a property each record states of its quantities. */
-static int bb_name_is_variable(const char *name, const char *scope)
-{
-    static const char *const variable[] = {"completed_during_batches",
-                                           "test_completed", NULL};
-    if (strstr(name, "rss") != NULL || (scope && strstr(scope, "rss") != NULL))
-        return 1;
-    for (size_t i = 0; variable[i]; i++) {
-        size_t nl = strlen(name), vl = strlen(variable[i]);
-        /* The name itself or a dotted suffix ("transfer.completed_..."). */
-        if (nl >= vl && strcmp(name + nl - vl, variable[i]) == 0 &&
-            (nl == vl || name[nl - vl - 1] == '.'))
-            return 1;
-    }
-    return 0;
-}
-
+/* A quantity is a contract when its record declares it so ("deterministic":
+ * true, which bbench writes on every quantity) and a measurement when it
+ * says false.  Records written before the declaration (no member) are read
+ * by the rule their writer now applies: bytes and counts without samples
+ * outside a run scope are contracts. */
 static bb_qkind_t bb_quantity_kind(const char *name, const cJSON *q)
 {
+    (void)name;
     const char *unit = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(q, "unit"));
     const char *scope = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(q, "scope"));
     const cJSON *det = cJSON_GetObjectItemCaseSensitive(q, "deterministic");
@@ -306,7 +304,7 @@ static bb_qkind_t bb_quantity_kind(const char *name, const cJSON *q)
         return cJSON_IsTrue(det) ? BB_Q_DETERMINISTIC : BB_Q_OTHER;
     if ((strcmp(unit, "byte") == 0 || strcmp(unit, "count") == 0) &&
         cJSON_GetObjectItemCaseSensitive(q, "samples") == NULL &&
-        !bb_name_is_variable(name, scope))
+        !(scope != NULL && strncmp(scope, "run", 3) == 0))
         return BB_Q_DETERMINISTIC;
     return BB_Q_OTHER;
 }
@@ -494,6 +492,22 @@ static int bb_has_json_suffix(const char *name)
     return name[0] != '.' && n > 5 && strcmp(name + n - 5, ".json") == 0;
 }
 
+/* Did bb_record_read refuse path because its JSON is not a record at all
+ * (the error names the top level or the schema member), rather than a
+ * record that is broken? */
+static int bb_not_a_record(const char *err, const char *path)
+{
+    size_t pl = strlen(path);
+    if (strncmp(err, path, pl) != 0 || strncmp(err + pl, ": ", 2) != 0)
+        return 0;
+    const char *why = err + pl + 2;
+    return strncmp(why, "schema: ", 8) == 0 ||
+           strcmp(why, "top level: not an object") == 0;
+}
+
+static const char *bb_get_str(const cJSON *o, const char *name);
+static void bb_short_labels(cJSON *pairs);
+
 static bb_status_t bb_set_add_dir(bb_record_set_t *set, const char *dir,
                                   char *err, size_t errlen)
 {
@@ -543,7 +557,28 @@ static bb_status_t bb_set_add_dir(bb_record_set_t *set, const char *dir,
             break;
         }
         st = bb_set_add(set, path, err, errlen);
+        /* JSON that is not a record (another schema such as a saved
+         * bbench.compare/1 report, or no schema member) is skipped with a
+         * warning: a report kept beside the records it judged must not make
+         * the next comparison unusable.  The validator says why in err. */
+        if (st == BB_ERR_PARSE && bb_not_a_record(err, path)) {
+            char **v = realloc(set->skipped, (set->nskipped + 1) * sizeof *v);
+            if (v == NULL || (v[set->nskipped] = bb_strdup(err)) == NULL) {
+                if (v != NULL)
+                    set->skipped = v;
+                st = BB_ERR_NOMEM;
+            } else {
+                set->skipped = v;
+                set->nskipped++;
+                st = BB_OK;
+            }
+        }
         free(path);
+    }
+    if (st == BB_OK && set->n == 0) {
+        bb_errorf(err, errlen, "%s: no records among its %zu *.json files "
+                  "(%s)", dir, n, set->skipped[0]);
+        st = BB_ERR_IO;
     }
 free_names:
     for (size_t i = 0; i < n; i++)
@@ -744,7 +779,7 @@ static cJSON *bb_timing_side(const cJSON *q)
 }
 
 typedef struct bb_pair_tally {
-    size_t regressions, improvements, contract;
+    size_t regressions, improvements, contract, noise, unmeasured;
 } bb_pair_tally_t;
 
 static void bb_add_contract(cJSON *changes, const char *name, const cJSON *base,
@@ -810,6 +845,74 @@ static void bb_judge_deterministic(const cJSON *bq, const cJSON *cq,
     }
 }
 
+/* ------------------------------------------------------------------------ */
+/* Mann-Whitney U                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* The rank-based test needs this many samples a side; below it, only the
+ * range rule (5 a side is the least for which two-sided p can go under
+ * 0.05 at all: 2 / C(10, 5) = 0.008). */
+#define BB_MW_MIN_SAMPLES 5
+#define BB_MW_ALPHA 0.05
+
+typedef struct bb_ranked {
+    double v;
+    int side;  /* 0 base, 1 candidate */
+} bb_ranked_t;
+
+static int bb_cmp_ranked(const void *a, const void *b)
+{
+    double x = ((const bb_ranked_t *)a)->v, y = ((const bb_ranked_t *)b)->v;
+    return (x > y) - (x < y);
+}
+
+/* Two-sided p-value of the Mann-Whitney U test of samples x (n1) against
+ * y (n2): ranks of the pooled samples (ties share their mean rank), U of x,
+ * and the normal approximation with the tie correction of the variance and a
+ * continuity correction of 0.5.  *u_out is U of x.  -1 when out of memory. */
+static double bb_mann_whitney(const cJSON *x, const cJSON *y, double *u_out)
+{
+    size_t n1 = (size_t)cJSON_GetArraySize(x), n2 = (size_t)cJSON_GetArraySize(y);
+    size_t n = n1 + n2;
+    bb_ranked_t *v = malloc(n * sizeof *v);
+    if (v == NULL)
+        return -1.0;
+    size_t k = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, x) v[k++] = (bb_ranked_t){e->valuedouble, 0};
+    cJSON_ArrayForEach(e, y) v[k++] = (bb_ranked_t){e->valuedouble, 1};
+    qsort(v, n, sizeof *v, bb_cmp_ranked);
+    double r1 = 0.0, ties = 0.0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && v[j].v == v[i].v)
+            j++;
+        double rank = 0.5 * (double)(i + 1 + j);  /* mean of ranks i+1 .. j */
+        double t = (double)(j - i);
+        ties += t * t * t - t;
+        for (size_t m = i; m < j; m++)
+            if (v[m].side == 0)
+                r1 += rank;
+        i = j;
+    }
+    free(v);
+    double dn1 = (double)n1, dn2 = (double)n2, dn = (double)n;
+    double u = r1 - dn1 * (dn1 + 1.0) / 2.0;
+    *u_out = u;
+    double var = dn1 * dn2 / 12.0 * ((dn + 1.0) - ties / (dn * (dn - 1.0)));
+    if (!(var > 0.0))
+        return 1.0;  /* every sample equal */
+    double z = (fabs(u - dn1 * dn2 / 2.0) - 0.5) / sqrt(var);
+    if (z < 0.0)
+        z = 0.0;
+    double p = erfc(z / sqrt(2.0));
+    return p > 1.0 ? 1.0 : p;
+}
+
+/* The verdict on one timing: regression, improvement or within noise, and
+ * why.  With at least BB_MW_MIN_SAMPLES samples a side a move beyond the
+ * tolerance must also be significant (Mann-Whitney p < 0.05); with fewer,
+ * the ranges must not overlap.  Both figures are reported. */
 static void bb_judge_timings(const cJSON *bq, const cJSON *cq, double tol,
                              cJSON *timings, bb_pair_tally_t *tally)
 {
@@ -822,7 +925,8 @@ static void bb_judge_timings(const cJSON *bq, const cJSON *cq, double tol,
         bb_qkind_t ck = o ? bb_quantity_kind(q->string, o) : BB_Q_OTHER;
         cJSON *t = cJSON_CreateObject();
         cJSON_AddStringToObject(t, "name", q->string);
-        const char *verdict;
+        const char *verdict, *reason = NULL;
+        char why[96];
         if (bk == BB_Q_TIMING && ck == BB_Q_TIMING) {
             double bm = cJSON_GetObjectItemCaseSensitive(q, "median")->valuedouble;
             double cm = cJSON_GetObjectItemCaseSensitive(o, "median")->valuedouble;
@@ -838,19 +942,49 @@ static void bb_judge_timings(const cJSON *bq, const cJSON *cq, double tol,
                 cJSON_AddNumberToObject(t, "ratio", cm / bm);
             else
                 cJSON_AddNullToObject(t, "ratio");
-            if (cm > bm * (1.0 + tol) && clo > bhi) {
-                verdict = "regression";
-                tally->regressions++;
-            } else if (bm > cm * (1.0 + tol) && blo > chi) {
-                verdict = "improvement";
-                tally->improvements++;
+            int slower = cm > bm * (1.0 + tol), faster = bm > cm * (1.0 + tol);
+            int disjoint = slower ? clo > bhi : faster ? blo > chi
+                                              : (clo > bhi || blo > chi);
+            cJSON_AddBoolToObject(t, "ranges_disjoint", disjoint);
+            const cJSON *bs = cJSON_GetObjectItemCaseSensitive(q, "samples");
+            const cJSON *cs = cJSON_GetObjectItemCaseSensitive(o, "samples");
+            double p = -1.0, u = 0.0;
+            if (cJSON_GetArraySize(bs) >= BB_MW_MIN_SAMPLES &&
+                cJSON_GetArraySize(cs) >= BB_MW_MIN_SAMPLES)
+                p = bb_mann_whitney(bs, cs, &u);
+            if (p >= 0.0) {
+                cJSON *mw = cJSON_AddObjectToObject(t, "mann_whitney");
+                cJSON_AddNumberToObject(mw, "u", u);
+                cJSON_AddNumberToObject(mw, "p", p);
+                cJSON_AddNumberToObject(mw, "alpha", BB_MW_ALPHA);
+            }
+            int significant = p >= 0.0 ? p < BB_MW_ALPHA : disjoint;
+            if ((slower || faster) && significant) {
+                verdict = slower ? "regression" : "improvement";
+                if (slower)
+                    tally->regressions++;
+                else
+                    tally->improvements++;
             } else {
-                verdict = "same";
+                verdict = "within noise";
+                tally->noise++;
+                if (!slower && !faster)
+                    reason = "under tolerance";
+                else if (p >= 0.0) {
+                    snprintf(why, sizeof why, "Mann-Whitney p = %.2g >= %.2g", p,
+                             BB_MW_ALPHA);
+                    reason = why;
+                } else
+                    reason = "ranges overlap";
             }
         } else {
             verdict = "unmeasured";  /* null or absent on one side: not judged */
+            reason = bk == BB_Q_TIMING_NULL ? "null in the base" : "null in the candidate";
+            tally->unmeasured++;
         }
         cJSON_AddStringToObject(t, "verdict", verdict);
+        if (reason)
+            cJSON_AddStringToObject(t, "reason", reason);
         cJSON_AddItemToArray(timings, t);
     }
 }
@@ -957,11 +1091,13 @@ static cJSON *bb_judge_pair(const bb_point_ref_t *b, const bb_point_ref_t *c,
     }
     const char *verdict = t.contract ? "contract change"
                           : t.regressions ? "regression"
-                          : t.improvements ? "improvement" : "same";
+                          : t.improvements ? "improvement" : "within noise";
     cJSON_AddStringToObject(pair, "verdict", verdict);
     tally->regressions += t.regressions;
     tally->improvements += t.improvements;
     tally->contract += t.contract;
+    tally->noise += t.noise;
+    tally->unmeasured += t.unmeasured;
     return pair;
 }
 
@@ -969,12 +1105,18 @@ static cJSON *bb_judge_pair(const bb_point_ref_t *b, const bb_point_ref_t *c,
 /* Provenance warnings                                                      */
 /* ------------------------------------------------------------------------ */
 
+/* Provenance compared field by field.  Not here: what differs between any
+ * two runs (command, created_utc, the launcher line with its output path,
+ * load averages, the kernel rate: the machine-speed check reads those) and
+ * the revision (shown in the summary lines). */
 static const char *const bb_provenance_fields[] = {
     "runtime.mpi_library", "runtime.mpi_standard",
     "runtime.thread_level_requested", "runtime.thread_level_provided",
-    "runtime.timer", "runtime.env",
+    "runtime.timer.source", "runtime.env", "runtime.launcher.name",
+    "runtime.launcher.binding.policy",
     "topology.oversubscribed", "topology.threads_per_rank",
-    "topology.machine", "source.build", NULL};
+    "topology.machine", "source.build", "system.cpu_model", "system.kernel",
+    "system.os", NULL};
 
 static const cJSON *bb_json_path(const cJSON *doc, const char *dotted)
 {
@@ -993,6 +1135,80 @@ static const cJSON *bb_json_path(const cJSON *doc, const char *dotted)
     return cur;
 }
 
+static void bb_warn_add(cJSON *warnings, const char *field, const cJSON *bv,
+                        const cJSON *cv, const bb_set_record_t *b,
+                        const bb_set_record_t *c)
+{
+    /* One warning per distinct difference, however many record pairs
+     * share it (a sweep repeats the same provenance in every record). */
+    cJSON *w;
+    cJSON_ArrayForEach(w, warnings) {
+        if (strcmp(cJSON_GetObjectItemCaseSensitive(w, "field")->valuestring, field) == 0 &&
+            bb_json_equal(cJSON_GetObjectItemCaseSensitive(w, "base"), bv) &&
+            bb_json_equal(cJSON_GetObjectItemCaseSensitive(w, "candidate"), cv)) {
+            cJSON *pairs = cJSON_GetObjectItemCaseSensitive(w, "record_pairs");
+            cJSON_SetNumberValue(pairs, pairs->valuedouble + 1);
+            return;
+        }
+    }
+    w = cJSON_CreateObject();
+    cJSON_AddStringToObject(w, "field", field);
+    cJSON_AddItemToObject(w, "base", bv ? cJSON_Duplicate(bv, 1) : cJSON_CreateNull());
+    cJSON_AddItemToObject(w, "candidate", cv ? cJSON_Duplicate(cv, 1) : cJSON_CreateNull());
+    cJSON_AddStringToObject(w, "base_file", b->path);
+    cJSON_AddStringToObject(w, "candidate_file", c->path);
+    cJSON_AddNumberToObject(w, "record_pairs", 1);
+    cJSON_AddItemToArray(warnings, w);
+}
+
+/* Down to the members that differ: objects member by member (both sides'
+ * names), anything else (strings, numbers, arrays) as one value.  depth
+ * bounds the walk over hostile nesting. */
+static void bb_warn_diff(cJSON *warnings, const char *field, const cJSON *bv,
+                         const cJSON *cv, const bb_set_record_t *b,
+                         const bb_set_record_t *c, int depth)
+{
+    if (bb_json_equal(bv, cv))
+        return;
+    if (depth < 4 && cJSON_IsObject(bv) && cJSON_IsObject(cv)) {
+        for (int side = 0; side < 2; side++) {
+            const cJSON *e;
+            const cJSON *from = side ? cv : bv;
+            cJSON_ArrayForEach(e, from) {
+                if (side == 1 && cJSON_GetObjectItemCaseSensitive(bv, e->string) != NULL)
+                    continue;
+                if (bb_has_control(e->string))
+                    continue;
+                bb_buf_t nb = {0};
+                bb_buf_printf(&nb, "%s.%s", field, e->string);
+                char *name = bb_buf_take(&nb);
+                if (name == NULL)
+                    continue;
+                bb_warn_diff(warnings, name, cJSON_GetObjectItemCaseSensitive(bv, e->string),
+                             cJSON_GetObjectItemCaseSensitive(cv, e->string), b, c, depth + 1);
+                free(name);
+            }
+        }
+        return;
+    }
+    /* Arrays of one length (caches, hosts): element by element. */
+    if (depth < 4 && cJSON_IsArray(bv) && cJSON_IsArray(cv) &&
+        cJSON_GetArraySize(bv) == cJSON_GetArraySize(cv) && cJSON_GetArraySize(bv) <= 64) {
+        int k = 0;
+        for (const cJSON *x = bv->child, *y = cv->child; x && y; x = x->next, y = y->next) {
+            bb_buf_t nb = {0};
+            bb_buf_printf(&nb, "%s[%d]", field, k++);
+            char *name = bb_buf_take(&nb);
+            if (name == NULL)
+                continue;
+            bb_warn_diff(warnings, name, x, y, b, c, depth + 1);
+            free(name);
+        }
+        return;
+    }
+    bb_warn_add(warnings, field, bv, cv, b, c);
+}
+
 static void bb_warn_provenance(const bb_set_record_t *b, const bb_set_record_t *c,
                                cJSON *warnings)
 {
@@ -1000,32 +1216,10 @@ static void bb_warn_provenance(const bb_set_record_t *b, const bb_set_record_t *
         const char *field = bb_provenance_fields[i];
         const cJSON *bv = bb_json_path(b->doc, field);
         const cJSON *cv = bb_json_path(c->doc, field);
-        if (bb_json_equal(bv, cv))
+        /* A field an older record lacks is not a difference of machines. */
+        if (bv == NULL || cv == NULL)
             continue;
-        /* One warning per distinct difference, however many record pairs
-         * share it (a sweep repeats the same provenance in every record). */
-        cJSON *w;
-        int found = 0;
-        cJSON_ArrayForEach(w, warnings) {
-            if (strcmp(cJSON_GetObjectItemCaseSensitive(w, "field")->valuestring, field) == 0 &&
-                bb_json_equal(cJSON_GetObjectItemCaseSensitive(w, "base"), bv) &&
-                bb_json_equal(cJSON_GetObjectItemCaseSensitive(w, "candidate"), cv)) {
-                cJSON *pairs = cJSON_GetObjectItemCaseSensitive(w, "record_pairs");
-                cJSON_SetNumberValue(pairs, pairs->valuedouble + 1);
-                found = 1;
-                break;
-            }
-        }
-        if (found)
-            continue;
-        w = cJSON_CreateObject();
-        cJSON_AddStringToObject(w, "field", field);
-        cJSON_AddItemToObject(w, "base", bv ? cJSON_Duplicate(bv, 1) : cJSON_CreateNull());
-        cJSON_AddItemToObject(w, "candidate", cv ? cJSON_Duplicate(cv, 1) : cJSON_CreateNull());
-        cJSON_AddStringToObject(w, "base_file", b->path);
-        cJSON_AddStringToObject(w, "candidate_file", c->path);
-        cJSON_AddNumberToObject(w, "record_pairs", 1);
-        cJSON_AddItemToArray(warnings, w);
+        bb_warn_diff(warnings, field, bv, cv, b, c, 0);
     }
 }
 
@@ -1033,7 +1227,8 @@ static void bb_warn_provenance(const bb_set_record_t *b, const bb_set_record_t *
 /* The comparison                                                           */
 /* ------------------------------------------------------------------------ */
 
-static void bb_add_unmatched(cJSON *list, const char *side, const bb_point_ref_t *p)
+static void bb_add_unmatched(cJSON *list, cJSON *groups, const char *side,
+                             const bb_point_ref_t *p)
 {
     cJSON *u = cJSON_CreateObject();
     cJSON_AddStringToObject(u, "side", side);
@@ -1041,15 +1236,206 @@ static void bb_add_unmatched(cJSON *list, const char *side, const bb_point_ref_t
     cJSON_AddStringToObject(u, "file", p->record->path);
     cJSON_AddNumberToObject(u, "index", p->index);
     cJSON_AddItemToArray(list, u);
+    /* Groups by side, benchmark, ranks and hosts: a sweep at another rank
+     * count is one line, not a line per point. */
+    cJSON *g;
+    cJSON_ArrayForEach(g, groups) {
+        if (strcmp(cJSON_GetObjectItemCaseSensitive(g, "side")->valuestring, side) == 0 &&
+            strcmp(cJSON_GetObjectItemCaseSensitive(g, "benchmark")->valuestring,
+                   p->record->benchmark) == 0 &&
+            cJSON_GetObjectItemCaseSensitive(g, "ranks")->valuedouble == (double)p->record->ranks &&
+            cJSON_GetObjectItemCaseSensitive(g, "hosts")->valuedouble == (double)p->record->hosts) {
+            cJSON *n = cJSON_GetObjectItemCaseSensitive(g, "points");
+            cJSON_SetNumberValue(n, n->valuedouble + 1);
+            return;
+        }
+    }
+    g = cJSON_CreateObject();
+    cJSON_AddStringToObject(g, "side", side);
+    cJSON_AddStringToObject(g, "benchmark", p->record->benchmark);
+    cJSON_AddNumberToObject(g, "ranks", (double)p->record->ranks);
+    cJSON_AddNumberToObject(g, "hosts", (double)p->record->hosts);
+    cJSON_AddNumberToObject(g, "points", 1);
+    cJSON_AddStringToObject(g, "first", p->label);
+    cJSON_AddItemToArray(groups, g);
 }
 
+/* Add the string to the array unless it is there already. */
+static void bb_add_distinct(cJSON *array, const char *text)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, array)
+        if (strcmp(e->valuestring, text) == 0)
+            return;
+    if (cJSON_GetArraySize(array) < 64)
+        cJSON_AddItemToArray(array, cJSON_CreateString(text));
+}
+
+static int bb_cmp_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of the finite positive numbers v[0, n) (reordered), or NaN. */
+static double bb_median_of(double *v, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(v[i]) && v[i] > 0)
+            v[k++] = v[i];
+    if (k == 0)
+        return NAN;
+    qsort(v, k, sizeof *v, bb_cmp_doubles);
+    return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+}
+
+static void bb_add_number_or_null(cJSON *o, const char *name, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, name, v);
+    else
+        cJSON_AddNullToObject(o, name);
+}
+
+/* One side of the report: its records, the revisions and hosts they were
+ * made on, and what the records say of the machine's speed. */
 static cJSON *bb_set_summary(const bb_record_set_t *set)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "path", set->path);
     cJSON_AddNumberToObject(o, "records", (double)set->n);
     cJSON_AddNumberToObject(o, "points", (double)set->points);
+    cJSON *skipped = cJSON_AddArrayToObject(o, "skipped");
+    for (size_t i = 0; i < set->nskipped; i++)
+        cJSON_AddItemToArray(skipped, cJSON_CreateString(set->skipped[i]));
+    cJSON *revs = cJSON_AddArrayToObject(o, "revisions");
+    cJSON *hosts = cJSON_AddArrayToObject(o, "hosts");
+    double *rate = calloc(set->n ? set->n : 1, sizeof *rate);
+    double load = (double)NAN, timer = (double)NAN, pus = (double)NAN;
+    for (size_t i = 0; i < set->n; i++) {
+        const cJSON *doc = set->records[i].doc;
+        const cJSON *git = bb_json_path(doc, "source.git");
+        char rev[96];
+        if (cJSON_IsString(git) && !bb_has_control(git->valuestring)) {
+            size_t gl = strlen(git->valuestring);
+            int dirty = cJSON_IsTrue(bb_json_path(doc, "source.git_dirty")) &&
+                        !(gl > 6 && strcmp(git->valuestring + gl - 6, "-dirty") == 0);
+            snprintf(rev, sizeof rev, "%.*s%s", bb_utf8_cut(git->valuestring, 64),
+                     git->valuestring, dirty ? "-dirty" : "");
+        } else {
+            snprintf(rev, sizeof rev, "unknown");
+        }
+        bb_add_distinct(revs, rev);
+        const cJSON *h;
+        cJSON_ArrayForEach(h, bb_json_path(doc, "topology.per_host")) {
+            const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(h, "host"));
+            if (name != NULL && !bb_has_control(name) && strlen(name) < 256)
+                bb_add_distinct(hosts, name);
+        }
+        if (rate != NULL)
+            rate[i] = cJSON_GetNumberValue(bb_json_path(doc, "system.kernel_rate.value"));
+        static const char *const loads[] = {"system.load_average.before",
+                                            "system.load_average.after"};
+        for (int k = 0; k < 2; k++) {
+            double l = cJSON_GetNumberValue(cJSON_GetArrayItem(bb_json_path(doc, loads[k]), 0));
+            if (isfinite(l) && !(l <= load))
+                load = l;
+        }
+        double r = cJSON_GetNumberValue(bb_json_path(doc, "runtime.timer.resolution_s"));
+        if (isfinite(r) && !(r <= timer))
+            timer = r;
+        double p = cJSON_GetNumberValue(bb_json_path(doc, "topology.machine.pus"));
+        if (isfinite(p) && p > 0)
+            pus = p;
+    }
+    cJSON *m = cJSON_AddObjectToObject(o, "machine");
+    bb_add_number_or_null(m, "kernel_rate_per_s", rate ? bb_median_of(rate, set->n) : (double)NAN);
+    bb_add_number_or_null(m, "load_average_max", load);
+    bb_add_number_or_null(m, "timer_resolution_s", timer);
+    bb_add_number_or_null(m, "pus", pus);
+    free(rate);
     return o;
+}
+
+/* Did base and candidate run on visibly different machines?  From the
+ * records: the MPI-free kernel's rate the harness measures before every run
+ * and overlap's compute kernel (time per iteration, matched points), the
+ * load average, the timer's resolution.  Each check found in both sides is
+ * listed; warning true where they differ enough to colour every timing. */
+#define BB_SPEED_FACTOR 1.5
+
+static void bb_speed_check(cJSON *list, const char *what, double b, double c,
+                           double factor, const char *unit)
+{
+    if (!isfinite(b) || !isfinite(c) || b <= 0 || c <= 0)
+        return;
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "check", what);
+    cJSON_AddNumberToObject(e, "base", b);
+    cJSON_AddNumberToObject(e, "candidate", c);
+    cJSON_AddStringToObject(e, "unit", unit);
+    cJSON_AddNumberToObject(e, "ratio", c / b);
+    cJSON_AddBoolToObject(e, "warning", c / b > factor || b / c > factor);
+    cJSON_AddItemToArray(list, e);
+}
+
+static cJSON *bb_machine_check(const cJSON *bside, const cJSON *cside,
+                               double compute_ratio)
+{
+    cJSON *list = cJSON_CreateArray();
+    const cJSON *bm = cJSON_GetObjectItemCaseSensitive(bside, "machine");
+    const cJSON *cm = cJSON_GetObjectItemCaseSensitive(cside, "machine");
+#define BB_M(side, name) cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(side, name))
+    bb_speed_check(list, "kernel rate", BB_M(bm, "kernel_rate_per_s"),
+                   BB_M(cm, "kernel_rate_per_s"), BB_SPEED_FACTOR, "1/s");
+    if (isfinite(compute_ratio))
+        bb_speed_check(list, "overlap compute time per iteration", 1.0, compute_ratio,
+                       BB_SPEED_FACTOR, "ratio");
+    bb_speed_check(list, "timer resolution", BB_M(bm, "timer_resolution_s"),
+                   BB_M(cm, "timer_resolution_s"), 10.0, "s");
+    double bl = BB_M(bm, "load_average_max"), cl = BB_M(cm, "load_average_max");
+    double pus = BB_M(cm, "pus");
+    if (isfinite(bl) != isfinite(cl)) {
+        /* One side says its load (an older record does not): a loaded
+         * machine alone is worth a warning. */
+        double per = isfinite(pus) && pus > 0 ? pus : 1.0;
+        double l = isfinite(bl) ? bl : cl;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "check", "load average (1 min, max)");
+        bb_add_number_or_null(e, "base", bl);
+        bb_add_number_or_null(e, "candidate", cl);
+        cJSON_AddStringToObject(e, "unit", "runnable");
+        cJSON_AddBoolToObject(e, "warning", l / per >= 0.75);
+        cJSON_AddItemToArray(list, e);
+    }
+    if (isfinite(bl) && isfinite(cl)) {
+        /* Load per processing unit: a difference of half a PU's worth of
+         * runnable processes is a visibly different machine. */
+        double per = isfinite(pus) && pus > 0 ? pus : 1.0;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "check", "load average (1 min, max)");
+        cJSON_AddNumberToObject(e, "base", bl);
+        cJSON_AddNumberToObject(e, "candidate", cl);
+        cJSON_AddStringToObject(e, "unit", "runnable");
+        cJSON_AddBoolToObject(e, "warning", fabs(cl - bl) / per >= 0.5 &&
+                                                (cl / per >= 0.75 || bl / per >= 0.75));
+        cJSON_AddItemToArray(list, e);
+    }
+#undef BB_M
+    return list;
+}
+
+/* overlap's compute kernel runs without MPI: its time per iteration in a
+ * matched pair compares the machines, not the code under test. */
+static double bb_compute_per_iteration(const cJSON *point)
+{
+    const cJSON *qs = cJSON_GetObjectItemCaseSensitive(point, "quantities");
+    const cJSON *pb = cJSON_GetObjectItemCaseSensitive(qs, "compute.per_batch");
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(qs, "compute.iterations_per_batch");
+    double s = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(pb, "value"));
+    double n = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(it, "value"));
+    return isfinite(s) && isfinite(n) && s > 0 && n > 0 ? s / n : (double)NAN;
 }
 
 bb_status_t bb_compare_sets(const bb_record_set_t *base,
@@ -1082,14 +1468,17 @@ bb_status_t bb_compare_sets(const bb_record_set_t *base,
     cJSON_AddItemToObject(report, "candidate", bb_set_summary(cand));
     cJSON_AddNumberToObject(report, "tolerance", tolerance);
     cJSON_AddStringToObject(report, "rule",
-        "regression: candidate median > base median * (1 + tolerance) and "
-        "candidate range entirely above base range (cand min > base max); "
-        "improvement: the same with base and candidate swapped; "
-        "deterministic quantities and point status must be equal (else a "
+        "regression: candidate median > base median * (1 + tolerance) and, "
+        "with fewer than 5 samples a side, candidate range entirely above "
+        "base range (cand min > base max), with 5 or more a side, "
+        "Mann-Whitney U two-sided p < 0.05; improvement: the same with base "
+        "and candidate swapped; else within noise; quantities their records "
+        "declare deterministic and the point status must be equal (else a "
         "contract change)");
     cJSON *summary = cJSON_AddObjectToObject(report, "summary");
     cJSON *pairs = cJSON_AddArrayToObject(report, "points");
     cJSON *unmatched = cJSON_AddArrayToObject(report, "unmatched");
+    cJSON *groups = cJSON_AddArrayToObject(report, "unmatched_groups");
     cJSON *warnings = cJSON_AddArrayToObject(report, "warnings");
 
     /* Record pairs already checked for provenance. */
@@ -1103,18 +1492,22 @@ bb_status_t bb_compare_sets(const bb_record_set_t *base,
 
     bb_compare_summary_t s = {0};
     bb_pair_tally_t tally = {0};
+    /* Candidate/base ratios of overlap's compute time per iteration. */
+    size_t ncompute = 0;
+    double *compute = calloc(base->points + 1, sizeof *compute);
     size_t i = 0, j = 0, nb = base->points, nc = cand->points;
     while (i < nb || j < nc) {
         int c = i >= nb ? 1 : j >= nc ? -1 : strcmp(bp[i].key, cp[j].key);
         if (c < 0) {
-            bb_add_unmatched(unmatched, "base", &bp[i++]);
+            bb_add_unmatched(unmatched, groups, "base", &bp[i++]);
             s.unmatched_base++;
         } else if (c > 0) {
-            bb_add_unmatched(unmatched, "candidate", &cp[j++]);
+            bb_add_unmatched(unmatched, groups, "candidate", &cp[j++]);
             s.unmatched_candidate++;
         } else {
             st = bb_check_pair(&bp[i], &cp[j], err, errlen);
             if (st != BB_OK) {
+                free(compute);
                 free(seen);
                 cJSON_Delete(report);
                 goto free_cand;
@@ -1125,15 +1518,27 @@ bb_status_t bb_compare_sets(const bb_record_set_t *base,
                 seen[cell] = 1;
                 bb_warn_provenance(bp[i].record, cp[j].record, warnings);
             }
+            double bt = bb_compute_per_iteration(bp[i].point);
+            double ct = bb_compute_per_iteration(cp[j].point);
+            if (compute != NULL && isfinite(bt) && isfinite(ct))
+                compute[ncompute++] = ct / bt;
             s.matched++;
             i++;
             j++;
         }
     }
     free(seen);
+    bb_short_labels(pairs);
+    cJSON_AddItemToObject(report, "machine_check",
+                          bb_machine_check(cJSON_GetObjectItemCaseSensitive(report, "base"),
+                                           cJSON_GetObjectItemCaseSensitive(report, "candidate"),
+                                           compute ? bb_median_of(compute, ncompute) : (double)NAN));
+    free(compute);
     s.regressions = tally.regressions;
     s.improvements = tally.improvements;
     s.contract_changes = tally.contract;
+    s.within_noise = tally.noise;
+    s.unmeasured = tally.unmeasured;
     s.warnings = (size_t)cJSON_GetArraySize(warnings);
 
     cJSON_AddNumberToObject(summary, "matched", (double)s.matched);
@@ -1141,6 +1546,8 @@ bb_status_t bb_compare_sets(const bb_record_set_t *base,
     cJSON_AddNumberToObject(summary, "unmatched_candidate", (double)s.unmatched_candidate);
     cJSON_AddNumberToObject(summary, "regressions", (double)s.regressions);
     cJSON_AddNumberToObject(summary, "improvements", (double)s.improvements);
+    cJSON_AddNumberToObject(summary, "within_noise", (double)s.within_noise);
+    cJSON_AddNumberToObject(summary, "unmeasured", (double)s.unmeasured);
     cJSON_AddNumberToObject(summary, "contract_changes", (double)s.contract_changes);
     cJSON_AddNumberToObject(summary, "warnings", (double)s.warnings);
 
@@ -1155,6 +1562,89 @@ free_base:
     if (st == BB_ERR_NOMEM)
         bb_errorf(err, errlen, "out of memory");
     return st;
+}
+
+/* Labels for the one-line report: the parameters whose values differ among
+ * the matched points of the same benchmark (a sweep repeats source=0,
+ * samples=3 ... on every point; they tell nothing apart). */
+static void bb_short_labels(cJSON *pairs)
+{
+    /* One pass: per benchmark, the number of pairs, and per parameter name
+     * its first value (canonical), the pairs that have it and whether a
+     * value differs; a parameter varies when a value differs or some pair
+     * of the benchmark lacks it. */
+    cJSON *seen = cJSON_CreateObject();
+    if (seen == NULL)
+        return;
+    cJSON *p;
+    cJSON_ArrayForEach(p, pairs) {
+        const char *bench = bb_get_str(p, "benchmark");
+        cJSON *bs = cJSON_GetObjectItemCaseSensitive(seen, bench);
+        if (bs == NULL) {
+            bs = cJSON_AddObjectToObject(seen, bench);
+            if (bs == NULL)
+                goto free_seen;
+            cJSON_AddNumberToObject(bs, "\x01pairs", 0);
+        }
+        cJSON *np = cJSON_GetObjectItemCaseSensitive(bs, "\x01pairs");
+        cJSON_SetNumberValue(np, np->valuedouble + 1);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(p, "parameters")) {
+            char *v = bb_canon_string_of(e);
+            if (v == NULL)
+                goto free_seen;
+            cJSON *ps = cJSON_GetObjectItemCaseSensitive(bs, e->string);
+            if (ps == NULL) {
+                ps = cJSON_AddObjectToObject(bs, e->string);
+                cJSON_AddStringToObject(ps, "first", v);
+                cJSON_AddNumberToObject(ps, "pairs", 0);
+                cJSON_AddFalseToObject(ps, "differs");
+            } else if (strcmp(bb_get_str(ps, "first"), v) != 0) {
+                cJSON_ReplaceItemInObjectCaseSensitive(ps, "differs", cJSON_CreateTrue());
+            }
+            free(v);
+            cJSON *n = cJSON_GetObjectItemCaseSensitive(ps, "pairs");
+            if (n != NULL)
+                cJSON_SetNumberValue(n, n->valuedouble + 1);
+        }
+    }
+    cJSON_ArrayForEach(p, pairs) {
+        const char *bench = bb_get_str(p, "benchmark");
+        const cJSON *bs = cJSON_GetObjectItemCaseSensitive(seen, bench);
+        double npairs = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(bs, "\x01pairs"));
+        bb_buf_t b = {0};
+        bb_buf_printf(&b, "%s n=%g", bench,
+                      cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(p, "ranks")));
+        const char *hosts = strstr(bb_get_str(p, "label"), " hosts=");
+        if (hosts != NULL)
+            bb_buf_printf(&b, " hosts=%lld", strtoll(hosts + 7, NULL, 10));
+        const cJSON *e;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(p, "parameters")) {
+            const cJSON *ps = cJSON_GetObjectItemCaseSensitive(bs, e->string);
+            if (ps != NULL && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ps, "differs")) &&
+                cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ps, "pairs")) == npairs)
+                continue;
+            bb_buf_t vb = {0};
+            bb_plain(&vb, e);
+            char *v = bb_buf_take(&vb);
+            for (char *c = v; c != NULL && *c; c++)
+                if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                    *c = ' ';
+            if (v == NULL)
+                b.failed = 1;
+            else if (strlen(v) > 24)
+                bb_buf_printf(&b, " %s=%.*s...", e->string, bb_utf8_cut(v, 21), v);
+            else
+                bb_buf_printf(&b, " %s=%s", e->string, v);
+            free(v);
+        }
+        char *label = bb_buf_take(&b);
+        if (label != NULL)
+            cJSON_AddStringToObject(p, "short_label", label);
+        free(label);
+    }
+free_seen:
+    cJSON_Delete(seen);
 }
 
 int bb_compare_exit_code(const bb_compare_summary_t *s, int report_only)
@@ -1318,50 +1808,333 @@ static size_t bb_summary_get(const cJSON *report, const char *name)
     return (size_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, name));
 }
 
+/* A provenance value for a line: strings quoted as JSON (escapes for
+ * control characters, so a line stays a line), others canonical.  A long
+ * string is shown around its first difference from other, between "...",
+ * never cut inside a UTF-8 sequence or an escape. */
+static void bb_format_provenance(const cJSON *v, const cJSON *other, bb_buf_t *out)
+{
+    if (v == NULL) {
+        bb_buf_puts(out, "(absent)");
+        return;
+    }
+    if (!cJSON_IsString(v)) {
+        bb_buf_t b = {0};
+        bb_canon(&b, v);
+        char *t = bb_buf_take(&b);
+        if (t == NULL) {
+            out->failed = 1;
+            return;
+        }
+        /* Never cut inside JSON: a long array or object is named by its
+         * size (the JSON report holds it whole). */
+        if (strlen(t) > 160)
+            bb_buf_printf(out, "(%s of %d %s, %zu characters; in --format json)",
+                          cJSON_IsArray(v) ? "an array" : "an object", cJSON_GetArraySize(v),
+                          cJSON_IsArray(v) ? "items" : "members", strlen(t));
+        else
+            bb_buf_puts(out, t);
+        free(t);
+        return;
+    }
+    const char *s = v->valuestring;
+    size_t n = strlen(s);
+    if (n <= 100) {
+        bb_canon_string(out, s);
+        return;
+    }
+    const char *o = cJSON_IsString(other) ? other->valuestring : "";
+    size_t k = 0;
+    while (s[k] && s[k] == o[k])
+        k++;
+    size_t start = k > 30 ? k - 30 : 0;
+    while (start > 0 && ((unsigned char)s[start] & 0xC0) == 0x80)
+        start--;
+    size_t len = (size_t)bb_utf8_cut(s + start, 70);
+    char *piece = malloc(len + 1);
+    if (piece == NULL) {
+        out->failed = 1;
+        return;
+    }
+    memcpy(piece, s + start, len);
+    piece[len] = '\0';
+    bb_buf_puts(out, start > 0 ? "\"..." : "\"");
+    bb_buf_t q = {0};
+    bb_canon_string(&q, piece);
+    char *qs = bb_buf_take(&q);
+    if (qs == NULL)
+        out->failed = 1;
+    else
+        bb_buf_add(out, qs + 1, strlen(qs) - 2);  /* without its quotes */
+    free(qs);
+    free(piece);
+    bb_buf_printf(out, "%s\" (%zu characters, differ from character %zu)",
+                  start + len < n ? "..." : "", n, k + 1);
+}
+
+static const char *bb_get_str(const cJSON *o, const char *name)
+{
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, name));
+    return v ? v : "";
+}
+
+/* The short label where there is one (the varying parameters only). */
+static const char *bb_pair_label(const cJSON *p)
+{
+    const char *s = bb_get_str(p, "short_label");
+    return *s ? s : bb_get_str(p, "label");
+}
+
+static void bb_list_strings(bb_buf_t *out, const cJSON *array, const char *none)
+{
+    const cJSON *e;
+    int k = 0;
+    cJSON_ArrayForEach(e, array)
+        bb_buf_printf(out, "%s%s", k++ ? ", " : "", e->valuestring);
+    if (k == 0)
+        bb_buf_puts(out, none);
+}
+
+static void bb_format_moved(bb_buf_t *out, const char *item, const cJSON *p,
+                            const cJSON *tm)
+{
+    const char *verdict = bb_get_str(tm, "verdict");
+    char bcell[96], ccell[96];
+    bb_format_timing(cJSON_GetObjectItemCaseSensitive(tm, "base"), bcell, sizeof bcell);
+    bb_format_timing(cJSON_GetObjectItemCaseSensitive(tm, "candidate"), ccell, sizeof ccell);
+    const cJSON *mw = cJSON_GetObjectItemCaseSensitive(tm, "mann_whitney");
+    char why[64];
+    if (mw != NULL)
+        snprintf(why, sizeof why, "Mann-Whitney p = %.2g",
+                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(mw, "p")));
+    else
+        snprintf(why, sizeof why, "ranges disjoint");
+    bb_buf_printf(out, "%s%s %s: %s: %s -> %s (x%.3f, %s)\n", item,
+                  verdict[0] == 'r' ? "REGRESSION" : "improvement",
+                  bb_pair_label(p), bb_get_str(tm, "name"), bcell, ccell,
+                  cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(tm, "ratio")), why);
+}
+
+/* Lines of regressions (and of improvements) in the default report: a
+ * screen holds the summary, the warnings and these. */
+#define BB_MOVED_LINES 10
+
 static void bb_render_text(const cJSON *report, int markdown, int all_timings,
                            bb_buf_t *out)
 {
     const cJSON *base = cJSON_GetObjectItemCaseSensitive(report, "base");
     const cJSON *cand = cJSON_GetObjectItemCaseSensitive(report, "candidate");
+    const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(report, "points");
     double tol = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(report, "tolerance"));
     const char *item = markdown ? "- " : "  ";
+    const char *h0 = markdown ? "\n**" : "\n", *h1 = markdown ? "**\n" : "\n";
+    const cJSON *p, *tm;
+
+    /* 1. The summary: counts, then which revision and machine is which. */
+    size_t overlap = 0, under = 0, pvalue = 0;
+    cJSON_ArrayForEach(p, pairs) {
+        cJSON_ArrayForEach(tm, cJSON_GetObjectItemCaseSensitive(p, "timings")) {
+            const char *r = bb_get_str(tm, "reason");
+            if (strcmp(bb_get_str(tm, "verdict"), "within noise") != 0)
+                continue;
+            if (strcmp(r, "ranges overlap") == 0)
+                overlap++;
+            else if (strcmp(r, "under tolerance") == 0)
+                under++;
+            else
+                pvalue++;
+        }
+    }
+    const cJSON *mc = cJSON_GetObjectItemCaseSensitive(report, "machine_check");
+    size_t machine_warnings = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, mc)
+        machine_warnings += cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "warning"));
+    size_t nc = bb_summary_get(report, "contract_changes");
+    bb_buf_printf(out,
+                  "%ssummary: %zu points matched, %zu timing regressions, %zu "
+                  "improvements, %zu within noise (%zu ranges overlap, %zu under "
+                  "tolerance, %zu p >= 0.05), %zu unmeasured, %zu contract changes, "
+                  "%zu unmatched (base %zu, candidate %zu), %zu warnings, %zu machine "
+                  "warnings%s\n",
+                  markdown ? "**" : "", bb_summary_get(report, "matched"),
+                  bb_summary_get(report, "regressions"),
+                  bb_summary_get(report, "improvements"),
+                  bb_summary_get(report, "within_noise"), overlap, under, pvalue,
+                  bb_summary_get(report, "unmeasured"), nc,
+                  bb_summary_get(report, "unmatched_base") +
+                      bb_summary_get(report, "unmatched_candidate"),
+                  bb_summary_get(report, "unmatched_base"),
+                  bb_summary_get(report, "unmatched_candidate"),
+                  bb_summary_get(report, "warnings"), machine_warnings,
+                  markdown ? "**\n" : "");
     const cJSON *sides[2] = {base, cand};
     const char *names[2] = {"base:     ", "candidate:"};
     for (int k = 0; k < 2; k++) {
         double nr = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sides[k], "records"));
         double np = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sides[k], "points"));
-        bb_buf_printf(out, "%s%s %s (%g record%s, %g point%s)\n", markdown ? "- " : "",
-                      names[k],
-                      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sides[k], "path")),
-                      nr, nr == 1 ? "" : "s", np, np == 1 ? "" : "s");
+        bb_buf_printf(out, "%s%s %s (%g record%s, %g point%s); git ", item, names[k],
+                      bb_get_str(sides[k], "path"), nr, nr == 1 ? "" : "s", np,
+                      np == 1 ? "" : "s");
+        bb_list_strings(out, cJSON_GetObjectItemCaseSensitive(sides[k], "revisions"), "unknown");
+        bb_buf_puts(out, "; host ");
+        bb_list_strings(out, cJSON_GetObjectItemCaseSensitive(sides[k], "hosts"), "unknown");
+        bb_buf_puts(out, "\n");
     }
     bb_buf_printf(out,
                   "%srule: regression if cand median > base median x %.3g and cand "
-                  "min > base max; improvement likewise with base and cand swapped\n\n",
-                  markdown ? "- " : "", 1.0 + tol);
+                  "min > base max (with >= 5 samples a side: Mann-Whitney p < 0.05 "
+                  "instead); improvement likewise with base and cand swapped\n",
+                  item, 1.0 + tol);
 
-    /* Text: each point is a heading line with its timings indented below
-     * (labels can be long); Markdown: one table, the point in column 1. */
+    /* 2. Skipped files, the machines, provenance: what colours every number. */
+    for (int k = 0; k < 2; k++) {
+        const cJSON *sk;
+        cJSON_ArrayForEach(sk, cJSON_GetObjectItemCaseSensitive(sides[k], "skipped"))
+            bb_buf_printf(out, "%sSKIPPED (not a record) %s\n", item, sk->valuestring);
+    }
+    if (cJSON_GetArraySize(mc) > 0) {
+        bb_buf_printf(out, "%smachine speed (from the records):%s", h0, h1);
+        cJSON_ArrayForEach(e, mc) {
+            int warn = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "warning"));
+            const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(e, "ratio");
+            double bv = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "base"));
+            double cv = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "candidate"));
+            bb_buf_printf(out, "%s%s%s: ", item, warn ? "WARNING " : "",
+                          bb_get_str(e, "check"));
+            if (strcmp(bb_get_str(e, "unit"), "ratio") == 0)
+                bb_buf_printf(out, "candidate/base x%.2f (median of the matched points)", cv);
+            else if (bb_buf_puts(out, "base "), isfinite(bv))
+                bb_buf_printf(out, "%.3g", bv);
+            else
+                bb_buf_puts(out, "not recorded");
+            if (strcmp(bb_get_str(e, "unit"), "ratio") == 0)
+                ;
+            else if (isfinite(cv))
+                bb_buf_printf(out, ", candidate %.3g %s", cv, bb_get_str(e, "unit"));
+            else
+                bb_buf_printf(out, ", candidate not recorded (%s)", bb_get_str(e, "unit"));
+            if (cJSON_IsNumber(ratio) && strcmp(bb_get_str(e, "unit"), "ratio") != 0)
+                bb_buf_printf(out, " (x%.2f)", ratio->valuedouble);
+            bb_buf_puts(out, !warn ? "\n"
+                             : cJSON_IsNumber(ratio)
+                                 ? ": base and candidate ran on visibly different "
+                                   "machines; timings are not comparable\n"
+                                 : ": a loaded machine; timings include time-sharing\n");
+        }
+    }
+    const cJSON *wl = cJSON_GetObjectItemCaseSensitive(report, "warnings");
+    if (cJSON_GetArraySize(wl) > 0) {
+        bb_buf_printf(out, "%sprovenance differences (numbers may not be comparable):%s",
+                      h0, h1);
+        const cJSON *w;
+        cJSON_ArrayForEach(w, wl) {
+            const cJSON *bv = cJSON_GetObjectItemCaseSensitive(w, "base");
+            const cJSON *cv = cJSON_GetObjectItemCaseSensitive(w, "candidate");
+            bb_buf_printf(out, "%sWARNING %s: base ", item, bb_get_str(w, "field"));
+            bb_format_provenance(bv, cv, out);
+            bb_buf_puts(out, " candidate ");
+            bb_format_provenance(cv, bv, out);
+            double n = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(w, "record_pairs"));
+            bb_buf_printf(out, " (%g record pair%s)\n", n, n == 1 ? "" : "s");
+        }
+    }
+
+    /* 3. What changed: contract changes, regressions, improvements, each once. */
+    if (nc) {
+        bb_buf_printf(out, "%scontract changes (deterministic quantities or status differ):%s",
+                      h0, h1);
+        cJSON_ArrayForEach(p, pairs) {
+            const cJSON *c;
+            cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(p, "contract_changes")) {
+                char bv[80], cv[80];
+                const char *unit = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "unit"));
+                bb_format_value(cJSON_GetObjectItemCaseSensitive(c, "base"), bv, sizeof bv);
+                bb_format_value(cJSON_GetObjectItemCaseSensitive(c, "candidate"), cv, sizeof cv);
+                bb_buf_printf(out, "%sCONTRACT CHANGE %s: %s: base %s%s%s, candidate %s%s%s\n",
+                              item, bb_get_str(p, "label"), bb_get_str(c, "name"),
+                              bv, unit ? " " : "", unit ? unit : "", cv,
+                              unit ? " " : "", unit ? unit : "");
+            }
+        }
+    }
+    static const char *const moved[2] = {"regression", "improvement"};
+    static const char *const moved_title[2] = {"regressions", "improvements"};
+    /* One line per point (its elapsed, else its first timing that moved,
+     * with the count of the others), at most BB_MOVED_LINES of them unless
+     * --all: every timing that moved, one line each. */
+    for (int k = 0; k < 2; k++) {
+        size_t total = bb_summary_get(report, moved_title[k]);
+        if (total == 0)
+            continue;
+        bb_buf_printf(out, "%s%s (rule above)%s:%s", h0, moved_title[k],
+                      all_timings ? "" : ", one line per point", h1);
+        size_t lines = 0, points = 0;
+        cJSON_ArrayForEach(p, pairs) {
+            const cJSON *lead = NULL;
+            size_t n = 0;
+            cJSON_ArrayForEach(tm, cJSON_GetObjectItemCaseSensitive(p, "timings")) {
+                if (strcmp(bb_get_str(tm, "verdict"), moved[k]) != 0)
+                    continue;
+                n++;
+                if (all_timings)
+                    bb_format_moved(out, item, p, tm);
+                else if (lead == NULL || strcmp(bb_get_str(tm, "name"), "elapsed") == 0)
+                    lead = lead && strcmp(bb_get_str(lead, "name"), "elapsed") == 0 ? lead : tm;
+            }
+            if (n == 0 || all_timings)
+                continue;
+            points++;
+            if (lines >= BB_MOVED_LINES)
+                continue;
+            lines++;
+            bb_format_moved(out, item, p, lead);
+            if (n > 1) {
+                /* Before the line's newline: "(+N more timings)". */
+                out->len--;
+                bb_buf_printf(out, " +%zu more timing%s\n", n - 1, n == 2 ? "" : "s");
+            }
+        }
+        if (points > lines)
+            bb_buf_printf(out, "%s... and %zu more point%s (%zu %s in all; --all or "
+                          "--details FILE lists them)\n", item, points - lines,
+                          points - lines == 1 ? "" : "s", total, moved_title[k]);
+    }
+
+    /* 4. Unmatched points, one line per benchmark and rank count. */
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(report, "unmatched_groups");
+    if (cJSON_GetArraySize(groups) > 0) {
+        bb_buf_printf(out, "%sunmatched points (by benchmark and rank count):%s", h0, h1);
+        const cJSON *g;
+        cJSON_ArrayForEach(g, groups) {
+            double n = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(g, "points"));
+            double hosts = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(g, "hosts"));
+            bb_buf_printf(out, "%s%s only: %s n=%g", item, bb_get_str(g, "side"),
+                          bb_get_str(g, "benchmark"),
+                          cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(g, "ranks")));
+            if (hosts != 1)
+                bb_buf_printf(out, " hosts=%g", hosts);
+            bb_buf_printf(out, ": %g point%s\n", n, n == 1 ? "" : "s");
+        }
+    }
+
+    /* 5. With --all, every timing of every matched point. */
+    if (!all_timings)
+        return;
+    bb_buf_printf(out, "%sall timings:%s", h0, h1);
     bb_table_t t = {.ncols = markdown ? 5 : 4, .indent = "  "};
     const char *hdr[5] = {"point", "timing", "base median [min, max]",
                           "candidate median [min, max]", "ratio  verdict"};
     if (markdown)
         hdr[4] = "ratio, verdict";
     bb_table_row(&t, markdown ? hdr : hdr + 1);
-    const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(report, "points");
-    const cJSON *p;
     cJSON_ArrayForEach(p, pairs) {
-        const char *label = cJSON_GetObjectItemCaseSensitive(p, "label")->valuestring;
-        const cJSON *tm;
+        const char *label = bb_get_str(p, "label");
         int shown = 0;
         cJSON_ArrayForEach(tm, cJSON_GetObjectItemCaseSensitive(p, "timings")) {
-            const char *name = cJSON_GetObjectItemCaseSensitive(tm, "name")->valuestring;
-            const char *verdict = cJSON_GetObjectItemCaseSensitive(tm, "verdict")->valuestring;
-            int moved = strcmp(verdict, "regression") == 0 ||
-                        strcmp(verdict, "improvement") == 0;
-            if (!all_timings && !moved && strcmp(name, "elapsed") != 0)
-                continue;
-            char bcell[96] = "-", ccell[96] = "-", vcell[64];
+            const char *verdict = bb_get_str(tm, "verdict");
+            const char *reason = bb_get_str(tm, "reason");
+            char bcell[96] = "-", ccell[96] = "-", vcell[128];
             const cJSON *bs = cJSON_GetObjectItemCaseSensitive(tm, "base");
             const cJSON *cs = cJSON_GetObjectItemCaseSensitive(tm, "candidate");
             const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(tm, "ratio");
@@ -1369,26 +2142,27 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
                 bb_format_timing(bs, bcell, sizeof bcell);
             if (cs)
                 bb_format_timing(cs, ccell, sizeof ccell);
+            int up = strcmp(verdict, "regression") == 0;
             if (cJSON_IsNumber(ratio))
-                snprintf(vcell, sizeof vcell, "%.3f  %s", ratio->valuedouble,
-                         moved ? (verdict[0] == 'r' ? "REGRESSION" : "improvement")
-                               : verdict);
+                snprintf(vcell, sizeof vcell, "%.3f  %s%s%s%s", ratio->valuedouble,
+                         up ? "REGRESSION" : verdict, *reason ? " (" : "", reason,
+                         *reason ? ")" : "");
             else
-                snprintf(vcell, sizeof vcell, "-  %s", verdict);
-            const char *row[5] = {shown ? "" : label, name, bcell, ccell, vcell};
+                snprintf(vcell, sizeof vcell, "-  %s%s%s%s", verdict, *reason ? " (" : "",
+                         reason, *reason ? ")" : "");
+            const char *row[5] = {shown ? "" : label, bb_get_str(tm, "name"), bcell, ccell,
+                                  vcell};
             if (!markdown && !shown)
                 bb_table_add(&t, row, 1);
             bb_table_row(&t, markdown ? row : row + 1);
             shown = 1;
         }
-        const char *pv = cJSON_GetObjectItemCaseSensitive(p, "verdict")->valuestring;
         if (!shown) {
             const cJSON *st = cJSON_GetObjectItemCaseSensitive(p, "status");
             char scell[64];
-            snprintf(scell, sizeof scell, "status %s / %s",
-                     cJSON_GetObjectItemCaseSensitive(st, "base")->valuestring,
-                     cJSON_GetObjectItemCaseSensitive(st, "candidate")->valuestring);
-            const char *row[5] = {label, "-", scell, "", pv};
+            snprintf(scell, sizeof scell, "status %s / %s", bb_get_str(st, "base"),
+                     bb_get_str(st, "candidate"));
+            const char *row[5] = {label, "-", scell, "", bb_get_str(p, "verdict")};
             if (!markdown)
                 bb_table_add(&t, row, 1);
             bb_table_row(&t, markdown ? row : row + 1);
@@ -1399,87 +2173,16 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
     else
         bb_buf_puts(out, "no matched points\n");
     bb_table_free(&t);
-
-    if (bb_summary_get(report, "regressions") + bb_summary_get(report, "improvements") > 0) {
-        bb_buf_printf(out, "\n%stimings that moved (rule above):%s\n",
-                      markdown ? "**" : "", markdown ? "**\n" : "");
-        cJSON_ArrayForEach(p, pairs) {
-            const cJSON *tm;
-            cJSON_ArrayForEach(tm, cJSON_GetObjectItemCaseSensitive(p, "timings")) {
-                const char *verdict = cJSON_GetObjectItemCaseSensitive(tm, "verdict")->valuestring;
-                if (strcmp(verdict, "regression") != 0 && strcmp(verdict, "improvement") != 0)
-                    continue;
-                char bcell[96], ccell[96];
-                bb_format_timing(cJSON_GetObjectItemCaseSensitive(tm, "base"), bcell, sizeof bcell);
-                bb_format_timing(cJSON_GetObjectItemCaseSensitive(tm, "candidate"), ccell, sizeof ccell);
-                bb_buf_printf(out, "%s%s %s: %s: %s -> %s (x%.3f)\n", item,
-                              verdict[0] == 'r' ? "REGRESSION" : "improvement",
-                              cJSON_GetObjectItemCaseSensitive(p, "label")->valuestring,
-                              cJSON_GetObjectItemCaseSensitive(tm, "name")->valuestring,
-                              bcell, ccell,
-                              cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(tm, "ratio")));
-            }
-        }
-    }
-    size_t nc = bb_summary_get(report, "contract_changes");
-    if (nc) {
-        bb_buf_printf(out, "\n%scontract changes (deterministic quantities or status differ):%s\n",
-                      markdown ? "**" : "", markdown ? "**\n" : "");
-        cJSON_ArrayForEach(p, pairs) {
-            const cJSON *c;
-            cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(p, "contract_changes")) {
-                char bv[80], cv[80];
-                const char *unit = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "unit"));
-                bb_format_value(cJSON_GetObjectItemCaseSensitive(c, "base"), bv, sizeof bv);
-                bb_format_value(cJSON_GetObjectItemCaseSensitive(c, "candidate"), cv, sizeof cv);
-                bb_buf_printf(out, "%sCONTRACT CHANGE %s: %s: base %s%s%s, candidate %s%s%s\n",
-                              item,
-                              cJSON_GetObjectItemCaseSensitive(p, "label")->valuestring,
-                              cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring,
-                              bv, unit ? " " : "", unit ? unit : "", cv,
-                              unit ? " " : "", unit ? unit : "");
-            }
-        }
-    }
     const cJSON *um = cJSON_GetObjectItemCaseSensitive(report, "unmatched");
     if (cJSON_GetArraySize(um) > 0) {
-        bb_buf_printf(out, "\n%sunmatched points:%s\n", markdown ? "**" : "",
-                      markdown ? "**\n" : "");
+        bb_buf_printf(out, "%sall unmatched points:%s", h0, h1);
         const cJSON *u;
         cJSON_ArrayForEach(u, um)
             bb_buf_printf(out, "%s%s only: %s (%s: points[%g])\n", item,
-                          cJSON_GetObjectItemCaseSensitive(u, "side")->valuestring,
-                          cJSON_GetObjectItemCaseSensitive(u, "label")->valuestring,
-                          cJSON_GetObjectItemCaseSensitive(u, "file")->valuestring,
+                          bb_get_str(u, "side"), bb_get_str(u, "label"),
+                          bb_get_str(u, "file"),
                           cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(u, "index")));
     }
-    const cJSON *wl = cJSON_GetObjectItemCaseSensitive(report, "warnings");
-    if (cJSON_GetArraySize(wl) > 0) {
-        bb_buf_printf(out, "\n%swarnings (provenance differs; numbers may not be comparable):%s\n",
-                      markdown ? "**" : "", markdown ? "**\n" : "");
-        const cJSON *w;
-        cJSON_ArrayForEach(w, wl) {
-            char bv[80], cv[80];
-            bb_format_value(cJSON_GetObjectItemCaseSensitive(w, "base"), bv, sizeof bv);
-            bb_format_value(cJSON_GetObjectItemCaseSensitive(w, "candidate"), cv, sizeof cv);
-            bb_buf_printf(out, "%sWARNING %s: base %s, candidate %s (%g record pairs)\n",
-                          item, cJSON_GetObjectItemCaseSensitive(w, "field")->valuestring,
-                          bv, cv,
-                          cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(w, "record_pairs")));
-        }
-    }
-    bb_buf_printf(out,
-                  "\n%ssummary: %zu points matched, %zu timing regressions, %zu "
-                  "improvements, %zu contract changes, %zu unmatched (base %zu, "
-                  "candidate %zu), %zu warnings\n",
-                  markdown ? "- " : "", bb_summary_get(report, "matched"),
-                  bb_summary_get(report, "regressions"),
-                  bb_summary_get(report, "improvements"), nc,
-                  bb_summary_get(report, "unmatched_base") +
-                      bb_summary_get(report, "unmatched_candidate"),
-                  bb_summary_get(report, "unmatched_base"),
-                  bb_summary_get(report, "unmatched_candidate"),
-                  bb_summary_get(report, "warnings"));
 }
 
 char *bb_compare_render(const cJSON *report, bb_compare_format_t format,

@@ -91,6 +91,10 @@ static cJSON *bb_source_provenance(void)
     ok &= bb_add(source, "version", cJSON_CreateString(PACKAGE_VERSION));
     if (BB_BUILD_GIT[0] != '\0') {
         ok &= bb_add(source, "git", cJSON_CreateString(BB_BUILD_GIT));
+        /* git describe --dirty marks uncommitted changes in the tree built. */
+        size_t gl = strlen(BB_BUILD_GIT);
+        ok &= bb_add(source, "git_dirty",
+                     cJSON_CreateBool(gl > 6 && strcmp(BB_BUILD_GIT + gl - 6, "-dirty") == 0));
     } else {
         /* A release tarball has no git history: unknown, not empty. */
         ok &= bb_add(source, "git", cJSON_CreateNull());
@@ -224,6 +228,30 @@ static cJSON *bb_refusal_json(const bb_refusal_t *refusal)
     return r;
 }
 
+/* The declaration of every quantity (bbench.record/1 "deterministic"): true
+ * for a contract, a figure fixed by the code and its parameters, false for a
+ * measurement.  A quantity that already says is kept as it says.  Otherwise
+ * the rule: times, ratios, rates and anything with samples are
+ * measurements; bytes and counts of one call, plan or message (payload and
+ * tracked bytes, request credit, batches, polls) are contracts; a run scope
+ * sums over the repetitions the budget chose (messages checked, rss peak),
+ * so it is a measurement. */
+static void bb_quantities_declare(cJSON *quantities)
+{
+    cJSON *q;
+    cJSON_ArrayForEach(q, quantities) {
+        if (!cJSON_IsObject(q) ||
+            cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(q, "deterministic")))
+            continue;
+        const char *unit = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(q, "unit"));
+        const char *scope = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(q, "scope"));
+        int det = unit != NULL && (strcmp(unit, "byte") == 0 || strcmp(unit, "count") == 0) &&
+                  cJSON_GetObjectItemCaseSensitive(q, "samples") == NULL &&
+                  !(scope != NULL && strncmp(scope, "run", 3) == 0);
+        cJSON_AddBoolToObject(q, "deterministic", det);
+    }
+}
+
 bb_status_t bb_record_add_point(bb_record_t *record, cJSON *parameters,
                                 const char *status, const bb_refusal_t *refusal,
                                 cJSON *first_call, cJSON *quantities)
@@ -236,6 +264,8 @@ bb_status_t bb_record_add_point(bb_record_t *record, cJSON *parameters,
         cJSON_Delete(quantities);
         return BB_ERR_ARG;
     }
+    bb_quantities_declare(first_call);
+    bb_quantities_declare(quantities);
     cJSON *point = cJSON_CreateObject();
     if (point == NULL) {
         cJSON_Delete(parameters);

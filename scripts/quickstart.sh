@@ -9,7 +9,8 @@
 # Run as root or with sudo available (apt-get).  BUILD=dir chooses the build
 # directory (default build/ in the source tree); CONFIGURE_FLAGS are added to
 # configure.  With CI=true the test mode also builds with -Werror, runs the
-# sanitizer build's tests and make distcheck.
+# sanitizer build's tests, a quick sweep compared with results/ (into
+# build/artifacts/: scripts/ci-compare.sh) and make distcheck.
 set -eu
 
 mode=${1:-run}
@@ -81,10 +82,7 @@ if [ "${CI:-}" = true ]; then
     [ -f "$san/test-suite.log" ] && summary "$san/test-suite.log" "sanitizer make check" \
         >> "$build/check-summary.txt"
     step "quick sweep compared with results/ (report mode: timings never fail)"
-    quick="$build/quick-sweep"
-    rm -rf "$quick"
-    sh "$src/scripts/bbench-baseline" --quick --bindir "$build/bench" --out "$quick" \
-        && "$build/bench/bbench-compare" --report "$src/results" "$quick" || status=1
+    sh "$src/scripts/ci-compare.sh" "$build" "$src/results" || status=1
     step "make distcheck"
     make -C "$build" distcheck || status=1
 fi
@@ -94,6 +92,10 @@ if [ "$status" -ne 0 ]; then
         grep -q ':test-result: \(FAIL\|ERROR\)' "$trs" || continue
         step "failed: ${trs%.trs}.log"
         tail -n 60 "${trs%.trs}.log"
+        # The failed tests' logs are artifacts too (build/artifacts/failed/).
+        mkdir -p "$build/artifacts/failed"
+        cp "${trs%.trs}.log" "$build/artifacts/failed/$(echo "${trs%.trs}" | sed "s|^$build/||; s|/|_|g").log"
     done
 fi
+[ -d "$build/artifacts" ] && { step "artifacts in $build/artifacts"; ls -l "$build/artifacts"; }
 exit $status

@@ -24,19 +24,25 @@ run 0 "member and point order ignored, rss not compared" "$D/base.json" "$D/reor
 bb_expect_grep '3 points matched' "$out" "reordered parameters still match"
 
 run 1 "slowed copy is a regression" "$D/base.json" "$D/slow.json"
-bb_expect_grep 'REGRESSION sum n=2 count=8 max_elements=8 mode=protocol element_bytes=8: elapsed: 21 \[20, 22\] us -> 31 \[30, 33\] us' "$out" \
+bb_expect_grep 'REGRESSION sum n=2 count=8 max_elements=8 mode=protocol: elapsed: 21 \[20, 22\] us -> 31 \[30, 33\] us' "$out" \
     "the regressed point and timing are named"
-bb_expect_true "only that timing regressed" test "$(grep -c REGRESSION "$out")" -eq 2
+bb_expect_true "only that timing regressed, said once" test "$(grep -c REGRESSION "$out")" -eq 1
+bb_expect_grep '^summary: ' "$out" "the summary comes first"
+bb_expect_true "the summary is the first line" test "$(head -n 1 "$out" | cut -c1-8)" = "summary:"
+bb_expect_grep 'x1.476, ranges disjoint' "$out" "the reason of the verdict (3 samples: the range rule)"
 bb_expect_grep '1.476' "$out" "ratio of medians 31/21"
 run 0 "--report never fails on timings" --report "$D/base.json" "$D/slow.json"
 run 0 "slowed copy within --tolerance 0.5" --tolerance 0.5 "$D/base.json" "$D/slow.json"
 
-run 0 "slower median with overlapping ranges is not a regression" "$D/base.json" "$D/noisy.json"
-bb_expect_grep '1.238  same' "$out" "overlap shown as same"
+run 0 "slower median with overlapping ranges is not a regression" --all "$D/base.json" "$D/noisy.json"
+bb_expect_grep '1.238  within noise (ranges overlap)' "$out" "overlap shown as within noise, with the reason"
+bb_expect_grep 'within noise (1 ranges overlap, 4 under tolerance' "$out" "the reasons counted in the summary"
+run 0 "without --all only what changed" "$D/base.json" "$D/noisy.json"
+bb_expect_true "no per-timing table" test "$(grep -c 'within noise (ranges' "$out")" -eq 0
 
 run 0 "improvement does not fail" "$D/base.json" "$D/faster.json"
-bb_expect_grep '0.524  improvement' "$out" "improvement reported"
-bb_expect_grep 'improvement sum n=2 count=8 max_elements=8 mode=protocol element_bytes=8: elapsed' "$out" "improved point named"
+bb_expect_grep 'elapsed: 21 \[20, 22\] us -> 11 \[10, 12\] us (x0.524, ranges disjoint)' "$out" "improvement reported"
+bb_expect_grep 'improvement sum n=2 count=8 max_elements=8 mode=protocol: elapsed' "$out" "improved point named"
 bb_expect_grep '1 improvements' "$out" "improvement counted"
 
 run 1 "changed payload is a contract change" "$D/base.json" "$D/payload.json"
@@ -48,10 +54,10 @@ run 1 "ok against refused is a contract change" "$D/base.json" "$D/refused.json"
 bb_expect_grep 'count=1 .*: status: base ok, candidate refused' "$out" "status change named"
 
 run 0 "provenance differences are warnings only" "$D/base.json" "$D/provenance.json"
-bb_expect_grep 'WARNING runtime.mpi_library: base MPICH Version: 4.0.2' "$out" "MPI library warning"
-bb_expect_grep 'WARNING topology.oversubscribed: base false, candidate true' "$out" "oversubscription warning"
+bb_expect_grep 'WARNING runtime.mpi_library: base "MPICH Version: 4.0.2 MPICH Device: ch4:ucx" candidate "MPICH Version: 4.1.2' "$out" "MPI library warning"
+bb_expect_grep 'WARNING topology.oversubscribed: base false candidate true' "$out" "oversubscription warning"
 
-run 0 "extra candidate point is listed, not fatal" "$D/base.json" "$D/extra.json"
+run 0 "extra candidate point is listed, not fatal" --all "$D/base.json" "$D/extra.json"
 bb_expect_grep 'candidate only: sum n=2 count=64 .*extra.json: points\[3\]' "$out" "unmatched point listed"
 
 # Unusable input: exit 2 with the file (and the place) named.
@@ -86,12 +92,12 @@ bb_expect_grep 'empty: no \*.json records' "$err" "empty directory named"
 sed 's/"max_elements": 8,/"max_elements": 16,/' "$D/base.json" >"$BB_TMP/cap16.json"
 run 0 "--ignore-parameter" --ignore-parameter max_elements "$D/base.json" "$BB_TMP/cap16.json"
 bb_expect_grep '3 points matched' "$out" "matched without max_elements"
-run 0 "without --ignore-parameter: unmatched points listed, not failed" "$D/base.json" "$BB_TMP/cap16.json"
+run 0 "without --ignore-parameter: unmatched points listed, not failed" --all "$D/base.json" "$BB_TMP/cap16.json"
 bb_expect_grep "1 points matched" "$out" "only count=1 matched"
 bb_expect_grep 'base only: sum n=2 count=8 max_elements=8 mode=protocol' "$out" "cap 8 point unmatched"
 
 # Output formats.
-run 1 "markdown" --format markdown "$D/base.json" "$D/slow.json"
+run 1 "markdown" --format markdown --all "$D/base.json" "$D/slow.json"
 bb_expect_grep '^| point *| timing' "$out" "markdown table header"
 run 1 "json" --format json "$D/base.json" "$D/payload.json"
 bb_expect_grep '"schema":[[:space:]]*"bbench.compare/1"' "$out" "json report schema"
@@ -115,5 +121,130 @@ bb_expect_grep '^file	point	benchmark	ranks	status	count	max_elements	mode	eleme
 bb_expect_grep '	1	sum	2	ok	8	8	protocol	8	2.1e-05	2e-05	2.2e-05	64	NaN	NaN$' \
     "$out" "extract row of count=8 protocol"
 bb_expect_true "extract has 4 lines" test "$(wc -l <"$out")" -eq 4
+
+# Mann-Whitney U beside the range rule: with 5 samples a side the rank test
+# decides (ties get mean ranks; p from the normal approximation with tie and
+# continuity corrections, by hand: base 10..14 us, candidate 13..17 us gives
+# U = 2, z = 2.10, p = 0.036) even though the ranges overlap.
+samples() {  # samples OUT BASE_OR_CAND SAMPLES_US...: elapsed of points[1]
+    o=$1; shift
+    python3 - "$D/base.json" "$o" "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = [float(x) * 1e-6 for x in sys.argv[3:]]
+q = d["points"][1]["quantities"]["elapsed"]
+q["samples"] = v
+q["median"] = q["value"] = sorted(v)[len(v) // 2]
+q["range"] = [min(v), max(v)]
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+PY
+}
+samples "$BB_TMP/mw-base.json" 10 11 12 13 14
+samples "$BB_TMP/mw-slow.json" 13 14 15 16 17
+samples "$BB_TMP/mw-noisy.json" 10.5 12 13.5 14.5 30
+run 1 "5 samples a side: Mann-Whitney finds the overlap-ranged regression" "$BB_TMP/mw-base.json" "$BB_TMP/mw-slow.json"
+bb_expect_grep 'REGRESSION .*count=8 .*: elapsed: 12 \[10, 14\] us -> 15 \[13, 17\] us (x1.250, Mann-Whitney p = 0.036)' \
+    "$out" "regression with its p-value"
+run 0 "5 samples a side: a wide candidate is within noise by the p-value" --all "$BB_TMP/mw-base.json" "$BB_TMP/mw-noisy.json"
+bb_expect_grep 'within noise (Mann-Whitney p = 0.[0-9]* >= 0.05)' "$out" "within noise, the p-value said"
+run 1 "json: the U statistic and p" --format json "$BB_TMP/mw-base.json" "$BB_TMP/mw-slow.json"
+bb_expect_grep '"u":[[:space:]]*2,' "$out" "U = 2"
+
+# A compare report saved among the candidate records is skipped, said on
+# stderr and in the report; a directory of no records at all is unusable.
+mkdir "$BB_TMP/withreport" "$BB_TMP/onlyreport"
+cp "$D/slow.json" "$BB_TMP/withreport/sum-n2.json"
+"$C" --format json "$D/base.json" "$D/slow.json" >"$BB_TMP/withreport/compare.json"
+cp "$BB_TMP/withreport/compare.json" "$BB_TMP/onlyreport/"
+run 1 "a saved compare report in the candidate directory" "$D/base.json" "$BB_TMP/withreport"
+bb_expect_grep 'warning: skipped, not a record: .*compare.json: schema: "bbench.compare/1"' "$err" "the skipped file named on stderr"
+bb_expect_grep 'SKIPPED (not a record) .*compare.json' "$out" "and in the report"
+bb_expect_grep '3 points matched, 1 timing regressions' "$out" "the records beside it compared"
+run 2 "a directory holding no record" "$D/base.json" "$BB_TMP/onlyreport"
+bb_expect_grep 'onlyreport: no records among its 1 \*.json files' "$err" "no records named"
+
+# Provenance named field by field; revisions and hosts in the summary lines.
+python3 - "$D/base.json" "$BB_TMP/flags.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["source"]["git"] = "abc1234-dirty"
+d["source"].setdefault("build", {})["cflags"] = "-O2 -Werror"
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+PY
+python3 - "$D/base.json" "$BB_TMP/flags0.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["source"].setdefault("build", {})["cflags"] = "-O2"
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+PY
+run 0 "build flags differ" "$BB_TMP/flags0.json" "$BB_TMP/flags.json"
+bb_expect_grep 'WARNING source.build.cflags: base "-O2" candidate "-O2 -Werror" (1 record pair)' "$out" "the flag difference named"
+bb_expect_grep '^  candidate: .*git abc1234-dirty' "$out" "the candidate revision, dirty"
+
+# A long array that differs in length is named by its size, never cut
+# inside its JSON.
+python3 - "$D/base.json" "$BB_TMP/caches.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["topology"].setdefault("machine", {})["caches"] = [{"level": i, "size": 32768 << i} for i in range(9)]
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+PY
+run 0 "a long array differs" "$D/base.json" "$BB_TMP/caches.json"
+bb_expect_grep 'WARNING topology.machine.caches: base .* candidate (an array of 9 items, [0-9]* characters; in --format json)' \
+    "$out" "named by its size"
+bb_expect_true "no JSON cut short" test "$(grep -c '\.\.\.' "$out")" -eq 0
+
+# Unmatched points grouped: one line per benchmark and rank count.
+python3 - "$D/base.json" "$BB_TMP/many.json" <<'PY'
+import json, sys, copy
+d = json.load(open(sys.argv[1]))
+p = d["points"][0]
+for c in range(100, 140):
+    q = copy.deepcopy(p); q["parameters"]["count"] = c; d["points"].append(q)
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+PY
+run 0 "40 extra points" "$D/base.json" "$BB_TMP/many.json"
+bb_expect_grep '^  candidate only: sum n=2: 40 points$' "$out" "one line for the group"
+bb_expect_true "the report fits a screen" test "$(wc -l <"$out")" -le 20
+
+# Markdown stays under 60,000 characters; the rest is in --details FILE.
+python3 - "$D/base.json" "$BB_TMP/huge.json" <<'PY'
+import json, sys, copy
+d = json.load(open(sys.argv[1]))
+p = d["points"][1]
+for c in range(1000, 1700):
+    q = copy.deepcopy(p); q["parameters"]["count"] = c; d["points"].append(q)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+run 0 "a long markdown report" --format markdown --all --details "$BB_TMP/details.md" "$BB_TMP/huge.json" "$BB_TMP/huge.json"
+bb_expect_true "under 60,000 characters" test "$(wc -c <"$out")" -lt 60000
+bb_expect_grep "the whole report is in $BB_TMP/details.md" "$out" "the details file named"
+bb_expect_grep 'count=1699' "$BB_TMP/details.md" "the details file has the last point"
+
+# The machine-speed check: the MPI-free kernel rate and the load average the
+# records hold.  A candidate machine 2.5x slower is said; 10% is not.
+speed() {  # speed OUT RATE LOAD
+    python3 - "$D/base.json" "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["system"] = {"cpu_model": "X", "kernel": "6.1", "os": "Debian", "load_average":
+               {"before": [float(sys.argv[4])] * 3, "after": [float(sys.argv[4])] * 3},
+               "kernel_rate": {"value": float(sys.argv[3]), "unit": "1/s", "scope": "run/rank",
+                               "reason": None, "deterministic": False}}
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+PY
+}
+speed "$BB_TMP/fast-machine.json" 1e9 0.1
+speed "$BB_TMP/slow-machine.json" 4e8 0.2
+speed "$BB_TMP/same-machine.json" 9e8 0.3
+speed "$BB_TMP/busy-machine.json" 9e8 6
+run 0 "a slower machine" "$BB_TMP/fast-machine.json" "$BB_TMP/slow-machine.json"
+bb_expect_grep 'WARNING kernel rate: base 1e+09, candidate 4e+08 1/s (x0.40): base and candidate ran on visibly different machines' \
+    "$out" "the kernel rate warns"
+bb_expect_grep '1 machine warnings' "$out" "counted in the summary"
+run 0 "the same machine" "$BB_TMP/fast-machine.json" "$BB_TMP/same-machine.json"
+bb_expect_grep '^  kernel rate: base 1e+09, candidate 9e+08 1/s (x0.90)$' "$out" "10% is no warning"
+run 0 "a loaded machine" "$BB_TMP/fast-machine.json" "$BB_TMP/busy-machine.json"
+bb_expect_grep 'WARNING load average (1 min, max): base 0.1, candidate 6 runnable' "$out" "the load warns"
 
 bb_finish

@@ -308,9 +308,6 @@ static cJSON *parameters_new(const run_ctx_t *ctx, const method_result_t *mr)
     cJSON_AddNumberToObject(p, "element_bytes", (double)o->element_bytes);
     cJSON_AddStringToObject(p, "direction", dir);
     cJSON_AddStringToObject(p, "method", bb_redist_method_name(mr->method));
-    cJSON_AddStringToObject(p, "chosen", bb_redist_method_name(mr->traffic.chosen));
-    if (mr->method == BB_REDIST_AUTO)
-        cJSON_AddStringToObject(p, "choice_reason", mr->choice);
     cJSON_AddStringToObject(p, "mode", o->mode == BB_REDIST_MODE_MDI ? "mdi" : "intra");
     cJSON_AddNumberToObject(p, "driver_ranks",
                             o->mode == BB_REDIST_MODE_MDI ? o->driver_ranks : ranks);
@@ -373,11 +370,15 @@ static void record_method(run_ctx_t *ctx, const method_result_t *mr, const metho
     bb_quantities_add(q, "amortize.break_even_messages",
                       why ? bb_quantity_null("count", "plan", why)
                           : bb_quantity_value((double)k, "count", "plan"));
+    /* A duration is never negative: a method slower than root saves
+     * nothing (ratio.root says by how much it is slower). */
     bb_quantities_add(q, "amortize.saving_per_message",
-                      root && root != mr
+                      root && root != mr && root->median >= mr->median
                           ? bb_quantity_value(root->median - mr->median, "s", scope)
-                          : bb_quantity_null("s", scope, root ? "root is the reference"
-                                                              : "root was not measured"));
+                          : bb_quantity_null("s", scope,
+                                             !root ? "root was not measured"
+                                             : root == mr ? "root is the reference"
+                                             : "slower than root: no saving (see ratio.root)"));
     bb_quantities_add(q, "ratio.root",
                       root && mr->median > 0
                           ? bb_quantity_value(root->median / mr->median, "ratio", scope)
@@ -467,9 +468,33 @@ static void record_method(run_ctx_t *ctx, const method_result_t *mr, const metho
                       bb_quantity_value((double)mr->wrong_messages, "count", "run/all-ranks"));
     /* no refusal is asked for: one is a measured failure (exit 1) */
     bb_refusal_t none = {BB_STAGE_NONE, -1, 0};
-    bb_record_add_point(bb_bench_record(ctx->bench), parameters_new(ctx, mr),
+    /* auto's choice follows a calibrated threshold, a measurement: what its
+     * plan holds and moves is then one too.  The break-even count follows
+     * times everywhere. */
+    cJSON *item;
+    cJSON_ArrayForEach(item, q) {
+        if (mr->method == BB_REDIST_AUTO ||
+            strcmp(item->string, "amortize.break_even_messages") == 0) {
+            cJSON_DeleteItemFromObjectCaseSensitive(item, "deterministic");
+            cJSON_AddBoolToObject(item, "deterministic", 0);
+        }
+    }
+    bb_record_t *rec = bb_bench_record(ctx->bench);
+    bb_record_add_point(rec, parameters_new(ctx, mr),
                         mr->refused > 0 ? "refused" : "ok", mr->refused > 0 ? &none : NULL,
                         first, q);
+    /* The method that ran, beside (not among) the parameters that name the
+     * point: auto's choice may differ between machines. */
+    cJSON *points = cJSON_GetObjectItemCaseSensitive(bb_record_json(rec), "points");
+    cJSON *point = cJSON_GetArrayItem(points, cJSON_GetArraySize(points) - 1);
+    if (point != NULL && bb_bench_rank(ctx->bench) == 0) {
+        cJSON *choice = cJSON_AddObjectToObject(point, "choice");
+        cJSON_AddStringToObject(choice, "method", bb_redist_method_name(mr->traffic.chosen));
+        if (mr->method == BB_REDIST_AUTO)
+            cJSON_AddStringToObject(choice, "reason", mr->choice);
+        else
+            cJSON_AddNullToObject(choice, "reason");
+    }
 }
 
 /* ---- the table -------------------------------------------------------------- */

@@ -908,11 +908,8 @@ static void table_row(bb_run_t *run, const point_t *p, const figures_t *fs)
     if (ok) {
         bb_table_text(t, "ok");
     } else {
-        char status[96], who[32] = "";
-        if (p->refusal.rank >= 0)
-            snprintf(who, sizeof who, ":rank%d", p->refusal.rank);
-        snprintf(status, sizeof status, "refused:%s:seq%lld%s",
-                 bb_stage_name(p->refusal.stage), (long long)p->refusal.sequence, who);
+        char status[96];
+        bb_run_format_refusal(&p->refusal, status, sizeof status);
         bb_table_text(t, status);
     }
     bb_table_row_end(t);

@@ -551,11 +551,8 @@ static void table_row(const sum_state_t *s, const point_result_t *pr)
         }
     const point_tally_t *pt = &pr[0].tally;
     if (s->rows[0].variant == V_PROTOCOL && pt->refused_calls > 0) {
-        char status[96], who[32] = "";
-        if (pt->refusal.rank >= 0)
-            snprintf(who, sizeof who, ":rank%d", pt->refusal.rank);
-        snprintf(status, sizeof status, "refused:%s:seq%lld%s",
-                 bb_stage_name(pt->refusal.stage), (long long)pt->refusal.sequence, who);
+        char status[96];
+        bb_run_format_refusal(&pt->refusal, status, sizeof status);
         bb_table_text(t, status);
     } else {
         bb_table_text(t, "ok");

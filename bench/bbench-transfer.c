@@ -941,12 +941,7 @@ static void table_row(run_ctx_t *ctx)
     }
     char status[64];
     if (refused != NULL) {
-        char who[32] = "";
-        if (refused->refusal.rank >= 0)
-            snprintf(who, sizeof who, ":rank%d", refused->refusal.rank);
-        snprintf(status, sizeof status, "refused:%s:seq%lld%s",
-                 bb_stage_name(refused->refusal.stage),
-                 (long long)refused->refusal.sequence, who);
+        bb_run_format_refusal(&refused->refusal, status, sizeof status);
     } else {
         snprintf(status, sizeof status, "%s", mismatch ? "payload-mismatch" : "ok");
     }

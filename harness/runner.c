@@ -73,6 +73,15 @@ int bb_run_size(const bb_run_t *run) { return bb_bench_size(run->bench); }
 const bb_measure_settings_t *bb_run_settings(const bb_run_t *run) { return &run->settings; }
 bb_table_t *bb_run_table(bb_run_t *run) { return run->table; }
 int bb_run_full(const bb_run_t *run) { return run->full; }
+
+void bb_run_format_refusal(const bb_refusal_t *refusal, char *buf, size_t len)
+{
+    char who[32] = "";
+    if (refusal->rank >= 0)
+        snprintf(who, sizeof who, ":rank%d", refusal->rank);
+    snprintf(buf, len, "refused:%s:seq%lld%s", bb_stage_name(refusal->stage),
+             (long long)refusal->sequence, who);
+}
 int bb_run_full_sweep(const bb_run_t *run) { return run->full_sweep; }
 int bb_run_message_size_given(const bb_run_t *run) { return run->message_size != NULL; }
 

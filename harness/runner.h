@@ -92,6 +92,9 @@ const bb_measure_settings_t *bb_run_settings(const bb_run_t *run);
 /* stdout's table (--format): a benchmark prints its rows through it and
  * nothing else on stdout.  Valid from setup to finish. */
 bb_table_t *bb_run_table(bb_run_t *run);
+/* Local.  The status cell of a refusal, the same in every table:
+ * refused:STAGE:seqS, then :rankR where a rank is known. */
+void bb_run_format_refusal(const bb_refusal_t *refusal, char *buf, size_t len);
 /* -f/--full: the full time columns (bb_table_time_columns). */
 int bb_run_full(const bb_run_t *run);
 /* --full-sweep: the benchmark uses its long default lists (minutes) instead

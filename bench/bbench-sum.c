@@ -4,6 +4,7 @@
  * and record; this file holds the two kernels and the descriptor. */
 #include "config.h"
 #include "runner.h"
+#include "policy.h"
 #include "bbench-hooks.h"
 
 #include <stdio.h>
@@ -12,18 +13,21 @@
 
 /* The protocol and the references, each differing from its neighbour in the
  * ratio chain in one thing (the mode of a point, in this order). */
-enum { V_PROTOCOL, V_RAW, V_RAW_NB, V_RAW_FRESH, V_ADMISSION, V_N };
+enum { V_PROTOCOL, V_RAW, V_RAW_NB, V_RAW_FRESH, V_ADMISSION, V_RAW_PERSISTENT, V_N };
 static const char *const variant_names[V_N] = {
-    "protocol", "raw", "raw-nb", "raw-fresh", "admission"
+    "protocol", "raw", "raw-nb", "raw-fresh", "admission", "raw-persistent"
 };
 static const char *const variant_differs[V_N] = {
-    "the bounded sum phase: six-field MIN and MAX admission, the contribution copied "
-    "into a fresh buffer, MPI_Iallreduce into a fresh buffer, one MPI_Test, MPI_Wait",
+    "the bounded sum phase: the six-field admission, the contribution copied into the "
+    "phase's buffer, the payload posted (MPI_Iallreduce, or MPI_Start of a persistent "
+    "MPI_Allreduce_init), one MPI_Test, MPI_Wait",
     "MPI_Allreduce on warm buffers: no admission, no copy, blocking",
     "raw made nonblocking: MPI_Iallreduce, one MPI_Test, MPI_Wait, on warm buffers",
     "raw on fresh buffers: both allocated, filled and freed around each MPI_Allreduce "
     "(page faults, transport registration)",
-    "the admission alone: MIN and MAX MPI_Allreduce of six int64, no payload"
+    "the admission alone: the six-field agreement of the protocol, no payload",
+    "raw-nb made persistent: MPI_Allreduce_init once per point (untimed), then MPI_Start, "
+    "one MPI_Test, MPI_Wait, on warm buffers"
 };
 enum { MODE_PROTOCOL = 1u << V_PROTOCOL, MODE_RAW = 1u << V_RAW,
        MODE_BOTH = MODE_PROTOCOL | MODE_RAW };
@@ -39,21 +43,13 @@ static MPI_Datatype type_mpi(int type)
     return type == TYPE_FLOAT ? MPI_FLOAT : type == TYPE_INT ? MPI_INT : MPI_DOUBLE;
 }
 
-/* The protocol's policies (library attributes): bit 0 retained buffers, bit 1
- * fused admission; policy 0 is the seed's phase. */
-enum { POLICY_RETAINED = 1, POLICY_FUSED = 2, POLICY_N = 4 };
-static const char *const buffers_names[] = { "fresh", "retained" };
-static const char *const admission_names[] = { "spec", "fused" };
-static const char *const policy_labels[POLICY_N] = {
-    "protocol", "protocol-retained", "protocol-fused", "protocol-retained-fused"
-};
-
-/* One measured line of a point: a variant and, for the protocol, a policy. */
+/* One measured line of a point: a variant and, for the protocol and the
+ * admission reference, a policy (an index into the policies measured). */
 typedef struct row {
     int variant;
     int policy;
 } row_t;
-enum { ROWS_MAX = POLICY_N + V_N - 1 };
+enum { ROWS_MAX = 2 * BB_POLICY_MAX + V_N };
 enum { MISMATCH_NONE, MISMATCH_PHASE_ID, MISMATCH_EPOCH, MISMATCH_COUNT,
        MISMATCH_CAP, MISMATCH_SEQUENCE, MISMATCH_N };
 static const char *const mismatch_names[] = {
@@ -93,7 +89,9 @@ typedef struct sum_state {
     bb_size_list_t counts;
     int64_t max_elements;     /* -1: equal to each count */
     unsigned mode;            /* bit v: variant v */
-    unsigned buffers, admission;  /* bit i: buffers_names[i], admission_names[i] */
+    bb_policy_choice_t choice;
+    bb_phase_attr_t policies[BB_POLICY_MAX];  /* every combination asked for */
+    int npolicies;
     row_t rows[ROWS_MAX];     /* what each point measures, in order */
     int nrows;
     int refuse_rank, mismatch_rank, mismatch_field;
@@ -102,9 +100,12 @@ typedef struct sum_state {
     int type;                 /* of the raw references (TYPE_*) */
     /* the run */
     bb_run_t *run;
-    bb_sum_phase_t *phases[POLICY_N];  /* one per policy measured */
+    bb_sum_phase_t *phases[BB_POLICY_MAX];       /* one per policy measured */
+    bb_agreement_t *agreements[BB_POLICY_MAX];   /* the admission references' */
     bb_sum_phase_t *phase;    /* the one being measured */
+    bb_agreement_t *agreement;
     int policy;               /* its policy */
+    MPI_Request raw_request;  /* raw-persistent: made per point */
     provider_state_t provider_state;
     bb_sum_provider_t provider;
     void *raw_send, *raw_recv;  /* of type */
@@ -220,7 +221,7 @@ static bb_status_t protocol_call(void *arg, double *t, double *counts)
     pt->ok_calls++;
     pt->test_completed += m.test_completed;
     pt->wrong_values += sum_errors(result, TYPE_DOUBLE, s->count, bb_run_size(s->run));
-    if (!(s->policy & POLICY_RETAINED))
+    if (s->policies[s->policy].buffers == BB_BUFFERS_FRESH)
         bb_free(result);  /* retained: lent by the phase until its next call */
     return BB_OK;
 }
@@ -263,6 +264,26 @@ static bb_status_t raw_nb_call(void *arg, double *t, double *counts)
     return BB_OK;
 }
 
+static bb_status_t raw_persistent_call(void *arg, double *t, double *counts)
+{
+    sum_state_t *s = arg;
+    (void)counts;
+    int done = 0;
+    double t0 = bb_time_now();
+    int rc = MPI_Start(&s->raw_request);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Test(&s->raw_request, &done, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS && !done)
+        rc = MPI_Wait(&s->raw_request, MPI_STATUS_IGNORE);
+    t[T_ELAPSED] += bb_time_now() - t0;
+    if (rc != MPI_SUCCESS)
+        bb_run_fatal(s->run, "MPI_Start (raw-persistent) failed");
+    s->tally.ok_calls++;
+    s->tally.wrong_values += sum_errors(s->raw_recv, s->type, s->raw_count,
+                                        bb_run_size(s->run));
+    return BB_OK;
+}
+
 /* Fresh buffers per call, as the protocol's own; the fill is the copy the
  * protocol makes of the contribution. */
 static bb_status_t raw_fresh_call(void *arg, double *t, double *counts)
@@ -290,14 +311,15 @@ static bb_status_t raw_fresh_call(void *arg, double *t, double *counts)
     return BB_OK;
 }
 
-/* The agreement the protocol makes, with the same six fields. */
+/* The agreement the protocol makes, with the same six fields, under the
+ * row's admission and requests policies. */
 static bb_status_t admission_call(void *arg, double *t, double *counts)
 {
     sum_state_t *s = arg;
     (void)counts;
     int64_t local[6] = { s->phase_id, 1, s->count, s->count, 0, 0 }, min[6], max[6];
     double t0 = bb_time_now();
-    int rc = bb_agree_minmax(bb_run_comm(s->run), local, 6, min, max);
+    int rc = bb_agreement_minmax(s->agreement, local, min, max);
     t[T_ELAPSED] += bb_time_now() - t0;
     if (rc != MPI_SUCCESS)
         bb_run_fatal(s->run, "admission reference: MPI_Allreduce failed");
@@ -308,7 +330,7 @@ static bb_status_t admission_call(void *arg, double *t, double *counts)
 }
 
 static const bb_measure_call_fn variant_calls[V_N] = {
-    protocol_call, raw_call, raw_nb_call, raw_fresh_call, admission_call
+    protocol_call, raw_call, raw_nb_call, raw_fresh_call, admission_call, raw_persistent_call
 };
 
 /* ---- one point ------------------------------------------------------------ */
@@ -320,17 +342,40 @@ typedef struct point_result {
     int64_t tracked_between, rss_peak;
 } point_result_t;
 
+/* The row's name in column heads: the protocol's and the admission's with
+ * their policy, or the reference's name. */
+static void row_label(const sum_state_t *s, const row_t *row, char *buf, size_t len)
+{
+    bb_phase_attr_t attr = s->policies[row->policy];
+    if (row->variant == V_ADMISSION)
+        attr.buffers = BB_BUFFERS_FRESH;  /* no payload: the buffers do not apply */
+    if (row->variant == V_PROTOCOL || row->variant == V_ADMISSION)
+        bb_policy_label(variant_names[row->variant], &attr, buf, len);
+    else
+        snprintf(buf, len, "%s", variant_names[row->variant]);
+}
+
 static void measure_row(sum_state_t *s, const row_t *row, point_result_t *pr)
 {
     int variant = row->variant;
+    char label[64];
     s->phase = s->phases[row->policy];
+    s->agreement = s->agreements[row->policy];
     s->policy = row->policy;
     memset(&s->tally, 0, sizeof s->tally);
     s->tally.refusal.rank = -1;
+    /* Made outside the timing, once per point: the count changes. */
+    if (variant == V_RAW_PERSISTENT
+        && MPI_Allreduce_init(s->raw_send, s->raw_recv, (int)s->raw_count, type_mpi(s->type),
+                              MPI_SUM, bb_run_comm(s->run), MPI_INFO_NULL, &s->raw_request)
+               != MPI_SUCCESS)
+        bb_run_fatal(s->run, "MPI_Allreduce_init (raw-persistent) failed");
     bb_measure_variant_t v = { .nparts = variant == V_PROTOCOL ? T_N : 1, .ncounts = 0,
                                .call = variant_calls[variant], .arg = s };
-    bb_run_measure(s->run, variant == V_PROTOCOL ? policy_labels[row->policy]
-                                                 : variant_names[variant], &v, &pr->m);
+    row_label(s, row, label, sizeof label);
+    bb_run_measure(s->run, label, &v, &pr->m);
+    if (variant == V_RAW_PERSISTENT)
+        MPI_Request_free(&s->raw_request);
     pr->tally = s->tally;
     /* Counters and deterministic figures, agreed across ranks. */
     /* The refusing rank: the phase carries one refusal bit per rank and no
@@ -351,7 +396,7 @@ static void measure_row(sum_state_t *s, const row_t *row, point_result_t *pr)
     pr->tally.tracked_peak = max[2];
     pr->tally.max_inflight = max[3];
     pr->rss_peak = max[4];
-    pr->tracked_between = bb_sum_phase_tracked_live(s->phase);
+    pr->tracked_between = s->phase ? bb_sum_phase_tracked_live(s->phase) : 0;
 }
 
 /* The row's datatype: the raw references' -T, doubles for the protocol and
@@ -376,12 +421,8 @@ static cJSON *parameters_new(const sum_state_t *s, const row_t *row)
     cJSON_AddStringToObject(p, "mode", variant_names[row->variant]);
     cJSON_AddNumberToObject(p, "element_bytes", (double)type_bytes[row_type(s, row)]);
     cJSON_AddStringToObject(p, "type", type_names[row_type(s, row)]);
-    if (row->variant == V_PROTOCOL) {
-        cJSON_AddStringToObject(p, "buffers",
-                                buffers_names[(row->policy & POLICY_RETAINED) != 0]);
-        cJSON_AddStringToObject(p, "admission",
-                                admission_names[(row->policy & POLICY_FUSED) != 0]);
-    }
+    if (row->variant == V_PROTOCOL || row->variant == V_ADMISSION)
+        bb_policy_parameters(p, &s->policies[row->policy], row->variant == V_PROTOCOL);
     return p;
 }
 
@@ -466,20 +507,13 @@ static double median_of(const point_result_t *pr, int part)
     return bb_stats_median(bb_measure_part(&pr->m, part), (size_t)pr->m.samples);
 }
 
-/* The row's name in column heads: its policy label or reference name. */
-static const char *row_label(const row_t *row)
-{
-    return row->variant == V_PROTOCOL ? policy_labels[row->policy]
-                                      : variant_names[row->variant];
-}
-
 /* The table: count and size, per row its time columns (and the protocol's
  * admission part), a ratio per protocol row when raw is measured, status. */
 static void table_header(const sum_state_t *s)
 {
     bb_table_t *t = bb_run_table(s->run);
     int full = bb_run_full(s->run);
-    char name[64], legend[512];
+    char name[96], label[64], legend[512], policy[128];
     bb_table_note(t, "times: microseconds per call over %lld samples; a sample is the "
                   "mean over a block of calls, the maximum over ranks",
                   (long long)bb_run_settings(s->run)->samples);
@@ -493,12 +527,13 @@ static void table_header(const sum_state_t *s)
     bb_table_column(t, "size", "B", "bytes per rank and call (count x 8)", 8);
     for (int r = 0; r < s->nrows; r++) {
         const row_t *row = &s->rows[r];
-        const char *label = row_label(row);
+        row_label(s, row, label, sizeof label);
+        bb_policy_describe(&s->policies[row->policy], policy, sizeof policy);
         if (row->variant == V_PROTOCOL)
-            snprintf(legend, sizeof legend, "%s (buffers %s, admission %s)",
-                     variant_differs[V_PROTOCOL],
-                     buffers_names[(row->policy & POLICY_RETAINED) != 0],
-                     admission_names[(row->policy & POLICY_FUSED) != 0]);
+            snprintf(legend, sizeof legend, "%s (%s)", variant_differs[V_PROTOCOL], policy);
+        else if (row->variant == V_ADMISSION)
+            snprintf(legend, sizeof legend, "%s (%s)", variant_differs[V_ADMISSION],
+                     strchr(policy, ',') + 2);
         else
             snprintf(legend, sizeof legend, "%s%s%s", variant_differs[row->variant],
                      row->variant != V_ADMISSION && s->type != TYPE_DOUBLE ? "; of " : "",
@@ -514,11 +549,12 @@ static void table_header(const sum_state_t *s)
     }
     for (int r = 0; r < s->nrows && (s->mode & MODE_RAW); r++)
         if (s->rows[r].variant == V_PROTOCOL) {
-            const char *label = row_label(&s->rows[r]);
-            snprintf(name, sizeof name, "%s_ratio", s->rows[r].policy == 0 ? "" : label);
+            row_label(s, &s->rows[r], label, sizeof label);
+            snprintf(name, sizeof name, "%s_ratio", label);
             snprintf(legend, sizeof legend, "%s_us / raw_us (medians; - on a refused row)",
                      label);
-            bb_table_column(t, s->rows[r].policy == 0 ? "ratio" : name, NULL, legend, 6);
+            bb_table_column(t, strcmp(label, "protocol") == 0 ? "ratio" : name, NULL, legend,
+                            6);
         }
     bb_table_column(t, "status", NULL, "ok, or refused:STAGE:seqN:rankR (the stage, the "
                     "sequence and the lowest rank whose own preflight refused; a contract "
@@ -598,8 +634,7 @@ static int sum_point(bb_run_t *run, void *state, size_t i)
 
 /* ---- the descriptor ------------------------------------------------------- */
 
-enum { OPT_MAX = BB_OPT_LONG, OPT_MODE, OPT_BUFFERS, OPT_ADMISSION, OPT_REFUSE, OPT_MISMATCH,
-       OPT_DPREP, OPT_DPOST };
+enum { OPT_MAX = BB_OPT_LONG, OPT_MODE, OPT_REFUSE, OPT_MISMATCH, OPT_DPREP, OPT_DPOST };
 
 static const bb_option_t sum_options[] = {
     {"count", 'c', "LIST", "mpi_double elements per rank: 1,8,64 or 1:1M[:x4|:+N]\n"
@@ -609,13 +644,9 @@ static const bb_option_t sum_options[] = {
                           "default), mpi_float or mpi_int, at the same bytes"},
     {"max-elements", OPT_MAX, "N", "the cap presented (default: each count)"},
     {"mode", OPT_MODE, "LIST", "what to measure, a comma list of protocol, raw,\n"
-                               "raw-nb, raw-fresh, admission; both (= protocol,raw,\n"
-                               "the default) or all"},
-    {"buffers", OPT_BUFFERS, "POLICY", "the protocol's payload buffers: fresh (per call,\n"
-                                       "the default), retained (kept between calls) or both"},
-    {"admission", OPT_ADMISSION, "POLICY", "the protocol's admission: spec (MIN then MAX, the\n"
-                                           "default), fused (one MIN over fields and\n"
-                                           "complements) or both"},
+                               "raw-nb, raw-fresh, admission, raw-persistent; both\n"
+                               "(= protocol,raw, the default) or all"},
+    BB_POLICY_OPTIONS("call"),
     {"refuse-rank", OPT_REFUSE, "R", "provider failure on rank R (a refusal demo)"},
     {"mismatch-rank", OPT_MISMATCH, "R:FIELD", "rank R presents another phase_id, epoch,\n"
                                                "count, cap or sequence"},
@@ -629,13 +660,15 @@ static void sum_defaults(void *state)
     sum_state_t *s = state;
     s->max_elements = -1;
     s->mode = MODE_BOTH;
-    s->buffers = s->admission = 1u;
+    bb_policy_defaults(&s->choice);
     s->refuse_rank = s->mismatch_rank = s->delay_prepare_rank = s->delay_post_rank = -1;
 }
 
 static void sum_parse(bb_run_t *run, void *state, int key, const char *value)
 {
     sum_state_t *s = state;
+    if (bb_policy_parse(run, key, value, &s->choice))
+        return;
     switch (key) {
     case 'c': bb_run_parse_size_list(run, "count", value, 0, INT32_MAX, &s->counts); break;
     case 'T': {
@@ -652,15 +685,6 @@ static void sum_parse(bb_run_t *run, void *state, int key, const char *value)
         s->mode = strcmp(value, "both") == 0
                       ? MODE_BOTH
                       : bb_run_parse_choices(run, "mode", value, variant_names, V_N);
-        break;
-    case OPT_BUFFERS:
-        s->buffers = strcmp(value, "both") == 0
-                         ? 3u : bb_run_parse_choices(run, "buffers", value, buffers_names, 2);
-        break;
-    case OPT_ADMISSION:
-        s->admission = strcmp(value, "both") == 0
-                           ? 3u : bb_run_parse_choices(run, "admission", value,
-                                                       admission_names, 2);
         break;
     case OPT_REFUSE: s->refuse_rank = bb_run_parse_rank(run, "refuse-rank", value); break;
     case OPT_MISMATCH:
@@ -696,19 +720,35 @@ static size_t sum_validate(bb_run_t *run, void *state)
             bb_run_usage(run, "--count: %lld doubles are more than INT32_MAX elements of %s",
                          (long long)s->counts.values[i], type_names[s->type]);
     /* The rows of every point: the protocol under each policy asked for,
-     * then the references, in their order. */
+     * then the references in their order, the admission once per admission
+     * and requests policy. */
+    s->npolicies = bb_policy_list(&s->choice, s->policies);
     s->nrows = 0;
     if (s->mode & MODE_PROTOCOL)
-        for (int p = 0; p < POLICY_N; p++)
-            if ((s->buffers & (1u << (p & POLICY_RETAINED ? 1 : 0)))
-                && (s->admission & (1u << (p & POLICY_FUSED ? 1 : 0))))
-                s->rows[s->nrows++] = (row_t){ V_PROTOCOL, p };
-    for (int v = V_RAW; v < V_N; v++)
-        if (s->mode & (1u << v))
+        for (int p = 0; p < s->npolicies; p++)
+            s->rows[s->nrows++] = (row_t){ V_PROTOCOL, p };
+    for (int v = V_RAW; v < V_N; v++) {
+        if (!(s->mode & (1u << v)))
+            continue;
+        if (v != V_ADMISSION) {
             s->rows[s->nrows++] = (row_t){ v, 0 };
-    if (!(s->mode & MODE_PROTOCOL) && (s->buffers != 1u || s->admission != 1u))
-        bb_run_usage(run, "--buffers and --admission choose the protocol's policies: "
-                     "--mode must include protocol");
+            continue;
+        }
+        for (int p = 0; p < s->npolicies; p++) {
+            int seen = 0;
+            for (int q = 0; q < p; q++)
+                seen |= s->policies[q].admission == s->policies[p].admission
+                        && s->policies[q].requests == s->policies[p].requests;
+            if (!seen)
+                s->rows[s->nrows++] = (row_t){ V_ADMISSION, p };
+        }
+    }
+    if (!(s->mode & MODE_PROTOCOL) && s->choice.buffers != 1u)
+        bb_run_usage(run, "--buffers chooses the protocol's buffers: --mode must include "
+                     "protocol");
+    if (!(s->mode & (MODE_PROTOCOL | 1u << V_ADMISSION)) && bb_policy_given(&s->choice))
+        bb_run_usage(run, "--admission and --requests choose the agreement: --mode must "
+                     "include protocol or admission");
     if (s->max_elements >= 0 && s->mismatch_field != MISMATCH_CAP && s->refuse_rank < 0)
         for (size_t i = 0; i < s->counts.n; i++)
             if (s->counts.values[i] > s->max_elements)
@@ -740,14 +780,13 @@ static void sum_setup(bb_run_t *run, void *state)
     s->provider_state.fail = rank == s->refuse_rank;
     s->provider_state.delay_s = rank == s->delay_prepare_rank ? s->delay_prepare_s : 0.0;
     s->provider = (bb_sum_provider_t){ provider_prepare, provider_release, &s->provider_state };
-    /* One phase per policy (the references use policy 0's for the
-     * tracked-bytes figure only). */
-    for (int p = 0; p < POLICY_N; p++) {
-        bb_phase_attr_t attr = {
-            (p & POLICY_RETAINED) ? BB_BUFFERS_RETAINED : BB_BUFFERS_FRESH,
-            (p & POLICY_FUSED) ? BB_ADMISSION_FUSED : BB_ADMISSION_SPEC };
-        if (bb_sum_phase_create_attr(bb_bench_world(bb_run_bench(run)), &attr,
-                                     &s->phases[p]) != BB_OK)
+    /* One phase and one agreement per policy (the references use policy
+     * 0's phase for the tracked-bytes figure only). */
+    for (int p = 0; p < s->npolicies; p++) {
+        if (bb_sum_phase_create_attr(bb_bench_world(bb_run_bench(run)), &s->policies[p],
+                                     &s->phases[p]) != BB_OK
+            || bb_agreement_create(bb_run_comm(run), BB_SUM_FIELDS, &s->policies[p],
+                                   &s->agreements[p]) != BB_OK)
             bb_run_fatal(run, "cannot create the sum phase");
         if (rank == s->delay_post_rank)
             bb_sum_phase_set_post_delay(s->phases[p], s->delay_post_s);
@@ -787,8 +826,10 @@ static int sum_finish(bb_run_t *run, void *state)
 static void sum_teardown(void *state)
 {
     sum_state_t *s = state;
-    for (int p = 0; p < POLICY_N; p++)
+    for (int p = 0; p < s->npolicies; p++) {
         bb_sum_phase_destroy(s->phases[p]);
+        bb_agreement_destroy(s->agreements[p]);
+    }
     free(s->provider_state.data);
     free(s->raw_send);
     free(s->raw_recv);

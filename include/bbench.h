@@ -100,7 +100,8 @@ BB_EXPORT int bb_agree_fields_equal(const int64_t *min, const int64_t *max, int 
 /* Bounded sum phase                                                        */
 /* ------------------------------------------------------------------------ */
 
-/* Policies of a phase, chosen at creation. */
+/* Policies of a phase, chosen at creation.  Every zero value is the
+ * seed's behaviour, so an attr initialized with fewer fields means it. */
 typedef enum bb_buffers {
     BB_BUFFERS_FRESH = 0,  /* default: payload buffers allocated per call and
                               released on return (the result is the caller's) */
@@ -113,15 +114,75 @@ typedef enum bb_buffers {
 
 typedef enum bb_admission {
     BB_ADMISSION_SPEC = 0, /* default: MIN then MAX, two MPI_Allreduce */
-    BB_ADMISSION_FUSED     /* one MPI_Allreduce(MIN) over each field and its
+    BB_ADMISSION_FUSED,    /* one MPI_Allreduce(MIN) over each field and its
                               complement (bb_agree_minmax_fused): the same
                               agreed vectors, so the same verdicts */
+    BB_ADMISSION_FUSED_OP  /* the same 2n values as one element of a
+                              contiguous type under a user-defined MIN: the
+                              same bytes and verdicts as fused, reduced by
+                              whatever algorithm the MPI library picks for
+                              one element (a user op is never offloaded to
+                              in-network reduction; a predefined one may be) */
 } bb_admission_t;
+
+typedef enum bb_requests {
+    BB_REQUESTS_PER_CALL = 0, /* default: every collective is started anew
+                                 (MPI_Allreduce, MPI_Iallreduce) */
+    BB_REQUESTS_PERSISTENT    /* MPI-4 persistent collectives: each agreement
+                                 made once (MPI_Allreduce_init) at a phase's
+                                 first call and started (MPI_Start) at each;
+                                 the payload request lives as long as the
+                                 buffers and count it names: with fresh
+                                 buffers one call, with retained ones until
+                                 the buffers grow or the count changes */
+} bb_requests_t;
 
 typedef struct bb_phase_attr {
     bb_buffers_t buffers;
     bb_admission_t admission;
+    bb_requests_t requests;
 } bb_phase_attr_t;
+
+/* Static names of the policies ("fresh", "fused-op", "persistent"), as the
+ * benchmarks' options and records spell them; "unknown" out of range. */
+BB_EXPORT const char *bb_buffers_name(bb_buffers_t buffers);
+BB_EXPORT const char *bb_admission_name(bb_admission_t admission);
+BB_EXPORT const char *bb_requests_name(bb_requests_t requests);
+
+/* ------------------------------------------------------------------------ */
+/* Agreement objects: one agreement under an admission and request policy  */
+/* ------------------------------------------------------------------------ */
+
+/* The agreement a phase makes, as an object of its own so that it can hold
+ * persistent requests (bound to its own storage: the caller's arrays are
+ * copied in and out) and the fused-op datatype and op.  Used by the phases
+ * and by the benchmarks' admission references. */
+typedef struct bb_agreement bb_agreement_t;
+
+/* Local: no MPI call but the datatype and op of fused-op (persistent
+ * requests are made at the first agreement, which is collective).  n fields over comm
+ * (borrowed; it must outlive the object), with attr's admission and
+ * requests (NULL: spec, per call; buffers is ignored).  BB_ERR_ARG for n
+ * outside [1, 64] or an unknown policy, BB_ERR_NOMEM, BB_ERR_MPI. */
+BB_EXPORT bb_status_t bb_agreement_create(MPI_Comm comm, int n, const bb_phase_attr_t *attr,
+                                          bb_agreement_t **agreement_out);
+
+/* Collective.  MIN and MAX over comm of local[n] into min_out[n] and
+ * max_out[n] (caller storage), as the admission policy makes them.
+ * Returns the MPI error code; after an error the object may still be MPI's:
+ * keep it (never destroy it). */
+BB_EXPORT int bb_agreement_minmax(bb_agreement_t *agreement, const int64_t *local,
+                                  int64_t *min_out, int64_t *max_out);
+
+/* Collective.  MAX over comm of local[n] into max_out[n]: one MPI_Allreduce
+ * (MAX) whatever the admission, persistent or not as the requests policy
+ * says.  Returns the MPI error code; after an error keep the object. */
+BB_EXPORT int bb_agreement_max(bb_agreement_t *agreement, const int64_t *local,
+                               int64_t *max_out);
+
+/* Local.  Frees an agreement and its inactive persistent requests (call it
+ * before MPI_Finalize).  NULL is fine. */
+BB_EXPORT void bb_agreement_destroy(bb_agreement_t *agreement);
 
 /* Admission array layout: int64[6] */
 enum {

@@ -1,9 +1,10 @@
 /* sum.c: the bounded sum phase.
  *
  * Every rank presents six int64 fields [sequence, phase_id, epoch, count,
- * cap, refusal]; two Allreduces (MIN then MAX) decide admission.  Only an
- * admitted phase posts its one MPI_Iallreduce, so a bad input on one rank is
- * a clean refusal on all ranks.  The phase performs no I/O. */
+ * cap, refusal]; their MIN and MAX (two Allreduces, or one under the fused
+ * admissions) decide admission.  Only an admitted phase posts its one
+ * MPI_Iallreduce (or starts its persistent one), so a bad input on one rank
+ * is a clean refusal on all ranks.  The phase performs no I/O. */
 #include "config.h"
 #include "internal.h"
 
@@ -23,7 +24,8 @@ struct bb_sum_phase {
     int64_t min[BB_SUM_FIELDS];
     int64_t max[BB_SUM_FIELDS];
     bb_buffers_t buffers;     /* the payload buffer policy, fixed at creation */
-    bb_admission_t admission; /* spec (MIN then MAX) or fused (one MIN) */
+    bb_requests_t requests;   /* per call, or persistent */
+    bb_agreement_t *agreement;/* the admission, under the admission policy */
     /* Payload storage: owned by the phase during a call (fresh) or from the
      * first admitted call to destroy (retained); capacity in elements. */
     double *send;
@@ -36,7 +38,12 @@ struct bb_sum_phase {
     int64_t old_capacity;
     int grown;                /* this call grew the buffers */
     int64_t tracked_live;
-    MPI_Request request;
+    MPI_Request request;      /* per call: the Iallreduce; persistent: the
+                                 request made for req_send, req_recv, req_count */
+    const double *req_send;
+    double *req_recv;
+    int64_t req_count;
+    double zero_send, zero_recv;  /* count 0: addresses that outlive a call */
     bb_poison_node_t poison;  /* fatal-list link; used once if poisoned */
 };
 
@@ -49,19 +56,26 @@ bb_status_t bb_sum_phase_create_attr(bb_world_t *world, const bb_phase_attr_t *a
                                      bb_sum_phase_t **phase_out)
 {
     bb_phase_attr_t a = attr ? *attr : (bb_phase_attr_t){ BB_BUFFERS_FRESH,
-                                                          BB_ADMISSION_SPEC };
+                                                          BB_ADMISSION_SPEC,
+                                                          BB_REQUESTS_PER_CALL };
     if (world == NULL || phase_out == NULL
-        || (a.buffers != BB_BUFFERS_FRESH && a.buffers != BB_BUFFERS_RETAINED)
-        || (a.admission != BB_ADMISSION_SPEC && a.admission != BB_ADMISSION_FUSED))
+        || (a.buffers != BB_BUFFERS_FRESH && a.buffers != BB_BUFFERS_RETAINED))
         return BB_ERR_ARG;
     if (bb_world_check_owner(world) != BB_OK)
         return BB_ERR_THREAD;
     bb_sum_phase_t *phase = calloc(1, sizeof *phase);
     if (phase == NULL)
         return BB_ERR_NOMEM;
+    /* Checks the admission and requests policies. */
+    bb_status_t st = bb_agreement_create(bb_world_comm(world), BB_SUM_FIELDS, &a,
+                                         &phase->agreement);
+    if (st != BB_OK) {
+        free(phase);
+        return st;
+    }
     phase->world = world;
     phase->buffers = a.buffers;
-    phase->admission = a.admission;
+    phase->requests = a.requests;
     phase->request = MPI_REQUEST_NULL;
     phase->tracked_live = BB_SUM_CONTROL_BYTES;
     *phase_out = phase;
@@ -91,6 +105,9 @@ bb_status_t bb_sum_phase_destroy(bb_sum_phase_t *phase)
         return BB_ERR_POISONED;  /* stays on the fatal list, never freed */
     if (phase->active)
         return BB_ERR_STATE;
+    if (phase->request != MPI_REQUEST_NULL)  /* an inactive persistent request */
+        MPI_Request_free(&phase->request);
+    bb_agreement_destroy(phase->agreement);
     free(phase->send);
     free(phase->recv);
     free(phase);
@@ -195,6 +212,31 @@ static bb_sum_local_t contribution_prepare(bb_sum_phase_t *phase,
     return cause;
 }
 
+/* Post the payload of count elements: MPI_Iallreduce, or start the
+ * persistent request, made anew when the buffers or the count it names
+ * changed.  NULL, or the MPI call that failed. */
+static const char *payload_post(bb_sum_phase_t *phase, MPI_Comm comm, int64_t count)
+{
+    const double *send = phase->send ? phase->send : &phase->zero_send;
+    double *recv = phase->recv ? phase->recv : &phase->zero_recv;
+    if (phase->requests == BB_REQUESTS_PER_CALL)
+        return MPI_Iallreduce(send, recv, (int)count, MPI_DOUBLE, MPI_SUM, comm,
+                              &phase->request) == MPI_SUCCESS ? NULL : "MPI_Iallreduce";
+    if (phase->request != MPI_REQUEST_NULL
+        && (phase->req_send != send || phase->req_recv != recv || phase->req_count != count)
+        && MPI_Request_free(&phase->request) != MPI_SUCCESS)
+        return "MPI_Request_free";
+    if (phase->request == MPI_REQUEST_NULL) {
+        if (MPI_Allreduce_init(send, recv, (int)count, MPI_DOUBLE, MPI_SUM, comm,
+                               MPI_INFO_NULL, &phase->request) != MPI_SUCCESS)
+            return "MPI_Allreduce_init";
+        phase->req_send = send;
+        phase->req_recv = recv;
+        phase->req_count = count;
+    }
+    return MPI_Start(&phase->request) == MPI_SUCCESS ? NULL : "MPI_Start";
+}
+
 /* An MPI error during admission, posting or progress: keep everything the
  * MPI library may still touch reachable forever and refuse all later use. */
 static void phase_poison(bb_sum_phase_t *phase, bb_sum_metrics_t *m, const char *call)
@@ -260,18 +302,14 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     m.prepare_s = t_prepared - t_start;
     m.tracked_bytes = phase->tracked_live;
 
-    /* 2. Admission: MIN then MAX over the six fields. */
+    /* 2. Admission: MIN and MAX over the six fields. */
     phase->local[BB_SUM_SEQUENCE] = m.sequence;
     phase->local[BB_SUM_PHASE_ID] = contract->phase_id;
     phase->local[BB_SUM_EPOCH] = contract->epoch;
     phase->local[BB_SUM_COUNT] = contract->count;
     phase->local[BB_SUM_CAP] = contract->max_elements;
     phase->local[BB_SUM_REFUSAL] = m.local_cause != BB_SUM_LOCAL_NONE;
-    int rc = phase->admission == BB_ADMISSION_FUSED
-                 ? bb_agree_minmax_fused(comm, phase->local, BB_SUM_FIELDS, phase->min,
-                                         phase->max)
-                 : bb_agree_minmax(comm, phase->local, BB_SUM_FIELDS, phase->min,
-                                   phase->max);
+    int rc = bb_agreement_minmax(phase->agreement, phase->local, phase->min, phase->max);
     double t_admitted = bb_time_now();
     m.admission_s = t_admitted - t_prepared;
     if (rc != MPI_SUCCESS) {
@@ -291,19 +329,19 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
         goto out_inactive;
     }
 
-    /* 3. Payload: one Iallreduce, one Test, Wait if incomplete.  No callback
-     * runs while the request is live. */
-    bb_time_sleep(phase->post_delay_s);
-    double dummy_send = 0.0, dummy_recv = 0.0;  /* count 0: valid addresses */
-    double t_post = bb_time_now();
-    rc = MPI_Iallreduce(phase->send ? (void *)phase->send : &dummy_send,
-                        phase->recv ? (void *)phase->recv : &dummy_recv,
-                        (int)contract->count, MPI_DOUBLE, MPI_SUM, comm,
-                        &phase->request);
+    /* 3. Payload: one Iallreduce (or a start of the persistent request),
+     * one Test, Wait if incomplete.  No callback runs while the request is
+     * live. */
+    double t_post = t_admitted;  /* one clock read less without a delay */
+    if (phase->post_delay_s > 0.0) {
+        bb_time_sleep(phase->post_delay_s);
+        t_post = bb_time_now();
+    }
+    const char *call = payload_post(phase, comm, contract->count);
     double t_posted = bb_time_now();
     m.post_s = t_posted - t_post;
-    if (rc != MPI_SUCCESS) {
-        phase_poison(phase, &m, "MPI_Iallreduce");
+    if (call != NULL) {
+        phase_poison(phase, &m, call);
         goto out_metrics;
     }
     m.requests_posted = 1;
@@ -312,7 +350,7 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     rc = MPI_Test(&phase->request, &done, MPI_STATUS_IGNORE);
     double t_tested = bb_time_now();
     m.test_s = t_tested - t_posted;
-    const char *call = "MPI_Test";
+    call = "MPI_Test";
     if (rc == MPI_SUCCESS && !done) {
         call = "MPI_Wait";
         rc = MPI_Wait(&phase->request, MPI_STATUS_IGNORE);
@@ -328,6 +366,13 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
      * or is lent to the caller until the next call (retained). */
     *result_out = phase->recv;
     if (phase->buffers == BB_BUFFERS_FRESH) {
+        /* A persistent request lives as long as the buffers it names. */
+        if (phase->request != MPI_REQUEST_NULL
+            && MPI_Request_free(&phase->request) != MPI_SUCCESS) {
+            *result_out = NULL;
+            phase_poison(phase, &m, "MPI_Request_free");
+            goto out_metrics;
+        }
         phase->recv = NULL;
         payload_release(phase);
     } else {

@@ -24,7 +24,9 @@ struct bb_transfer_phase {
     int in_callback;              /* reentry guard */
     int live;                     /* a ticket is posted and not retired */
     bb_buffers_t buffers;         /* payload policy, fixed at creation */
-    bb_admission_t admission;     /* spec (MIN then MAX) or fused (one MIN) */
+    bb_agreement_t *admission;    /* the preflight agreement (admission and
+                                     requests policies) */
+    bb_agreement_t *status_max;   /* the status and terminal MAX agreements */
 
     /* The live ticket. */
     bb_transfer_contract_t contract;  /* agreed */
@@ -300,10 +302,13 @@ bb_status_t bb_transfer_phase_create_attr(bb_world_t *world, const bb_phase_attr
                                           bb_transfer_phase_t **phase_out)
 {
     bb_phase_attr_t a = attr ? *attr : (bb_phase_attr_t){ BB_BUFFERS_FRESH,
-                                                          BB_ADMISSION_SPEC };
+                                                          BB_ADMISSION_SPEC,
+                                                          BB_REQUESTS_PER_CALL };
     if (world == NULL || phase_out == NULL
         || (a.buffers != BB_BUFFERS_FRESH && a.buffers != BB_BUFFERS_RETAINED)
-        || (a.admission != BB_ADMISSION_SPEC && a.admission != BB_ADMISSION_FUSED))
+        || (a.admission != BB_ADMISSION_SPEC && a.admission != BB_ADMISSION_FUSED
+            && a.admission != BB_ADMISSION_FUSED_OP)
+        || (a.requests != BB_REQUESTS_PER_CALL && a.requests != BB_REQUESTS_PERSISTENT))
         return BB_ERR_ARG;
     bb_status_t st = bb_world_check_owner(world);
     if (st != BB_OK)
@@ -313,7 +318,6 @@ bb_status_t bb_transfer_phase_create_attr(bb_world_t *world, const bb_phase_attr
         return BB_ERR_NOMEM;
     phase->world = world;
     phase->buffers = a.buffers;
-    phase->admission = a.admission;
     phase->rank = bb_world_rank(world);
     phase->size = bb_world_size(world);
     phase->corrupt_offset = -1;
@@ -322,13 +326,25 @@ bb_status_t bb_transfer_phase_create_attr(bb_world_t *world, const bb_phase_attr
         goto fail_dup;
     if (MPI_Comm_set_errhandler(phase->comm, MPI_ERRORS_RETURN) != MPI_SUCCESS)
         goto fail_errhandler;
+    /* The status agreements take one field MAX, whatever the admission. */
+    bb_phase_attr_t status_attr = { a.buffers, BB_ADMISSION_SPEC, a.requests };
+    st = bb_agreement_create(phase->comm, BB_TRANSFER_FIELDS, &a, &phase->admission);
+    if (st != BB_OK)
+        goto fail_errhandler;
+    st = bb_agreement_create(phase->comm, 1, &status_attr, &phase->status_max);
+    if (st != BB_OK)
+        goto free_admission;
     phase->open_next = bb_transfer_open_head;
     bb_transfer_open_head = phase;
     *phase_out = phase;
     return BB_OK;
 
+free_admission:
+    bb_agreement_destroy(phase->admission);
 fail_errhandler:
     MPI_Comm_free(&phase->comm);
+    free(phase);
+    return st == BB_OK ? BB_ERR_MPI : st;
 fail_dup:
     free(phase);
     return BB_ERR_MPI;
@@ -345,6 +361,10 @@ bb_status_t bb_transfer_phase_close(bb_transfer_phase_t *phase)
         return st;
     if (phase->live)
         return BB_ERR_STATE;
+    /* Persistent requests go before the communicator they name. */
+    bb_agreement_destroy(phase->admission);
+    bb_agreement_destroy(phase->status_max);
+    phase->admission = phase->status_max = NULL;
     if (MPI_Comm_free(&phase->comm) != MPI_SUCCESS)
         return poison(phase, NULL);
     open_unregister(phase);
@@ -507,9 +527,7 @@ bb_status_t bb_transfer_phase_begin(bb_transfer_phase_t *phase,
     local[BB_TRANSFER_STATUS] = cause == BB_TRANSFER_CAUSE_NONE
                                     ? 0
                                     : BB_TRANSFER_CODE(phase->rank, BB_STAGE_PREFLIGHT);
-    int rc = phase->admission == BB_ADMISSION_FUSED
-                 ? bb_agree_minmax_fused(phase->comm, local, BB_TRANSFER_FIELDS, mn, mx)
-                 : bb_agree_minmax(phase->comm, local, BB_TRANSFER_FIELDS, mn, mx);
+    int rc = bb_agreement_minmax(phase->admission, local, mn, mx);
     if (rc != MPI_SUCCESS)
         return poison(phase, metrics_out);
     m->admission_s = bb_time_now() - t_admit;
@@ -689,8 +707,8 @@ bb_status_t bb_transfer_ticket_finish(bb_transfer_ticket_t *ticket,
 
     t = bb_time_now();
     local[BB_TRANSFER_STATUS] = my_code;
-    if (bb_agree_max(phase->comm, &local[BB_TRANSFER_STATUS], 1,
-                     &mx[BB_TRANSFER_STATUS]) != MPI_SUCCESS)
+    if (bb_agreement_max(phase->status_max, &local[BB_TRANSFER_STATUS],
+                         &mx[BB_TRANSFER_STATUS]) != MPI_SUCCESS)
         return poison(phase, metrics_out);
     int64_t agreed = mx[BB_TRANSFER_STATUS];
     m->status_agreement_s = bb_time_now() - t;
@@ -753,8 +771,8 @@ bb_status_t bb_transfer_ticket_finish(bb_transfer_ticket_t *ticket,
 
     t = bb_time_now();
     local[BB_TRANSFER_STATUS] = terminal_local;
-    if (bb_agree_max(phase->comm, &local[BB_TRANSFER_STATUS], 1,
-                     &mx[BB_TRANSFER_STATUS]) != MPI_SUCCESS)
+    if (bb_agreement_max(phase->status_max, &local[BB_TRANSFER_STATUS],
+                         &mx[BB_TRANSFER_STATUS]) != MPI_SUCCESS)
         return poison(phase, metrics_out);
     int64_t final = mx[BB_TRANSFER_STATUS];
     m->terminal_agreement_s = bb_time_now() - t;

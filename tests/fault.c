@@ -13,10 +13,11 @@
 #include <string.h>
 
 enum { F_IALLREDUCE, F_ALLREDUCE, F_TEST, F_WAIT, F_ISEND, F_IRECV, F_ALLTOALLW,
-       F_BARRIER, F_BCAST, F_N };
+       F_BARRIER, F_BCAST, F_ALLREDUCE_INIT, F_START, F_REQUEST_FREE, F_N };
 static const char *const fault_names[F_N] = {
     "MPI_Iallreduce", "MPI_Allreduce", "MPI_Test", "MPI_Wait",
-    "MPI_Isend", "MPI_Irecv", "MPI_Alltoallw", "MPI_Barrier", "MPI_Bcast"
+    "MPI_Isend", "MPI_Irecv", "MPI_Alltoallw", "MPI_Barrier", "MPI_Bcast",
+    "MPI_Allreduce_init", "MPI_Start", "MPI_Request_free"
 };
 static long fault_at[F_N];    /* 0: never */
 static long fault_calls[F_N];
@@ -150,4 +151,21 @@ int MPI_Barrier(MPI_Comm c)
 int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm c)
 {
     return fault_hit(F_BCAST) ? MPI_ERR_OTHER : PMPI_Bcast(b, n, t, root, c);
+}
+
+int MPI_Allreduce_init(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c,
+                       MPI_Info info, MPI_Request *req)
+{
+    return fault_hit(F_ALLREDUCE_INIT) ? MPI_ERR_OTHER
+                                       : PMPI_Allreduce_init(s, r, n, t, op, c, info, req);
+}
+
+int MPI_Start(MPI_Request *req)
+{
+    return fault_hit(F_START) ? MPI_ERR_OTHER : PMPI_Start(req);
+}
+
+int MPI_Request_free(MPI_Request *req)
+{
+    return fault_hit(F_REQUEST_FREE) ? MPI_ERR_OTHER : PMPI_Request_free(req);
 }

@@ -1,0 +1,66 @@
+/*
+ * policy.h: the protocol policies a benchmark measures side by side
+ * (--buffers, --admission, --requests), for bbench-sum and bbench-transfer.
+ *
+ * Each option takes a comma list of the library's policy names (or both /
+ * all); the policies measured are every combination asked for, in the order
+ * of bb_policy_list.  Labels name a combination by what differs from the
+ * defaults: "protocol", "protocol-retained-fused-op-persistent".
+ */
+#ifndef BB_POLICY_H
+#define BB_POLICY_H
+
+#include "runner.h"
+
+/* The three options' keys, above any benchmark's own. */
+enum { BB_OPT_BUFFERS = BB_OPT_LONG + 200, BB_OPT_ADMISSION, BB_OPT_REQUESTS };
+
+/* The three rows of an option table (what a call or a ticket is, for the
+ * help text: "call" or "ticket"). */
+#define BB_POLICY_OPTIONS(per)                                                           \
+    {"buffers", BB_OPT_BUFFERS, "LIST", "the protocol's payload buffers: fresh (per " per \
+                                        ",\nthe default), retained (kept between " per "s)" \
+                                        "\nor both"},                                      \
+    {"admission", BB_OPT_ADMISSION, "LIST", "the admission: spec (MIN then MAX, the\n"      \
+                                            "default), fused (one MIN over fields and\n"    \
+                                            "complements), fused-op (the same as one\n"     \
+                                            "element under a user MIN); both (spec,fused)\n" \
+                                            "or all"},                                     \
+    {"requests", BB_OPT_REQUESTS, "LIST", "the protocol's collectives: per-call (the\n"     \
+                                          "default) or persistent (MPI_Allreduce_init\n"   \
+                                          "once, MPI_Start per " per "), or both"}
+
+enum { BB_POLICY_MAX = 2 * 3 * 2 };
+
+/* What was asked for: bit v of each mask is the policy value v. */
+typedef struct bb_policy_choice {
+    unsigned buffers, admission, requests;
+} bb_policy_choice_t;
+
+/* The defaults: one policy, the seed's (every value 0). */
+void bb_policy_defaults(bb_policy_choice_t *choice);
+
+/* One of the three options (a bad value is bb_run_usage).  Returns 1 when
+ * key was one of them, 0 otherwise. */
+int bb_policy_parse(bb_run_t *run, int key, const char *value, bb_policy_choice_t *choice);
+
+/* 1 when anything but the defaults was asked for. */
+int bb_policy_given(const bb_policy_choice_t *choice);
+
+/* Every combination asked for into out[BB_POLICY_MAX]: buffers varies
+ * fastest, then admission, then requests (the defaults first).  Returns how
+ * many. */
+int bb_policy_list(const bb_policy_choice_t *choice, bb_phase_attr_t *out);
+
+/* base, then "-retained", "-fused" or "-fused-op", "-persistent" for what
+ * differs from the defaults. */
+void bb_policy_label(const char *base, const bb_phase_attr_t *attr, char *buf, size_t len);
+
+/* "buffers fresh, admission spec, requests per-call". */
+void bb_policy_describe(const bb_phase_attr_t *attr, char *buf, size_t len);
+
+/* The record parameters "buffers", "admission" and "requests" into params;
+ * with_buffers 0 leaves buffers out (a reference that has none). */
+void bb_policy_parameters(cJSON *params, const bb_phase_attr_t *attr, int with_buffers);
+
+#endif

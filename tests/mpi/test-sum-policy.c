@@ -1,11 +1,15 @@
 /* test-sum-policy: the sum phase's policies on real MPI, at any rank count.
  *
  *   test-sum-policy            retained buffers (capacity, growth, refusals
- *                              holding no extra bytes, the lent result) and
- *                              the fused admission's equivalence with the
- *                              spec's MIN-then-MAX pair, case by case
- *   test-sum-policy poison FILE  a retained phase with a payload call made to
- *                              fail (BB_FAULT): it keeps its buffers; the
+ *                              holding no extra bytes, the lent result), the
+ *                              fused and fused-op admissions' equivalence
+ *                              with the spec's MIN-then-MAX pair, per call
+ *                              and persistent, case by case, and the life of
+ *                              persistent payload requests
+ *   test-sum-policy poison FILE [persistent]
+ *                              a retained phase (per-call or persistent
+ *                              requests) with a call made to fail
+ *                              (BB_FAULT): it keeps its buffers; the
  *                              verdict goes to FILE, then MPI_Abort(3)
  *
  * Linked with tests/fault.c: the library's MPI_Allreduce calls are counted. */
@@ -121,7 +125,18 @@ static const char *const case_names[C_N] = {
     "INT64_MIN phase_id", "INT64_MIN sequence", "count over cap"
 };
 
-static void one_case(bb_sum_phase_t *phase, int c, bb_sum_metrics_t *m, long *allreduces,
+/* The library's collective calls one phase call made on this rank. */
+typedef struct calls {
+    long allreduce, init, start, request_free;
+} calls_t;
+
+static calls_t calls_now(void)
+{
+    return (calls_t){ bbfault_calls("MPI_Allreduce"), bbfault_calls("MPI_Allreduce_init"),
+                      bbfault_calls("MPI_Start"), bbfault_calls("MPI_Request_free") };
+}
+
+static void one_case(bb_sum_phase_t *phase, int c, bb_sum_metrics_t *m, calls_t *made,
                      bb_status_t *st)
 {
     int odd = rank == ranks - 1;  /* the last rank differs */
@@ -145,9 +160,12 @@ static void one_case(bb_sum_phase_t *phase, int c, bb_sum_metrics_t *m, long *al
     }
     p.len = k.count;
     double *r = NULL;
-    long before = bbfault_calls("MPI_Allreduce");
+    calls_t before = calls_now();
     *st = bb_sum_phase_run(phase, &prov, &k, &r, m);
-    *allreduces = bbfault_calls("MPI_Allreduce") - before;
+    calls_t after = calls_now();
+    *made = (calls_t){ after.allreduce - before.allreduce, after.init - before.init,
+                       after.start - before.start,
+                       after.request_free - before.request_free };
     if (*st == BB_OK) {
         CHECK(sum_ok(r, 32));
         bb_free(r);
@@ -155,52 +173,146 @@ static void one_case(bb_sum_phase_t *phase, int c, bb_sum_metrics_t *m, long *al
     free(p.data);
 }
 
-static void fused_cases(bb_world_t *world)
+/* Every admission under both request policies against spec per call, case
+ * by case: the same verdict, refusal and census everywhere, and the
+ * collectives each policy promises. */
+enum { ADMISSIONS = 3, POLICIES = 2 * ADMISSIONS };
+
+static void equivalence_cases(bb_world_t *world)
 {
-    bb_phase_attr_t spec_attr = { BB_BUFFERS_FRESH, BB_ADMISSION_SPEC };
-    bb_phase_attr_t fused_attr = { BB_BUFFERS_FRESH, BB_ADMISSION_FUSED };
-    bb_sum_phase_t *spec = NULL, *fused = NULL;
-    CHECK(bb_sum_phase_create_attr(world, &spec_attr, &spec) == BB_OK);
-    CHECK(bb_sum_phase_create_attr(world, &fused_attr, &fused) == BB_OK);
+    bb_sum_phase_t *phase[POLICIES];
+    bb_phase_attr_t attr[POLICIES];
+    for (int i = 0; i < POLICIES; i++) {
+        attr[i] = (bb_phase_attr_t){ BB_BUFFERS_FRESH, (bb_admission_t)(i % ADMISSIONS),
+                                     i < ADMISSIONS ? BB_REQUESTS_PER_CALL
+                                                    : BB_REQUESTS_PERSISTENT };
+        CHECK(bb_sum_phase_create_attr(world, &attr[i], &phase[i]) == BB_OK);
+    }
     for (int c = 0; c < C_N; c++) {
-        bb_sum_metrics_t ms, mf;
-        long as, af;
-        bb_status_t ss, sf;
-        one_case(spec, c, &ms, &as, &ss);
-        one_case(fused, c, &mf, &af, &sf);
+        bb_sum_metrics_t m[POLICIES];
+        calls_t made[POLICIES];
+        bb_status_t st[POLICIES];
         const char *n = case_names[c];
-        CHECK_MSG(ss == sf, "%s: spec %s, fused %s", n, bb_status_string(ss),
-                  bb_status_string(sf));
-        CHECK_MSG(ms.refusal.stage == mf.refusal.stage && ms.refusal.rank == mf.refusal.rank
-                      && ms.refusal.sequence == mf.refusal.sequence,
-                  "%s: refusal differs: spec %s/%lld, fused %s/%lld", n,
-                  bb_stage_name(ms.refusal.stage), (long long)ms.refusal.sequence,
-                  bb_stage_name(mf.refusal.stage), (long long)mf.refusal.sequence);
-        CHECK_MSG(ms.tracked_bytes == mf.tracked_bytes && ms.payload_bytes == mf.payload_bytes
-                      && ms.requests_posted == mf.requests_posted,
-                  "%s: census differs", n);
-        CHECK_MSG(bb_sum_phase_sequence(spec) == bb_sum_phase_sequence(fused),
-                  "%s: sequences diverge", n);
-        CHECK_MSG(as == 2 && af == 1, "%s: %ld spec and %ld fused admission Allreduce", n,
-                  as, af);
-        CHECK(bbfault_same_everywhere(sf) && bbfault_same_everywhere(mf.refusal.stage));
+        for (int i = 0; i < POLICIES; i++)
+            one_case(phase[i], c, &m[i], &made[i], &st[i]);
+        for (int i = 1; i < POLICIES; i++) {
+            char name[96];
+            snprintf(name, sizeof name, "%s, admission %s, requests %s", n,
+                     bb_admission_name(attr[i].admission), bb_requests_name(attr[i].requests));
+            CHECK_MSG(st[0] == st[i], "%s: spec %s, this %s", name, bb_status_string(st[0]),
+                      bb_status_string(st[i]));
+            CHECK_MSG(m[0].refusal.stage == m[i].refusal.stage
+                          && m[0].refusal.rank == m[i].refusal.rank
+                          && m[0].refusal.sequence == m[i].refusal.sequence,
+                      "%s: refusal differs: spec %s/%lld, this %s/%lld", name,
+                      bb_stage_name(m[0].refusal.stage), (long long)m[0].refusal.sequence,
+                      bb_stage_name(m[i].refusal.stage), (long long)m[i].refusal.sequence);
+            CHECK_MSG(m[0].tracked_bytes == m[i].tracked_bytes
+                          && m[0].payload_bytes == m[i].payload_bytes
+                          && m[0].requests_posted == m[i].requests_posted,
+                      "%s: census differs", name);
+            CHECK_MSG(bb_sum_phase_sequence(phase[0]) == bb_sum_phase_sequence(phase[i]),
+                      "%s: sequences diverge", name);
+            CHECK(bbfault_same_everywhere(st[i]) && bbfault_same_everywhere(m[i].refusal.stage));
+        }
+        for (int i = 0; i < POLICIES; i++) {
+            int spec = attr[i].admission == BB_ADMISSION_SPEC;
+            int admitted = st[i] == BB_OK;
+            long agreements = spec ? 2 : 1;
+            const char *a = bb_admission_name(attr[i].admission);
+            if (attr[i].requests == BB_REQUESTS_PER_CALL) {
+                CHECK_MSG(made[i].allreduce == agreements && made[i].init == 0
+                              && made[i].start == 0,
+                          "%s, %s per call: %ld Allreduce, %ld init, %ld start", n, a,
+                          made[i].allreduce, made[i].init, made[i].start);
+            } else {
+                /* Agreements made at the first call, started at each; the
+                 * payload request with its fresh buffers, once per call. */
+                long inits = (c == 0 ? agreements : 0) + admitted;
+                CHECK_MSG(made[i].allreduce == 0 && made[i].init == inits
+                              && made[i].start == agreements + admitted
+                              && made[i].request_free == admitted,
+                          "%s, %s persistent: %ld Allreduce, %ld init, %ld start, %ld free",
+                          n, a, made[i].allreduce, made[i].init, made[i].start,
+                          made[i].request_free);
+            }
+        }
         /* Identical verdicts are also the right ones. */
         int refused_expected = ranks > 1 ? c != C_NONE
                              : (c == C_PROVIDER || c == C_NEGATIVE || c == C_INT64_MIN_ID
                                 || c == C_OVER_CAP);
-        CHECK_MSG((sf == BB_REFUSED) == refused_expected, "%s: %s", n, bb_status_string(sf));
-        if (c >= C_PROVIDER && c != C_INT64_MIN_SEQUENCE && sf == BB_REFUSED)
-            CHECK_MSG(mf.refusal.stage == BB_STAGE_PREFLIGHT, "%s: stage %s", n,
-                      bb_stage_name(mf.refusal.stage));
+        CHECK_MSG((st[0] == BB_REFUSED) == refused_expected, "%s: %s", n,
+                  bb_status_string(st[0]));
+        if (c >= C_PROVIDER && c != C_INT64_MIN_SEQUENCE && st[0] == BB_REFUSED)
+            CHECK_MSG(m[0].refusal.stage == BB_STAGE_PREFLIGHT, "%s: stage %s", n,
+                      bb_stage_name(m[0].refusal.stage));
     }
-    CHECK(bb_sum_phase_destroy(spec) == BB_OK);
-    CHECK(bb_sum_phase_destroy(fused) == BB_OK);
+    for (int i = 0; i < POLICIES; i++)
+        CHECK(bb_sum_phase_destroy(phase[i]) == BB_OK);
+}
+
+/* Retained buffers with persistent requests: the payload request lives as
+ * long as the buffers and count it names. */
+static void persistent_cases(bb_world_t *world)
+{
+    bb_phase_attr_t attr = { BB_BUFFERS_RETAINED, BB_ADMISSION_FUSED_OP,
+                             BB_REQUESTS_PERSISTENT };
+    bb_sum_phase_t *phase = NULL;
+    CHECK(bb_sum_phase_create_attr(world, &attr, &phase) == BB_OK);
+    provider_t p = { .data = values(400) };
+    bb_sum_metrics_t m;
+    double *r = NULL;
+    calls_t t0 = calls_now();
+    CHECK(run(phase, &p, 0, 100, 100, &r, &m) == BB_OK && sum_ok(r, 100));
+    calls_t t1 = calls_now();
+    CHECK_MSG(t1.init - t0.init == 2 && t1.start - t0.start == 2,
+              "first call: %ld init (agreement and payload), %ld start", t1.init - t0.init,
+              t1.start - t0.start);
+    /* The same count in the same buffers: nothing is made again. */
+    CHECK(run(phase, &p, 1, 100, 100, &r, &m) == BB_OK && sum_ok(r, 100));
+    calls_t t2 = calls_now();
+    CHECK_MSG(t2.init == t1.init && t2.request_free == t1.request_free
+                  && t2.start - t1.start == 2,
+              "same count: %ld init, %ld free", t2.init - t1.init,
+              t2.request_free - t1.request_free);
+    /* Another count: the payload request is made anew (the buffers stay). */
+    CHECK(run(phase, &p, 2, 60, 100, &r, &m) == BB_OK && sum_ok(r, 60));
+    calls_t t3 = calls_now();
+    CHECK_MSG(t3.init - t2.init == 1 && t3.request_free - t2.request_free == 1,
+              "new count: %ld init, %ld free", t3.init - t2.init,
+              t3.request_free - t2.request_free);
+    /* A refusal starts nothing but the agreement and keeps the request. */
+    p.fail = rank == ranks - 1;
+    CHECK(run(phase, &p, 3, 60, 100, &r, &m) == BB_REFUSED);
+    calls_t t4 = calls_now();
+    CHECK(t4.start - t3.start == 1 && t4.init == t3.init && t4.request_free == t3.request_free);
+    CHECK(bb_sum_phase_tracked_live(phase) == 144 + 16 * 100);
+    p.fail = 0;
+    /* Grown buffers: a new request on the new buffers. */
+    CHECK(run(phase, &p, 4, 300, 300, &r, &m) == BB_OK && sum_ok(r, 300));
+    calls_t t5 = calls_now();
+    CHECK(t5.init - t4.init == 1 && t5.request_free - t4.request_free == 1);
+    CHECK(bb_sum_phase_tracked_live(phase) == 144 + 16 * 300);
+    /* Count 0 is admitted and posted like any other. */
+    CHECK(run(phase, &p, 5, 0, 300, &r, &m) == BB_OK);
+    CHECK(run(phase, &p, 6, 300, 300, &r, &m) == BB_OK && sum_ok(r, 300));
+    calls_t t6 = calls_now();
+    CHECK(bb_sum_phase_destroy(phase) == BB_OK);
+    calls_t t7 = calls_now();
+    CHECK_MSG(t7.request_free - t6.request_free == 2,
+              "destroy frees the agreement's and the payload's requests: %ld",
+              t7.request_free - t6.request_free);
+    bb_phase_attr_t bad = { BB_BUFFERS_FRESH, BB_ADMISSION_SPEC, (bb_requests_t)7 };
+    CHECK(bb_sum_phase_create_attr(world, &bad, &phase) == BB_ERR_ARG);
+    bad = (bb_phase_attr_t){ BB_BUFFERS_FRESH, (bb_admission_t)3, BB_REQUESTS_PER_CALL };
+    CHECK(bb_sum_phase_create_attr(world, &bad, &phase) == BB_ERR_ARG);
+    free(p.data);
 }
 
 /* A poisoned retained phase keeps its buffers (they may still be MPI's). */
-static int poison_case(bb_world_t *world, const char *verdict_path)
+static int poison_case(bb_world_t *world, const char *verdict_path, bb_requests_t requests)
 {
-    bb_phase_attr_t attr = { BB_BUFFERS_RETAINED, BB_ADMISSION_SPEC };
+    bb_phase_attr_t attr = { BB_BUFFERS_RETAINED, BB_ADMISSION_SPEC, requests };
     bb_sum_phase_t *phase = NULL;
     CHECK(bb_sum_phase_create_attr(world, &attr, &phase) == BB_OK);
     provider_t p = { .data = values(100) };
@@ -236,15 +348,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "cannot bind the world\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    if (argc == 3 && strcmp(argv[1], "poison") == 0) {
-        poison_case(world, argv[2]);
+    if ((argc == 3 || argc == 4) && strcmp(argv[1], "poison") == 0) {
+        poison_case(world, argv[2],
+                    argc == 4 && strcmp(argv[3], "persistent") == 0 ? BB_REQUESTS_PERSISTENT
+                                                                     : BB_REQUESTS_PER_CALL);
         printf("rank %d: no fault was injected\n", rank);
         bb_world_release(world);
         MPI_Finalize();
         return 1;
     }
     retained_cases(world);
-    fused_cases(world);
+    equivalence_cases(world);
+    persistent_cases(world);
     int ok = bbfault_all_true(failed == 0);
     if (rank == 0)
         printf("test-sum-policy on %d ranks: %d passed, %d failed\n", ranks, passed, failed);

@@ -75,6 +75,32 @@ bb_mpirun 2 "$sum" --count 1K --reps 1 --warmup 0 --delay-post 1:0.05 > "$out" 2
 bb_expect_rc 0 $? "--delay-post 1:0.05"
 
 # Usage errors: exit 2 on every rank, a message, no record.
+# Every policy and reference in one run: retained buffers under the three
+# admissions, per call and persistent, then raw, raw-nb, raw-fresh, one
+# admission reference per admission and requests pair, raw-persistent.
+bb_mpirun 2 "$sum" --count 8 --samples 3 --reps 3 --mode all --buffers retained \
+    --admission all --requests both --output "$rec" > "$out" 2> "$err"
+bb_expect_rc 0 $? "--mode all --admission all --requests both"
+bb_expect_true "16 rows: 6 protocol, 3 raw, 6 admission, raw-persistent" \
+    test "$("$get" "$rec" points.#)" = 16
+policy() {  # point index: mode buffers admission requests (- when absent)
+    for k in mode buffers admission requests; do
+        printf '%s ' "$("$get" "$rec" "points.$1.parameters.$k" 2> /dev/null || echo -)"
+    done
+}
+bb_expect_true "row 5: the last protocol policy" \
+    test "$(policy 5)" = "protocol retained fused-op persistent "
+bb_expect_true "row 9: the spec admission per call, without buffers" \
+    test "$(policy 9)" = "admission - spec per-call "
+bb_expect_true "row 14: the fused-op admission, persistent" \
+    test "$(policy 14)" = "admission - fused-op persistent "
+bb_expect_true "row 15: raw-persistent, no policy" test "$(policy 15)" = "raw-persistent - - - "
+bb_expect_true "every row measured its sums right" \
+    test "$(grep -c ' ok$' "$out")" = 1
+bb_expect_grep "protocol-retained-fused-op-persistent_ratio" "$out" "a ratio per policy"
+bb_expect_grep "admission-fused-op-persistent_us" "$out" "the admission column per policy"
+bb_expect_grep "requests persistent" "$out" "the legend names the policy"
+
 usage() {
     what=$1; shift
     [ -e "$rec" ] && mv "$rec" "$BB_TMP/kept-$bb_checks.json"  # still schema-checked
@@ -87,6 +113,10 @@ usage "range with HI < LO" --count 8:1 --output "$rec"
 usage "bad suffix" --count 4Q --output "$rec"
 usage "too few samples" --samples 2 --output "$rec"
 usage "unknown mode" --mode fast --output "$rec"
+usage "unknown requests" --requests warm --output "$rec"
+usage "unknown admission" --admission quick --output "$rec"
+usage "requests without an agreement" --mode raw,raw-nb --requests persistent --output "$rec"
+usage "buffers without the protocol" --mode admission --buffers retained --output "$rec"
 usage "unknown option" --bogus --output "$rec"
 usage "missing value" --output "$rec" --count
 usage "rank out of range" --refuse-rank 5 --output "$rec"

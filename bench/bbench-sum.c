@@ -201,11 +201,13 @@ static bb_status_t protocol_call(void *arg, double *t, double *counts)
         bb_run_fatal(s->run, "sum phase: %s in %s (stage %s)", bb_status_string(st),
                      m.mpi_call ? m.mpi_call : "no MPI call", bb_stage_name(m.refusal.stage));
     t[T_ELAPSED] += elapsed;
-    t[T_PREPARE] += m.prepare_s;
-    t[T_ADMISSION] += m.admission_s;
-    t[T_POST] += m.post_s;
-    t[T_TEST] += m.test_s;
-    t[T_WAIT] += m.wait_s;
+    if (s->policies[s->policy].metrics == BB_METRICS_TIMED) {  /* else parts[1] only */
+        t[T_PREPARE] += m.prepare_s;
+        t[T_ADMISSION] += m.admission_s;
+        t[T_POST] += m.post_s;
+        t[T_TEST] += m.test_s;
+        t[T_WAIT] += m.wait_s;
+    }
     point_tally_t *pt = &s->tally;
     if (m.tracked_bytes > pt->tracked_peak)
         pt->tracked_peak = m.tracked_bytes;
@@ -347,12 +349,22 @@ typedef struct point_result {
 static void row_label(const sum_state_t *s, const row_t *row, char *buf, size_t len)
 {
     bb_phase_attr_t attr = s->policies[row->policy];
-    if (row->variant == V_ADMISSION)
-        attr.buffers = BB_BUFFERS_FRESH;  /* no payload: the buffers do not apply */
+    if (row->variant == V_ADMISSION) {  /* an agreement alone: no buffers, no phase */
+        attr.buffers = BB_BUFFERS_FRESH;
+        attr.metrics = BB_METRICS_TIMED;
+    }
     if (row->variant == V_PROTOCOL || row->variant == V_ADMISSION)
         bb_policy_label(variant_names[row->variant], &attr, buf, len);
     else
         snprintf(buf, len, "%s", variant_names[row->variant]);
+}
+
+/* The timed parts of a row: the protocol's when its phase is timed, else
+ * the elapsed time alone. */
+static int row_parts(const sum_state_t *s, const row_t *row)
+{
+    return row->variant == V_PROTOCOL
+                   && s->policies[row->policy].metrics == BB_METRICS_TIMED ? T_N : 1;
 }
 
 static void measure_row(sum_state_t *s, const row_t *row, point_result_t *pr)
@@ -370,7 +382,7 @@ static void measure_row(sum_state_t *s, const row_t *row, point_result_t *pr)
                               MPI_SUM, bb_run_comm(s->run), MPI_INFO_NULL, &s->raw_request)
                != MPI_SUCCESS)
         bb_run_fatal(s->run, "MPI_Allreduce_init (raw-persistent) failed");
-    bb_measure_variant_t v = { .nparts = variant == V_PROTOCOL ? T_N : 1, .ncounts = 0,
+    bb_measure_variant_t v = { .nparts = row_parts(s, row), .ncounts = 0,
                                .call = variant_calls[variant], .arg = s };
     row_label(s, row, label, sizeof label);
     bb_run_measure(s->run, label, &v, &pr->m);
@@ -456,13 +468,18 @@ static void record_point(const sum_state_t *s, const row_t *row, const point_res
     for (int i = 0; i < pr->m.nparts; i++) {
         bb_quantities_add(q, t_names[i],
                           bb_quantity_timing(bb_measure_part(&pr->m, i), n, scope,
-                                             i == T_ELAPSED && protocol ? elapsed_includes
-                                                                        : NULL));
+                                             i == T_ELAPSED && pr->m.nparts == T_N
+                                                 ? elapsed_includes : NULL));
         bb_quantities_add(first, t_names[i], bb_quantity_value(pr->m.first[i], "s", scope));
     }
     if (!protocol)
         for (int i = 1; i < T_N; i++)
             bb_quantities_add(q, t_names[i], bb_quantity_null("s", scope, not_protocol));
+    else if (pr->m.nparts == 1)
+        for (int i = 1; i < T_N; i++)
+            bb_quantities_add(q, t_names[i],
+                              bb_quantity_null("s", scope, "untimed phase (--metrics "
+                                               "untimed): no clock read inside the call"));
     if (refused)
         bb_quantities_add(q, "communication.payload",
                           bb_quantity_null("byte", "call/rank",
@@ -574,8 +591,10 @@ static void table_row(const sum_state_t *s, const point_result_t *pr)
             raw = r;
         bb_table_time_cells(t, bb_measure_part(&pr[r].m, T_ELAPSED), (size_t)pr[r].m.samples,
                             pr[r].m.reps, full);
-        if (v == V_PROTOCOL)
+        if (v == V_PROTOCOL && pr[r].m.nparts == T_N)
             bb_table_number(t, median_of(&pr[r], T_ADMISSION) * 1e6, 2);
+        else if (v == V_PROTOCOL)
+            bb_table_missing(t);
     }
     for (int r = 0; r < s->nrows && raw >= 0; r++)
         if (s->rows[r].variant == V_PROTOCOL) {
@@ -647,6 +666,7 @@ static const bb_option_t sum_options[] = {
                                "raw-nb, raw-fresh, admission, raw-persistent; both\n"
                                "(= protocol,raw, the default) or all"},
     BB_POLICY_OPTIONS("call"),
+    BB_POLICY_METRICS_OPTION,
     {"refuse-rank", OPT_REFUSE, "R", "provider failure on rank R (a refusal demo)"},
     {"mismatch-rank", OPT_MISMATCH, "R:FIELD", "rank R presents another phase_id, epoch,\n"
                                                "count, cap or sequence"},
@@ -736,16 +756,16 @@ static size_t sum_validate(bb_run_t *run, void *state)
         }
         for (int p = 0; p < s->npolicies; p++) {
             int seen = 0;
-            for (int q = 0; q < p; q++)
+            for (int q = 0; q < p; q++)  /* buffers and metrics do not apply */
                 seen |= s->policies[q].admission == s->policies[p].admission
                         && s->policies[q].requests == s->policies[p].requests;
             if (!seen)
                 s->rows[s->nrows++] = (row_t){ V_ADMISSION, p };
         }
     }
-    if (!(s->mode & MODE_PROTOCOL) && s->choice.buffers != 1u)
-        bb_run_usage(run, "--buffers chooses the protocol's buffers: --mode must include "
-                     "protocol");
+    if (!(s->mode & MODE_PROTOCOL) && (s->choice.buffers != 1u || s->choice.metrics != 1u))
+        bb_run_usage(run, "--buffers and --metrics choose the protocol's phase: --mode must "
+                     "include protocol");
     if (!(s->mode & (MODE_PROTOCOL | 1u << V_ADMISSION)) && bb_policy_given(&s->choice))
         bb_run_usage(run, "--admission and --requests choose the agreement: --mode must "
                      "include protocol or admission");

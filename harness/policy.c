@@ -8,10 +8,11 @@
 static const char *const buffers_names[] = { "fresh", "retained" };
 static const char *const admission_names[] = { "spec", "fused", "fused-op" };
 static const char *const requests_names[] = { "per-call", "persistent" };
+static const char *const metrics_names[] = { "timed", "untimed" };
 
 void bb_policy_defaults(bb_policy_choice_t *choice)
 {
-    choice->buffers = choice->admission = choice->requests = 1u;
+    choice->buffers = choice->admission = choice->requests = choice->metrics = 1u;
 }
 
 int bb_policy_parse(bb_run_t *run, int key, const char *value, bb_policy_choice_t *choice)
@@ -31,42 +32,50 @@ int bb_policy_parse(bb_run_t *run, int key, const char *value, bb_policy_choice_
         choice->requests = both ? 3u : bb_run_parse_choices(run, "requests", value,
                                                             requests_names, 2);
         return 1;
+    case BB_OPT_METRICS:
+        choice->metrics = both ? 3u : bb_run_parse_choices(run, "metrics", value,
+                                                           metrics_names, 2);
+        return 1;
     }
     return 0;
 }
 
 int bb_policy_given(const bb_policy_choice_t *choice)
 {
-    return choice->buffers != 1u || choice->admission != 1u || choice->requests != 1u;
+    return choice->buffers != 1u || choice->admission != 1u || choice->requests != 1u
+           || choice->metrics != 1u;
 }
 
 int bb_policy_list(const bb_policy_choice_t *choice, bb_phase_attr_t *out)
 {
     int n = 0;
-    for (int r = 0; r < 2; r++)
-        for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 2; b++)
-                if ((choice->buffers & (1u << b)) && (choice->admission & (1u << a))
-                    && (choice->requests & (1u << r)))
-                    out[n++] = (bb_phase_attr_t){ (bb_buffers_t)b, (bb_admission_t)a,
-                                                  (bb_requests_t)r };
+    for (int m = 0; m < 2; m++)
+        for (int r = 0; r < 2; r++)
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 2; b++)
+                    if ((choice->buffers & (1u << b)) && (choice->admission & (1u << a))
+                        && (choice->requests & (1u << r)) && (choice->metrics & (1u << m)))
+                        out[n++] = (bb_phase_attr_t){ (bb_buffers_t)b, (bb_admission_t)a,
+                                                      (bb_requests_t)r, (bb_metrics_t)m };
     return n;
 }
 
 void bb_policy_label(const char *base, const bb_phase_attr_t *attr, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s%s%s%s%s", base,
+    snprintf(buf, len, "%s%s%s%s%s%s", base,
              attr->buffers != BB_BUFFERS_FRESH ? "-retained" : "",
              attr->admission != BB_ADMISSION_SPEC ? "-" : "",
              attr->admission != BB_ADMISSION_SPEC ? bb_admission_name(attr->admission) : "",
-             attr->requests != BB_REQUESTS_PER_CALL ? "-persistent" : "");
+             attr->requests != BB_REQUESTS_PER_CALL ? "-persistent" : "",
+             attr->metrics != BB_METRICS_TIMED ? "-untimed" : "");
 }
 
 void bb_policy_describe(const bb_phase_attr_t *attr, char *buf, size_t len)
 {
-    snprintf(buf, len, "buffers %s, admission %s, requests %s",
+    snprintf(buf, len, "buffers %s, admission %s, requests %s%s",
              bb_buffers_name(attr->buffers), bb_admission_name(attr->admission),
-             bb_requests_name(attr->requests));
+             bb_requests_name(attr->requests),
+             attr->metrics != BB_METRICS_TIMED ? ", untimed" : "");
 }
 
 void bb_policy_parameters(cJSON *params, const bb_phase_attr_t *attr, int with_buffers)
@@ -75,4 +84,6 @@ void bb_policy_parameters(cJSON *params, const bb_phase_attr_t *attr, int with_b
         cJSON_AddStringToObject(params, "buffers", bb_buffers_name(attr->buffers));
     cJSON_AddStringToObject(params, "admission", bb_admission_name(attr->admission));
     cJSON_AddStringToObject(params, "requests", bb_requests_name(attr->requests));
+    if (attr->metrics != BB_METRICS_TIMED)
+        cJSON_AddStringToObject(params, "metrics", bb_metrics_name(attr->metrics));
 }

@@ -1,6 +1,7 @@
 /*
  * policy.h: the protocol policies a benchmark measures side by side
- * (--buffers, --admission, --requests), for bbench-sum and bbench-transfer.
+ * (--buffers, --admission, --requests, and for the sum phase --metrics), for
+ * bbench-sum and bbench-transfer.
  *
  * Each option takes a comma list of the library's policy names (or both /
  * all); the policies measured are every combination asked for, in the order
@@ -13,7 +14,8 @@
 #include "runner.h"
 
 /* The three options' keys, above any benchmark's own. */
-enum { BB_OPT_BUFFERS = BB_OPT_LONG + 200, BB_OPT_ADMISSION, BB_OPT_REQUESTS };
+enum { BB_OPT_BUFFERS = BB_OPT_LONG + 200, BB_OPT_ADMISSION, BB_OPT_REQUESTS,
+       BB_OPT_METRICS };
 
 /* The three rows of an option table (what a call or a ticket is, for the
  * help text: "call" or "ticket"). */
@@ -30,11 +32,17 @@ enum { BB_OPT_BUFFERS = BB_OPT_LONG + 200, BB_OPT_ADMISSION, BB_OPT_REQUESTS };
                                           "default) or persistent (MPI_Allreduce_init\n"   \
                                           "once, MPI_Start per " per "), or both"}
 
-enum { BB_POLICY_MAX = 2 * 3 * 2 };
+/* The option row of --metrics (the sum phase's only). */
+#define BB_POLICY_METRICS_OPTION                                                      \
+    {"metrics", BB_OPT_METRICS, "LIST", "the phase's own metrics: timed (every part, the\n" \
+                                        "default) or untimed (no clock read inside the\n" \
+                                        "phase: elapsed only), or both"}
+
+enum { BB_POLICY_MAX = 2 * 3 * 2 * 2 };
 
 /* What was asked for: bit v of each mask is the policy value v. */
 typedef struct bb_policy_choice {
-    unsigned buffers, admission, requests;
+    unsigned buffers, admission, requests, metrics;
 } bb_policy_choice_t;
 
 /* The defaults: one policy, the seed's (every value 0). */
@@ -48,19 +56,20 @@ int bb_policy_parse(bb_run_t *run, int key, const char *value, bb_policy_choice_
 int bb_policy_given(const bb_policy_choice_t *choice);
 
 /* Every combination asked for into out[BB_POLICY_MAX]: buffers varies
- * fastest, then admission, then requests (the defaults first).  Returns how
- * many. */
+ * fastest, then admission, requests, metrics (the defaults first).  Returns
+ * how many. */
 int bb_policy_list(const bb_policy_choice_t *choice, bb_phase_attr_t *out);
 
-/* base, then "-retained", "-fused" or "-fused-op", "-persistent" for what
- * differs from the defaults. */
+/* base, then "-retained", "-fused" or "-fused-op", "-persistent",
+ * "-untimed" for what differs from the defaults. */
 void bb_policy_label(const char *base, const bb_phase_attr_t *attr, char *buf, size_t len);
 
 /* "buffers fresh, admission spec, requests per-call". */
 void bb_policy_describe(const bb_phase_attr_t *attr, char *buf, size_t len);
 
-/* The record parameters "buffers", "admission" and "requests" into params;
- * with_buffers 0 leaves buffers out (a reference that has none). */
+/* The record parameters "buffers", "admission" and "requests" into params,
+ * and "metrics" for an untimed phase; with_buffers 0 leaves buffers out (a
+ * reference that has none). */
 void bb_policy_parameters(cJSON *params, const bb_phase_attr_t *attr, int with_buffers);
 
 #endif

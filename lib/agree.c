@@ -89,6 +89,15 @@ const char *bb_requests_name(bb_requests_t requests)
     return "unknown";
 }
 
+const char *bb_metrics_name(bb_metrics_t metrics)
+{
+    switch (metrics) {
+    case BB_METRICS_TIMED: return "timed";
+    case BB_METRICS_UNTIMED: return "untimed";
+    }
+    return "unknown";
+}
+
 /* ---- agreement objects ---------------------------------------------------- */
 
 enum { AGREEMENT_FIELDS_MAX = 64 };

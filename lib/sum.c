@@ -25,6 +25,7 @@ struct bb_sum_phase {
     int64_t max[BB_SUM_FIELDS];
     bb_buffers_t buffers;     /* the payload buffer policy, fixed at creation */
     bb_requests_t requests;   /* per call, or persistent */
+    int timed;                /* the metrics read the clock */
     bb_agreement_t *agreement;/* the admission, under the admission policy */
     /* Payload storage: owned by the phase during a call (fresh) or from the
      * first admitted call to destroy (retained); capacity in elements. */
@@ -55,11 +56,11 @@ bb_status_t bb_sum_phase_create(bb_world_t *world, bb_sum_phase_t **phase_out)
 bb_status_t bb_sum_phase_create_attr(bb_world_t *world, const bb_phase_attr_t *attr,
                                      bb_sum_phase_t **phase_out)
 {
-    bb_phase_attr_t a = attr ? *attr : (bb_phase_attr_t){ BB_BUFFERS_FRESH,
-                                                          BB_ADMISSION_SPEC,
-                                                          BB_REQUESTS_PER_CALL };
+    /* Every policy's zero value is the default. */
+    bb_phase_attr_t a = attr ? *attr : (bb_phase_attr_t){ 0 };
     if (world == NULL || phase_out == NULL
-        || (a.buffers != BB_BUFFERS_FRESH && a.buffers != BB_BUFFERS_RETAINED))
+        || (a.buffers != BB_BUFFERS_FRESH && a.buffers != BB_BUFFERS_RETAINED)
+        || (a.metrics != BB_METRICS_TIMED && a.metrics != BB_METRICS_UNTIMED))
         return BB_ERR_ARG;
     if (bb_world_check_owner(world) != BB_OK)
         return BB_ERR_THREAD;
@@ -76,6 +77,7 @@ bb_status_t bb_sum_phase_create_attr(bb_world_t *world, const bb_phase_attr_t *a
     phase->world = world;
     phase->buffers = a.buffers;
     phase->requests = a.requests;
+    phase->timed = a.metrics == BB_METRICS_TIMED;
     phase->request = MPI_REQUEST_NULL;
     phase->tracked_live = BB_SUM_CONTROL_BYTES;
     *phase_out = phase;
@@ -249,6 +251,12 @@ static void phase_poison(bb_sum_phase_t *phase, bb_sum_metrics_t *m, const char 
     m->refusal.rank = m->rank;
 }
 
+/* The clock, or 0 in an untimed phase (whose time fields become -1). */
+static double clock_read(const bb_sum_phase_t *phase)
+{
+    return phase != NULL && phase->timed ? bb_time_now() : 0.0;
+}
+
 bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
                              const bb_sum_provider_t *provider,
                              const bb_sum_contract_t *contract,
@@ -257,7 +265,7 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     bb_sum_metrics_t m;
     memset(&m, 0, sizeof m);
     m.refusal.rank = -1;
-    double t_start = bb_time_now();
+    double t_start = clock_read(phase);
 
     /* Misuse that leaves no safe way to reach the admission is answered
      * locally, before any MPI call.  A bad argument is not: that rank
@@ -298,7 +306,7 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     m.local_cause = bad_arg ? BB_SUM_LOCAL_ARGUMENT : contract_check(contract);
     if (m.local_cause == BB_SUM_LOCAL_NONE)
         m.local_cause = contribution_prepare(phase, provider, contract);
-    double t_prepared = bb_time_now();
+    double t_prepared = clock_read(phase);
     m.prepare_s = t_prepared - t_start;
     m.tracked_bytes = phase->tracked_live;
 
@@ -310,7 +318,7 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     phase->local[BB_SUM_CAP] = contract->max_elements;
     phase->local[BB_SUM_REFUSAL] = m.local_cause != BB_SUM_LOCAL_NONE;
     int rc = bb_agreement_minmax(phase->agreement, phase->local, phase->min, phase->max);
-    double t_admitted = bb_time_now();
+    double t_admitted = clock_read(phase);
     m.admission_s = t_admitted - t_prepared;
     if (rc != MPI_SUCCESS) {
         phase_poison(phase, &m, "MPI_Allreduce (admission)");
@@ -335,10 +343,10 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     double t_post = t_admitted;  /* one clock read less without a delay */
     if (phase->post_delay_s > 0.0) {
         bb_time_sleep(phase->post_delay_s);
-        t_post = bb_time_now();
+        t_post = clock_read(phase);
     }
     const char *call = payload_post(phase, comm, contract->count);
-    double t_posted = bb_time_now();
+    double t_posted = clock_read(phase);
     m.post_s = t_posted - t_post;
     if (call != NULL) {
         phase_poison(phase, &m, call);
@@ -348,14 +356,14 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     m.max_inflight = 1;
     int done = 0;
     rc = MPI_Test(&phase->request, &done, MPI_STATUS_IGNORE);
-    double t_tested = bb_time_now();
+    double t_tested = clock_read(phase);
     m.test_s = t_tested - t_posted;
     call = "MPI_Test";
     if (rc == MPI_SUCCESS && !done) {
         call = "MPI_Wait";
         rc = MPI_Wait(&phase->request, MPI_STATUS_IGNORE);
     }
-    m.wait_s = bb_time_now() - t_tested;
+    m.wait_s = clock_read(phase) - t_tested;
     if (rc != MPI_SUCCESS) {
         phase_poison(phase, &m, call);
         goto out_metrics;
@@ -384,7 +392,9 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
 out_inactive:
     phase->active = 0;
 out_metrics:
-    m.total_s = bb_time_now() - t_start;
+    m.total_s = clock_read(phase) - t_start;
+    if (!phase->timed)
+        m.prepare_s = m.admission_s = m.post_s = m.test_s = m.wait_s = m.total_s = -1.0;
     if (metrics_out != NULL)
         *metrics_out = m;
     return m.status;

@@ -301,14 +301,14 @@ bb_status_t bb_transfer_phase_create(bb_world_t *world,
 bb_status_t bb_transfer_phase_create_attr(bb_world_t *world, const bb_phase_attr_t *attr,
                                           bb_transfer_phase_t **phase_out)
 {
-    bb_phase_attr_t a = attr ? *attr : (bb_phase_attr_t){ BB_BUFFERS_FRESH,
-                                                          BB_ADMISSION_SPEC,
-                                                          BB_REQUESTS_PER_CALL };
+    /* Every policy's zero value is the default. */
+    bb_phase_attr_t a = attr ? *attr : (bb_phase_attr_t){ 0 };
     if (world == NULL || phase_out == NULL
         || (a.buffers != BB_BUFFERS_FRESH && a.buffers != BB_BUFFERS_RETAINED)
         || (a.admission != BB_ADMISSION_SPEC && a.admission != BB_ADMISSION_FUSED
             && a.admission != BB_ADMISSION_FUSED_OP)
-        || (a.requests != BB_REQUESTS_PER_CALL && a.requests != BB_REQUESTS_PERSISTENT))
+        || (a.requests != BB_REQUESTS_PER_CALL && a.requests != BB_REQUESTS_PERSISTENT)
+        || a.metrics != BB_METRICS_TIMED)  /* its metrics are its benchmark's parts */
         return BB_ERR_ARG;
     bb_status_t st = bb_world_check_owner(world);
     if (st != BB_OK)
@@ -327,7 +327,8 @@ bb_status_t bb_transfer_phase_create_attr(bb_world_t *world, const bb_phase_attr
     if (MPI_Comm_set_errhandler(phase->comm, MPI_ERRORS_RETURN) != MPI_SUCCESS)
         goto fail_errhandler;
     /* The status agreements take one field MAX, whatever the admission. */
-    bb_phase_attr_t status_attr = { a.buffers, BB_ADMISSION_SPEC, a.requests };
+    bb_phase_attr_t status_attr = a;
+    status_attr.admission = BB_ADMISSION_SPEC;
     st = bb_agreement_create(phase->comm, BB_TRANSFER_FIELDS, &a, &phase->admission);
     if (st != BB_OK)
         goto fail_errhandler;

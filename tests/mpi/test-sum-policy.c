@@ -68,7 +68,7 @@ static bb_status_t run(bb_sum_phase_t *phase, provider_t *p, int64_t id, int64_t
 
 static void retained_cases(bb_world_t *world)
 {
-    bb_phase_attr_t attr = { BB_BUFFERS_RETAINED, BB_ADMISSION_SPEC };
+    bb_phase_attr_t attr = { .buffers = BB_BUFFERS_RETAINED };
     bb_sum_phase_t *phase = NULL;
     CHECK(bb_sum_phase_create_attr(world, &attr, &phase) == BB_OK);
     provider_t p = { .data = values(400) };
@@ -112,7 +112,7 @@ static void retained_cases(bb_world_t *world)
     bb_free(r);
     CHECK(bb_sum_phase_destroy(phase) == BB_OK);
 
-    bb_phase_attr_t bad = { (bb_buffers_t)9, BB_ADMISSION_SPEC };
+    bb_phase_attr_t bad = { .buffers = (bb_buffers_t)9 };
     CHECK(bb_sum_phase_create_attr(world, &bad, &phase) == BB_ERR_ARG);
     free(p.data);
 }
@@ -173,19 +173,19 @@ static void one_case(bb_sum_phase_t *phase, int c, bb_sum_metrics_t *m, calls_t 
     free(p.data);
 }
 
-/* Every admission under both request policies against spec per call, case
- * by case: the same verdict, refusal and census everywhere, and the
- * collectives each policy promises. */
-enum { ADMISSIONS = 3, POLICIES = 2 * ADMISSIONS };
+/* Every admission under both request policies, timed and untimed, against
+ * spec per call, case by case: the same verdict, refusal and census
+ * everywhere, and the collectives each policy promises. */
+enum { ADMISSIONS = 3, POLICIES = 2 * 2 * ADMISSIONS };
 
 static void equivalence_cases(bb_world_t *world)
 {
     bb_sum_phase_t *phase[POLICIES];
     bb_phase_attr_t attr[POLICIES];
     for (int i = 0; i < POLICIES; i++) {
-        attr[i] = (bb_phase_attr_t){ BB_BUFFERS_FRESH, (bb_admission_t)(i % ADMISSIONS),
-                                     i < ADMISSIONS ? BB_REQUESTS_PER_CALL
-                                                    : BB_REQUESTS_PERSISTENT };
+        attr[i] = (bb_phase_attr_t){ .admission = (bb_admission_t)(i % ADMISSIONS),
+                                     .requests = (bb_requests_t)(i / ADMISSIONS % 2),
+                                     .metrics = (bb_metrics_t)(i / ADMISSIONS / 2) };
         CHECK(bb_sum_phase_create_attr(world, &attr[i], &phase[i]) == BB_OK);
     }
     for (int c = 0; c < C_N; c++) {
@@ -197,8 +197,9 @@ static void equivalence_cases(bb_world_t *world)
             one_case(phase[i], c, &m[i], &made[i], &st[i]);
         for (int i = 1; i < POLICIES; i++) {
             char name[96];
-            snprintf(name, sizeof name, "%s, admission %s, requests %s", n,
-                     bb_admission_name(attr[i].admission), bb_requests_name(attr[i].requests));
+            snprintf(name, sizeof name, "%s, admission %s, requests %s, %s", n,
+                     bb_admission_name(attr[i].admission), bb_requests_name(attr[i].requests),
+                     bb_metrics_name(attr[i].metrics));
             CHECK_MSG(st[0] == st[i], "%s: spec %s, this %s", name, bb_status_string(st[0]),
                       bb_status_string(st[i]));
             CHECK_MSG(m[0].refusal.stage == m[i].refusal.stage
@@ -214,6 +215,14 @@ static void equivalence_cases(bb_world_t *world)
             CHECK_MSG(bb_sum_phase_sequence(phase[0]) == bb_sum_phase_sequence(phase[i]),
                       "%s: sequences diverge", name);
             CHECK(bbfault_same_everywhere(st[i]) && bbfault_same_everywhere(m[i].refusal.stage));
+            /* Timed: every part measured; untimed: none (-1), not 0. */
+            int timed = attr[i].metrics == BB_METRICS_TIMED;
+            CHECK_MSG(timed ? m[i].total_s >= 0.0 && m[i].admission_s >= 0.0
+                                  && m[i].total_s >= m[i].admission_s
+                            : m[i].total_s == -1.0 && m[i].prepare_s == -1.0
+                                  && m[i].admission_s == -1.0 && m[i].post_s == -1.0
+                                  && m[i].test_s == -1.0 && m[i].wait_s == -1.0,
+                      "%s: total %g s, admission %g s", name, m[i].total_s, m[i].admission_s);
         }
         for (int i = 0; i < POLICIES; i++) {
             int spec = attr[i].admission == BB_ADMISSION_SPEC;
@@ -255,8 +264,9 @@ static void equivalence_cases(bb_world_t *world)
  * long as the buffers and count it names. */
 static void persistent_cases(bb_world_t *world)
 {
-    bb_phase_attr_t attr = { BB_BUFFERS_RETAINED, BB_ADMISSION_FUSED_OP,
-                             BB_REQUESTS_PERSISTENT };
+    bb_phase_attr_t attr = { .buffers = BB_BUFFERS_RETAINED,
+                             .admission = BB_ADMISSION_FUSED_OP,
+                             .requests = BB_REQUESTS_PERSISTENT };
     bb_sum_phase_t *phase = NULL;
     CHECK(bb_sum_phase_create_attr(world, &attr, &phase) == BB_OK);
     provider_t p = { .data = values(400) };
@@ -302,9 +312,11 @@ static void persistent_cases(bb_world_t *world)
     CHECK_MSG(t7.request_free - t6.request_free == 2,
               "destroy frees the agreement's and the payload's requests: %ld",
               t7.request_free - t6.request_free);
-    bb_phase_attr_t bad = { BB_BUFFERS_FRESH, BB_ADMISSION_SPEC, (bb_requests_t)7 };
+    bb_phase_attr_t bad = { .requests = (bb_requests_t)7 };
     CHECK(bb_sum_phase_create_attr(world, &bad, &phase) == BB_ERR_ARG);
-    bad = (bb_phase_attr_t){ BB_BUFFERS_FRESH, (bb_admission_t)3, BB_REQUESTS_PER_CALL };
+    bad = (bb_phase_attr_t){ .admission = (bb_admission_t)3 };
+    CHECK(bb_sum_phase_create_attr(world, &bad, &phase) == BB_ERR_ARG);
+    bad = (bb_phase_attr_t){ .metrics = (bb_metrics_t)2 };
     CHECK(bb_sum_phase_create_attr(world, &bad, &phase) == BB_ERR_ARG);
     free(p.data);
 }
@@ -312,7 +324,7 @@ static void persistent_cases(bb_world_t *world)
 /* A poisoned retained phase keeps its buffers (they may still be MPI's). */
 static int poison_case(bb_world_t *world, const char *verdict_path, bb_requests_t requests)
 {
-    bb_phase_attr_t attr = { BB_BUFFERS_RETAINED, BB_ADMISSION_SPEC, requests };
+    bb_phase_attr_t attr = { .buffers = BB_BUFFERS_RETAINED, .requests = requests };
     bb_sum_phase_t *phase = NULL;
     CHECK(bb_sum_phase_create_attr(world, &attr, &phase) == BB_OK);
     provider_t p = { .data = values(100) };

@@ -8,6 +8,7 @@
  * payload fixture, the kernels, the census and the descriptor. */
 #include "config.h"
 #include "runner.h"
+#include "policy.h"
 #include "bbench-hooks.h"
 
 #include <stdio.h>
@@ -21,43 +22,37 @@ static const char *const variant_names[V_N] = {
     "protocol", "raw", "raw-pingpong", "raw-rounds", "agreements", "admission"
 };
 static const char *const variant_differs[V_N] = {
-    "the bounded transfer phase: nine-field MIN and MAX admission, payload copied into "
-    "the phase's buffer, Isend/Irecv with the batches and a poll after each, status "
-    "MAX agreement, consumer check, 16-byte receipt back, terminal MAX agreement",
+    "the bounded transfer phase: the nine-field admission, payload copied into the "
+    "phase's buffer, Isend/Irecv with the batches and a poll after each, status MAX "
+    "agreement, consumer check, 16-byte receipt back, terminal MAX agreement",
     "a stream: Isend/Irecv with the same fixture work and batches, one MPI_Test after "
     "each, a Wait; no agreement and no receipt, so a sender may run ahead of its "
     "receiver by what MPI buffers (not a latency)",
     "raw made a round trip: the source posts a 16-byte receipt Irecv before its "
     "payload Isend, the destination checks the payload and sends the receipt back",
-    "raw-pingpong with the phase's collectives at their places: the nine-field MIN "
-    "and MAX agreement before posting, a one-field MAX after the payload and another "
-    "after the receipt (the phase's whole control traffic, without the library)",
-    "the phase's collectives alone, on every rank: the nine-field MIN and MAX "
-    "agreement and two one-field MAX agreements, no payload and no receipt",
-    "the admission alone: the MIN and MAX MPI_Allreduce of nine int64, no payload"
+    "raw-pingpong with the phase's collectives at their places, made as its admission "
+    "and requests policies make them: the nine-field admission before posting, a "
+    "one-field MAX after the payload and another after the receipt (the phase's whole "
+    "control traffic, without the library)",
+    "the phase's collectives alone, on every rank: the nine-field admission and two "
+    "one-field MAX agreements, no payload and no receipt",
+    "the admission alone: the phase's nine-field agreement, no payload"
 };
 enum { MODE_PROTOCOL = 1u << V_PROTOCOL, MODE_RAW = 1u << V_RAW,
        MODE_BOTH = MODE_PROTOCOL | MODE_RAW };
-/* The references that contain the admission follow it (one row per
- * admission asked for). */
+/* The references that make the phase's agreements follow its admission and
+ * requests policies (one row per distinct pair asked for). */
 #define HAS_ADMISSION(v) ((v) == V_ROUNDS || (v) == V_AGREEMENTS || (v) == V_ADMISSION)
 
-/* The protocol's policies (library attributes): bit 0 retained buffers, bit 1
- * fused admission; policy 0 is the seed's phase. */
-enum { POLICY_RETAINED = 1, POLICY_FUSED = 2, POLICY_N = 4 };
-static const char *const buffers_names[] = { "fresh", "retained" };
-static const char *const admission_names[] = { "spec", "fused" };
-static const char *const policy_labels[POLICY_N] = {
-    "protocol", "protocol-retained", "protocol-fused", "protocol-retained-fused"
-};
-
-/* One measured line of a point: a variant and its policy (the protocol's
- * both bits; the admission references' fused bit). */
+/* One measured line of a point: a variant and a policy, an index into the
+ * policies measured (the protocol's whole policy; the agreement-bearing
+ * references' admission and requests; 0 for the others). */
 typedef struct row {
     int variant;
     int policy;
 } row_t;
-enum { ROWS_MAX = POLICY_N + V_N + 3 };
+/* Admission and requests pairs: at most 3 x 2. */
+enum { PAIRS_MAX = 6, ROWS_MAX = BB_POLICY_MAX + 2 + 3 * PAIRS_MAX };
 
 enum { API_RUN, API_TICKET };
 enum { MISMATCH_NONE, MISMATCH_PHASE_ID, MISMATCH_EPOCH, MISMATCH_SOURCE,
@@ -83,7 +78,9 @@ typedef struct options {
     int64_t max_bytes;        /* -1: equal to each size */
     int api;
     unsigned mode;            /* bit v: variant v */
-    unsigned buffers, admission;  /* bit i: buffers_names[i], admission_names[i] */
+    bb_policy_choice_t choice;
+    bb_phase_attr_t policies[BB_POLICY_MAX];  /* every combination asked for */
+    int npolicies;
     int full_sweep;
     int fail_compute_rank;    /* -1: none */
     int64_t fail_compute_batch;
@@ -294,6 +291,10 @@ struct run_ctx {
     bb_run_kernel_t kernel;
     bb_transfer_phase_t *phases[ROWS_MAX];  /* protocol rows, this point */
     bb_transfer_phase_t *phase;             /* the one being measured */
+    /* Agreement-bearing references, this point: the nine-field admission
+     * and the one-field MAX (status and terminal), as the phase holds them. */
+    bb_agreement_t *admissions[ROWS_MAX], *maxes[ROWS_MAX];
+    bb_agreement_t *admission, *max;        /* the row being measured */
     point_result_t results[ROWS_MAX];
     row_arg_t args[ROWS_MAX];
     fixture_t fx;
@@ -315,15 +316,24 @@ static int64_t cap_of(const run_ctx_t *ctx)
     return ctx->o.max_bytes >= 0 ? ctx->o.max_bytes : ctx->nbytes;
 }
 
-/* The row's name in column heads and the record: its policy label, or the
- * reference's name (with -fused for the fused admission). */
-static void row_label(const row_t *row, char *buf, size_t len)
+static const bb_phase_attr_t *row_attr(const run_ctx_t *ctx, const row_t *row)
 {
-    if (row->variant == V_PROTOCOL)
-        snprintf(buf, len, "%s", policy_labels[row->policy]);
+    return &ctx->o.policies[row->policy];
+}
+
+/* The row's name in column heads and progress lines: the protocol's and the
+ * agreement-bearing references' with what their policy changes
+ * ("protocol-retained-fused", "raw-rounds-fused-op-persistent"), the
+ * others' plain. */
+static void row_label(const run_ctx_t *ctx, const row_t *row, char *buf, size_t len)
+{
+    bb_phase_attr_t attr = *row_attr(ctx, row);
+    if (row->variant != V_PROTOCOL)
+        attr.buffers = BB_BUFFERS_FRESH;  /* no payload buffer of the phase's */
+    if (row->variant == V_PROTOCOL || HAS_ADMISSION(row->variant))
+        bb_policy_label(variant_names[row->variant], &attr, buf, len);
     else
-        snprintf(buf, len, "%s%s", variant_names[row->variant],
-                 HAS_ADMISSION(row->variant) && (row->policy & POLICY_FUSED) ? "-fused" : "");
+        snprintf(buf, len, "%s", variant_names[row->variant]);
 }
 
 static void add_metrics(double *t, double *cnt, const bb_transfer_metrics_t *m)
@@ -435,29 +445,28 @@ static bb_status_t protocol_call(run_ctx_t *ctx, double *t, double *cnt)
     return BB_OK;
 }
 
-/* The phase's nine-field admission, with the fields the phase presents, on
- * the world communicator; fields that differ would be a bug (counted). */
-static void reference_admission(run_ctx_t *ctx, int64_t seq, int fused)
+/* The phase's nine-field admission, with the fields the phase presents,
+ * through the row's agreement object (the row's admission and requests);
+ * fields that differ would be a bug (counted). */
+static void reference_admission(run_ctx_t *ctx, int64_t seq)
 {
     const options_t *o = &ctx->o;
     int64_t local[BB_TRANSFER_FIELDS] = { seq, ctx->phase_id, 1, o->source, o->destination,
                                           ctx->nbytes, cap_of(ctx), ctx->batches, 0 };
     int64_t mn[BB_TRANSFER_FIELDS], mx[BB_TRANSFER_FIELDS];
-    MPI_Comm comm = bb_run_comm(ctx->run);
-    int rc = fused ? bb_agree_minmax_fused(comm, local, BB_TRANSFER_FIELDS, mn, mx)
-                   : bb_agree_minmax(comm, local, BB_TRANSFER_FIELDS, mn, mx);
-    if (rc != MPI_SUCCESS)
-        bb_run_fatal(ctx->run, "reference admission: MPI_Allreduce failed");
+    if (bb_agreement_minmax(ctx->admission, local, mn, mx) != MPI_SUCCESS)
+        bb_run_fatal(ctx->run, "reference admission: the agreement failed");
     if (!bb_agree_fields_equal(mn, mx, 0, BB_TRANSFER_FIELDS))
         ctx->pr->bad_bytes++;
 }
 
-/* One one-field MAX agreement, as the phase's status and terminal ones. */
+/* One one-field MAX agreement, as the phase's status and terminal ones (one
+ * object for both, as the phase's). */
 static void reference_max(run_ctx_t *ctx)
 {
     int64_t local = 0, max = -1;
-    if (bb_agree_max(bb_run_comm(ctx->run), &local, 1, &max) != MPI_SUCCESS)
-        bb_run_fatal(ctx->run, "reference agreement: MPI_Allreduce failed");
+    if (bb_agreement_max(ctx->max, &local, &max) != MPI_SUCCESS)
+        bb_run_fatal(ctx->run, "reference agreement: the MAX agreement failed");
     if (max != 0)
         ctx->pr->bad_bytes++;
 }
@@ -466,7 +475,7 @@ static void reference_max(run_ctx_t *ctx)
  * source, check on the destination) and compute batches, one MPI_Test after
  * each, a Wait; the round trip adds the receipt, the rounds add the
  * agreements. */
-static bb_status_t raw_call(run_ctx_t *ctx, double *t, double *cnt, int variant, int fused)
+static bb_status_t raw_call(run_ctx_t *ctx, double *t, double *cnt, int variant)
 {
     const options_t *o = &ctx->o;
     point_result_t *pr = ctx->pr;
@@ -483,7 +492,7 @@ static bb_status_t raw_call(run_ctx_t *ctx, double *t, double *cnt, int variant,
         pattern_fill(ctx->raw_send, ctx->nbytes, seq);
     if (rounds) {
         ta = bb_time_now();
-        reference_admission(ctx, seq, fused);
+        reference_admission(ctx, seq);
         t[T_ADMISSION] += bb_time_now() - ta;
     }
     if (is_src && is_dst) {
@@ -564,10 +573,10 @@ static bb_status_t raw_call(run_ctx_t *ctx, double *t, double *cnt, int variant,
 }
 
 /* agreements and admission: the phase's collectives with no payload. */
-static bb_status_t agreements_call(run_ctx_t *ctx, double *t, int all, int fused)
+static bb_status_t agreements_call(run_ctx_t *ctx, double *t, int all)
 {
     double t0 = bb_time_now();
-    reference_admission(ctx, ctx->raw_seq++, fused);
+    reference_admission(ctx, ctx->raw_seq++);
     double t1 = bb_time_now();
     t[T_ADMISSION] += t1 - t0;
     if (all) {
@@ -586,14 +595,15 @@ static bb_status_t row_call(void *arg, double *t, double *cnt)
     row_arg_t *a = arg;
     run_ctx_t *ctx = a->ctx;
     const row_t *row = &ctx->rows[a->r];
-    int fused = (row->policy & POLICY_FUSED) != 0;
     ctx->pr = &ctx->results[a->r];
     ctx->phase = ctx->phases[a->r];
+    ctx->admission = ctx->admissions[a->r];
+    ctx->max = ctx->maxes[a->r];
     switch (row->variant) {
     case V_PROTOCOL: return protocol_call(ctx, t, cnt);
-    case V_AGREEMENTS: return agreements_call(ctx, t, 1, fused);
-    case V_ADMISSION: return agreements_call(ctx, t, 0, fused);
-    default: return raw_call(ctx, t, cnt, row->variant, fused);
+    case V_AGREEMENTS: return agreements_call(ctx, t, 1);
+    case V_ADMISSION: return agreements_call(ctx, t, 0);
+    default: return raw_call(ctx, t, cnt, row->variant);
     }
 }
 
@@ -617,7 +627,7 @@ static int role_of(const options_t *o, int r)
 static void census_gather(run_ctx_t *ctx, int r, census_t *cs)
 {
     const point_result_t *pr = &ctx->results[r];
-    int retained = (ctx->rows[r].policy & POLICY_RETAINED) != 0;
+    int retained = row_attr(ctx, &ctx->rows[r])->buffers == BB_BUFFERS_RETAINED;
     int64_t mine[K_N] = { role_of(&ctx->o, ctx->rank), pr->tracked_peak, pr->max_inflight,
                           pr->payload_bytes, bb_transfer_phase_tracked_live(ctx->phases[r]) };
     memset(cs, 0, sizeof *cs);
@@ -688,12 +698,9 @@ static cJSON *parameters_new(const run_ctx_t *ctx, const row_t *row)
     cJSON_AddNumberToObject(p, "source", o->source);
     cJSON_AddNumberToObject(p, "destination", o->destination);
     cJSON_AddNumberToObject(p, "max_bytes", (double)cap_of(ctx));
-    if (row->variant == V_PROTOCOL)
-        cJSON_AddStringToObject(p, "buffers",
-                                buffers_names[(row->policy & POLICY_RETAINED) != 0]);
+    /* The references have no payload buffer of the phase's: no buffers. */
     if (row->variant == V_PROTOCOL || HAS_ADMISSION(row->variant))
-        cJSON_AddStringToObject(p, "admission",
-                                admission_names[(row->policy & POLICY_FUSED) != 0]);
+        bb_policy_parameters(p, row_attr(ctx, row), row->variant == V_PROTOCOL);
     return p;
 }
 
@@ -818,18 +825,26 @@ static void record_point(run_ctx_t *ctx, int r)
         cJSON *last = points ? cJSON_GetArrayItem(points, cJSON_GetArraySize(points) - 1) : NULL;
         if (last != NULL)
             cJSON_AddItemToObject(last, "census",
-                                  census_json(ctx, &pr->cs,
-                                              (row->policy & POLICY_RETAINED) != 0));
+                                  census_json(ctx, &pr->cs, row_attr(ctx, row)->buffers
+                                                                == BB_BUFFERS_RETAINED));
     }
 }
 
-/* The row measured for variant v with the admission bit of policy, or -1. */
+/* 1 when policies p and q make the same agreements (admission and
+ * requests; the buffers do not enter them). */
+static int same_agreements(const run_ctx_t *ctx, int p, int q)
+{
+    const bb_phase_attr_t *a = &ctx->o.policies[p], *b = &ctx->o.policies[q];
+    return a->admission == b->admission && a->requests == b->requests;
+}
+
+/* The row measured for variant v (with policy's admission and requests when
+ * v makes agreements), or -1. */
 static int row_find(const run_ctx_t *ctx, int v, int policy)
 {
     for (int r = 0; r < ctx->nrows; r++)
         if (ctx->rows[r].variant == v
-            && (v == V_RAW || v == V_PINGPONG
-                || (ctx->rows[r].policy & POLICY_FUSED) == (policy & POLICY_FUSED)))
+            && (!HAS_ADMISSION(v) || same_agreements(ctx, ctx->rows[r].policy, policy)))
             return r;
     return -1;
 }
@@ -838,17 +853,17 @@ static void table_columns(run_ctx_t *ctx)
 {
     bb_table_t *t = bb_run_table(ctx->run);
     int full = bb_run_full(ctx->run);
-    char label[64], name[96], legend[256];
+    char label[64], ref[64], name[96], legend[320], policy[128];
     bb_table_column(t, "bytes", "B", "payload bytes", 8);
     bb_table_column(t, "batches", NULL, "compute batches per call, a poll after each", 7);
     for (int r = 0; r < ctx->nrows; r++) {
         const row_t *row = &ctx->rows[r];
-        row_label(row, label, sizeof label);
+        const bb_phase_attr_t *attr = row_attr(ctx, row);
+        row_label(ctx, row, label, sizeof label);
         if (row->variant == V_PROTOCOL) {
-            snprintf(legend, sizeof legend, "the phase, %s buffers, %s admission: time per "
-                     "call (median, min, max of the samples; each sample the rank maximum)",
-                     buffers_names[(row->policy & POLICY_RETAINED) != 0],
-                     admission_names[(row->policy & POLICY_FUSED) != 0]);
+            bb_policy_describe(attr, policy, sizeof policy);
+            snprintf(legend, sizeof legend, "the phase (%s): time per call (median, min, "
+                     "max of the samples; each sample the rank maximum)", policy);
             bb_table_time_columns(t, label, legend, full);
             snprintf(name, sizeof name, "%s_agree", label);
             bb_table_column(t, name, "us", "median admission + status + terminal "
@@ -860,6 +875,11 @@ static void table_columns(run_ctx_t *ctx)
         } else if (row->variant == V_RAW) {
             bb_table_time_columns(t, label, "raw stream: time per call (median, min, max)",
                                   full);
+        } else if (HAS_ADMISSION(row->variant)) {
+            snprintf(legend, sizeof legend, "%s reference (admission %s, requests %s): "
+                     "median time per call", variant_names[row->variant],
+                     bb_admission_name(attr->admission), bb_requests_name(attr->requests));
+            bb_table_column(t, label, "us", legend, 10);
         } else {
             snprintf(legend, sizeof legend, "%s reference: median time per call",
                      variant_names[row->variant]);
@@ -870,17 +890,18 @@ static void table_columns(run_ctx_t *ctx)
         const row_t *row = &ctx->rows[r];
         if (row->variant != V_PROTOCOL)
             continue;
-        row_label(row, label, sizeof label);
+        row_label(ctx, row, label, sizeof label);
         if (row_find(ctx, V_RAW, 0) >= 0) {
             snprintf(name, sizeof name, "%s_raw_ratio", label);
             snprintf(legend, sizeof legend, "%s median / raw median", label);
             bb_table_column(t, name, NULL, legend, 0);
         }
-        if (row_find(ctx, V_ROUNDS, row->policy) >= 0) {
+        int rounds = row_find(ctx, V_ROUNDS, row->policy);
+        if (rounds >= 0) {
+            row_label(ctx, &ctx->rows[rounds], ref, sizeof ref);
             snprintf(name, sizeof name, "%s_rounds_ratio", label);
-            snprintf(legend, sizeof legend, "%s median / raw-rounds%s median (its own "
-                     "control round trips)", label,
-                     (row->policy & POLICY_FUSED) ? "-fused" : "");
+            snprintf(legend, sizeof legend, "%s median / %s median (its own control round "
+                     "trips: the same admission and requests)", label, ref);
             bb_table_column(t, name, NULL, legend, 0);
         }
     }
@@ -981,12 +1002,24 @@ static void measure_point(run_ctx_t *ctx)
         mv[r] = (bb_measure_variant_t){ .nparts = T_N, .ncounts = C_N, .call = row_call,
                                         .arg = &ctx->args[r] };
         ctx->phases[r] = NULL;
+        ctx->admissions[r] = ctx->maxes[r] = NULL;
+        const bb_phase_attr_t *attr = row_attr(ctx, row);
+        if (HAS_ADMISSION(row->variant)) {
+            /* Made per point, as the phase's are, so that a persistent
+             * request is made at the point's first call in both.  The
+             * one-field MAX is one Allreduce whatever the admission: spec,
+             * as the phase's, makes no fused-op type for it. */
+            bb_phase_attr_t max_attr = *attr;
+            max_attr.admission = BB_ADMISSION_SPEC;
+            if (bb_agreement_create(bb_run_comm(ctx->run), BB_TRANSFER_FIELDS, attr,
+                                    &ctx->admissions[r]) != BB_OK
+                || bb_agreement_create(bb_run_comm(ctx->run), 1, &max_attr,
+                                       &ctx->maxes[r]) != BB_OK)
+                bb_run_fatal(ctx->run, "cannot create the reference agreements");
+        }
         if (row->variant != V_PROTOCOL)
             continue;
-        bb_phase_attr_t attr = {
-            (row->policy & POLICY_RETAINED) ? BB_BUFFERS_RETAINED : BB_BUFFERS_FRESH,
-            (row->policy & POLICY_FUSED) ? BB_ADMISSION_FUSED : BB_ADMISSION_SPEC };
-        if (bb_transfer_phase_create_attr(bb_bench_world(bb_run_bench(ctx->run)), &attr,
+        if (bb_transfer_phase_create_attr(bb_bench_world(bb_run_bench(ctx->run)), attr,
                                           &ctx->phases[r]) != BB_OK)
             bb_run_fatal(ctx->run, "cannot create the transfer phase");
         if (ctx->rank == o->delay_post_rank)
@@ -999,6 +1032,13 @@ static void measure_point(run_ctx_t *ctx)
     bb_run_measure_set(ctx->run, "transfer point", mv, ctx->nrows, 1, res);
     ctx->pr = NULL;
     ctx->phase = NULL;
+    ctx->admission = ctx->max = NULL;
+    /* Their persistent requests are inactive now (every call waited). */
+    for (int r = 0; r < ctx->nrows; r++) {
+        bb_agreement_destroy(ctx->admissions[r]);
+        bb_agreement_destroy(ctx->maxes[r]);
+        ctx->admissions[r] = ctx->maxes[r] = NULL;
+    }
     /* The facts that decide the status, agreed with MAX over ranks. */
     int64_t local[ROWS_MAX * 4], max[ROWS_MAX * 4];
     int64_t rss = bb_rss_peak_bytes();
@@ -1045,7 +1085,7 @@ static int transfer_point(bb_run_t *run, void *state, size_t i)
     char label[64];
     for (int r = 0; r < ctx->nrows; r++) {
         point_result_t *pr = &ctx->results[r];
-        row_label(&ctx->rows[r], label, sizeof label);
+        row_label(ctx, &ctx->rows[r], label, sizeof label);
         if (ctx->rows[r].variant == V_PROTOCOL) {
             if (pr->refused_calls > 0 && !refusal_asked(o)) {
                 bb_run_note(run, "error: %lld bytes refused (%s) without a refusal being "
@@ -1083,7 +1123,7 @@ static int transfer_point(bb_run_t *run, void *state, size_t i)
 /* The descriptor */
 
 enum { OPT_BATCHES = BB_OPT_LONG, OPT_COMPUTE, OPT_SOURCE, OPT_DEST, OPT_MAX, OPT_API,
-       OPT_MODE, OPT_BUFFERS, OPT_ADMISSION, OPT_FAIL_COMPUTE,
+       OPT_MODE, OPT_FAIL_COMPUTE,
        OPT_FAIL_CONSUMER, OPT_REFUSE, OPT_MISMATCH, OPT_DPOST, OPT_CORRUPT };
 
 static const bb_option_t transfer_options[] = {
@@ -1102,12 +1142,7 @@ static const bb_option_t transfer_options[] = {
     {"mode", OPT_MODE, "LIST", "what to measure, a comma list of protocol, raw,\n"
                                "raw-pingpong, raw-rounds, agreements, admission;\n"
                                "both (= protocol,raw, the default) or all"},
-    {"buffers", OPT_BUFFERS, "POLICY", "the protocol's payload buffer: fresh (per ticket,\n"
-                                       "the default), retained (kept between tickets)\n"
-                                       "or both"},
-    {"admission", OPT_ADMISSION, "POLICY", "the admission: spec (MIN then MAX, the\n"
-                                           "default), fused (one MIN over fields and\n"
-                                           "complements) or both"},
+    BB_POLICY_OPTIONS("ticket"),
     {"fail-compute", OPT_FAIL_COMPUTE, "R:BATCH", "rank R's compute batch BATCH fails"},
     {"fail-consumer", OPT_FAIL_CONSUMER, NULL, "the destination's consumer fails"},
     {"refuse-rank", OPT_REFUSE, "R", "rank R refuses locally in preflight"},
@@ -1129,7 +1164,7 @@ static void transfer_defaults(void *state)
     o->max_bytes = -1;
     o->api = API_RUN;
     o->mode = MODE_BOTH;
-    o->buffers = o->admission = 1u;
+    bb_policy_defaults(&o->choice);
     o->fail_compute_rank = o->refuse_rank = o->mismatch_rank = o->delay_post_rank = -1;
     o->corrupt_byte = -1;
 }
@@ -1139,6 +1174,10 @@ static void transfer_parse(bb_run_t *run, void *state, int key, const char *valu
     options_t *o = &((run_ctx_t *)state)->o;
     char err[512];
     const char *rest;
+    /* Options without a value (--fail-consumer) never reach the policy
+     * parser, which reads value before looking at key. */
+    if (value != NULL && bb_policy_parse(run, key, value, &o->choice))
+        return;
     switch (key) {
     case 'b': bb_run_parse_size_list(run, "bytes", value, 0, INT32_MAX, &o->bytes); break;
     case OPT_BATCHES:
@@ -1162,15 +1201,6 @@ static void transfer_parse(bb_run_t *run, void *state, int key, const char *valu
         o->mode = strcmp(value, "both") == 0
                       ? MODE_BOTH
                       : bb_run_parse_choices(run, "mode", value, variant_names, V_N);
-        break;
-    case OPT_BUFFERS:
-        o->buffers = strcmp(value, "both") == 0
-                         ? 3u : bb_run_parse_choices(run, "buffers", value, buffers_names, 2);
-        break;
-    case OPT_ADMISSION:
-        o->admission = strcmp(value, "both") == 0
-                           ? 3u : bb_run_parse_choices(run, "admission", value,
-                                                       admission_names, 2);
         break;
     case OPT_FAIL_COMPUTE:
         if (bb_cli_parse_rank_prefix(value, bb_run_size(run), &o->fail_compute_rank, &rest,
@@ -1215,34 +1245,72 @@ static size_t transfer_validate(bb_run_t *run, void *state)
                                0, 1000000, &o->batches);
     if (o->destination < 0)
         o->destination = ctx->size - 1;
-    if (!(o->mode & MODE_PROTOCOL) && (o->buffers != 1u))
+    if (!(o->mode & MODE_PROTOCOL) && o->choice.buffers != 1u)
         bb_run_usage(run, "--buffers chooses the protocol's policy: --mode must include "
                      "protocol");
+    int agreeing = (o->mode & MODE_PROTOCOL) != 0;
+    for (int v = V_RAW; v < V_N; v++)
+        agreeing |= HAS_ADMISSION(v) && (o->mode & (1u << v));
+    if (!agreeing && bb_policy_given(&o->choice))
+        bb_run_usage(run, "--admission and --requests choose the protocol's and the "
+                     "references' agreements: --mode must include protocol, raw-rounds, "
+                     "agreements or admission");
     /* The rows of every point: the protocol under each policy asked for, then
-     * the references, those with an admission once per admission asked. */
+     * the references in their order, those that make agreements once per
+     * distinct admission and requests pair (at its first policy). */
+    o->npolicies = bb_policy_list(&o->choice, o->policies);
     ctx->nrows = 0;
     if (o->mode & MODE_PROTOCOL)
-        for (int p = 0; p < POLICY_N; p++)
-            if ((o->buffers & (1u << (p & POLICY_RETAINED ? 1 : 0)))
-                && (o->admission & (1u << (p & POLICY_FUSED ? 1 : 0))))
-                ctx->rows[ctx->nrows++] = (row_t){ V_PROTOCOL, p };
+        for (int p = 0; p < o->npolicies; p++)
+            ctx->rows[ctx->nrows++] = (row_t){ V_PROTOCOL, p };
     for (int v = V_RAW; v < V_N; v++) {
         if (!(o->mode & (1u << v)))
             continue;
-        for (int a = 0; a < 2; a++)
-            if (a == 0 ? (!HAS_ADMISSION(v) || (o->admission & 1u))
-                       : (HAS_ADMISSION(v) && (o->admission & 2u)))
-                ctx->rows[ctx->nrows++] = (row_t){ v, a ? POLICY_FUSED : 0 };
-    }
-    if (!(o->mode & MODE_PROTOCOL) && o->admission != 1u) {
-        int any = 0;
-        for (int v = V_RAW; v < V_N; v++)
-            any |= HAS_ADMISSION(v) && (o->mode & (1u << v));
-        if (!any)
-            bb_run_usage(run, "--admission chooses the protocol's and the admission "
-                         "references' agreement: --mode must include one of them");
+        if (!HAS_ADMISSION(v)) {
+            ctx->rows[ctx->nrows++] = (row_t){ v, 0 };
+            continue;
+        }
+        for (int p = 0; p < o->npolicies; p++) {
+            int seen = 0;
+            for (int q = 0; q < p && !seen; q++)
+                seen = same_agreements(ctx, p, q);
+            if (!seen)
+                ctx->rows[ctx->nrows++] = (row_t){ v, p };
+        }
     }
     return o->bytes.n * o->batches.n;
+}
+
+/* What each label suffix in use means, once. */
+static void policy_notes(run_ctx_t *ctx)
+{
+    bb_table_t *t = bb_run_table(ctx->run);
+    int retained = 0, fused = 0, fused_op = 0, persistent = 0;
+    for (int r = 0; r < ctx->nrows; r++) {
+        const row_t *row = &ctx->rows[r];
+        const bb_phase_attr_t *attr = row_attr(ctx, row);
+        if (row->variant != V_PROTOCOL && !HAS_ADMISSION(row->variant))
+            continue;
+        retained |= row->variant == V_PROTOCOL && attr->buffers == BB_BUFFERS_RETAINED;
+        fused |= attr->admission == BB_ADMISSION_FUSED;
+        fused_op |= attr->admission == BB_ADMISSION_FUSED_OP;
+        persistent |= attr->requests == BB_REQUESTS_PERSISTENT;
+    }
+    if (retained)
+        bb_table_note(t, "-retained: the phase keeps its payload buffer between tickets "
+                      "(capacity the largest cap presented)");
+    if (fused)
+        bb_table_note(t, "-fused: the admission as one MPI_Allreduce(MIN) over the nine "
+                      "fields and their complements");
+    if (fused_op)
+        bb_table_note(t, "-fused-op: the same 18 int64 as one element of a contiguous "
+                      "type under a user-defined MIN (the MPI library picks its algorithm "
+                      "for one element)");
+    if (persistent)
+        bb_table_note(t, "-persistent: every agreement a persistent collective, "
+                      "MPI_Allreduce_init at the first call of a point (the phase's first "
+                      "ticket; the references' first call), MPI_Start at each; the "
+                      "payload stays Isend/Irecv");
 }
 
 /* Collective: buffers, the kernel, the notes and the table's columns. */
@@ -1291,9 +1359,7 @@ static void transfer_setup(bb_run_t *run, void *state)
     for (int v = 0; v < V_N; v++)
         if (o->mode & (1u << v))
             bb_table_note(t, "%s: %s", variant_names[v], variant_differs[v]);
-    if (o->admission & 2u)
-        bb_table_note(t, "-fused: the same with the admission as one MPI_Allreduce(MIN) "
-                      "over the nine fields and their complements");
+    policy_notes(ctx);
     table_columns(ctx);
 }
 
@@ -1408,14 +1474,17 @@ static void transfer_teardown(void *state)
 static const bb_bench_desc_t transfer_bench = {
     .program = "bbench-transfer",
     .benchmark = "transfer",
-    .summary = "Measure the bounded transfer phase (nine-field MIN/MAX agreement, payload\n"
+    .summary = "Measure the bounded transfer phase (nine-field admission, payload\n"
                "Isend/Irecv, compute batches with one poll after each, status agreement,\n"
                "consumer, receipt, terminal agreement) against references in the same\n"
                "run, their samples interleaved: a raw Isend/Irecv stream with the same\n"
                "batches, a ping-pong (payload one way, receipt back), the ping-pong with\n"
                "the phase's agreements (its control round trips), the agreements alone\n"
-               "and the admission alone.  Launch with mpiexec -n P (P = 1: a same-rank\n"
-               "transfer).",
+               "and the admission alone.  The protocol is measured under every policy\n"
+               "asked for (--buffers, --admission, --requests); the references that make\n"
+               "its agreements (raw-rounds, agreements, admission) once per admission\n"
+               "and requests pair asked for, with the same agreements.  Launch with\n"
+               "mpiexec -n P (P = 1: a same-rank transfer).",
     .notes = "Demonstrations: a refusal asked for (--fail-compute, --fail-consumer,\n"
              "--refuse-rank, --mismatch-rank) is recorded and exits 0.  The payload is a\n"
              "byte pattern of the ticket's sequence and the offset; the destination\n"

@@ -3,15 +3,19 @@
  * transfer).
  *
  *   test-transfer-policy        retained buffers (capacity, growth, refused
- *                               tickets holding no extra bytes) and the fused
- *                               admission's equivalence with the spec's
- *                               MIN-then-MAX pair, case by case, under both
- *                               buffer policies
- *   test-transfer-policy poison FILE  a retained phase whose second ticket is
+ *                               tickets holding no extra bytes), and every
+ *                               admission (spec, fused, fused-op) under both
+ *                               request policies (per-call, persistent)
+ *                               equivalent to spec per call, case by case,
+ *                               under both buffer policies, with their
+ *                               collectives counted
+ *   test-transfer-policy poison FILE [persistent]  a retained phase (with
+ *                               persistent requests) whose second ticket is
  *                               made to fail (BB_FAULT): it keeps its buffer;
  *                               the verdict goes to FILE, then MPI_Abort(3)
  *
- * Linked with tests/fault.c: the library's MPI_Allreduce calls are counted. */
+ * Linked with tests/fault.c: the library's MPI_Allreduce, MPI_Allreduce_init,
+ * MPI_Start and MPI_Request_free calls are counted. */
 #include "config.h"
 #include "bbench.h"
 #include "bbench-hooks.h"
@@ -87,7 +91,7 @@ static bb_status_t ticket(bb_transfer_phase_t *phase, fixture_t *f, int64_t id,
 
 static void retained_cases(bb_world_t *world)
 {
-    bb_phase_attr_t attr = { BB_BUFFERS_RETAINED, BB_ADMISSION_SPEC };
+    bb_phase_attr_t attr = { .buffers = BB_BUFFERS_RETAINED };
     bb_transfer_phase_t *phase = NULL;
     CHECK(bb_transfer_phase_create_attr(world, &attr, &phase) == BB_OK);
     fixture_t f = { .data = malloc(400) };
@@ -153,10 +157,12 @@ static void retained_cases(bb_world_t *world)
     CHECK(bb_transfer_phase_tracked_live(phase) == 0);
     CHECK(bb_transfer_phase_close(phase) == BB_OK);
 
-    bb_phase_attr_t bad = { (bb_buffers_t)9, BB_ADMISSION_SPEC };
+    bb_phase_attr_t bad = { .buffers = (bb_buffers_t)9 };
     phase = NULL;
     CHECK(bb_transfer_phase_create_attr(world, &bad, &phase) == BB_ERR_ARG && phase == NULL);
-    bad = (bb_phase_attr_t){ BB_BUFFERS_FRESH, (bb_admission_t)7 };
+    bad = (bb_phase_attr_t){ .admission = (bb_admission_t)7 };
+    CHECK(bb_transfer_phase_create_attr(world, &bad, &phase) == BB_ERR_ARG && phase == NULL);
+    bad = (bb_phase_attr_t){ .requests = (bb_requests_t)5 };
     CHECK(bb_transfer_phase_create_attr(world, &bad, &phase) == BB_ERR_ARG && phase == NULL);
     free(f.data);
 }
@@ -171,10 +177,28 @@ static const char *const case_names[C_N] = {
     "INT64_MIN sequence", "compute", "consumer"
 };
 
+/* The library's collectives, as the interposer counts them. */
+typedef struct calls {
+    long allreduce, init, start, request_free;
+} calls_t;
+
+static calls_t calls_now(void)
+{
+    return (calls_t){ bbfault_calls("MPI_Allreduce"), bbfault_calls("MPI_Allreduce_init"),
+                      bbfault_calls("MPI_Start"), bbfault_calls("MPI_Request_free") };
+}
+
+static calls_t calls_since(calls_t before)
+{
+    calls_t now = calls_now();
+    return (calls_t){ now.allreduce - before.allreduce, now.init - before.init,
+                      now.start - before.start, now.request_free - before.request_free };
+}
+
 typedef struct outcome {
     bb_status_t st;
     bb_transfer_metrics_t m;
-    long allreduces;
+    calls_t calls;
     int64_t sequence_after, held_after;
     int64_t bad;
 } outcome_t;
@@ -216,7 +240,7 @@ static void one_case(bb_transfer_phase_t *phase, int c, outcome_t *o)
         }
     }
     f.len = k.nbytes;
-    long before = bbfault_calls("MPI_Allreduce");
+    calls_t before = calls_now();
     bb_transfer_ticket_t t;
     o->st = bb_transfer_phase_begin(phase, &prov, &k, &t, &o->m);
     if (o->st == BB_OK) {
@@ -224,72 +248,133 @@ static void one_case(bb_transfer_phase_t *phase, int c, outcome_t *o)
         CHECK(bb_transfer_ticket_progress(&t, NULL) == BB_OK);
         o->st = bb_transfer_ticket_finish(&t, &cons, local_error, &value, &o->m);
     }
-    o->allreduces = bbfault_calls("MPI_Allreduce") - before;
+    o->calls = calls_since(before);
     o->sequence_after = bb_transfer_phase_sequence(phase);
     o->held_after = bb_transfer_phase_tracked_live(phase);
     o->bad = f.bad;
     free(f.data);
 }
 
-static void fused_cases(bb_world_t *world, bb_buffers_t buffers)
+/* One phase under test: its policy and which of its agreement objects have
+ * made their persistent requests (the admission at the first ticket, the
+ * status MAX at the first that reaches the status agreement). */
+typedef struct subject {
+    bb_phase_attr_t attr;
+    char name[48];
+    bb_transfer_phase_t *phase;
+    int admission_made, status_made;
+} subject_t;
+
+/* The collectives of one ticket: the admission (two Allreduces for spec,
+ * one fused or fused-op) and, when the ticket reached them, the status and
+ * terminal MAX agreements; per call as MPI_Allreduce, persistent as one
+ * MPI_Start each, with MPI_Allreduce_init where the object makes its
+ * request. */
+static void check_calls(subject_t *x, const outcome_t *o, int reached_status,
+                        const char *b, const char *n)
 {
-    bb_phase_attr_t spec_attr = { buffers, BB_ADMISSION_SPEC };
-    bb_phase_attr_t fused_attr = { buffers, BB_ADMISSION_FUSED };
-    bb_transfer_phase_t *spec = NULL, *fused = NULL;
-    CHECK(bb_transfer_phase_create_attr(world, &spec_attr, &spec) == BB_OK);
-    CHECK(bb_transfer_phase_create_attr(world, &fused_attr, &fused) == BB_OK);
-    const char *b = buffers == BB_BUFFERS_FRESH ? "fresh" : "retained";
+    long admit = x->attr.admission == BB_ADMISSION_SPEC ? 2 : 1;
+    long after = reached_status ? 2 : 0;
+    calls_t want = { admit + after, 0, 0, 0 };
+    if (x->attr.requests == BB_REQUESTS_PERSISTENT) {
+        want.allreduce = 0;
+        want.start = admit + after;
+        want.init = (x->admission_made ? 0 : admit)
+                    + (reached_status && !x->status_made ? 1 : 0);
+        x->admission_made = 1;
+        x->status_made |= reached_status;
+    }
+    CHECK_MSG(o->calls.allreduce == want.allreduce && o->calls.init == want.init
+                  && o->calls.start == want.start && o->calls.request_free == 0,
+              "%s %s, %s: %ld Allreduce, %ld init, %ld start, %ld free (want %ld, %ld, "
+              "%ld, 0)", b, n, x->name, o->calls.allreduce, o->calls.init, o->calls.start,
+              o->calls.request_free, want.allreduce, want.init, want.start);
+}
+
+/* Every admission under both request policies against spec per call (the
+ * first subject), case by case: identical verdicts, census and sequences. */
+static void policy_cases(bb_world_t *world, bb_buffers_t buffers)
+{
+    enum { SUBJECTS = 3 * 2 };
+    subject_t x[SUBJECTS];
+    const char *b = bb_buffers_name(buffers);
+    for (int i = 0; i < SUBJECTS; i++) {
+        memset(&x[i], 0, sizeof x[i]);
+        x[i].attr = (bb_phase_attr_t){ .buffers = buffers,
+                                       .admission = (bb_admission_t)(i % 3),
+                                       .requests = (bb_requests_t)(i / 3) };
+        snprintf(x[i].name, sizeof x[i].name, "%s %s", bb_admission_name(x[i].attr.admission),
+                 bb_requests_name(x[i].attr.requests));
+        CHECK(bb_transfer_phase_create_attr(world, &x[i].attr, &x[i].phase) == BB_OK);
+    }
     for (int c = 0; c < C_N; c++) {
-        outcome_t s, f;
-        one_case(spec, c, &s);
-        one_case(fused, c, &f);
         const char *n = case_names[c];
-        CHECK_MSG(s.st == f.st, "%s %s: spec %s, fused %s", b, n, bb_status_string(s.st),
-                  bb_status_string(f.st));
-        CHECK_MSG(s.m.refusal.stage == f.m.refusal.stage
-                      && s.m.refusal.rank == f.m.refusal.rank
-                      && s.m.refusal.sequence == f.m.refusal.sequence
-                      && s.m.code == f.m.code && s.m.local_cause == f.m.local_cause,
-                  "%s %s: refusal differs: spec %s rank %d seq %lld, fused %s rank %d "
-                  "seq %lld", b, n, bb_stage_name(s.m.refusal.stage), s.m.refusal.rank,
-                  (long long)s.m.refusal.sequence, bb_stage_name(f.m.refusal.stage),
-                  f.m.refusal.rank, (long long)f.m.refusal.sequence);
-        CHECK_MSG(s.m.tracked_bytes == f.m.tracked_bytes
-                      && s.m.payload_bytes == f.m.payload_bytes
-                      && s.m.requests_posted == f.m.requests_posted
-                      && s.m.max_inflight == f.m.max_inflight
-                      && s.held_after == f.held_after,
-                  "%s %s: census differs (tracked %lld/%lld, held after %lld/%lld)", b, n,
-                  (long long)s.m.tracked_bytes, (long long)f.m.tracked_bytes,
-                  (long long)s.held_after, (long long)f.held_after);
-        CHECK_MSG(s.sequence_after == f.sequence_after, "%s %s: sequences diverge", b, n);
-        /* The admission is two Allreduces or one; an admitted ticket adds the
-         * status and terminal agreements to both. */
+        outcome_t s;  /* spec per call, the reference */
+        one_case(x[0].phase, c, &s);
         bb_stage_t stage = s.m.refusal.stage;
-        long after = s.st == BB_OK || stage == BB_STAGE_COMPUTE || stage == BB_STAGE_CONSUMER
-                             || stage == BB_STAGE_RECEIPT
-                         ? 2 : 0;
-        CHECK_MSG(s.allreduces == 2 + after && f.allreduces == 1 + after,
-                  "%s %s: %ld spec and %ld fused Allreduce", b, n, s.allreduces,
-                  f.allreduces);
-        CHECK(bbfault_same_everywhere(f.st) && bbfault_same_everywhere(f.m.refusal.stage));
-        CHECK_MSG(s.bad == 0 && f.bad == 0, "%s %s: payload check failed", b, n);
+        int reached_status = s.st == BB_OK || stage == BB_STAGE_COMPUTE
+                             || stage == BB_STAGE_CONSUMER || stage == BB_STAGE_RECEIPT;
+        check_calls(&x[0], &s, reached_status, b, n);
+        CHECK_MSG(s.bad == 0, "%s %s: payload check failed", b, n);
         /* Identical verdicts are also the right ones. */
         int alone = ranks == 1;  /* no other rank to differ from */
         int refused_expected = c == C_PROVIDER || c == C_NEGATIVE || c == C_OVER_CAP
                                || c == C_INT64_MIN_ID || c == C_COMPUTE || c == C_CONSUMER
                                || (!alone && c != C_NONE);
-        CHECK_MSG((f.st == BB_REFUSED) == refused_expected, "%s %s: %s", b, n,
-                  bb_status_string(f.st));
+        CHECK_MSG((s.st == BB_REFUSED) == refused_expected, "%s %s: %s", b, n,
+                  bb_status_string(s.st));
+        CHECK(bbfault_same_everywhere(s.st) && bbfault_same_everywhere(stage));
+        for (int i = 1; i < SUBJECTS; i++) {
+            outcome_t f;
+            const char *p = x[i].name;
+            one_case(x[i].phase, c, &f);
+            CHECK_MSG(s.st == f.st, "%s %s: spec per-call %s, %s %s", b, n,
+                      bb_status_string(s.st), p, bb_status_string(f.st));
+            CHECK_MSG(s.m.refusal.stage == f.m.refusal.stage
+                          && s.m.refusal.rank == f.m.refusal.rank
+                          && s.m.refusal.sequence == f.m.refusal.sequence
+                          && s.m.code == f.m.code && s.m.local_cause == f.m.local_cause,
+                      "%s %s: refusal differs: spec per-call %s rank %d seq %lld, %s %s "
+                      "rank %d seq %lld", b, n, bb_stage_name(s.m.refusal.stage),
+                      s.m.refusal.rank, (long long)s.m.refusal.sequence, p,
+                      bb_stage_name(f.m.refusal.stage), f.m.refusal.rank,
+                      (long long)f.m.refusal.sequence);
+            CHECK_MSG(s.m.tracked_bytes == f.m.tracked_bytes
+                          && s.m.payload_bytes == f.m.payload_bytes
+                          && s.m.requests_posted == f.m.requests_posted
+                          && s.m.max_inflight == f.m.max_inflight
+                          && s.held_after == f.held_after,
+                      "%s %s, %s: census differs (tracked %lld/%lld, held after %lld/%lld)",
+                      b, n, p, (long long)s.m.tracked_bytes, (long long)f.m.tracked_bytes,
+                      (long long)s.held_after, (long long)f.held_after);
+            CHECK_MSG(s.sequence_after == f.sequence_after, "%s %s, %s: sequences diverge",
+                      b, n, p);
+            check_calls(&x[i], &f, reached_status, b, n);
+            CHECK(bbfault_same_everywhere(f.st)
+                  && bbfault_same_everywhere(f.m.refusal.stage));
+            CHECK_MSG(f.bad == 0, "%s %s, %s: payload check failed", b, n, p);
+        }
     }
-    CHECK(bb_transfer_phase_close(spec) == BB_OK);
-    CHECK(bb_transfer_phase_close(fused) == BB_OK);
+    /* Closing frees the persistent requests made, and only those. */
+    for (int i = 0; i < SUBJECTS; i++) {
+        long want = 0;
+        if (x[i].attr.requests == BB_REQUESTS_PERSISTENT)
+            want = (x[i].admission_made
+                        ? (x[i].attr.admission == BB_ADMISSION_SPEC ? 2 : 1) : 0)
+                   + x[i].status_made;
+        calls_t before = calls_now();
+        CHECK(bb_transfer_phase_close(x[i].phase) == BB_OK);
+        calls_t d = calls_since(before);
+        CHECK_MSG(d.request_free == want, "%s, %s: close freed %ld requests, want %ld", b,
+                  x[i].name, d.request_free, want);
+    }
 }
 
-/* A poisoned retained phase keeps its buffer (it may still be MPI's). */
-static void poison_case(bb_world_t *world, const char *verdict_path)
+/* A poisoned retained phase keeps its buffer (it may still be MPI's), with
+ * per-call or persistent requests. */
+static void poison_case(bb_world_t *world, const char *verdict_path, bb_requests_t requests)
 {
-    bb_phase_attr_t attr = { BB_BUFFERS_RETAINED, BB_ADMISSION_SPEC };
+    bb_phase_attr_t attr = { .buffers = BB_BUFFERS_RETAINED, .requests = requests };
     bb_transfer_phase_t *phase = NULL;
     CHECK(bb_transfer_phase_create_attr(world, &attr, &phase) == BB_OK);
     fixture_t f = { .data = malloc(100) };
@@ -306,8 +391,8 @@ static void poison_case(bb_world_t *world, const char *verdict_path)
         CHECK(bb_transfer_phase_close(phase) == BB_ERR_POISONED);
         FILE *out = fopen(verdict_path, "w");
         if (out != NULL) {
-            fprintf(out, "rank %d: poison retained at ticket %lld: %d passed, %d failed\n",
-                    rank, (long long)id, passed, failed);
+            fprintf(out, "rank %d: poison retained %s at ticket %lld: %d passed, %d failed\n",
+                    rank, bb_requests_name(requests), (long long)id, passed, failed);
             fclose(out);
         }
         MPI_Abort(MPI_COMM_WORLD, 3);
@@ -327,16 +412,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "cannot bind the world\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    if (argc == 3 && strcmp(argv[1], "poison") == 0) {
-        poison_case(world, argv[2]);
+    if ((argc == 3 || (argc == 4 && strcmp(argv[3], "persistent") == 0))
+        && strcmp(argv[1], "poison") == 0) {
+        poison_case(world, argv[2],
+                    argc == 4 ? BB_REQUESTS_PERSISTENT : BB_REQUESTS_PER_CALL);
         printf("rank %d: no fault was injected\n", rank);
         bb_world_release(world);
         MPI_Finalize();
         return 1;
     }
     retained_cases(world);
-    fused_cases(world, BB_BUFFERS_FRESH);
-    fused_cases(world, BB_BUFFERS_RETAINED);
+    policy_cases(world, BB_BUFFERS_FRESH);
+    policy_cases(world, BB_BUFFERS_RETAINED);
     int ok = bbfault_all_true(failed == 0);
     if (rank == 0)
         printf("test-transfer-policy on %d ranks: %d passed, %d failed\n", ranks, passed,

@@ -1,6 +1,7 @@
 #!/bin/sh
 # bbench-transfer end to end: table, record, census, same-rank and inactive
-# ranks, both APIs, refusal demonstrations, the payload check, usage errors.
+# ranks, both APIs, the policies and their references, refusal
+# demonstrations, the payload check, usage errors.
 . "$(dirname "$0")/../lib.sh"
 
 tr="$B/bench/bbench-transfer"
@@ -84,6 +85,44 @@ bb_expect_true "run.modes names what raw-rounds differs in" \
     "$get" "$rec" run.modes.raw-rounds
 bb_expect_grep "protocol-retained-fused_rounds_ratio" "$out" "a ratio to its own round trips"
 bb_expect_grep "^# raw-pingpong: " "$out" "a note says what raw-pingpong differs in"
+bb_expect_true "default requests: per-call, on the protocol" \
+    test "$("$get" "$rec" points.15.parameters.requests)" = per-call
+pair() {  # mode,buffers,admission,requests of point $1 (- for no buffers)
+    printf '%s,%s,%s,%s' "$("$get" "$rec" "points.$1.parameters.mode")" \
+        "$("$get" "$rec" "points.$1.parameters.buffers" 2> /dev/null || echo -)" \
+        "$("$get" "$rec" "points.$1.parameters.admission")" \
+        "$("$get" "$rec" "points.$1.parameters.requests")"
+}
+bb_expect_true "raw-rounds-fused: no buffers, fused, per call" \
+    test "$(pair 19)" = raw-rounds,-,fused,per-call
+
+# Every admission under both request policies: six protocol rows (spec,
+# fused, fused-op per call, then the same persistent), then raw-rounds and
+# admission once per pair, in the same order.
+bb_mpirun 2 "$tr" --bytes 8 --batches 1 --mode protocol,raw-rounds,admission \
+    --admission all --requests both $quick --output "$rec" > "$out" 2> "$err"
+bb_expect_rc 0 $? "--admission all --requests both"
+bb_expect_true "18 rows (6 protocol, 6 raw-rounds, 6 admission)" \
+    test "$("$get" "$rec" points.#)" = 18
+bb_expect_true "row 0: the default protocol" test "$(pair 0)" = protocol,fresh,spec,per-call
+bb_expect_true "row 2: fused-op per call" test "$(pair 2)" = protocol,fresh,fused-op,per-call
+bb_expect_true "row 3: spec persistent" test "$(pair 3)" = protocol,fresh,spec,persistent
+bb_expect_true "row 5: fused-op persistent" \
+    test "$(pair 5)" = protocol,fresh,fused-op,persistent
+bb_expect_true "row 6: raw-rounds, spec per call" test "$(pair 6)" = raw-rounds,-,spec,per-call
+bb_expect_true "row 11: raw-rounds, fused-op persistent" \
+    test "$(pair 11)" = raw-rounds,-,fused-op,persistent
+bb_expect_true "row 17: admission, fused-op persistent" \
+    test "$(pair 17)" = admission,-,fused-op,persistent
+bb_expect_true "persistent protocol: census within bound" \
+    test "$("$get" "$rec" points.5.census.within_bound)" = true
+bb_expect_true "persistent protocol: status ok" test "$("$get" "$rec" points.5.status)" = ok
+bb_expect_grep "^# protocol-fused-op-persistent_rounds_ratio: protocol-fused-op-persistent median / raw-rounds-fused-op-persistent median" \
+    "$out" "the persistent fused-op protocol against its own round trips"
+bb_expect_grep "^# protocol-persistent_rounds_ratio: protocol-persistent median / raw-rounds-persistent median" \
+    "$out" "the persistent spec protocol against its own round trips"
+bb_expect_grep "^# -persistent: " "$out" "a note says what -persistent means"
+bb_expect_grep "^ *8  *1 .* ok$" "$out" "the row ends with its status"
 # A refused row has no ratio.
 bb_mpirun 2 "$tr" --bytes 64 --batches 0 --mode protocol,raw,raw-rounds --refuse-rank 1 \
     $quick --format csv > "$out" 2> "$err"
@@ -174,6 +213,10 @@ usage "unknown buffers" --buffers warm --output "$rec"
 usage "unknown admission" --admission quick --output "$rec"
 usage "buffers without the protocol" --mode raw --buffers retained --output "$rec"
 usage "admission without an agreement" --mode raw,raw-pingpong --admission fused --output "$rec"
+usage "unknown requests" --requests always --output "$rec"
+bb_expect_grep "requests: 'always' is not" "$err" "--requests always: the option named"
+usage "requests without an agreement" --mode raw,raw-pingpong --requests persistent \
+    --output "$rec"
 usage "negative compute" --compute -1 --output "$rec"
 usage "source out of range" --source 2 --output "$rec"
 usage "destination not a rank" --destination one --output "$rec"
@@ -194,6 +237,7 @@ bb_expect_rc 0 $? "--help"
 bb_expect_grep "^Usage: bbench-transfer" "$out" "--help text on stdout"
 bb_expect_true "--help lists --mode as long-only" grep -q "^      --mode LIST" "$out"
 bb_expect_grep "^      --full-sweep" "$out" "--help lists --full-sweep"
+bb_expect_grep "^      --requests LIST" "$out" "--help lists --requests"
 
 # -b is --bytes; -q keeps the progress lines off stderr, the table stays.
 bb_mpirun 2 "$tr" -b 8 --batches 0 $quick > "$out" 2> "$err"

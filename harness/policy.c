@@ -17,6 +17,9 @@ void bb_policy_defaults(bb_policy_choice_t *choice)
 
 int bb_policy_parse(bb_run_t *run, int key, const char *value, bb_policy_choice_t *choice)
 {
+    if (key != BB_OPT_BUFFERS && key != BB_OPT_ADMISSION && key != BB_OPT_REQUESTS
+        && key != BB_OPT_METRICS)
+        return 0;  /* another option's, whose value may be NULL */
     int both = strcmp(value, "both") == 0;
     switch (key) {
     case BB_OPT_BUFFERS:

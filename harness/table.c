@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { TABLE_COLUMNS_MAX = 64, TABLE_CELL_MAX = 64 };
+/* Enough for bbench-sum with every policy (24 protocol rows of four columns
+ * and ten references). */
+enum { TABLE_COLUMNS_MAX = 256, TABLE_CELL_MAX = 64 };
 
 typedef struct column {
     char *name, *unit, *legend, *header;
@@ -139,8 +141,12 @@ void bb_table_note(bb_table_t *table, const char *fmt, ...)
 void bb_table_column(bb_table_t *table, const char *name, const char *unit,
                      const char *legend, int width)
 {
-    if (table->ncolumns >= TABLE_COLUMNS_MAX || table->header_done)
-        return;  /* a programming error; the table stays consistent */
+    if (table->ncolumns >= TABLE_COLUMNS_MAX || table->header_done) {
+        /* A programming error: said once, and the table stays consistent. */
+        fprintf(stderr, "bbench: table: column '%s' dropped (%s)\n", name,
+                table->header_done ? "after the header" : "too many columns");
+        return;
+    }
     column_t *c = &table->columns[table->ncolumns++];
     c->name = copy(name);
     c->unit = copy(unit);

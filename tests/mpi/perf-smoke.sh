@@ -13,11 +13,14 @@ bb_expect_rc 0 $? "bbench-perf at tiny sizes"
 [ -s "$err" ] && sed 's/^/    /' "$err" >&2
 bb_expect_true "the sum record is kept" test -s "$BB_TMP/rec/sum.json"
 bb_expect_true "the transfer record is kept" test -s "$BB_TMP/rec/transfer.json"
-# 2 sizes x 2 buffers x 2 admissions in each table.
-bb_expect_true "16 rows, 8 of each table" \
-    test "$(grep -c '^ *\(8B\|512B\|1KiB\)  *\(fresh\|retained\)  *\(spec\|fused\) .* ok$' "$out")" -eq 16
-bb_expect_true "8 rows at 1 KiB and 512 B" \
-    test "$(grep -c '^ *\(512B\|1KiB\)  *\(fresh\|retained\)' "$out")" -eq 8
+# 2 sizes x 2 buffers x 3 admissions x 2 requests in each table.
+bb_expect_true "48 rows, 24 of each table" \
+    test "$(grep -c '^ *\(8B\|512B\|1KiB\)  *\(fresh\|retained\)  *\(spec\|fused\|fused-op\)  *\(per-call\|persistent\) .* ok$' "$out")" -eq 48
+bb_expect_true "24 rows at 1 KiB and 512 B" \
+    test "$(grep -c '^ *\(512B\|1KiB\)  *\(fresh\|retained\)' "$out")" -eq 24
+bb_expect_true "every sum row has its untimed twin and its parts' ratio" \
+    test "$(sed -n '/^# sum/,/^# transfer/p' "$out" \
+        | grep -c '^ *[0-9]*B  *[a-z]*  *[a-z-]*  *[a-z-]*  *[0-9][0-9.]*  *[0-9][0-9.]*  *[0-9][0-9.]*  *[0-9][0-9.]*  *[0-9][0-9.]*  *[0-9][0-9.]*  *[0-9][0-9.]*  *[0-9][0-9.]*  *[0-9][0-9.]*  *ok$')" -eq 24
 bb_expect_grep "protocol/(pingpong+agreements)" "$out" "the transfer ratio to its parts"
 sh "$perf" --version > "$out" 2>&1
 bb_expect_rc 0 $? "--version"

@@ -85,6 +85,20 @@ long bbfault_calls(const char *name)
     return -1;
 }
 
+bbfault_collectives_t bbfault_collectives(void)
+{
+    return (bbfault_collectives_t){ fault_calls[F_ALLREDUCE], fault_calls[F_ALLREDUCE_INIT],
+                                    fault_calls[F_START], fault_calls[F_REQUEST_FREE] };
+}
+
+bbfault_collectives_t bbfault_collectives_since(bbfault_collectives_t before)
+{
+    bbfault_collectives_t now = bbfault_collectives();
+    return (bbfault_collectives_t){ now.allreduce - before.allreduce, now.init - before.init,
+                                    now.start - before.start,
+                                    now.request_free - before.request_free };
+}
+
 int bbfault_same_everywhere(int64_t v)
 {
     int64_t lo, hi;

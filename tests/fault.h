@@ -8,5 +8,14 @@ long bbfault_calls(const char *name);
 /* Cross-rank checks on MPI_COMM_WORLD through PMPI_, so that they are not
  * counted: 1 iff v is the same on every rank / is nonzero on every rank. */
 int bbfault_same_everywhere(int64_t v);
+
+/* The collective calls of the agreements and the sum payload, counted so
+ * far: a snapshot, and what was made since one. */
+typedef struct bbfault_collectives {
+    long allreduce, init, start, request_free;  /* MPI_Allreduce, MPI_Allreduce_init,
+                                                   MPI_Start, MPI_Request_free */
+} bbfault_collectives_t;
+bbfault_collectives_t bbfault_collectives(void);
+bbfault_collectives_t bbfault_collectives_since(bbfault_collectives_t before);
 int bbfault_all_true(int v);
 #endif

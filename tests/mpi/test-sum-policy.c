@@ -125,19 +125,8 @@ static const char *const case_names[C_N] = {
     "INT64_MIN phase_id", "INT64_MIN sequence", "count over cap"
 };
 
-/* The library's collective calls one phase call made on this rank. */
-typedef struct calls {
-    long allreduce, init, start, request_free;
-} calls_t;
-
-static calls_t calls_now(void)
-{
-    return (calls_t){ bbfault_calls("MPI_Allreduce"), bbfault_calls("MPI_Allreduce_init"),
-                      bbfault_calls("MPI_Start"), bbfault_calls("MPI_Request_free") };
-}
-
-static void one_case(bb_sum_phase_t *phase, int c, bb_sum_metrics_t *m, calls_t *made,
-                     bb_status_t *st)
+static void one_case(bb_sum_phase_t *phase, int c, bb_sum_metrics_t *m,
+                     bbfault_collectives_t *made, bb_status_t *st)
 {
     int odd = rank == ranks - 1;  /* the last rank differs */
     provider_t p = { .data = values(64) };
@@ -160,12 +149,9 @@ static void one_case(bb_sum_phase_t *phase, int c, bb_sum_metrics_t *m, calls_t 
     }
     p.len = k.count;
     double *r = NULL;
-    calls_t before = calls_now();
+    bbfault_collectives_t before = bbfault_collectives();
     *st = bb_sum_phase_run(phase, &prov, &k, &r, m);
-    calls_t after = calls_now();
-    *made = (calls_t){ after.allreduce - before.allreduce, after.init - before.init,
-                       after.start - before.start,
-                       after.request_free - before.request_free };
+    *made = bbfault_collectives_since(before);
     if (*st == BB_OK) {
         CHECK(sum_ok(r, 32));
         bb_free(r);
@@ -190,7 +176,7 @@ static void equivalence_cases(bb_world_t *world)
     }
     for (int c = 0; c < C_N; c++) {
         bb_sum_metrics_t m[POLICIES];
-        calls_t made[POLICIES];
+        bbfault_collectives_t made[POLICIES];
         bb_status_t st[POLICIES];
         const char *n = case_names[c];
         for (int i = 0; i < POLICIES; i++)
@@ -214,7 +200,8 @@ static void equivalence_cases(bb_world_t *world)
                       "%s: census differs", name);
             CHECK_MSG(bb_sum_phase_sequence(phase[0]) == bb_sum_phase_sequence(phase[i]),
                       "%s: sequences diverge", name);
-            CHECK(bbfault_same_everywhere(st[i]) && bbfault_same_everywhere(m[i].refusal.stage));
+            CHECK(bbfault_same_everywhere(st[i])
+                  && bbfault_same_everywhere(m[i].refusal.stage));
             /* Timed: every part measured; untimed: none (-1), not 0. */
             int timed = attr[i].metrics == BB_METRICS_TIMED;
             CHECK_MSG(timed ? m[i].total_s >= 0.0 && m[i].admission_s >= 0.0
@@ -272,43 +259,43 @@ static void persistent_cases(bb_world_t *world)
     provider_t p = { .data = values(400) };
     bb_sum_metrics_t m;
     double *r = NULL;
-    calls_t t0 = calls_now();
+    bbfault_collectives_t t0 = bbfault_collectives();
     CHECK(run(phase, &p, 0, 100, 100, &r, &m) == BB_OK && sum_ok(r, 100));
-    calls_t t1 = calls_now();
+    bbfault_collectives_t t1 = bbfault_collectives();
     CHECK_MSG(t1.init - t0.init == 2 && t1.start - t0.start == 2,
               "first call: %ld init (agreement and payload), %ld start", t1.init - t0.init,
               t1.start - t0.start);
     /* The same count in the same buffers: nothing is made again. */
     CHECK(run(phase, &p, 1, 100, 100, &r, &m) == BB_OK && sum_ok(r, 100));
-    calls_t t2 = calls_now();
+    bbfault_collectives_t t2 = bbfault_collectives();
     CHECK_MSG(t2.init == t1.init && t2.request_free == t1.request_free
                   && t2.start - t1.start == 2,
               "same count: %ld init, %ld free", t2.init - t1.init,
               t2.request_free - t1.request_free);
     /* Another count: the payload request is made anew (the buffers stay). */
     CHECK(run(phase, &p, 2, 60, 100, &r, &m) == BB_OK && sum_ok(r, 60));
-    calls_t t3 = calls_now();
+    bbfault_collectives_t t3 = bbfault_collectives();
     CHECK_MSG(t3.init - t2.init == 1 && t3.request_free - t2.request_free == 1,
               "new count: %ld init, %ld free", t3.init - t2.init,
               t3.request_free - t2.request_free);
     /* A refusal starts nothing but the agreement and keeps the request. */
     p.fail = rank == ranks - 1;
     CHECK(run(phase, &p, 3, 60, 100, &r, &m) == BB_REFUSED);
-    calls_t t4 = calls_now();
+    bbfault_collectives_t t4 = bbfault_collectives();
     CHECK(t4.start - t3.start == 1 && t4.init == t3.init && t4.request_free == t3.request_free);
     CHECK(bb_sum_phase_tracked_live(phase) == 144 + 16 * 100);
     p.fail = 0;
     /* Grown buffers: a new request on the new buffers. */
     CHECK(run(phase, &p, 4, 300, 300, &r, &m) == BB_OK && sum_ok(r, 300));
-    calls_t t5 = calls_now();
+    bbfault_collectives_t t5 = bbfault_collectives();
     CHECK(t5.init - t4.init == 1 && t5.request_free - t4.request_free == 1);
     CHECK(bb_sum_phase_tracked_live(phase) == 144 + 16 * 300);
     /* Count 0 is admitted and posted like any other. */
     CHECK(run(phase, &p, 5, 0, 300, &r, &m) == BB_OK);
     CHECK(run(phase, &p, 6, 300, 300, &r, &m) == BB_OK && sum_ok(r, 300));
-    calls_t t6 = calls_now();
+    bbfault_collectives_t t6 = bbfault_collectives();
     CHECK(bb_sum_phase_destroy(phase) == BB_OK);
-    calls_t t7 = calls_now();
+    bbfault_collectives_t t7 = bbfault_collectives();
     CHECK_MSG(t7.request_free - t6.request_free == 2,
               "destroy frees the agreement's and the payload's requests: %ld",
               t7.request_free - t6.request_free);

@@ -177,28 +177,10 @@ static const char *const case_names[C_N] = {
     "INT64_MIN sequence", "compute", "consumer"
 };
 
-/* The library's collectives, as the interposer counts them. */
-typedef struct calls {
-    long allreduce, init, start, request_free;
-} calls_t;
-
-static calls_t calls_now(void)
-{
-    return (calls_t){ bbfault_calls("MPI_Allreduce"), bbfault_calls("MPI_Allreduce_init"),
-                      bbfault_calls("MPI_Start"), bbfault_calls("MPI_Request_free") };
-}
-
-static calls_t calls_since(calls_t before)
-{
-    calls_t now = calls_now();
-    return (calls_t){ now.allreduce - before.allreduce, now.init - before.init,
-                      now.start - before.start, now.request_free - before.request_free };
-}
-
 typedef struct outcome {
     bb_status_t st;
     bb_transfer_metrics_t m;
-    calls_t calls;
+    bbfault_collectives_t calls;
     int64_t sequence_after, held_after;
     int64_t bad;
 } outcome_t;
@@ -240,7 +222,7 @@ static void one_case(bb_transfer_phase_t *phase, int c, outcome_t *o)
         }
     }
     f.len = k.nbytes;
-    calls_t before = calls_now();
+    bbfault_collectives_t before = bbfault_collectives();
     bb_transfer_ticket_t t;
     o->st = bb_transfer_phase_begin(phase, &prov, &k, &t, &o->m);
     if (o->st == BB_OK) {
@@ -248,7 +230,7 @@ static void one_case(bb_transfer_phase_t *phase, int c, outcome_t *o)
         CHECK(bb_transfer_ticket_progress(&t, NULL) == BB_OK);
         o->st = bb_transfer_ticket_finish(&t, &cons, local_error, &value, &o->m);
     }
-    o->calls = calls_since(before);
+    o->calls = bbfault_collectives_since(before);
     o->sequence_after = bb_transfer_phase_sequence(phase);
     o->held_after = bb_transfer_phase_tracked_live(phase);
     o->bad = f.bad;
@@ -275,7 +257,7 @@ static void check_calls(subject_t *x, const outcome_t *o, int reached_status,
 {
     long admit = x->attr.admission == BB_ADMISSION_SPEC ? 2 : 1;
     long after = reached_status ? 2 : 0;
-    calls_t want = { admit + after, 0, 0, 0 };
+    bbfault_collectives_t want = { admit + after, 0, 0, 0 };
     if (x->attr.requests == BB_REQUESTS_PERSISTENT) {
         want.allreduce = 0;
         want.start = admit + after;
@@ -362,9 +344,9 @@ static void policy_cases(bb_world_t *world, bb_buffers_t buffers)
             want = (x[i].admission_made
                         ? (x[i].attr.admission == BB_ADMISSION_SPEC ? 2 : 1) : 0)
                    + x[i].status_made;
-        calls_t before = calls_now();
+        bbfault_collectives_t before = bbfault_collectives();
         CHECK(bb_transfer_phase_close(x[i].phase) == BB_OK);
-        calls_t d = calls_since(before);
+        bbfault_collectives_t d = bbfault_collectives_since(before);
         CHECK_MSG(d.request_free == want, "%s, %s: close freed %ld requests, want %ld", b,
                   x[i].name, d.request_free, want);
     }

@@ -8,11 +8,11 @@ out="$BB_TMP/out"
 err="$BB_TMP/err"
 BBENCH_PERF_TIMEOUT=$BB_TIMEOUT MPIEXEC=$MPIEXEC timeout -k 5 "$BB_TIMEOUT" sh "$perf" \
     --bindir "$B/bench" --out "$BB_TMP/rec" --sum-count 1,64 --transfer-bytes 8,1K \
-    --reps 2 --samples 3 > "$out" 2> "$err"
+    --reps 2 --samples 3 --launches 2 > "$out" 2> "$err"
 bb_expect_rc 0 $? "bbench-perf at tiny sizes"
 [ -s "$err" ] && sed 's/^/    /' "$err" >&2
-bb_expect_true "the sum record is kept" test -s "$BB_TMP/rec/sum.json"
-bb_expect_true "the transfer record is kept" test -s "$BB_TMP/rec/transfer.json"
+bb_expect_true "the sum records are kept" test -s "$BB_TMP/rec/sum-1.json" -a -s "$BB_TMP/rec/sum-2.json"
+bb_expect_true "the transfer records are kept" test -s "$BB_TMP/rec/transfer-2.json"
 # 2 sizes x 2 buffers x 3 admissions x 2 requests in each table.
 bb_expect_true "48 rows, 24 of each table" \
     test "$(grep -c '^ *\(8B\|512B\|1KiB\)  *\(fresh\|retained\)  *\(spec\|fused\|fused-op\)  *\(per-call\|persistent\) .* ok$' "$out")" -eq 48

@@ -169,9 +169,9 @@ BB_EXPORT const char *bb_metrics_name(bb_metrics_t metrics);
 typedef struct bb_agreement bb_agreement_t;
 
 /* Local: no MPI call but the datatype and op of fused-op (persistent
- * requests are made at the first agreement, which is collective).  n fields over comm
- * (borrowed; it must outlive the object), with attr's admission and
- * requests (NULL: spec, per call; buffers is ignored).  BB_ERR_ARG for n
+ * requests are made at the first agreement, which is collective).  n fields
+ * over comm (borrowed; it must outlive the object), with attr's admission
+ * and requests (NULL: spec, per call; buffers and metrics are ignored).  BB_ERR_ARG for n
  * outside [1, 64] or an unknown policy, BB_ERR_NOMEM, BB_ERR_MPI. */
 BB_EXPORT bb_status_t bb_agreement_create(MPI_Comm comm, int n, const bb_phase_attr_t *attr,
                                           bb_agreement_t **agreement_out);
@@ -265,14 +265,16 @@ typedef struct bb_sum_metrics {
 BB_EXPORT bb_status_t bb_sum_phase_create(bb_world_t *world, bb_sum_phase_t **phase_out);
 
 /* Local.  A phase with the policies of attr (NULL: the defaults: fresh
- * buffers, spec admission, as bb_sum_phase_create), fixed for its life.
- * BB_ERR_ARG for an unknown policy. */
+ * buffers, spec admission, per-call requests, timed metrics, as
+ * bb_sum_phase_create), fixed for its life.  BB_ERR_ARG for an unknown
+ * policy. */
 BB_EXPORT bb_status_t bb_sum_phase_create_attr(bb_world_t *world, const bb_phase_attr_t *attr,
                                                bb_sum_phase_t **phase_out);
 
-/* Collective over the world.  Runs prepare, admission (MIN then MAX on the
- * six fields), and on admission one MPI_Iallreduce(SUM) with one MPI_Test
- * then MPI_Wait.  On BB_OK, *result_out is an array of count doubles: with
+/* Collective over the world.  Runs prepare, admission (MIN and MAX of the
+ * six fields, as the admission and requests policies make them), and on
+ * admission one MPI_Iallreduce(SUM), or one MPI_Start of the persistent
+ * payload request, with one MPI_Test then MPI_Wait.  On BB_OK, *result_out is an array of count doubles: with
  * fresh buffers a new one the caller owns (bb_free; NULL when count is 0);
  * with retained buffers the phase's own, lent until the next call or
  * destroy (do not free it).  On BB_REFUSED every rank
@@ -301,7 +303,8 @@ BB_EXPORT int64_t bb_sum_phase_tracked_live(const bb_sum_phase_t *phase);
 BB_EXPORT int bb_sum_phase_poisoned(const bb_sum_phase_t *phase);
 
 
-/* Local.  Frees an idle phase.  A poisoned phase stays retained and
+/* Local.  Frees an idle phase and its inactive persistent requests (so,
+ * before MPI_Finalize).  A poisoned phase stays retained and
  * BB_ERR_POISONED is returned; a phase inside a call gives BB_ERR_STATE. */
 BB_EXPORT bb_status_t bb_sum_phase_destroy(bb_sum_phase_t *phase);
 
@@ -468,16 +471,18 @@ BB_EXPORT bb_status_t bb_transfer_phase_create(bb_world_t *world,
                                                bb_transfer_phase_t **phase_out);
 
 /* Collective, as bb_transfer_phase_create, with the policies of attr (NULL:
- * the defaults, fresh buffers and spec admission), fixed for the phase's
- * life.  fresh: each data rank allocates its payload buffer of nbytes in
+ * the defaults, fresh buffers, spec admission, per-call requests), fixed for
+ * the phase's life.  fresh: each data rank allocates its payload buffer of nbytes in
  * preflight and frees it when the ticket is refused or retired.  retained:
  * the buffer is kept between tickets with capacity for the largest admitted
  * max_bytes, grown (to max_bytes) only when a larger ticket is begun; a
  * refused begin frees what it grew and keeps the previous buffer; freed at
- * close (a poisoned phase keeps everything).  fused: the nine-field
- * admission is one MPI_Allreduce (bb_agree_minmax_fused), with the same
- * agreed vectors and so the same verdicts as spec.  BB_ERR_ARG for an
- * unknown policy, at once on that rank (like a NULL world: the others wait
+ * close (a poisoned phase keeps everything).  fused and fused-op: the
+ * nine-field admission is one MPI_Allreduce, with the same agreed vectors
+ * and so the same verdicts as spec.  persistent: the admission and the two
+ * one-field MAX agreements are persistent requests made at the first ticket
+ * (payload and receipt stay per ticket).  BB_ERR_ARG for an unknown policy
+ * or untimed metrics, at once on that rank (like a NULL world: the others wait
  * in the duplicate, so pass the same attr everywhere). */
 BB_EXPORT bb_status_t bb_transfer_phase_create_attr(bb_world_t *world,
                                                     const bb_phase_attr_t *attr,

@@ -13,9 +13,10 @@
 
 /* The protocol and the references, each differing from its neighbour in the
  * ratio chain in one thing (the mode of a point, in this order). */
-enum { V_PROTOCOL, V_RAW, V_RAW_NB, V_RAW_FRESH, V_ADMISSION, V_RAW_PERSISTENT, V_N };
+enum { V_PROTOCOL, V_RAW, V_RAW_NB, V_RAW_FRESH, V_ADMISSION, V_RAW_PERSISTENT, V_RAW_COPY,
+       V_N };
 static const char *const variant_names[V_N] = {
-    "protocol", "raw", "raw-nb", "raw-fresh", "admission", "raw-persistent"
+    "protocol", "raw", "raw-nb", "raw-fresh", "admission", "raw-persistent", "raw-copy"
 };
 static const char *const variant_differs[V_N] = {
     "the bounded sum phase: the six-field admission, the contribution copied into the "
@@ -27,7 +28,9 @@ static const char *const variant_differs[V_N] = {
     "(page faults, transport registration)",
     "the admission alone: the six-field agreement of the protocol, no payload",
     "raw-nb made persistent: MPI_Allreduce_init once per point (untimed), then MPI_Start, "
-    "one MPI_Test, MPI_Wait, on warm buffers"
+    "one MPI_Test, MPI_Wait, on warm buffers",
+    "raw with the protocol's copy: the contribution copied into a warm send buffer before "
+    "each MPI_Allreduce"
 };
 enum { MODE_PROTOCOL = 1u << V_PROTOCOL, MODE_RAW = 1u << V_RAW,
        MODE_BOTH = MODE_PROTOCOL | MODE_RAW };
@@ -109,6 +112,7 @@ typedef struct sum_state {
     provider_state_t provider_state;
     bb_sum_provider_t provider;
     void *raw_send, *raw_recv;  /* of type */
+    void *raw_copy;           /* raw-copy's send buffer */
     int64_t count, phase_id;  /* the point being measured: doubles, the protocol's */
     int64_t raw_count;        /* the same bytes in elements of type */
     point_tally_t tally;
@@ -286,6 +290,24 @@ static bb_status_t raw_persistent_call(void *arg, double *t, double *counts)
     return BB_OK;
 }
 
+static bb_status_t raw_copy_call(void *arg, double *t, double *counts)
+{
+    sum_state_t *s = arg;
+    (void)counts;
+    size_t bytes = (size_t)s->raw_count * (size_t)type_bytes[s->type];
+    double t0 = bb_time_now();
+    memcpy(s->raw_copy, s->raw_send, bytes);
+    int rc = MPI_Allreduce(s->raw_copy, s->raw_recv, (int)s->raw_count, type_mpi(s->type),
+                           MPI_SUM, bb_run_comm(s->run));
+    t[T_ELAPSED] += bb_time_now() - t0;
+    if (rc != MPI_SUCCESS)
+        bb_run_fatal(s->run, "MPI_Allreduce (raw-copy) failed");
+    s->tally.ok_calls++;
+    s->tally.wrong_values += sum_errors(s->raw_recv, s->type, s->raw_count,
+                                        bb_run_size(s->run));
+    return BB_OK;
+}
+
 /* Fresh buffers per call, as the protocol's own; the fill is the copy the
  * protocol makes of the contribution. */
 static bb_status_t raw_fresh_call(void *arg, double *t, double *counts)
@@ -332,7 +354,8 @@ static bb_status_t admission_call(void *arg, double *t, double *counts)
 }
 
 static const bb_measure_call_fn variant_calls[V_N] = {
-    protocol_call, raw_call, raw_nb_call, raw_fresh_call, admission_call, raw_persistent_call
+    protocol_call, raw_call, raw_nb_call, raw_fresh_call, admission_call, raw_persistent_call,
+    raw_copy_call
 };
 
 /* ---- one point ------------------------------------------------------------ */
@@ -663,8 +686,9 @@ static const bb_option_t sum_options[] = {
                           "default), mpi_float or mpi_int, at the same bytes"},
     {"max-elements", OPT_MAX, "N", "the cap presented (default: each count)"},
     {"mode", OPT_MODE, "LIST", "what to measure, a comma list of protocol, raw,\n"
-                               "raw-nb, raw-fresh, admission, raw-persistent; both\n"
-                               "(= protocol,raw, the default) or all"},
+                               "raw-nb, raw-fresh, admission, raw-persistent,\n"
+                               "raw-copy; both (= protocol,raw, the default)\n"
+                               "or all"},
     BB_POLICY_OPTIONS("call"),
     BB_POLICY_METRICS_OPTION,
     {"refuse-rank", OPT_REFUSE, "R", "provider failure on rank R (a refusal demo)"},
@@ -791,7 +815,8 @@ static void sum_setup(bb_run_t *run, void *state)
     s->provider_state.data = malloc((size_t)(max_count + 1) * sizeof(double));
     s->raw_send = malloc((size_t)(max_raw + 1) * (size_t)type_bytes[s->type]);
     s->raw_recv = malloc((size_t)(max_raw + 1) * (size_t)type_bytes[s->type]);
-    if (!s->provider_state.data || !s->raw_send || !s->raw_recv)
+    s->raw_copy = malloc((size_t)(max_raw + 1) * (size_t)type_bytes[s->type]);
+    if (!s->provider_state.data || !s->raw_send || !s->raw_recv || !s->raw_copy)
         bb_run_fatal(run, "cannot allocate %lld elements", (long long)max_count);
     for (int64_t i = 0; i <= max_count; i++)
         s->provider_state.data[i] = value_of(i, rank);
@@ -852,6 +877,7 @@ static void sum_teardown(void *state)
     }
     free(s->provider_state.data);
     free(s->raw_send);
+    free(s->raw_copy);
     free(s->raw_recv);
     bb_size_list_clear(&s->counts);
 }

@@ -1,7 +1,8 @@
-/* bbench-sum: the bounded sum phase (admission + MPI_Iallreduce) against a
- * plain MPI_Allreduce on the same buffers, in the same run.  The protocol is
- * lib/sum.c; the runner (harness/runner.c) owns options, measurement loop
- * and record; this file holds the two kernels and the descriptor. */
+/* bbench-sum: the bounded sum phase (admission + MPI_Iallreduce) against
+ * references on the same buffers, in the same run.  The protocol is
+ * lib/sum.c; the runner (harness/runner.c, harness/variants.c) measures the
+ * variants, reports them and writes the record; this file holds the
+ * variants' calls, what the sum phase records of its own, and the options. */
 #include "config.h"
 #include "runner.h"
 #include "policy.h"
@@ -15,23 +16,6 @@
  * ratio chain in one thing (the mode of a point, in this order). */
 enum { V_PROTOCOL, V_RAW, V_RAW_NB, V_RAW_FRESH, V_ADMISSION, V_RAW_PERSISTENT, V_RAW_COPY,
        V_N };
-static const char *const variant_names[V_N] = {
-    "protocol", "raw", "raw-nb", "raw-fresh", "admission", "raw-persistent", "raw-copy"
-};
-static const char *const variant_differs[V_N] = {
-    "the bounded sum phase: the six-field admission, the contribution copied into the "
-    "phase's buffer, the payload posted (MPI_Iallreduce, or MPI_Start of a persistent "
-    "MPI_Allreduce_init), one MPI_Test, MPI_Wait",
-    "MPI_Allreduce on warm buffers: no admission, no copy, blocking",
-    "raw made nonblocking: MPI_Iallreduce, one MPI_Test, MPI_Wait, on warm buffers",
-    "raw on fresh buffers: both allocated, filled and freed around each MPI_Allreduce "
-    "(page faults, transport registration)",
-    "the admission alone: the six-field agreement of the protocol, no payload",
-    "raw-nb made persistent: MPI_Allreduce_init once per point (untimed), then MPI_Start, "
-    "one MPI_Test, MPI_Wait, on warm buffers",
-    "raw with the protocol's copy: the contribution copied into a warm send buffer before "
-    "each MPI_Allreduce"
-};
 enum { MODE_PROTOCOL = 1u << V_PROTOCOL, MODE_RAW = 1u << V_RAW,
        MODE_BOTH = MODE_PROTOCOL | MODE_RAW };
 
@@ -46,13 +30,6 @@ static MPI_Datatype type_mpi(int type)
     return type == TYPE_FLOAT ? MPI_FLOAT : type == TYPE_INT ? MPI_INT : MPI_DOUBLE;
 }
 
-/* One measured line of a point: a variant and, for the protocol and the
- * admission reference, a policy (an index into the policies measured). */
-typedef struct row {
-    int variant;
-    int policy;
-} row_t;
-enum { ROWS_MAX = 2 * BB_POLICY_MAX + V_N };
 enum { MISMATCH_NONE, MISMATCH_PHASE_ID, MISMATCH_EPOCH, MISMATCH_COUNT,
        MISMATCH_CAP, MISMATCH_SEQUENCE, MISMATCH_N };
 static const char *const mismatch_names[] = {
@@ -65,10 +42,6 @@ static const char *const t_names[T_N] = {
     "elapsed", "phase.prepare", "phase.admission", "phase.post", "phase.test",
     "communication.wait"
 };
-static const char *const elapsed_includes[] = {
-    "phase.prepare", "phase.admission", "phase.post", "phase.test",
-    "communication.wait", NULL
-};
 
 /* The provider: integer-valued data, so that the sum is exact. */
 typedef struct provider_state {
@@ -76,16 +49,8 @@ typedef struct provider_state {
     int64_t len;
     int fail;                 /* provider failure on this rank */
     double delay_s;           /* sleep inside prepare */
-    int64_t prepared, released;
+    bb_run_t *run;            /* counts what it lends */
 } provider_state_t;
-
-/* What the calls of one point saw on this rank, beside the engine's timings. */
-typedef struct point_tally {
-    int64_t refused_calls, ok_calls, test_completed, wrong_values;
-    int64_t local_refusals;   /* refusals this rank's own preflight caused */
-    bb_refusal_t refusal;     /* the first refusal seen; rank agreed over ranks */
-    int64_t tracked_peak, max_inflight;
-} point_tally_t;
 
 typedef struct sum_state {
     /* options */
@@ -95,8 +60,6 @@ typedef struct sum_state {
     bb_policy_choice_t choice;
     bb_phase_attr_t policies[BB_POLICY_MAX];  /* every combination asked for */
     int npolicies;
-    row_t rows[ROWS_MAX];     /* what each point measures, in order */
-    int nrows;
     int refuse_rank, mismatch_rank, mismatch_field;
     int delay_prepare_rank, delay_post_rank;
     double delay_prepare_s, delay_post_s;
@@ -105,9 +68,6 @@ typedef struct sum_state {
     bb_run_t *run;
     bb_sum_phase_t *phases[BB_POLICY_MAX];       /* one per policy measured */
     bb_agreement_t *agreements[BB_POLICY_MAX];   /* the admission references' */
-    bb_sum_phase_t *phase;    /* the one being measured */
-    bb_agreement_t *agreement;
-    int policy;               /* its policy */
     MPI_Request raw_request;  /* raw-persistent: made per point */
     provider_state_t provider_state;
     bb_sum_provider_t provider;
@@ -115,7 +75,6 @@ typedef struct sum_state {
     void *raw_copy;           /* raw-copy's send buffer */
     int64_t count, phase_id;  /* the point being measured: doubles, the protocol's */
     int64_t raw_count;        /* the same bytes in elements of type */
-    point_tally_t tally;
 } sum_state_t;
 
 static int provider_prepare(void *arg, const double **data_out, int64_t *len_out)
@@ -126,7 +85,7 @@ static int provider_prepare(void *arg, const double **data_out, int64_t *len_out
         return 1;
     *data_out = p->data;
     *len_out = p->len;
-    p->prepared++;
+    bb_run_lent(p->run);
     return 0;
 }
 
@@ -134,7 +93,7 @@ static void provider_release(void *arg, const double *data)
 {
     provider_state_t *p = arg;
     (void)data;
-    p->released++;
+    bb_run_returned(p->run);
 }
 
 static double value_of(int64_t i, int rank) { return (double)(i % 1024 + rank); }
@@ -171,11 +130,13 @@ static void fill_value(void *buf, int type, int64_t i, int rank)
 /* ---- the two kernels ---------------------------------------------------- */
 
 /* One protocol call: timed, then checked outside the timing. */
-static bb_status_t protocol_call(void *arg, double *t, double *counts)
+static bb_status_t protocol_call(bb_run_t *run, void *state, bb_row_t *row, double *t,
+                                 double *counts)
 {
-    sum_state_t *s = arg;
+    sum_state_t *s = state;
+    bb_sum_phase_t *phase = s->phases[row->policy];
     (void)counts;
-    int rank = bb_run_rank(s->run);
+    int rank = bb_run_rank(run);
     bb_sum_contract_t contract = {
         .phase_id = s->phase_id, .epoch = 1, .count = s->count,
         .max_elements = s->max_elements >= 0 ? s->max_elements : s->count
@@ -192,27 +153,27 @@ static bb_status_t protocol_call(void *arg, double *t, double *counts)
             break;
         case MISMATCH_CAP: contract.max_elements++; break;
         case MISMATCH_SEQUENCE:
-            bb_sum_phase_set_sequence(s->phase, bb_sum_phase_sequence(s->phase) + 1);
+            bb_sum_phase_set_sequence(phase, bb_sum_phase_sequence(phase) + 1);
             break;
         }
     }
     double *result = NULL;
     bb_sum_metrics_t m;
     double t0 = bb_time_now();
-    bb_status_t st = bb_sum_phase_run(s->phase, &s->provider, &contract, &result, &m);
+    bb_status_t st = bb_sum_phase_run(phase, &s->provider, &contract, &result, &m);
     double elapsed = bb_time_now() - t0;
     if (st != BB_OK && st != BB_REFUSED)
-        bb_run_fatal(s->run, "sum phase: %s in %s (stage %s)", bb_status_string(st),
+        bb_run_fatal(run, "sum phase: %s in %s (stage %s)", bb_status_string(st),
                      m.mpi_call ? m.mpi_call : "no MPI call", bb_stage_name(m.refusal.stage));
     t[T_ELAPSED] += elapsed;
-    if (s->policies[s->policy].metrics == BB_METRICS_TIMED) {  /* else parts[1] only */
+    if (s->policies[row->policy].metrics == BB_METRICS_TIMED) {  /* else elapsed only */
         t[T_PREPARE] += m.prepare_s;
         t[T_ADMISSION] += m.admission_s;
         t[T_POST] += m.post_s;
         t[T_TEST] += m.test_s;
         t[T_WAIT] += m.wait_s;
     }
-    point_tally_t *pt = &s->tally;
+    bb_tally_t *pt = &row->local;
     if (m.tracked_bytes > pt->tracked_peak)
         pt->tracked_peak = m.tracked_bytes;
     if (m.max_inflight > pt->max_inflight)
@@ -226,38 +187,42 @@ static bb_status_t protocol_call(void *arg, double *t, double *counts)
     }
     pt->ok_calls++;
     pt->test_completed += m.test_completed;
-    pt->wrong_values += sum_errors(result, TYPE_DOUBLE, s->count, bb_run_size(s->run));
-    if (s->policies[s->policy].buffers == BB_BUFFERS_FRESH)
+    pt->wrong += sum_errors(result, TYPE_DOUBLE, s->count, bb_run_size(run));
+    if (s->policies[row->policy].buffers == BB_BUFFERS_FRESH)
         bb_free(result);  /* retained: lent by the phase until its next call */
     return BB_OK;
 }
 
 /* After a warm-buffer reference's call, outside its timing: an MPI error
  * ends the run; the sum in raw_recv is checked. */
-static bb_status_t raw_checked(sum_state_t *s, int rc, const char *call)
+static bb_status_t raw_checked(const sum_state_t *s, bb_row_t *row, int rc,
+                               const char *call)
 {
     if (rc != MPI_SUCCESS)
         bb_run_fatal(s->run, "%s failed", call);
-    s->tally.ok_calls++;
-    s->tally.wrong_values += sum_errors(s->raw_recv, s->type, s->raw_count,
-                                        bb_run_size(s->run));
+    row->local.ok_calls++;
+    row->local.wrong += sum_errors(s->raw_recv, s->type, s->raw_count, bb_run_size(s->run));
     return BB_OK;
 }
 
-static bb_status_t raw_call(void *arg, double *t, double *counts)
+static bb_status_t raw_call(bb_run_t *run, void *state, bb_row_t *row, double *t,
+                         double *counts)
 {
-    sum_state_t *s = arg;
+    sum_state_t *s = state;
+    (void)run;
     (void)counts;
     double t0 = bb_time_now();
     int rc = MPI_Allreduce(s->raw_send, s->raw_recv, (int)s->raw_count, type_mpi(s->type),
                            MPI_SUM, bb_run_comm(s->run));
     t[T_ELAPSED] += bb_time_now() - t0;
-    return raw_checked(s, rc, "MPI_Allreduce");
+    return raw_checked(s, row, rc, "MPI_Allreduce");
 }
 
-static bb_status_t raw_nb_call(void *arg, double *t, double *counts)
+static bb_status_t raw_nb_call(bb_run_t *run, void *state, bb_row_t *row, double *t,
+                            double *counts)
 {
-    sum_state_t *s = arg;
+    sum_state_t *s = state;
+    (void)run;
     (void)counts;
     MPI_Request req;
     int done = 0;
@@ -269,12 +234,14 @@ static bb_status_t raw_nb_call(void *arg, double *t, double *counts)
     if (rc == MPI_SUCCESS && !done)
         rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
     t[T_ELAPSED] += bb_time_now() - t0;
-    return raw_checked(s, rc, "MPI_Iallreduce (raw-nb)");
+    return raw_checked(s, row, rc, "MPI_Iallreduce (raw-nb)");
 }
 
-static bb_status_t raw_persistent_call(void *arg, double *t, double *counts)
+static bb_status_t raw_persistent_call(bb_run_t *run, void *state, bb_row_t *row, double *t,
+                                    double *counts)
 {
-    sum_state_t *s = arg;
+    sum_state_t *s = state;
+    (void)run;
     (void)counts;
     int done = 0;
     double t0 = bb_time_now();
@@ -284,12 +251,14 @@ static bb_status_t raw_persistent_call(void *arg, double *t, double *counts)
     if (rc == MPI_SUCCESS && !done)
         rc = MPI_Wait(&s->raw_request, MPI_STATUS_IGNORE);
     t[T_ELAPSED] += bb_time_now() - t0;
-    return raw_checked(s, rc, "MPI_Start (raw-persistent)");
+    return raw_checked(s, row, rc, "MPI_Start (raw-persistent)");
 }
 
-static bb_status_t raw_copy_call(void *arg, double *t, double *counts)
+static bb_status_t raw_copy_call(bb_run_t *run, void *state, bb_row_t *row, double *t,
+                              double *counts)
 {
-    sum_state_t *s = arg;
+    sum_state_t *s = state;
+    (void)run;
     (void)counts;
     size_t bytes = (size_t)s->raw_count * (size_t)type_bytes[s->type];
     double t0 = bb_time_now();
@@ -297,14 +266,16 @@ static bb_status_t raw_copy_call(void *arg, double *t, double *counts)
     int rc = MPI_Allreduce(s->raw_copy, s->raw_recv, (int)s->raw_count, type_mpi(s->type),
                            MPI_SUM, bb_run_comm(s->run));
     t[T_ELAPSED] += bb_time_now() - t0;
-    return raw_checked(s, rc, "MPI_Allreduce (raw-copy)");
+    return raw_checked(s, row, rc, "MPI_Allreduce (raw-copy)");
 }
 
 /* Fresh buffers per call, as the protocol's own; the fill is the copy the
  * protocol makes of the contribution. */
-static bb_status_t raw_fresh_call(void *arg, double *t, double *counts)
+static bb_status_t raw_fresh_call(bb_run_t *run, void *state, bb_row_t *row, double *t,
+                               double *counts)
 {
-    sum_state_t *s = arg;
+    sum_state_t *s = state;
+    (void)run;
     (void)counts;
     size_t bytes = (size_t)(s->raw_count > 0 ? s->raw_count : 1)
                    * (size_t)type_bytes[s->type];
@@ -318,352 +289,189 @@ static bb_status_t raw_fresh_call(void *arg, double *t, double *counts)
     double t1 = bb_time_now();
     if (rc != MPI_SUCCESS)
         bb_run_fatal(s->run, "MPI_Allreduce (raw-fresh) failed");
-    s->tally.wrong_values += sum_errors(recv, s->type, s->raw_count, bb_run_size(s->run));
+    row->local.wrong += sum_errors(recv, s->type, s->raw_count, bb_run_size(s->run));
     double t2 = bb_time_now();
     free(send);
     free(recv);
     t[T_ELAPSED] += (t1 - t0) + (bb_time_now() - t2);
-    s->tally.ok_calls++;
+    row->local.ok_calls++;
     return BB_OK;
 }
 
 /* The agreement the protocol makes, with the same six fields, under the
  * row's admission and requests policies. */
-static bb_status_t admission_call(void *arg, double *t, double *counts)
+static bb_status_t admission_call(bb_run_t *run, void *state, bb_row_t *row, double *t,
+                               double *counts)
 {
-    sum_state_t *s = arg;
+    sum_state_t *s = state;
+    (void)run;
     (void)counts;
     int64_t local[6] = { s->phase_id, 1, s->count, s->count, 0, 0 }, min[6], max[6];
     double t0 = bb_time_now();
-    int rc = bb_agreement_minmax(s->agreement, local, min, max);
+    int rc = bb_agreement_minmax(s->agreements[row->policy], local, min, max);
     t[T_ELAPSED] += bb_time_now() - t0;
     if (rc != MPI_SUCCESS)
         bb_run_fatal(s->run, "admission reference: MPI_Allreduce failed");
-    s->tally.ok_calls++;
+    row->local.ok_calls++;
     if (!bb_agree_fields_equal(min, max, 0, 6))
-        s->tally.wrong_values++;
+        row->local.wrong++;
     return BB_OK;
 }
 
-static const bb_measure_call_fn variant_calls[V_N] = {
-    protocol_call, raw_call, raw_nb_call, raw_fresh_call, admission_call, raw_persistent_call,
-    raw_copy_call
+/* ---- the variants --------------------------------------------------------- */
+
+/* The protocol and the references, each differing from its neighbour in the
+ * ratio chain in one thing (the modes of a point, in this order). */
+static const bb_variant_t variants[V_N] = {
+    { "protocol", "the bounded sum phase: the six-field admission, the contribution copied "
+      "into the phase's buffer, the payload posted (MPI_Iallreduce, or MPI_Start of a "
+      "persistent MPI_Allreduce_init), one MPI_Test, MPI_Wait",
+      protocol_call, (1u << T_N) - 1u, NULL, BB_COLUMNS_TIMES, 1,
+      { { "_ratio", V_RAW, "ratio" } } },
+    { "raw", "MPI_Allreduce on warm buffers: no admission, no copy, blocking",
+      raw_call, 1u, "raw mode: a plain MPI_Allreduce has no protocol phases",
+      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } } },
+    { "raw-nb", "raw made nonblocking: MPI_Iallreduce, one MPI_Test, MPI_Wait, on warm "
+      "buffers", raw_nb_call, 1u, "raw-nb reference: it has no protocol phases",
+      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } } },
+    { "raw-fresh", "raw on fresh buffers: both allocated, filled and freed around each "
+      "MPI_Allreduce (page faults, transport registration)", raw_fresh_call, 1u,
+      "raw-fresh reference: it has no protocol phases", BB_COLUMNS_TIMES, 1,
+      { { NULL, 0, NULL } } },
+    { "admission", "the admission alone: the six-field agreement of the protocol, no "
+      "payload", admission_call, 1u, "admission reference: it has no protocol "
+      "phases and no payload", BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL } } },
+    { "raw-persistent", "raw-nb made persistent: MPI_Allreduce_init once per point "
+      "(untimed), then MPI_Start, one MPI_Test, MPI_Wait, on warm buffers",
+      raw_persistent_call, 1u, "raw-persistent reference: it has no protocol phases",
+      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } } },
+    { "raw-copy", "raw with the protocol's copy: the contribution copied into a warm send "
+      "buffer before each MPI_Allreduce", raw_copy_call, 1u,
+      "raw-copy reference: it has no protocol phases", BB_COLUMNS_TIMES, 1,
+      { { NULL, 0, NULL } } },
 };
 
-/* ---- one point ------------------------------------------------------------ */
+/* ---- one point: what the runner does not write ------------------------- */
 
-/* What one variant measured at one point, identical on every rank. */
-typedef struct point_result {
-    bb_measure_result_t m;
-    point_tally_t tally;      /* counters agreed with MAX over ranks */
-    int64_t tracked_between, rss_peak;
-} point_result_t;
-
-/* The row's name in column heads: the protocol's and the admission's with
- * their policy, or the reference's name. */
-static void row_label(const sum_state_t *s, const row_t *row, char *buf, size_t len)
+static int64_t sum_point_begin(bb_run_t *run, void *state, size_t i)
 {
-    bb_phase_attr_t attr = s->policies[row->policy];
-    if (row->variant == V_ADMISSION) {  /* an agreement alone: no buffers, no phase */
-        attr.buffers = BB_BUFFERS_FRESH;
-        attr.metrics = BB_METRICS_TIMED;
-    }
-    if (row->variant == V_PROTOCOL || row->variant == V_ADMISSION)
-        bb_policy_label(variant_names[row->variant], &attr, buf, len);
-    else
-        snprintf(buf, len, "%s", variant_names[row->variant]);
-}
-
-/* The timed parts of a row: the protocol's when its phase is timed, else
- * the elapsed time alone. */
-static int row_parts(const sum_state_t *s, const row_t *row)
-{
-    return row->variant == V_PROTOCOL
-                   && s->policies[row->policy].metrics == BB_METRICS_TIMED ? T_N : 1;
-}
-
-static void measure_row(sum_state_t *s, const row_t *row, point_result_t *pr)
-{
-    int variant = row->variant;
-    char label[64];
-    s->phase = s->phases[row->policy];
-    s->agreement = s->agreements[row->policy];
-    s->policy = row->policy;
-    memset(&s->tally, 0, sizeof s->tally);
-    s->tally.refusal.rank = -1;
+    sum_state_t *s = state;
+    s->count = s->counts.values[i];
+    s->raw_count = s->count * 8 / type_bytes[s->type];
+    s->phase_id = (int64_t)i;
     /* Made outside the timing, once per point: the count changes. */
-    if (variant == V_RAW_PERSISTENT
+    if ((s->mode & (1u << V_RAW_PERSISTENT))
         && MPI_Allreduce_init(s->raw_send, s->raw_recv, (int)s->raw_count, type_mpi(s->type),
                               MPI_SUM, bb_run_comm(s->run), MPI_INFO_NULL, &s->raw_request)
                != MPI_SUCCESS)
-        bb_run_fatal(s->run, "MPI_Allreduce_init (raw-persistent) failed");
-    bb_measure_variant_t v = { .nparts = row_parts(s, row), .ncounts = 0,
-                               .call = variant_calls[variant], .arg = s };
-    row_label(s, row, label, sizeof label);
-    bb_run_measure(s->run, label, &v, &pr->m);
-    if (variant == V_RAW_PERSISTENT)
+        bb_run_fatal(run, "MPI_Allreduce_init (raw-persistent) failed");
+    return 8 * s->count;
+}
+
+static void sum_point_end(bb_run_t *run, void *state)
+{
+    sum_state_t *s = state;
+    (void)run;
+    if (s->mode & (1u << V_RAW_PERSISTENT))
         MPI_Request_free(&s->raw_request);
-    pr->tally = s->tally;
-    /* Counters and deterministic figures, agreed across ranks. */
-    /* The refusing rank: the phase carries one refusal bit per rank and no
-     * rank, so each rank says whether its own preflight refused; the lowest
-     * such rank is named (size - rank, so that MAX finds it). */
-    int size = bb_run_size(s->run);
-    int64_t local[6] = { s->tally.wrong_values, s->tally.refused_calls,
-                         s->tally.tracked_peak, s->tally.max_inflight,
-                         bb_rss_peak_bytes(),
-                         s->tally.local_refusals > 0 ? size - bb_run_rank(s->run) : 0 };
-    int64_t max[6];
-    if (bb_agree_max(bb_run_comm(s->run), local, 6, max) != MPI_SUCCESS)
-        bb_run_fatal(s->run, "MPI_Allreduce of counters failed");
-    if (max[5] > 0)
-        pr->tally.refusal.rank = (int)(size - max[5]);
-    pr->tally.wrong_values = max[0];
-    pr->tally.refused_calls = max[1];
-    pr->tally.tracked_peak = max[2];
-    pr->tally.max_inflight = max[3];
-    pr->rss_peak = max[4];
-    pr->tracked_between = s->phase ? bb_sum_phase_tracked_live(s->phase) : 0;
+}
+
+static int sum_refusal_asked(const void *state)
+{
+    const sum_state_t *s = state;
+    return s->refuse_rank >= 0 || s->mismatch_rank >= 0;
 }
 
 /* The row's datatype: the raw references' -T, doubles for the protocol and
  * the admission (whose count is the protocol's). */
-static int row_type(const sum_state_t *s, const row_t *row)
+static int row_type(const sum_state_t *s, const bb_row_t *row)
 {
     return row->variant == V_PROTOCOL || row->variant == V_ADMISSION ? TYPE_DOUBLE : s->type;
 }
 
-/* Elements of the row's type at the point being measured. */
-static int64_t row_count(const sum_state_t *s, const row_t *row)
+static cJSON *sum_parameters(bb_run_t *run, void *state, const bb_row_t *row)
 {
-    return row_type(s, row) == TYPE_DOUBLE ? s->count : s->raw_count;
-}
-
-static cJSON *parameters_new(const sum_state_t *s, const row_t *row)
-{
+    const sum_state_t *s = state;
+    int type = row_type(s, row);
     cJSON *p = cJSON_CreateObject();
-    cJSON_AddNumberToObject(p, "count", (double)row_count(s, row));
+    (void)run;
+    cJSON_AddNumberToObject(p, "count", (double)(type == TYPE_DOUBLE ? s->count
+                                                                     : s->raw_count));
     cJSON_AddNumberToObject(p, "max_elements",
                             (double)(s->max_elements >= 0 ? s->max_elements : s->count));
-    cJSON_AddStringToObject(p, "mode", variant_names[row->variant]);
-    cJSON_AddNumberToObject(p, "element_bytes", (double)type_bytes[row_type(s, row)]);
-    cJSON_AddStringToObject(p, "type", type_names[row_type(s, row)]);
+    cJSON_AddNumberToObject(p, "element_bytes", (double)type_bytes[type]);
+    cJSON_AddStringToObject(p, "type", type_names[type]);
     if (row->variant == V_PROTOCOL || row->variant == V_ADMISSION)
         bb_policy_parameters(p, &s->policies[row->policy], row->variant == V_PROTOCOL);
     return p;
 }
 
-static void record_point(const sum_state_t *s, const row_t *row, const point_result_t *pr)
+/* The phase's census and request credit; the references have none. */
+static cJSON *sum_quantities(bb_run_t *run, void *state, const bb_row_t *row, cJSON *q)
 {
-    int variant = row->variant;
+    const sum_state_t *s = state;
     const char *scope = "call/max-rank";
-    int protocol = variant == V_PROTOCOL;
-    char not_protocol[160], not_counted[160], blocking[160];
-    if (variant == V_RAW) {
-        snprintf(not_protocol, sizeof not_protocol,
-                 "raw mode: a plain MPI_Allreduce has no protocol phases");
-        snprintf(not_counted, sizeof not_counted,
-                 "raw mode: buffers are the benchmark's, not counted by a phase");
-        snprintf(blocking, sizeof blocking,
-                 "raw mode: blocking call, requests are internal to MPI");
-    } else {
-        snprintf(not_protocol, sizeof not_protocol,
-                 "%s reference: it has no protocol phases", variant_names[variant]);
-        snprintf(not_counted, sizeof not_counted,
-                 "%s reference: buffers are the benchmark's, not counted by a phase",
-                 variant_names[variant]);
-        snprintf(blocking, sizeof blocking,
-                 "%s reference: no request counted by a phase", variant_names[variant]);
-    }
-    const point_tally_t *pt = &pr->tally;
-    size_t n = (size_t)pr->m.samples;
-    int refused = pt->refused_calls > 0;
-    cJSON *q = cJSON_CreateObject();
-    cJSON *first = cJSON_CreateObject();
-    for (int i = 0; i < pr->m.nparts; i++) {
-        bb_quantities_add(q, t_names[i],
-                          bb_quantity_timing(bb_measure_part(&pr->m, i), n, scope,
-                                             i == T_ELAPSED && pr->m.nparts == T_N
-                                                 ? elapsed_includes : NULL));
-        bb_quantities_add(first, t_names[i], bb_quantity_value(pr->m.first[i], "s", scope));
-    }
-    if (!protocol)
-        for (int i = 1; i < T_N; i++)
-            bb_quantities_add(q, t_names[i], bb_quantity_null("s", scope, not_protocol));
-    else if (pr->m.nparts == 1)
-        for (int i = 1; i < T_N; i++)
-            bb_quantities_add(q, t_names[i],
-                              bb_quantity_null("s", scope, "untimed phase (--metrics "
-                                               "untimed): no clock read inside the call"));
-    if (refused)
-        bb_quantities_add(q, "communication.payload",
-                          bb_quantity_null("byte", "call/rank",
-                                           "refused: no payload was posted"));
-    else if (variant == V_ADMISSION)
-        bb_quantities_add(q, "communication.payload",
-                          bb_quantity_null("byte", "call/rank",
-                                           "admission reference: no payload"));
-    else
-        bb_quantities_add(q, "communication.payload",
-                          bb_quantity_value(8.0 * (double)s->count, "byte", "call/rank"));
-    if (protocol) {
-        bb_quantities_add(q, "communication.max_inflight",
-                          bb_quantity_value((double)pt->max_inflight, "count", scope));
-        bb_quantities_add(q, "memory.tracked_live",
-                          bb_quantity_value((double)pt->tracked_peak, "byte", scope));
-        bb_quantities_add(q, "memory.tracked_between_calls",
-                          bb_quantity_value((double)pr->tracked_between, "byte",
-                                            "call/rank"));
-        bb_quantities_add(q, "phase.test_completed",
-                          refused ? bb_quantity_null("ratio", "run/rank",
-                                                     "refused: no payload request")
-                                  : bb_quantity_value((double)pt->test_completed
-                                                          / (double)pt->ok_calls,
-                                                      "ratio", "run/rank"));
-    } else {
-        bb_quantities_add(q, "communication.max_inflight",
-                          bb_quantity_null("count", scope, blocking));
-        bb_quantities_add(q, "memory.tracked_live", bb_quantity_null("byte", scope, not_counted));
-    }
-    bb_quantities_add(q, "memory.rss_peak",
-                      bb_quantity_value((double)pr->rss_peak, "byte", "run/max-rank"));
-    bb_quantities_add_unobservable(q);
-    bb_record_add_point(bb_bench_record(bb_run_bench(s->run)),
-                        parameters_new(s, row),
-                        refused ? "refused" : "ok", refused ? &pt->refusal : NULL,
-                        first, q);
-}
-
-static double median_of(const point_result_t *pr, int part)
-{
-    return bb_stats_median(bb_measure_part(&pr->m, part), (size_t)pr->m.samples);
-}
-
-/* The table: count and size, per row its time columns (and the protocol's
- * admission part), a ratio per protocol row when raw is measured, status. */
-static void table_header(const sum_state_t *s)
-{
-    bb_table_t *t = bb_run_table(s->run);
-    int full = bb_run_full(s->run);
-    char name[96], label[64], legend[512], policy[128];
-    bb_table_note(t, "times: microseconds per call over %lld samples; a sample is the "
-                  "mean over a block of calls, the maximum over ranks",
-                  (long long)bb_run_settings(s->run)->samples);
-    if (s->type != TYPE_DOUBLE)
-        bb_table_note(t, "-T %s: the raw references reduce %s, bytes / %lld elements; the "
-                      "protocol sums mpi_double by contract, so it is measured at the same "
-                      "bytes (count = bytes / 8)", type_names[s->type], type_names[s->type],
-                      (long long)type_bytes[s->type]);
-    bb_table_column(t, "count", NULL, "elements of mpi_double per rank (the protocol's "
-                    "count)", 8);
-    bb_table_column(t, "size", "B", "bytes per rank and call (count x 8)", 8);
-    for (int r = 0; r < s->nrows; r++) {
-        const row_t *row = &s->rows[r];
-        row_label(s, row, label, sizeof label);
-        bb_policy_describe(&s->policies[row->policy], policy, sizeof policy);
-        if (row->variant == V_PROTOCOL)
-            snprintf(legend, sizeof legend, "%s (%s)", variant_differs[V_PROTOCOL], policy);
-        else if (row->variant == V_ADMISSION)
-            snprintf(legend, sizeof legend, "%s (%s)", variant_differs[V_ADMISSION],
-                     strchr(policy, ',') + 2);
+    const bb_tally_t *pt = &row->agreed;
+    char why[160];
+    (void)run;
+    if (row->variant != V_PROTOCOL) {
+        const char *name = variants[row->variant].name;
+        if (row->variant == V_RAW)
+            snprintf(why, sizeof why, "raw mode: blocking call, requests are internal to MPI");
         else
-            snprintf(legend, sizeof legend, "%s%s%s", variant_differs[row->variant],
-                     row->variant != V_ADMISSION && s->type != TYPE_DOUBLE ? "; of " : "",
-                     row->variant != V_ADMISSION && s->type != TYPE_DOUBLE
-                         ? type_names[s->type] : "");
-        bb_table_time_columns(t, label, legend, full);
-        if (row->variant == V_PROTOCOL) {
-            snprintf(name, sizeof name, "%s_admission", label);
-            snprintf(legend, sizeof legend, "median of the admission part of %s_us; part "
-                     "and whole are medians taken separately, each a rank maximum", label);
-            bb_table_column(t, name, "us", legend, 10);
-        }
+            snprintf(why, sizeof why, "%s reference: no request counted by a phase", name);
+        bb_quantities_add(q, "communication.max_inflight", bb_quantity_null("count", scope,
+                                                                            why));
+        snprintf(why, sizeof why, "%s%s: buffers are the benchmark's, not counted by a phase",
+                 name, row->variant == V_RAW ? " mode" : " reference");
+        bb_quantities_add(q, "memory.tracked_live", bb_quantity_null("byte", scope, why));
+        return NULL;
     }
-    for (int r = 0; r < s->nrows && (s->mode & MODE_RAW); r++)
-        if (s->rows[r].variant == V_PROTOCOL) {
-            row_label(s, &s->rows[r], label, sizeof label);
-            snprintf(name, sizeof name, "%s_ratio", label);
-            snprintf(legend, sizeof legend, "%s_us / raw_us (medians; - on a refused row)",
-                     label);
-            bb_table_column(t, strcmp(label, "protocol") == 0 ? "ratio" : name, NULL, legend,
-                            6);
-        }
-    bb_table_column(t, "status", NULL, "ok, or refused:STAGE:seqN:rankR (the stage, the "
-                    "sequence and the lowest rank whose own preflight refused; a contract "
-                    "refusal, fields that differ between ranks, names no rank)", 6);
+    bb_quantities_add(q, "communication.max_inflight",
+                      bb_quantity_value((double)pt->max_inflight, "count", scope));
+    bb_quantities_add(q, "memory.tracked_live",
+                      bb_quantity_value((double)pt->tracked_peak, "byte", scope));
+    bb_quantities_add(q, "memory.tracked_between_calls",
+                      bb_quantity_value((double)bb_sum_phase_tracked_live(
+                                            s->phases[row->policy]), "byte", "call/rank"));
+    bb_quantities_add(q, "phase.test_completed",
+                      pt->refused_calls > 0
+                          ? bb_quantity_null("ratio", "run/rank", "refused: no payload request")
+                          : bb_quantity_value((double)pt->test_completed
+                                                  / (double)pt->ok_calls, "ratio", "run/rank"));
+    return NULL;
 }
 
-static void table_row(const sum_state_t *s, const point_result_t *pr)
+/* The table: count and size, then the runner's columns; a protocol row
+ * adds its admission part. */
+static void sum_key_cells(bb_run_t *run, void *state)
 {
-    bb_table_t *t = bb_run_table(s->run);
-    int full = bb_run_full(s->run);
-    int raw = -1;
-    bb_table_integer(t, s->count);
-    bb_table_integer(t, 8 * s->count);
-    for (int r = 0; r < s->nrows; r++) {
-        int v = s->rows[r].variant;
-        if (v == V_RAW)
-            raw = r;
-        bb_table_time_cells(t, bb_measure_part(&pr[r].m, T_ELAPSED), (size_t)pr[r].m.samples,
-                            pr[r].m.reps, full);
-        if (v == V_PROTOCOL && pr[r].m.nparts == T_N)
-            bb_table_number(t, median_of(&pr[r], T_ADMISSION) * 1e6, 2);
-        else if (v == V_PROTOCOL)
-            bb_table_missing(t);
-    }
-    for (int r = 0; r < s->nrows && raw >= 0; r++)
-        if (s->rows[r].variant == V_PROTOCOL) {
-            if (pr[r].tally.refused_calls > 0)
-                bb_table_missing(t);
-            else
-                bb_table_number(t, median_of(&pr[r], T_ELAPSED)
-                                       / median_of(&pr[raw], T_ELAPSED), 2);
-        }
-    const point_tally_t *pt = &pr[0].tally;
-    if (s->rows[0].variant == V_PROTOCOL && pt->refused_calls > 0) {
-        char status[96];
-        bb_run_format_refusal(&pt->refusal, status, sizeof status);
-        bb_table_text(t, status);
-    } else {
-        bb_table_text(t, "ok");
-    }
-    bb_table_row_end(t);
+    const sum_state_t *s = state;
+    bb_table_integer(bb_run_table(run), s->count);
+    bb_table_integer(bb_run_table(run), 8 * s->count);
 }
 
-static int sum_point(bb_run_t *run, void *state, size_t i)
+static void sum_row_columns(bb_run_t *run, void *state, const bb_row_t *row)
 {
-    sum_state_t *s = state;
-    point_result_t pr[ROWS_MAX];
-    int code = BB_EXIT_OK;
-    memset(pr, 0, sizeof pr);
-    s->count = s->counts.values[i];
-    s->raw_count = s->count * 8 / type_bytes[s->type];
-    s->phase_id = (int64_t)i;
-    for (int r = 0; r < s->nrows; r++)
-        measure_row(s, &s->rows[r], &pr[r]);
-    if (bb_run_rank(run) == 0) {
-        table_row(s, pr);
-        for (int r = 0; r < s->nrows; r++)
-            record_point(s, &s->rows[r], &pr[r]);
-    }
-    int asked_refusal = s->refuse_rank >= 0 || s->mismatch_rank >= 0;
-    int64_t wrong = 0;
-    for (int r = 0; r < s->nrows; r++) {
-        if (s->rows[r].variant == V_PROTOCOL && pr[r].tally.refused_calls > 0
-            && !asked_refusal) {
-            bb_run_note(run, "error: count %lld refused (%s) without a refusal being asked "
-                        "for", (long long)s->count, bb_stage_name(pr[r].tally.refusal.stage));
-            code = BB_EXIT_FAILURE;
-        }
-        wrong += pr[r].tally.wrong_values;
-        bb_measure_result_clear(&pr[r].m);
-    }
-    if (wrong > 0) {
-        bb_run_note(run, "error: count %lld: %lld wrong sum values", (long long)s->count,
-                    (long long)wrong);
-        code = BB_EXIT_FAILURE;
-    }
-    return code;
+    char name[96], legend[256];
+    (void)state;
+    if (row->variant != V_PROTOCOL)
+        return;
+    snprintf(name, sizeof name, "%s_admission", row->label);
+    snprintf(legend, sizeof legend, "median of the admission part of %s_us; part and whole "
+             "are medians taken separately, each a rank maximum", row->label);
+    bb_table_column(bb_run_table(run), name, "us", legend, 10);
+}
+
+static void sum_row_cells(bb_run_t *run, void *state, const bb_row_t *row)
+{
+    (void)state;
+    if (row->variant != V_PROTOCOL)
+        return;
+    if (row->parts == 1u)
+        bb_table_missing(bb_run_table(run));
+    else
+        bb_table_number(bb_run_table(run), bb_row_median(row, T_ADMISSION) * 1e6, 2);
 }
 
 /* ---- the descriptor ------------------------------------------------------- */
@@ -717,11 +525,7 @@ static void sum_parse(bb_run_t *run, void *state, int key, const char *value)
     case OPT_MAX: s->max_elements = bb_run_parse_size(run, "max-elements", value, 0,
                                                       INT32_MAX);
         break;
-    case OPT_MODE:
-        s->mode = strcmp(value, "both") == 0
-                      ? MODE_BOTH
-                      : bb_run_parse_choices(run, "mode", value, variant_names, V_N);
-        break;
+    case OPT_MODE: s->mode = bb_run_parse_modes(run, value, MODE_BOTH); break;
     case OPT_REFUSE: s->refuse_rank = bb_run_parse_rank(run, "refuse-rank", value); break;
     case OPT_MISMATCH:
         s->mismatch_field = bb_run_parse_rank_choice(run, "mismatch-rank", value,
@@ -736,6 +540,35 @@ static void sum_parse(bb_run_t *run, void *state, int key, const char *value)
         bb_run_parse_rank_seconds(run, "delay-post", value, 3600.0, &s->delay_post_rank,
                                   &s->delay_post_s);
         break;
+    }
+}
+
+/* Variant v under policy p: the protocol's and the admission's labels and
+ * legends name their policy, the references' their datatype. */
+static void sum_add_row(bb_run_t *run, const sum_state_t *s, int v, int p)
+{
+    bb_phase_attr_t attr = s->policies[p];
+    char label[64], legend[512], policy[128];
+    bb_policy_describe(&attr, policy, sizeof policy);
+    if (v == V_ADMISSION) {  /* an agreement alone: no buffers, no phase */
+        attr.buffers = BB_BUFFERS_FRESH;
+        attr.metrics = BB_METRICS_TIMED;
+    }
+    if (v == V_PROTOCOL || v == V_ADMISSION)
+        bb_policy_label(variants[v].name, &attr, label, sizeof label);
+    else
+        snprintf(label, sizeof label, "%s", variants[v].name);
+    if (v == V_PROTOCOL || v == V_ADMISSION)
+        snprintf(legend, sizeof legend, "%s (%s)", variants[v].differs,
+                 v == V_PROTOCOL ? policy : strchr(policy, ',') + 2);
+    else
+        snprintf(legend, sizeof legend, "%s%s%s", variants[v].differs,
+                 s->type != TYPE_DOUBLE ? "; of " : "",
+                 s->type != TYPE_DOUBLE ? type_names[s->type] : "");
+    bb_row_t *row = bb_run_add_row(run, v, p, label, legend);
+    if (v == V_PROTOCOL && attr.metrics != BB_METRICS_TIMED) {
+        row->parts = 1u;
+        row->absent = "untimed phase (--metrics untimed): no clock read inside the call";
     }
 }
 
@@ -757,26 +590,17 @@ static size_t sum_validate(bb_run_t *run, void *state)
                          (long long)s->counts.values[i], type_names[s->type]);
     /* The rows of every point: the protocol under each policy asked for,
      * then the references in their order, the admission once per admission
-     * and requests policy. */
+     * and requests policy (buffers and metrics do not apply). */
     s->npolicies = bb_policy_list(&s->choice, s->policies);
-    s->nrows = 0;
-    if (s->mode & MODE_PROTOCOL)
-        for (int p = 0; p < s->npolicies; p++)
-            s->rows[s->nrows++] = (row_t){ V_PROTOCOL, p };
-    for (int v = V_RAW; v < V_N; v++) {
-        if (!(s->mode & (1u << v)))
-            continue;
-        if (v != V_ADMISSION) {
-            s->rows[s->nrows++] = (row_t){ v, 0 };
-            continue;
-        }
-        for (int p = 0; p < s->npolicies; p++) {
+    for (int v = V_PROTOCOL; v < V_N; v++) {
+        int per_policy = v == V_PROTOCOL || v == V_ADMISSION;
+        for (int p = 0; (s->mode & (1u << v)) && p < (per_policy ? s->npolicies : 1); p++) {
             int seen = 0;
-            for (int q = 0; q < p; q++)  /* buffers and metrics do not apply */
+            for (int q = 0; q < p && v == V_ADMISSION; q++)
                 seen |= s->policies[q].admission == s->policies[p].admission
                         && s->policies[q].requests == s->policies[p].requests;
             if (!seen)
-                s->rows[s->nrows++] = (row_t){ V_ADMISSION, p };
+                sum_add_row(run, s, v, p);
         }
     }
     if (!(s->mode & MODE_PROTOCOL) && (s->choice.buffers != 1u || s->choice.metrics != 1u))
@@ -815,6 +639,7 @@ static void sum_setup(bb_run_t *run, void *state)
     for (int64_t i = 0; i <= max_raw; i++)
         fill_value(s->raw_send, s->type, i, rank);
     s->provider_state.fail = rank == s->refuse_rank;
+    s->provider_state.run = run;
     s->provider_state.delay_s = rank == s->delay_prepare_rank ? s->delay_prepare_s : 0.0;
     s->provider = (bb_sum_provider_t){ provider_prepare, provider_release, &s->provider_state };
     /* One phase and one agreement per policy (the references use policy
@@ -828,7 +653,18 @@ static void sum_setup(bb_run_t *run, void *state)
         if (rank == s->delay_post_rank)
             bb_sum_phase_set_post_delay(s->phases[p], s->delay_post_s);
     }
-    table_header(s);
+    bb_table_t *t = bb_run_table(run);
+    bb_table_note(t, "times: microseconds per call over %lld samples; a sample is the mean "
+                  "over a block of calls, the maximum over ranks; the rows' samples "
+                  "interleaved", (long long)bb_run_settings(run)->samples);
+    if (s->type != TYPE_DOUBLE)
+        bb_table_note(t, "-T %s: the raw references reduce %s, bytes / %lld elements; the "
+                      "protocol sums mpi_double by contract, so it is measured at the same "
+                      "bytes (count = bytes / 8)", type_names[s->type], type_names[s->type],
+                      (long long)type_bytes[s->type]);
+    bb_table_column(t, "count", NULL, "elements of mpi_double per rank (the protocol's "
+                    "count)", 8);
+    bb_table_column(t, "size", "B", "bytes per rank and call (count x 8)", 8);
 }
 
 static void sum_label(const void *state, size_t i, char *buf, size_t len)
@@ -837,27 +673,6 @@ static void sum_label(const void *state, size_t i, char *buf, size_t len)
     char size[32];
     bb_cli_format_size(s->counts.values[i], size, sizeof size);
     snprintf(buf, len, "count %s", size);
-}
-
-static int sum_finish(bb_run_t *run, void *state)
-{
-    sum_state_t *s = state;
-    int code = bb_run_check_released(run, "provider arrays", s->provider_state.prepared,
-                                     s->provider_state.released);
-    if (bb_run_rank(run) == 0) {
-        cJSON *summary = cJSON_CreateObject();
-        cJSON_AddNumberToObject(summary, "provider_arrays_prepared",
-                                (double)s->provider_state.prepared);
-        cJSON_AddNumberToObject(summary, "provider_arrays_released",
-                                (double)s->provider_state.released);
-        cJSON *refs = cJSON_CreateObject();
-        for (int v = 0; v < V_N; v++)
-            if (s->mode & (1u << v))
-                cJSON_AddStringToObject(refs, variant_names[v], variant_differs[v]);
-        cJSON_AddItemToObject(summary, "modes", refs);
-        bb_record_set(bb_bench_record(bb_run_bench(run)), "run", summary);
-    }
-    return code;
 }
 
 static void sum_teardown(void *state)
@@ -890,9 +705,19 @@ static const bb_bench_desc_t sum_bench = {
     .validate = sum_validate,
     .setup = sum_setup,
     .label = sum_label,
-    .point = sum_point,
-    .finish = sum_finish,
     .teardown = sum_teardown,
+    .variants = variants,
+    .nvariants = V_N,
+    .part_names = t_names,
+    .nparts = T_N,
+    .point_begin = sum_point_begin,
+    .point_end = sum_point_end,
+    .refusal_asked = sum_refusal_asked,
+    .key_cells = sum_key_cells,
+    .row_columns = sum_row_columns,
+    .row_cells = sum_row_cells,
+    .parameters = sum_parameters,
+    .quantities = sum_quantities,
 };
 
 int main(int argc, char **argv) { return bb_run_main(&sum_bench, argc, argv); }

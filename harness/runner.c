@@ -1,6 +1,6 @@
 /* runner.c: the descriptor-driven main of every measuring benchmark. */
 #include "config.h"
-#include "runner.h"
+#include "runner-int.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -9,25 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct bb_run {
-    const bb_bench_desc_t *desc;
-    bb_bench_t *bench;
-    bb_measure_settings_t settings;
-    const char *output;
-    int quiet;
-    int full;               /* -f: the full set of time columns */
-    bb_format_t format;
-    bb_table_t *table;      /* stdout's table, from setup until the run ends */
-    /* -m/--message-size: the text and its ends (-1: open), parsed at once. */
-    const char *message_size;
-    int64_t message_min, message_max;
-    int full_sweep;         /* --full-sweep: the benchmark's long default lists */
-    char message_note[256]; /* what -m became, a table note */
-    /* Over every measurement of the run, for the record's run section. */
-    int64_t measurements, reps_min, reps_max, calls;
-    int64_t windows_missed;
-    double window_max_s, offset_spread_max_s, offset_error_max_s;
-};
 
 /* The benchmark's state while the run lives.  Usage errors and --help end
  * the process from inside the run (every rank exits alike); the state is
@@ -83,7 +64,6 @@ void bb_run_format_refusal(const bb_refusal_t *refusal, char *buf, size_t len)
              (long long)refusal->sequence, who);
 }
 int bb_run_full_sweep(const bb_run_t *run) { return run->full_sweep; }
-int bb_run_message_size_given(const bb_run_t *run) { return run->message_size != NULL; }
 
 /* The message of a printf-style call into buf (a char array). */
 #define RUN_FORMAT(buf, fmt)                      \
@@ -369,6 +349,17 @@ unsigned bb_run_parse_choices(bb_run_t *run, const char *opt, const char *value,
     return set;
 }
 
+unsigned bb_run_parse_modes(bb_run_t *run, const char *value, unsigned both)
+{
+    const char *names[31];
+    int n = run->desc->nvariants < 31 ? run->desc->nvariants : 31;
+    if (strcmp(value, "both") == 0)
+        return both;
+    for (int v = 0; v < n; v++)
+        names[v] = run->desc->variants[v].name;
+    return bb_run_parse_choices(run, "mode", value, names, n);
+}
+
 int bb_run_check_released(bb_run_t *run, const char *what, int64_t prepared,
                           int64_t released)
 {
@@ -402,6 +393,29 @@ void bb_run_kernel_calibrate(bb_run_t *run, double batch_s, bb_run_kernel_t *ker
     if (bb_stats_reduce_max(bb_run_comm(run), &mean, 1, &k.batch_measured_s) != MPI_SUCCESS)
         bb_run_fatal(run, "MPI_Allreduce of the kernel check failed");
     *kernel_out = k;
+}
+
+void bb_run_kernel_record(bb_run_t *run, const bb_run_kernel_t *kernel)
+{
+    cJSON *section = bb_run_section(run);
+    if (section == NULL)
+        return;
+    cJSON *k = cJSON_CreateObject();
+    cJSON_AddStringToObject(k, "kernel", "bb_compute_run: " BB_KERNEL_DESCRIPTION);
+    cJSON_AddNumberToObject(k, "iterations_per_s_rank0", kernel->local.iters_per_s);
+    cJSON_AddNumberToObject(k, "iterations_per_s_slowest_rank", kernel->slowest_rate);
+    cJSON_AddNumberToObject(k, "iterations_per_s_fastest_rank", kernel->fastest_rate);
+    cJSON_AddNumberToObject(k, "rank0_slowest_trial_iterations_per_s",
+                            kernel->local.slowest_iters_per_s);
+    cJSON_AddNumberToObject(k, "trials", kernel->local.trials);
+    cJSON_AddNumberToObject(k, "trial_s", kernel->local.trial_s);
+    cJSON_AddNumberToObject(k, "calibration_s", kernel->local.calibration_s);
+    cJSON_AddNumberToObject(k, "requested_s_per_batch", kernel->batch_s);
+    cJSON_AddNumberToObject(k, "iterations_per_batch", (double)kernel->iterations);
+    cJSON_AddNumberToObject(k, "measured_batch_s_max_rank", kernel->batch_measured_s);
+    cJSON_AddStringToObject(k, "measured_batch_note", "mean of 100 batches right "
+                            "after calibration, maximum over ranks");
+    bb_quantities_add(section, "compute_kernel", k);
 }
 
 int64_t bb_run_kernel_iterations(const bb_run_kernel_t *kernel, double seconds)
@@ -616,17 +630,25 @@ static cJSON *number_or_null(double v, int known)
 
 /* The record's run section: how every sample was taken (the settings and
  * what the engine chose), and the note every range needs. */
-static void add_run_settings(bb_run_t *run)
+cJSON *bb_run_section(bb_run_t *run)
 {
     if (bb_run_rank(run) != 0)
-        return;
-    const bb_measure_settings_t *s = &run->settings;
+        return NULL;
     cJSON *root = bb_record_json(bb_bench_record(run->bench));
     cJSON *section = cJSON_GetObjectItemCaseSensitive(root, "run");
     if (!cJSON_IsObject(section)) {
         section = cJSON_CreateObject();
         bb_record_set(bb_bench_record(run->bench), "run", section);
     }
+    return section;
+}
+
+static void add_run_settings(bb_run_t *run)
+{
+    cJSON *section = bb_run_section(run);
+    if (section == NULL)
+        return;
+    const bb_measure_settings_t *s = &run->settings;
     cJSON *m = cJSON_CreateObject();
     cJSON_AddNumberToObject(m, "samples", (double)s->samples);
     cJSON_AddItemToObject(m, "reps", number_or_null((double)s->reps, s->reps > 0));
@@ -696,6 +718,8 @@ int bb_run_main(const bb_bench_desc_t *desc, int argc, char **argv)
         bb_table_note(run.table, "%s", run.message_note);
     if (desc->setup != NULL)
         desc->setup(&run, state);
+    if (desc->variants != NULL)
+        bb_variants_columns(&run, state);
 
     int code = BB_EXIT_OK;
     double start = bb_time_now();
@@ -709,11 +733,20 @@ int bb_run_main(const bb_bench_desc_t *desc, int argc, char **argv)
                          (bb_time_now() - start) / (double)i * (double)(points - i));
             bb_bench_progress(run.bench, "point %zu/%zu: %s%s", i + 1, points, label, left);
         }
-        if (desc->point(&run, state, i) != BB_EXIT_OK)
+        if ((desc->variants != NULL ? bb_variants_point(&run, state, i)
+                                    : desc->point(&run, state, i)) != BB_EXIT_OK)
             code = BB_EXIT_FAILURE;
     }
     if (desc->finish != NULL && desc->finish(&run, state) != BB_EXIT_OK)
         code = BB_EXIT_FAILURE;
+    if (bb_run_check_released(&run, "provider arrays", run.lent, run.returned) != BB_EXIT_OK)
+        code = BB_EXIT_FAILURE;
+    cJSON *section = bb_run_section(&run);
+    if (section != NULL && (desc->variants != NULL || run.lent > 0)) {
+        cJSON_AddNumberToObject(section, "provider_arrays_prepared", (double)run.lent);
+        cJSON_AddNumberToObject(section, "provider_arrays_released", (double)run.returned);
+    }
+    bb_variants_modes(&run);
     add_run_settings(&run);
     bb_bench_set_table(run.bench, NULL);
     bb_table_destroy(run.table);  /* json prints its document here */

@@ -49,6 +49,80 @@ typedef struct bb_option {
 /* The runner's context, passed to every descriptor callback. */
 typedef struct bb_run bb_run_t;
 
+/* ---- variants: what a benchmark measures at each point ------------------ */
+
+enum { BB_RUN_ROWS_MAX = 48, BB_RUN_PARTS_MAX = 16, BB_RUN_COUNTS_MAX = 4 };
+
+typedef struct bb_row bb_row_t;
+
+/* One call of a row's variant, as bb_measure_call_fn: it ADDS the seconds of
+ * each timed part to parts[] (parts[0] the whole call) and its counts to
+ * counts[]; what it saw beyond times goes to row->local. */
+typedef bb_status_t (*bb_variant_call_fn)(bb_run_t *run, void *state, bb_row_t *row,
+                                          double *parts, double *counts);
+
+/* A ratio column of a row: its median over the median of the first row of
+ * variant `to` that the descriptor's ratio_match accepts (any when NULL). */
+typedef struct bb_ratio {
+    const char *suffix;   /* NULL ends the list; the column is label + suffix */
+    int to;               /* the reference variant */
+    const char *plain;    /* the column's name when the row's label is the
+                             variant's name alone; NULL: label + suffix */
+} bb_ratio_t;
+
+/* How a row's elapsed time shows in the table. */
+typedef enum bb_columns {
+    BB_COLUMNS_TIMES = 0,  /* median, min, max (bb_table_time_columns) */
+    BB_COLUMNS_MEDIAN      /* the median alone */
+} bb_columns_t;
+
+/* A variant: the protocol, or a reference that differs from its neighbour
+ * in one thing.  The runner writes its table columns, its ratios, the
+ * record's timed parts (with includes), first call, payload, RSS and the
+ * unobservable nulls, and run.modes from name and differs. */
+typedef struct bb_variant {
+    const char *name;      /* --mode, parameters.mode, run.modes, labels */
+    const char *differs;   /* what it differs in: run.modes, the legend */
+    bb_variant_call_fn call;
+    /* bit i: part_names[i] is timed (bit 0, elapsed, always).  A part
+     * includes the timed parts named under it ("a.b" is in "a"); elapsed
+     * includes those under no other. */
+    unsigned parts;
+    const char *absent;    /* why a part or quantity it lacks is null */
+    bb_columns_t columns;
+    int payload;           /* 1: it moves the point's payload */
+    bb_ratio_t ratios[3];
+} bb_variant_t;
+
+/* What a row's calls saw at one point, beside the engine's times.  The
+ * calls fill row->local; after the measurement the runner agrees row->agreed
+ * (MAX over ranks, the refusing rank the lowest whose own preflight refused
+ * when any did). */
+typedef struct bb_tally {
+    int64_t refused_calls;
+    bb_refusal_t refusal;     /* the first refusal seen */
+    int64_t local_refusals;   /* refusals this rank's own preflight caused */
+    int64_t wrong;            /* result or payload check failures */
+    int64_t tracked_peak, max_inflight, payload_bytes;
+    int64_t p2p;              /* this rank posted a point-to-point request */
+    int64_t ok_calls, test_completed;  /* this rank's; not agreed */
+    int64_t rss_peak;         /* the runner's: RSS high-water mark */
+} bb_tally_t;
+
+/* One measured line of a point: a variant under one of the benchmark's
+ * policies (declared with bb_run_add_row). */
+struct bb_row {
+    int variant;
+    int policy;               /* the benchmark's index; 0 when it has none */
+    char label[64];           /* column heads and messages */
+    char legend[512];         /* the time columns' legend */
+    unsigned parts;           /* the variant's, or fewer (an untimed phase) */
+    const char *absent;       /* why the parts left out are null */
+    bb_tally_t local, agreed;
+    bb_measure_result_t m;    /* the point's samples, identical on every rank */
+    void *data;               /* the benchmark's, per row */
+};
+
 typedef struct bb_bench_desc {
     const char *program;        /* "bbench-sum": messages and --version */
     const char *benchmark;      /* "sum": the record's benchmark */
@@ -79,6 +153,38 @@ typedef struct bb_bench_desc {
     int (*finish)(bb_run_t *run, void *state);
     /* Local: frees what state holds.  May be NULL. */
     void (*teardown)(void *state);
+
+    /* A benchmark of variants leaves point NULL and declares these; the
+     * runner measures every row of a point through one path (interleaved,
+     * the first row's reps shared), agrees the tallies and reports. */
+    const bb_variant_t *variants;
+    int nvariants;
+    const char *const *part_names;  /* [nparts], [0] "elapsed" */
+    int nparts, ncounts;
+    /* Collective, before the point's measurement: the point's values and
+     * per-point objects.  Returns the payload bytes per call and rank. */
+    int64_t (*point_begin)(bb_run_t *run, void *state, size_t i);
+    /* Collective, after it (tallies local, samples reduced): a census,
+     * closing per-point objects.  May be NULL. */
+    void (*point_end)(bb_run_t *run, void *state);
+    /* 1 when a ratio of row may use reference row ref.  May be NULL. */
+    int (*ratio_match)(const void *state, const bb_row_t *row, const bb_row_t *ref);
+    /* 1 when the options ask for refusals (none is then an error). */
+    int (*refusal_asked)(const void *state);
+    /* Rank 0.  The leading cells of a table row (the point's key). */
+    void (*key_cells)(bb_run_t *run, void *state);
+    /* Rank 0.  A row's own columns after its times, and their cells.  May
+     * be NULL. */
+    void (*row_columns)(bb_run_t *run, void *state, const bb_row_t *row);
+    void (*row_cells)(bb_run_t *run, void *state, const bb_row_t *row);
+    /* Rank 0.  A row's parameters (the runner adds mode). */
+    cJSON *(*parameters)(bb_run_t *run, void *state, const bb_row_t *row);
+    /* Rank 0.  What is the benchmark's own in a row's quantities (it may
+     * replace a standard one); may return a census member for the point. */
+    cJSON *(*quantities)(bb_run_t *run, void *state, const bb_row_t *row, cJSON *q);
+    /* Collective, after every row is reported: the point's own checks.
+     * Returns an exit code.  May be NULL. */
+    int (*point_check)(bb_run_t *run, void *state);
 } bb_bench_desc_t;
 
 /* The whole program: returns main()'s exit code (every rank the same). */
@@ -115,7 +221,6 @@ int bb_run_full_sweep(const bb_run_t *run);
 int bb_run_message_sizes(bb_run_t *run, const char *list_opt, int64_t element_bytes,
                          int64_t default_min, int64_t default_max,
                          bb_size_list_t *list_inout);
-int bb_run_message_size_given(const bb_run_t *run);
 
 /* A usage error found on every rank (each parses the same argv): rank 0
  * prints the message, every rank exits 2. */
@@ -141,6 +246,10 @@ void bb_run_measure_set(bb_run_t *run, const char *what,
                         const bb_measure_variant_t *variants, int nvariants,
                         int share_reps, bb_measure_result_t *results_out);
 
+/* --mode: a comma list of the descriptor's variant names, "all", or
+ * "both" (the set given). */
+unsigned bb_run_parse_modes(bb_run_t *run, const char *value, unsigned both);
+
 /* Option helpers: a bad value is a usage error naming opt. */
 /* A size or list of sizes in [min, max] (bb_cli_parse_size[_list]). */
 int64_t bb_run_parse_size(bb_run_t *run, const char *opt, const char *value,
@@ -162,6 +271,24 @@ int bb_run_parse_rank_choice(bb_run_t *run, const char *opt, const char *value,
  * bit mask (bit i for names[i]). */
 unsigned bb_run_parse_choices(bb_run_t *run, const char *opt, const char *value,
                               const char *const *names, int n);
+
+/* Local, from validate.  Appends a row to every point: variant under the
+ * benchmark's policy, its label and legend.  Returns the row. */
+bb_row_t *bb_run_add_row(bb_run_t *run, int variant, int policy, const char *label,
+                         const char *legend);
+int bb_run_rows(const bb_run_t *run);
+bb_row_t *bb_run_row(bb_run_t *run, int r);
+/* The median of part p of a row's samples at the current point. */
+double bb_row_median(const bb_row_t *row, int p);
+
+/* Rank 0: the record's run section (created at first use); NULL elsewhere. */
+cJSON *bb_run_section(bb_run_t *run);
+
+/* Local.  The one provider count: an array lent, an array given back.  The
+ * runner checks at the end that every one came back exactly once (a
+ * measured failure otherwise) and records both counts in the run section. */
+void bb_run_lent(bb_run_t *run);
+void bb_run_returned(bb_run_t *run);
 
 /* Collective.  Objects a provider lent and got back: every rank's prepared
  * and released counts are agreed (MAX of the difference); not exactly once
@@ -192,6 +319,10 @@ typedef struct bb_run_kernel {
 
 /* Collective.  Calibrates the kernel for batches of batch_s seconds. */
 void bb_run_kernel_calibrate(bb_run_t *run, double batch_s, bb_run_kernel_t *kernel_out);
+
+/* Rank 0 (no-op elsewhere).  The calibration as the record's
+ * run.compute_kernel, the one place every benchmark writes it. */
+void bb_run_kernel_record(bb_run_t *run, const bb_run_kernel_t *kernel);
 
 /* Local.  Iterations that take about seconds at the agreed (slowest) rate. */
 int64_t bb_run_kernel_iterations(const bb_run_kernel_t *kernel, double seconds);

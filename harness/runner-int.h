@@ -1,0 +1,42 @@
+/* runner-int.h: the runner's context, shared by runner.c (options, the
+ * point loop, the record's run section) and variants.c (the rows of a
+ * point: measurement, agreement, table and record).  Not for benchmarks. */
+#ifndef BB_RUNNER_INT_H
+#define BB_RUNNER_INT_H
+
+#include "runner.h"
+
+struct bb_run {
+    const bb_bench_desc_t *desc;
+    bb_bench_t *bench;
+    bb_measure_settings_t settings;
+    const char *output;
+    int quiet;
+    int full;               /* -f: the full set of time columns */
+    bb_format_t format;
+    bb_table_t *table;      /* stdout's table, from setup until the run ends */
+    /* -m/--message-size: the text and its ends (-1: open), parsed at once. */
+    const char *message_size;
+    int64_t message_min, message_max;
+    int full_sweep;         /* --full-sweep: the benchmark's long default lists */
+    char message_note[256]; /* what -m became, a table note */
+    /* Over every measurement of the run, for the record's run section. */
+    int64_t measurements, reps_min, reps_max, calls;
+    int64_t windows_missed;
+    double window_max_s, offset_spread_max_s, offset_error_max_s;
+    /* The rows of every point (benchmarks of variants). */
+    bb_row_t rows[BB_RUN_ROWS_MAX];
+    int nrows;
+    int64_t payload_bytes;  /* the current point's, per call and rank */
+    /* The one provider count. */
+    int64_t lent, returned;
+};
+
+/* Collective.  The table's columns after the benchmark's key columns. */
+void bb_variants_columns(bb_run_t *run, void *state);
+/* Collective.  Point i of a benchmark of variants; returns an exit code. */
+int bb_variants_point(bb_run_t *run, void *state, size_t i);
+/* Rank 0.  run.modes: every variant a row measures. */
+void bb_variants_modes(bb_run_t *run);
+
+#endif

@@ -1,0 +1,328 @@
+/* variants.c: the one path from a benchmark's variants to its table row
+ * and record points: every row of a point measured together (samples
+ * interleaved, the first row's reps shared), the tallies agreed, the
+ * columns, ratios, status cell and standard quantities written once. */
+#include "config.h"
+#include "runner-int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const scope_call = "call/max-rank";
+
+bb_row_t *bb_run_add_row(bb_run_t *run, int variant, int policy, const char *label,
+                         const char *legend)
+{
+    const bb_bench_desc_t *d = run->desc;
+    if (variant < 0 || variant >= d->nvariants || run->nrows >= BB_RUN_ROWS_MAX)
+        bb_run_usage(run, "too many rows at each point (at most %d)", (int)BB_RUN_ROWS_MAX);
+    bb_row_t *row = &run->rows[run->nrows++];
+    memset(row, 0, sizeof *row);
+    row->variant = variant;
+    row->policy = policy;
+    snprintf(row->label, sizeof row->label, "%s", label ? label : d->variants[variant].name);
+    snprintf(row->legend, sizeof row->legend, "%s",
+             legend ? legend : d->variants[variant].differs);
+    row->parts = d->variants[variant].parts | 1u;
+    row->absent = d->variants[variant].absent;
+    return row;
+}
+
+int bb_run_rows(const bb_run_t *run) { return run->nrows; }
+bb_row_t *bb_run_row(bb_run_t *run, int r) { return &run->rows[r]; }
+
+double bb_row_median(const bb_row_t *row, int p)
+{
+    return bb_stats_median(bb_measure_part(&row->m, p), (size_t)row->m.samples);
+}
+
+void bb_run_lent(bb_run_t *run) { run->lent++; }
+void bb_run_returned(bb_run_t *run) { run->returned++; }
+
+/* ---- measurement --------------------------------------------------------- */
+
+typedef struct row_arg {
+    bb_run_t *run;
+    void *state;
+    bb_row_t *row;
+} row_arg_t;
+
+static bb_status_t row_call(void *arg, double *parts, double *counts)
+{
+    row_arg_t *a = arg;
+    const bb_variant_t *v = &a->run->desc->variants[a->row->variant];
+    return v->call(a->run, a->state, a->row, parts, counts);
+}
+
+/* Collective.  The facts that decide status and checks, MAX over ranks;
+ * the refusing rank is the lowest whose own preflight refused (size - rank
+ * under MAX), else the refusal's own. */
+enum { A_REFUSED, A_WRONG, A_TRACKED, A_INFLIGHT, A_PAYLOAD, A_P2P, A_RSS, A_LOCAL, A_N };
+
+static void agree_tallies(bb_run_t *run)
+{
+    int64_t local[BB_RUN_ROWS_MAX * A_N], max[BB_RUN_ROWS_MAX * A_N];
+    int size = bb_run_size(run), rank = bb_run_rank(run);
+    int64_t rss = bb_rss_peak_bytes();
+    for (int r = 0; r < run->nrows; r++) {
+        const bb_tally_t *t = &run->rows[r].local;
+        int64_t *l = &local[r * A_N];
+        l[A_REFUSED] = t->refused_calls;
+        l[A_WRONG] = t->wrong;
+        l[A_TRACKED] = t->tracked_peak;
+        l[A_INFLIGHT] = t->max_inflight;
+        l[A_PAYLOAD] = t->payload_bytes;
+        l[A_P2P] = t->p2p;
+        l[A_RSS] = rss;
+        l[A_LOCAL] = t->local_refusals > 0 ? size - rank : 0;
+    }
+    if (bb_agree_max(bb_run_comm(run), local, run->nrows * A_N, max) != MPI_SUCCESS)
+        bb_run_fatal(run, "MPI_Allreduce of counters failed");
+    for (int r = 0; r < run->nrows; r++) {
+        bb_tally_t *t = &run->rows[r].agreed;
+        const int64_t *m = &max[r * A_N];
+        *t = run->rows[r].local;
+        t->refused_calls = m[A_REFUSED];
+        t->wrong = m[A_WRONG];
+        t->tracked_peak = m[A_TRACKED];
+        t->max_inflight = m[A_INFLIGHT];
+        t->payload_bytes = m[A_PAYLOAD];
+        t->p2p = m[A_P2P];
+        t->rss_peak = m[A_RSS];
+        if (m[A_LOCAL] > 0)
+            t->refusal.rank = (int)(size - m[A_LOCAL]);
+    }
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+/* The reference row of ratio k of row r, or -1. */
+static int ratio_ref(const bb_run_t *run, const void *state, int r, int k)
+{
+    const bb_bench_desc_t *d = run->desc;
+    const bb_row_t *row = &run->rows[r];
+    const bb_ratio_t *ratio = &d->variants[row->variant].ratios[k];
+    for (int q = 0; q < run->nrows; q++)
+        if (run->rows[q].variant == ratio->to
+            && (d->ratio_match == NULL || d->ratio_match(state, row, &run->rows[q])))
+            return q;
+    return -1;
+}
+
+void bb_variants_columns(bb_run_t *run, void *state)
+{
+    const bb_bench_desc_t *d = run->desc;
+    bb_table_t *t = run->table;
+    char name[128], legend[256];
+    for (int r = 0; r < run->nrows; r++) {
+        const bb_row_t *row = &run->rows[r];
+        if (d->variants[row->variant].columns == BB_COLUMNS_TIMES)
+            bb_table_time_columns(t, row->label, row->legend, run->full);
+        else
+            bb_table_column(t, row->label, "us", row->legend, 10);
+        if (d->row_columns != NULL)
+            d->row_columns(run, state, row);
+    }
+    for (int r = 0; r < run->nrows; r++) {
+        const bb_row_t *row = &run->rows[r];
+        const bb_variant_t *v = &d->variants[row->variant];
+        for (int k = 0; v->ratios[k].suffix != NULL; k++) {
+            int ref = ratio_ref(run, state, r, k);
+            if (ref < 0)
+                continue;
+            if (v->ratios[k].plain != NULL && strcmp(row->label, v->name) == 0)
+                snprintf(name, sizeof name, "%s", v->ratios[k].plain);
+            else
+                snprintf(name, sizeof name, "%s%s", row->label, v->ratios[k].suffix);
+            snprintf(legend, sizeof legend, "%s median / %s median (- on a refused row)",
+                     row->label, run->rows[ref].label);
+            bb_table_column(t, name, NULL, legend, 6);
+        }
+    }
+    bb_table_column(t, "status", NULL, "ok, refused:STAGE:seqS:rankR (the first refusal: "
+                    "its stage, sequence and the lowest rank whose own preflight refused; "
+                    "a contract refusal names no rank), or payload-mismatch", 6);
+}
+
+static void table_row(bb_run_t *run, void *state)
+{
+    const bb_bench_desc_t *d = run->desc;
+    bb_table_t *t = run->table;
+    const bb_row_t *refused = NULL;
+    int mismatch = 0;
+    d->key_cells(run, state);
+    for (int r = 0; r < run->nrows; r++) {
+        const bb_row_t *row = &run->rows[r];
+        if (d->variants[row->variant].columns == BB_COLUMNS_TIMES)
+            bb_table_time_cells(t, bb_measure_part(&row->m, 0), (size_t)row->m.samples,
+                                row->m.reps, run->full);
+        else
+            bb_table_number(t, bb_row_median(row, 0) * 1e6, 2);
+        if (d->row_cells != NULL)
+            d->row_cells(run, state, row);
+        if (refused == NULL && row->agreed.refused_calls > 0)
+            refused = row;
+        mismatch |= row->agreed.wrong > 0;
+    }
+    for (int r = 0; r < run->nrows; r++) {
+        const bb_row_t *row = &run->rows[r];
+        for (int k = 0; d->variants[row->variant].ratios[k].suffix != NULL; k++) {
+            int ref = ratio_ref(run, state, r, k);
+            if (ref < 0)
+                continue;
+            if (row->agreed.refused_calls > 0)
+                bb_table_missing(t);
+            else
+                bb_table_number(t, bb_row_median(row, 0) / bb_row_median(&run->rows[ref], 0),
+                                2);
+        }
+    }
+    char status[96];
+    if (refused != NULL)
+        bb_run_format_refusal(&refused->agreed.refusal, status, sizeof status);
+    else
+        snprintf(status, sizeof status, "%s", mismatch ? "payload-mismatch" : "ok");
+    bb_table_text(t, status);
+    bb_table_row_end(t);
+}
+
+/* ---- the record ----------------------------------------------------------- */
+
+/* The part that directly holds timed part j ("a" for "a.b"; elapsed for a
+ * part under no other). */
+static int part_parent(const bb_bench_desc_t *d, unsigned parts, int j)
+{
+    int parent = 0;
+    size_t best = 0;
+    for (int k = 1; k < d->nparts; k++) {
+        size_t len = strlen(d->part_names[k]);
+        if (k != j && (parts & (1u << k)) && len > best
+            && strncmp(d->part_names[j], d->part_names[k], len) == 0
+            && d->part_names[j][len] == '.') {
+            parent = k;
+            best = len;
+        }
+    }
+    return parent;
+}
+
+/* A timing quantity of part i with what it includes. */
+static cJSON *part_timing(const bb_bench_desc_t *d, const bb_row_t *row, int i)
+{
+    const char *inc[BB_RUN_PARTS_MAX + 1];
+    int n = 0;
+    for (int j = 1; j < d->nparts && n < BB_RUN_PARTS_MAX; j++)
+        if (j != i && (row->parts & (1u << j)) && part_parent(d, row->parts, j) == i)
+            inc[n++] = d->part_names[j];
+    inc[n] = NULL;
+    return bb_quantity_timing(bb_measure_part(&row->m, i), (size_t)row->m.samples, scope_call,
+                              n > 0 ? inc : NULL);
+}
+
+static void record_row(bb_run_t *run, void *state, const bb_row_t *row)
+{
+    const bb_bench_desc_t *d = run->desc;
+    const bb_variant_t *v = &d->variants[row->variant];
+    int refused = row->agreed.refused_calls > 0;
+    cJSON *q = cJSON_CreateObject(), *first = cJSON_CreateObject();
+    for (int i = 0; i < d->nparts; i++) {
+        if (!(row->parts & (1u << i))) {
+            bb_quantities_add(q, d->part_names[i], bb_quantity_null("s", scope_call,
+                                                                    row->absent));
+            continue;
+        }
+        bb_quantities_add(q, d->part_names[i], part_timing(d, row, i));
+        bb_quantities_add(first, d->part_names[i],
+                          bb_quantity_value(row->m.first[i], "s", scope_call));
+    }
+    bb_quantities_add(q, "communication.payload",
+                      !v->payload ? bb_quantity_null("byte", "call/rank", row->absent)
+                      : refused ? bb_quantity_null("byte", "call/rank",
+                                                   "refused: no payload was posted")
+                      : bb_quantity_value((double)run->payload_bytes, "byte", "call/rank"));
+    bb_quantities_add(q, "memory.rss_peak",
+                      bb_quantity_value((double)row->agreed.rss_peak, "byte", "run/max-rank"));
+    bb_quantities_add_unobservable(q);
+    cJSON *census = d->quantities != NULL ? d->quantities(run, state, row, q) : NULL;
+    cJSON *params = d->parameters(run, state, row);
+    cJSON_AddStringToObject(params, "mode", v->name);
+    bb_record_t *rec = bb_bench_record(run->bench);
+    bb_record_add_point(rec, params, refused ? "refused" : "ok",
+                        refused ? &row->agreed.refusal : NULL, first, q);
+    if (census != NULL) {
+        cJSON *points = cJSON_GetObjectItemCaseSensitive(bb_record_json(rec), "points");
+        cJSON *last = cJSON_GetArrayItem(points, cJSON_GetArraySize(points) - 1);
+        if (last == NULL || !cJSON_AddItemToObject(last, "census", census))
+            cJSON_Delete(census);
+    }
+}
+
+void bb_variants_modes(bb_run_t *run)
+{
+    const bb_bench_desc_t *d = run->desc;
+    cJSON *section = bb_run_section(run);
+    if (section == NULL || d->variants == NULL)
+        return;
+    cJSON *modes = cJSON_CreateObject();
+    for (int v = 0; v < d->nvariants; v++)
+        for (int r = 0; r < run->nrows; r++)
+            if (run->rows[r].variant == v) {
+                cJSON_AddStringToObject(modes, d->variants[v].name, d->variants[v].differs);
+                break;
+            }
+    cJSON_AddItemToObject(section, "modes", modes);
+}
+
+/* ---- one point ------------------------------------------------------------ */
+
+int bb_variants_point(bb_run_t *run, void *state, size_t i)
+{
+    const bb_bench_desc_t *d = run->desc;
+    bb_measure_variant_t mv[BB_RUN_ROWS_MAX];
+    bb_measure_result_t res[BB_RUN_ROWS_MAX];
+    row_arg_t args[BB_RUN_ROWS_MAX];
+    memset(res, 0, sizeof res);
+    run->payload_bytes = d->point_begin(run, state, i);
+    for (int r = 0; r < run->nrows; r++) {
+        bb_row_t *row = &run->rows[r];
+        memset(&row->local, 0, sizeof row->local);
+        row->local.refusal.rank = -1;
+        args[r] = (row_arg_t){ run, state, row };
+        mv[r] = (bb_measure_variant_t){ .nparts = d->nparts, .ncounts = d->ncounts,
+                                        .call = row_call, .arg = &args[r] };
+    }
+    bb_run_measure_set(run, d->benchmark, mv, run->nrows, 1, res);
+    for (int r = 0; r < run->nrows; r++)
+        run->rows[r].m = res[r];
+    if (d->point_end != NULL)
+        d->point_end(run, state);
+    agree_tallies(run);
+    if (bb_run_rank(run) == 0) {
+        table_row(run, state);
+        for (int r = 0; r < run->nrows; r++)
+            record_row(run, state, &run->rows[r]);
+    }
+    int code = BB_EXIT_OK;
+    char point[256] = "";
+    d->label(state, i, point, sizeof point);
+    int asked = d->refusal_asked != NULL && d->refusal_asked(state);
+    for (int r = 0; r < run->nrows; r++) {
+        const bb_row_t *row = &run->rows[r];
+        if (row->agreed.refused_calls > 0 && !asked) {
+            bb_run_note(run, "error: %s %s refused (%s) without a refusal being asked for",
+                        row->label, point, bb_stage_name(row->agreed.refusal.stage));
+            code = BB_EXIT_FAILURE;
+        }
+        if (row->agreed.wrong > 0) {
+            bb_run_note(run, "error: %s %s: payload check failed (%lld wrong values on "
+                        "the worst rank)", row->label, point,
+                        (long long)row->agreed.wrong);
+            code = BB_EXIT_FAILURE;
+        }
+    }
+    if (d->point_check != NULL && d->point_check(run, state) != BB_EXIT_OK)
+        code = BB_EXIT_FAILURE;
+    for (int r = 0; r < run->nrows; r++)
+        bb_measure_result_clear(&run->rows[r].m);
+    return code;
+}

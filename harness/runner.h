@@ -112,6 +112,7 @@ typedef struct bb_tally {
 /* One measured line of a point: a variant under one of the benchmark's
  * policies (declared with bb_run_add_row). */
 struct bb_row {
+    int index;                /* in the point's rows, from 0 */
     int variant;
     int policy;               /* the benchmark's index; 0 when it has none */
     char label[64];           /* column heads and messages */
@@ -295,6 +296,17 @@ void bb_run_returned(bb_run_t *run);
  * is a measured failure, said on stderr.  Returns the exit code. */
 int bb_run_check_released(bb_run_t *run, const char *what, int64_t prepared,
                           int64_t released);
+
+/* The payload fixture: byte i of sequence s is byte i % 8 (least
+ * significant first) of the 64-bit word mix(s) + (i / 8) x
+ * 0x9E3779B97F4A7C15.  Local, MPI-free. */
+#define BB_PAYLOAD_DESCRIPTION "payload byte i of sequence s is byte i%8 (least " \
+    "significant first) of the 64-bit word mix(s) + (i/8) * 0x9E3779B97F4A7C15"
+unsigned char bb_payload_byte(int64_t seq, int64_t i);
+void bb_payload_fill(unsigned char *buf, int64_t n, int64_t seq);
+/* Bytes that differ from the pattern, plus 1 when only a position-weighted
+ * checksum of the whole differs: nonzero is a mismatch. */
+int64_t bb_payload_check(const unsigned char *buf, int64_t n, int64_t seq);
 
 /* The compute kernel of every benchmark that computes between polls: an
  * MPI-free, cache-resident floating-point loop (bb_compute_run).  One

@@ -18,6 +18,7 @@ bb_row_t *bb_run_add_row(bb_run_t *run, int variant, int policy, const char *lab
         bb_run_usage(run, "too many rows at each point (at most %d)", (int)BB_RUN_ROWS_MAX);
     bb_row_t *row = &run->rows[run->nrows++];
     memset(row, 0, sizeof *row);
+    row->index = run->nrows - 1;
     row->variant = variant;
     row->policy = policy;
     snprintf(row->label, sizeof row->label, "%s", label ? label : d->variants[variant].name);

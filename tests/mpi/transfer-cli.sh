@@ -186,7 +186,7 @@ bb_expect_rc 1 $? "--corrupt-byte 4095, protocol only, exits 1"
 bb_expect_grep "payload check failed" "$err" "the consumer's check caught the last byte"
 bb_mpirun 2 "$tr" --bytes 4K --batches 1 --mode raw $quick --corrupt-byte 0 > "$out" 2> "$err"
 bb_expect_rc 1 $? "--corrupt-byte 0, raw only, exits 1"
-bb_expect_grep "raw 4096 bytes: payload check failed" "$err" "raw mode checks the same way"
+bb_expect_grep "raw 4096 bytes, 1 batches: payload check failed" "$err" "raw mode checks the same way"
 bb_mpirun 2 "$tr" --bytes 8 --batches 0 $quick --corrupt-byte 100 > "$out" 2> "$err"
 bb_expect_rc 0 $? "--corrupt-byte past the payload changes nothing"
 

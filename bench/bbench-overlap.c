@@ -5,8 +5,9 @@
  * communication alone, compute alone, post-wait-compute, post-compute with a
  * poll after each batch, and post-compute-finish without polls, and derives
  * the overlap figures (harness/overlap.c).  The runner (harness/runner.c) owns
- * options, the measurement engine and the record; this file holds the
- * operations, the figures and the descriptor. */
+ * options, every measurement (bb_run_measure, bb_run_measure_set: counted in
+ * the run summary), the provider count, the kernel's record and the run
+ * section; this file holds the operations, the figures and the descriptor. */
 #include "config.h"
 #include "runner.h"
 
@@ -71,7 +72,7 @@ typedef struct options {
 typedef struct provider_state {
     const unsigned char *data;
     int64_t len;
-    int64_t prepared, released;
+    bb_run_t *run;                   /* counts what it lends */
 } provider_state_t;
 
 static int provider_prepare(void *arg, const void **data_out, int64_t *len_out)
@@ -79,7 +80,7 @@ static int provider_prepare(void *arg, const void **data_out, int64_t *len_out)
     provider_state_t *p = arg;
     *data_out = p->data;
     *len_out = p->len;
-    p->prepared++;
+    bb_run_lent(p->run);
     return 0;
 }
 
@@ -87,10 +88,8 @@ static void provider_release(void *arg, const void *data)
 {
     provider_state_t *p = arg;
     (void)data;
-    p->released++;
+    bb_run_returned(p->run);
 }
-
-static unsigned char pattern_byte(int64_t i) { return (unsigned char)((i * 131 + 7) & 0xff); }
 
 /* A cheap payload check (first, middle, last byte): a wrong transfer is a
  * failure, not a number; the full check belongs to bbench-transfer. */
@@ -107,7 +106,7 @@ static int consumer_consume(void *arg, const void *data, int64_t nbytes, void **
     if (nbytes > 0) {
         int64_t at[3] = { 0, nbytes / 2, nbytes - 1 };
         for (int i = 0; i < 3; i++)
-            if (d[at[i]] != pattern_byte(at[i])) {
+            if (d[at[i]] != bb_payload_byte(0, at[i])) {
                 c->wrong++;
                 return 1;
             }
@@ -431,9 +430,7 @@ static void measure_point(run_ctx_t *c, int kind, int64_t bytes, int64_t batches
 
     /* Communication alone first: auto compute needs its median before any
      * compute runs. */
-    bb_status_t st = bb_measure_run(c->comm, settings, &mv[V_COMM], &res[V_COMM]);
-    if (st != BB_OK)
-        bb_run_fatal(c->run, "t_comm: %s", bb_status_string(st));
+    bb_run_measure(c->run, "t_comm", &mv[V_COMM], &res[V_COMM]);
     if (c->refused)
         goto refused;
     p->first_comm = res[V_COMM].first[0];
@@ -456,11 +453,8 @@ static void measure_point(run_ctx_t *c, int kind, int64_t bytes, int64_t batches
      * of the machine shows in all of them alike; the polled call's calls per
      * sample (given or fitted to the budget) serve all, so that every column
      * is a mean over as many calls. */
-    st = bb_measure_run_set(c->comm, settings, &mv[V_POLLED], V_N - V_POLLED, 1,
-                            &res[V_POLLED]);
-    if (st != BB_OK)
-        bb_run_fatal(c->run, "t_polled, t_compute, t_immediate, t_unpolled: %s",
-                     bb_status_string(st));
+    bb_run_measure_set(c->run, "t_polled, t_compute, t_immediate, t_unpolled",
+                       &mv[V_POLLED], V_N - V_POLLED, 1, &res[V_POLLED]);
     if (c->refused)
         goto refused;
     if (pa->blocks != pa->skip + S)
@@ -609,17 +603,13 @@ static bb_summary_t column_summary(const point_t *p, int i)
     return sum;
 }
 
-static void figures_compute(const point_t *p, figures_t *fs)
+static void figures_compute(bb_run_t *run, const point_t *p, figures_t *fs)
 {
     int64_t S = p->samples;
     memset(fs, 0, sizeof *fs);
-    for (int f = 0; f < F_N; f++) {
-        fs->f[f] = calloc((size_t)S, sizeof(bb_overlap_figure_t));
-        if (fs->f[f] == NULL) {
-            fprintf(stderr, PROG ": out of memory\n");
-            exit(BB_EXIT_FATAL);
-        }
-    }
+    for (int f = 0; f < F_N; f++)
+        if ((fs->f[f] = calloc((size_t)S, sizeof(bb_overlap_figure_t))) == NULL)
+            bb_run_fatal(run, "out of memory");  /* MPI_Abort: no rank left waiting */
     for (int64_t s = 0; s < S; s++) {
         const double *mx = &p->max[s * L_N], *mn = &p->mean[s * L_N];
         const double *ib = &p->all[((int64_t)p->imb_rank[s] * S + s) * L_N];
@@ -1003,21 +993,6 @@ static void record_conditions(run_ctx_t *c)
                             "(see overlap.compute_slowdown)");
     cJSON_AddItemToObject(doc, "progress", pc);
 
-    /* The one kernel policy: rank 0's own calibration stays under its old
-     * names, the iterations come from the slowest rank's rate. */
-    const bb_compute_t *k0 = &c->kernel.local;
-    cJSON *kc = cJSON_CreateObject();
-    cJSON_AddStringToObject(kc, "kernel", BB_KERNEL_DESCRIPTION);
-    cJSON_AddNumberToObject(kc, "iterations_per_s_rank0", k0->iters_per_s);
-    cJSON_AddNumberToObject(kc, "iterations_per_s_min_rank", c->kernel.slowest_rate);
-    cJSON_AddNumberToObject(kc, "iterations_per_s_max_rank", c->kernel.fastest_rate);
-    cJSON_AddNumberToObject(kc, "slowest_trial_iterations_per_s_rank0",
-                            k0->slowest_iters_per_s);
-    cJSON_AddNumberToObject(kc, "trials", k0->trials);
-    cJSON_AddNumberToObject(kc, "trial_s", k0->trial_s);
-    cJSON_AddNumberToObject(kc, "calibration_s", k0->calibration_s);
-    cJSON_AddItemToObject(doc, "compute_kernel", kc);
-
     cJSON *f = cJSON_CreateObject();
     cJSON_AddStringToObject(f, "overlap", BB_OVERLAP_FORMULA);
     cJSON_AddStringToObject(f, "overlap.osu", BB_OVERLAP_OSU_FORMULA);
@@ -1130,10 +1105,10 @@ static void overlap_setup(bb_run_t *run, void *state)
     c->recv = malloc((size_t)max_bytes);
     if (c->send == NULL || c->recv == NULL)
         bb_run_fatal(run, "cannot allocate %lld bytes", (long long)max_bytes);
-    for (int64_t i = 0; i < max_bytes; i++)
-        c->send[i] = pattern_byte(i);
+    bb_payload_fill(c->send, max_bytes, 0);
     memset(c->recv, 0, (size_t)max_bytes);
     c->provider_state.data = c->send;
+    c->provider_state.run = run;
     c->provider = (bb_transfer_provider_t){ provider_prepare, provider_release,
                                             &c->provider_state };
     c->consumer = (bb_transfer_consumer_t){ consumer_consume, NULL, &c->consumer_state };
@@ -1144,6 +1119,7 @@ static void overlap_setup(bb_run_t *run, void *state)
     /* Batch lengths are chosen per point (bb_run_kernel_iterations), so no
      * check batch is asked for here. */
     bb_run_kernel_calibrate(run, 0.0, &c->kernel);
+    bb_run_kernel_record(run, &c->kernel);
 
     /* Threads per process, observed: the evidence that a progress thread
      * runs (or not), whatever the environment says. */
@@ -1193,7 +1169,7 @@ static int overlap_point(bb_run_t *run, void *state, size_t i)
     point_of(c, i, &kind, &bytes, &batches);
     measure_point(c, kind, bytes, batches, &p);
     if (p.status == BB_OK)
-        figures_compute(&p, &fs);
+        figures_compute(run, &p, &fs);
     else
         memset(&fs, 0, sizeof fs);
     if (c->rank == 0) {
@@ -1222,9 +1198,6 @@ static int overlap_finish(bb_run_t *run, void *state)
         bb_run_note(run, "error: %lld transfers delivered a wrong payload", (long long)wrong);
         code = BB_EXIT_FAILURE;
     }
-    if (bb_run_check_released(run, "provider arrays", c->provider_state.prepared,
-                              c->provider_state.released) != BB_EXIT_OK)
-        code = BB_EXIT_FAILURE;
     if (c->rank == 0)
         record_conditions(c);
     if (c->phase != NULL && bb_transfer_phase_close(c->phase) != BB_OK)

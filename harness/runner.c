@@ -410,11 +410,13 @@ void bb_run_kernel_record(bb_run_t *run, const bb_run_kernel_t *kernel)
     cJSON_AddNumberToObject(k, "trials", kernel->local.trials);
     cJSON_AddNumberToObject(k, "trial_s", kernel->local.trial_s);
     cJSON_AddNumberToObject(k, "calibration_s", kernel->local.calibration_s);
-    cJSON_AddNumberToObject(k, "requested_s_per_batch", kernel->batch_s);
-    cJSON_AddNumberToObject(k, "iterations_per_batch", (double)kernel->iterations);
-    cJSON_AddNumberToObject(k, "measured_batch_s_max_rank", kernel->batch_measured_s);
-    cJSON_AddStringToObject(k, "measured_batch_note", "mean of 100 batches right "
-                            "after calibration, maximum over ranks");
+    if (kernel->batch_s > 0.0) {  /* else the batches are chosen per point */
+        cJSON_AddNumberToObject(k, "requested_s_per_batch", kernel->batch_s);
+        cJSON_AddNumberToObject(k, "iterations_per_batch", (double)kernel->iterations);
+        cJSON_AddNumberToObject(k, "measured_batch_s_max_rank", kernel->batch_measured_s);
+        cJSON_AddStringToObject(k, "measured_batch_note", "mean of 100 batches right "
+                                "after calibration, maximum over ranks");
+    }
     bb_quantities_add(section, "compute_kernel", k);
 }
 

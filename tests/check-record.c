@@ -9,6 +9,8 @@
  * | "either", "null_when": {PARAM: VALUE} (null with a reason there, a
  * number elsewhere), "min" / "max" on a number, "within": NAME (each sample
  * at most that quantity's sample)}.  A null value always needs a reason.
+ * Every record must count its measurements (run.measurement.measurements
+ * and .calls above 0): a benchmark that measured around the runner fails.
  *
  * Reads RECORD with the record validator (bb_record_read).  Prints every
  * failure and a summary; exit 0 all passed, 1 a check failed, 2 usage or an
@@ -208,6 +210,17 @@ int main(int argc, char **argv)
     cJSON_ArrayForEach(m, get(expect, "members"))
         check(get_path(doc, cJSON_GetStringValue(m) ? m->valuestring : "") != NULL,
               cJSON_GetStringValue(m) ? m->valuestring : "?", "missing member");
+
+    /* Every point was measured through the runner, which counts it: a run
+     * summary of 0 measurements or 0 calls is a benchmark that measured
+     * around the runner. */
+    const cJSON *summary = get_path(doc, "run.measurement");
+    const cJSON *measurements = get(summary, "measurements"), *calls = get(summary, "calls");
+    check(is_num(measurements) && measurements->valuedouble > 0,
+          "run.measurement.measurements", "not counted (0 or missing)");
+    check(is_num(calls) && is_num(measurements) && calls->valuedouble >= measurements->valuedouble
+              && calls->valuedouble > 0,
+          "run.measurement.calls", "not counted (0, missing or below the measurements)");
 
     int npoints = 0;
     const cJSON *pt;

@@ -129,14 +129,15 @@ int main(int argc, char **argv)
         if (!is_num(get(pc, "ranks_per_core")) && !cJSON_IsNull(get(pc, "ranks_per_core")))
             fail("progress.ranks_per_core", "missing");
     }
-    const cJSON *kernel = get(doc, "compute_kernel");
-    const cJSON *slowest = get(kernel, "iterations_per_s_min_rank");
+    const cJSON *kernel = get(get(doc, "run"), "compute_kernel");
+    const cJSON *slowest = get(kernel, "iterations_per_s_slowest_rank");
     if (!cJSON_IsObject(kernel) || !is_num(get(kernel, "iterations_per_s_rank0"))
         || !is_num(slowest))
-        fail("compute_kernel", "missing");
+        fail("run.compute_kernel", "missing");
     else if (!cJSON_IsString(get(kernel, "kernel"))
-             || strcmp(get(kernel, "kernel")->valuestring, BB_KERNEL_DESCRIPTION) != 0)
-        fail("compute_kernel.kernel", "not the one kernel description");
+             || strcmp(get(kernel, "kernel")->valuestring,
+                       "bb_compute_run: " BB_KERNEL_DESCRIPTION) != 0)
+        fail("run.compute_kernel.kernel", "not the one kernel description");
     if (!cJSON_IsString(get(get(doc, "formulas"), "overlap")))
         fail("formulas.overlap", "missing");
 

@@ -17,6 +17,16 @@ bb_expect_grep '^ *isend ' "$BB_TMP/out" "table has isend rows"
 bb_expect_grep '^ *iallreduce ' "$BB_TMP/out" "table has iallreduce rows"
 bb_expect_grep 'MPIR_CVAR_ASYNC_PROGRESS=(unset)' "$BB_TMP/out" "header states async progress unset"
 bb_expect_true "record has every quantity (async unset)" "$CHECK" "$rec" unset
+bb_expect_true "record meets tests/expect/overlap.json" \
+    "$B/tests/check-record" --expect "$S/tests/expect/overlap.json" "$rec"
+# Measured through the runner: the run summary counts the measurements (it
+# said 0 when bbench-overlap called the engine around the runner).
+sed 's/"measurements":[[:space:]]*[0-9]*/"measurements": 0/' "$rec" >"$BB_TMP/zero.hostile"
+"$B/tests/check-record" --expect "$S/tests/expect/overlap.json" "$BB_TMP/zero.hostile" \
+    >"$BB_TMP/check.out"
+bb_expect_rc 1 $? "check-record fails a record that counts 0 measurements"
+bb_expect_grep "FAIL run.measurement.measurements" "$BB_TMP/check.out" \
+    "check-record names the uncounted measurements"
 
 # The checker itself: one wrong unit fails that quantity's check and its
 # point's, and neither is counted as passed.

@@ -1,7 +1,7 @@
 /* bbench-redist: MDI parallel communication between two data layouts.
  * Every method moves the same elements between the same maps; the methods
  * and the machine's lower bound (harness/bound.c) are measured interleaved,
- * sample by sample (bb_measure_run_set), so load drift shows in all alike;
+ * sample by sample (bb_run_measure_set), so load drift shows in all alike;
  * each message is checked slot by slot outside the timing.  The protocol is
  * lib/redist-*.c (layouts, fixture and bound: harness/); the runner
  * (harness/runner.c) owns options, measurement and record; this file holds
@@ -1179,9 +1179,7 @@ static int md_point(bb_run_t *run, run_ctx_t *ctx)
                                          .arg = &vs[nv] };
         nv++;
     }
-    bb_status_t s = bb_measure_run_set(ctx->comm, bb_run_settings(run), mv, nv, 0, res);
-    if (s != BB_OK)
-        bb_run_fatal(run, "measuring the md step: %s", bb_status_string(s));
+    bb_run_measure_set(run, "measuring the md step", mv, nv, 0, res);
     int best = -1;
     for (int i = 0; i < nv; i++) {
         md_variant_t *v = &vs[i];
@@ -1347,9 +1345,7 @@ static int redist_point(bb_run_t *run, void *state, size_t i)
                                        .arg = &st->mrs[m] };
     v[nm] = (bb_measure_variant_t){ .nparts = BB_PROBE_PARTS, .ncounts = 0,
                                     .call = bb_redist_probe_call, .arg = probe };
-    s = bb_measure_run_set(ctx->comm, bb_run_settings(run), v, nm + 1, 0, res);
-    if (s != BB_OK)
-        bb_run_fatal(run, "measuring the methods: %s", bb_status_string(s));
+    bb_run_measure_set(run, "measuring the methods", v, nm + 1, 0, res);
     const method_result_t *root = NULL;
     for (int m = 0; m < nm; m++) {
         st->mrs[m].m = res[m];

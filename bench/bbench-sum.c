@@ -127,7 +127,7 @@ static void fill_value(void *buf, int type, int64_t i, int rank)
         ((double *)buf)[i] = v;
 }
 
-/* ---- the two kernels ---------------------------------------------------- */
+/* ---- the variants' calls ------------------------------------------------ */
 
 /* One protocol call: timed, then checked outside the timing. */
 static bb_status_t protocol_call(bb_run_t *run, void *state, bb_row_t *row, double *t,

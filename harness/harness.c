@@ -5,7 +5,6 @@
 #include "common.h"
 #include "harness.h"
 
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,67 +125,6 @@ void bb_bench_fatal(bb_bench_t *bench, const char *fmt, ...)
     fatal_verdict(bench->name, bench->rank, msg);
     MPI_Abort(MPI_COMM_WORLD, BB_EXIT_FATAL);
     exit(BB_EXIT_FATAL);  /* not reached with a conforming MPI */
-}
-
-void bb_bench_common_defaults(bb_bench_common_t *common_out)
-{
-    common_out->samples = 3;
-    common_out->reps = 0;
-    common_out->reps_max = INT32_MAX;
-    common_out->budget_s = 0.05;
-    common_out->warmup = 2;
-    common_out->output = NULL;
-}
-
-int bb_bench_parse_common(bb_bench_t *bench, int opt, const char *value,
-                          char **argv, const char *usage_text,
-                          bb_bench_common_t *common)
-{
-    char err[256];
-    switch (opt) {
-    case 's':
-        if (bb_cli_parse_size(value, 3, 100000, &common->samples, err, sizeof err) != BB_OK)
-            bb_bench_usage(bench, "--samples: %s", err);
-        return 1;
-    case 'r':
-        if (bb_cli_parse_size(value, 1, common->reps_max, &common->reps, err,
-                              sizeof err) != BB_OK)
-            bb_bench_usage(bench, "--reps: %s", err);
-        return 1;
-    case BB_BENCH_OPT_BUDGET:
-        if (bb_cli_parse_double(value, 1e-6, 3600.0, &common->budget_s, err,
-                                sizeof err) != BB_OK)
-            bb_bench_usage(bench, "--budget: %s", err);
-        return 1;
-    case 'w':
-        if (bb_cli_parse_size(value, 0, 1000000, &common->warmup, err, sizeof err) != BB_OK)
-            bb_bench_usage(bench, "--warmup: %s", err);
-        return 1;
-    case 'o':
-        common->output = value;
-        return 1;
-    case 'h':
-        bb_bench_exit_text(bench, usage_text);
-    case 'V': {
-        char version[256];
-        snprintf(version, sizeof version, "%s (%s) %s\n", bench->name, PACKAGE_NAME,
-                 PACKAGE_VERSION);
-        bb_bench_exit_text(bench, version);
-    }
-    /* optind is past the offending element: getopt has consumed it. */
-    case ':':
-        bb_bench_usage(bench, "option '%s' needs a value", argv[optind - 1]);
-    case '?':
-        bb_bench_usage(bench, "unknown option '%s'", argv[optind - 1]);
-    default:
-        return 0;
-    }
-}
-
-void bb_bench_parse_end(bb_bench_t *bench, int argc, char **argv)
-{
-    if (optind < argc)
-        bb_bench_usage(bench, "unexpected argument '%s'", argv[optind]);
 }
 
 void bb_bench_set_output(bb_bench_t *bench, const char *path)
@@ -527,18 +465,6 @@ void bb_bench_capture(bb_bench_t *bench)
     bench_header(bench, "thread level %s requested, %s provided",
                  bb_thread_level_name(bench->thread_requested),
                  bb_thread_level_name(bb_world_thread_level(bench->world)));
-}
-
-int64_t bb_bench_reps_for_budget(bb_bench_t *bench, double call_s,
-                                 double budget_s, int64_t max_reps)
-{
-    double slowest = call_s;
-    if (bb_stats_reduce_max(bb_bench_comm(bench), &call_s, 1, &slowest) != MPI_SUCCESS)
-        bb_bench_fatal(bench, "MPI_Allreduce failed while calibrating repetitions");
-    int64_t reps = max_reps;
-    if (slowest > 0.0 && budget_s / slowest < (double)max_reps)
-        reps = (int64_t)(budget_s / slowest);
-    return reps < 1 ? 1 : reps;
 }
 
 void bb_bench_progress(bb_bench_t *bench, const char *fmt, ...)

@@ -345,56 +345,6 @@ void bb_bench_exit_text(bb_bench_t *bench, const char *text)
 void bb_bench_fatal(bb_bench_t *bench, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
 
-/* The options every measuring executable shares, parsed the same way:
- *   -s, --samples N     samples per point, in [3, 100000]
- *   -r, --reps N        calls per sample, in [1, reps_max]; 0: from the budget
- *   --budget SECONDS    time per sample when --reps is not given, [1e-6, 3600]
- *   -w, --warmup N      calls after the first, before sampling, [0, 1000000]
- *   -o, --output FILE   the JSON record
- *   -h, --help / -V, --version */
-typedef struct bb_bench_common {
-    int64_t samples;
-    int64_t reps;        /* 0: from budget_s */
-    int64_t reps_max;    /* the largest --reps accepted */
-    double budget_s;
-    int64_t warmup;
-    const char *output;  /* NULL: no record file */
-} bb_bench_common_t;
-
-/* Local.  The defaults: 3 samples, reps from a budget of 0.05 s, reps_max
- * INT32_MAX, warmup 2, no output.  A program changes what differs after. */
-void bb_bench_common_defaults(bb_bench_common_t *common_out);
-
-/* getopt_long pieces for the shared options: append BB_BENCH_COMMON_SHORTOPTS
- * to the program's short options (after its leading ':') and put
- * BB_BENCH_COMMON_LONGOPTS (needs <getopt.h>) before the terminating entry
- * of its struct option array.  Program-specific long-only codes must stay
- * below BB_BENCH_OPT_BUDGET. */
-enum { BB_BENCH_OPT_BUDGET = 0x4000 };
-#define BB_BENCH_COMMON_SHORTOPTS "s:r:w:o:hV"
-#define BB_BENCH_COMMON_LONGOPTS                                  \
-    {"samples", required_argument, NULL, 's'},                    \
-    {"reps", required_argument, NULL, 'r'},                       \
-    {"budget", required_argument, NULL, BB_BENCH_OPT_BUDGET},     \
-    {"warmup", required_argument, NULL, 'w'},                     \
-    {"output", required_argument, NULL, 'o'},                     \
-    {"help", no_argument, NULL, 'h'},                             \
-    {"version", no_argument, NULL, 'V'}
-
-/* Handles opt, one getopt_long result (value its optarg, argv the vector
- * given to getopt_long): a shared option is stored in *common and 1 is
- * returned; getopt's ':' (missing value) and '?' (unknown option) are usage
- * errors (bb_bench_usage); --help prints usage_text and --version
- * "NAME (PACKAGE) VERSION" (bb_bench_exit_text).  Any other opt: 0, nothing
- * done.  A bad value is a usage error naming the option. */
-int bb_bench_parse_common(bb_bench_t *bench, int opt, const char *value,
-                          char **argv, const char *usage_text,
-                          bb_bench_common_t *common);
-
-/* After the getopt_long loop: an operand left in argv (at optind) is a
- * usage error ("unexpected argument"). */
-void bb_bench_parse_end(bb_bench_t *bench, int argc, char **argv);
-
 /* Collective.  Remember path (may be NULL: no record file) and have rank 0
  * check, before any measurement, that a record can be written there; every
  * rank learns the answer and a bad path is a usage error (exit 2). */
@@ -408,12 +358,6 @@ void bb_bench_capture(bb_bench_t *bench);
  * "record written" become its notes in table and json format, and go to
  * stderr in csv format, so that stdout holds the table alone. */
 void bb_bench_set_table(bb_bench_t *bench, bb_table_t *table);
-
-/* Collective.  The number of repetitions per sample that fits budget_s,
- * from the rank maximum of one call's time; identical on every rank,
- * clamped to [1, max_reps]. */
-int64_t bb_bench_reps_for_budget(bb_bench_t *bench, double call_s,
-                                 double budget_s, int64_t max_reps);
 
 /* Rank 0 prints a progress line on stderr (long sweeps). */
 void bb_bench_progress(bb_bench_t *bench, const char *fmt, ...)

@@ -6,8 +6,10 @@
  * getopt_long table, --help generated from it), the output check before any
  * measurement, the limit on points, provenance capture, the point loop with
  * i/N progress and an estimate of the time left, the run summary and the
- * final, atomic record write.  The descriptor owns its kernels, its points
- * and its table rows.
+ * final, atomic record write.  A benchmark of variants (the descriptor's
+ * variants table) leaves measuring and reporting to the runner too
+ * (variants.c); the descriptor owns its calls, its options and what it
+ * records beyond the standard quantities.
  *
  * Shared options (the same letters in every program):
  *   -s, --samples N     samples per point, an integer in [3, 100000]
@@ -24,7 +26,8 @@
  *   -q, --quiet         no progress lines on stderr
  *   -h, --help / -V, --version
  * A benchmark's own options are long-only unless their letter means the
- * same thing in every program that has it (doc/options.md lists them).
+ * same thing in every program that has it (README.md, "Options every
+ * benchmark shares", lists the shared ones).
  */
 #ifndef BB_RUNNER_H
 #define BB_RUNNER_H

@@ -1,8 +1,12 @@
-/* check-record --expect EXPECT RECORD: checks a bbench record against a
- * benchmark's expectations (tests/expect/NAME.json), for the shell tests.
+/* check-record --expect EXPECT RECORD [PATH=VALUE]...: checks a bbench
+ * record against a benchmark's expectations (tests/expect/NAME.json), for
+ * the shell tests.  Each PATH=VALUE is a member the run must hold with that
+ * value (a number, null, or else a string).
  *
  * EXPECT is JSON: {"benchmark": NAME, "members": [dotted paths that must
- * exist], "parameters": [names every point has], "quantities": [RULE...]}
+ * exist], "equal": {PATH: VALUE} (members with that value), "status": S
+ * (every point's), "parameters": [names every point has], "quantities":
+ * [RULE...]}
  * with each RULE {"name", "unit", and optionally "where": {PARAM: [VALUES]}
  * (the points the rule is for), "timing": true (>= 3 samples, median inside
  * its range, no negative sample), "value": "number" (the default) | "null"
@@ -20,6 +24,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int passed, failed;
@@ -168,6 +173,25 @@ static void check_rule(const cJSON *rule, const cJSON *params, const cJSON *quan
         check_within(q, get(quantities, within), where);
 }
 
+/* PATH=VALUE from the command line: null, or the member's string or
+ * number written as VALUE (caller frees). */
+static cJSON *arg_value(const cJSON *have, const char *text)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (strcmp(text, "null") == 0)
+        return cJSON_CreateNull();
+    if (cJSON_IsNumber(have) && end != text && *end == '\0')
+        return cJSON_CreateNumber(v);
+    return cJSON_CreateString(text);
+}
+
+static void check_equal(const cJSON *doc, const char *path, const cJSON *want)
+{
+    const cJSON *have = get_path(doc, path);
+    check(have != NULL && same_value(have, want), path, "not the expected value");
+}
+
 /* The expectations: plain JSON, not a record. */
 static cJSON *read_json(const char *path)
 {
@@ -186,10 +210,15 @@ static cJSON *read_json(const char *path)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4 || strcmp(argv[1], "--expect") != 0) {
-        fprintf(stderr, "usage: check-record --expect EXPECT RECORD\n");
+    if (argc < 4 || strcmp(argv[1], "--expect") != 0) {
+        fprintf(stderr, "usage: check-record --expect EXPECT RECORD [PATH=VALUE]...\n");
         return 2;
     }
+    for (int i = 4; i < argc; i++)
+        if (strchr(argv[i], '=') == NULL || argv[i][0] == '=') {
+            fprintf(stderr, "check-record: '%s' is not PATH=VALUE\n", argv[i]);
+            return 2;
+        }
     char err[512];
     cJSON *expect = NULL, *doc = NULL;
     if ((expect = read_json(argv[2])) == NULL) {
@@ -211,6 +240,19 @@ int main(int argc, char **argv)
         check(get_path(doc, cJSON_GetStringValue(m) ? m->valuestring : "") != NULL,
               cJSON_GetStringValue(m) ? m->valuestring : "?", "missing member");
 
+    const cJSON *eq;
+    cJSON_ArrayForEach(eq, get(expect, "equal"))
+        check_equal(doc, eq->string, eq);
+    for (int i = 4; i < argc; i++) {
+        char path[256];
+        const char *value = strchr(argv[i], '=') + 1;
+        snprintf(path, sizeof path, "%.*s", (int)(value - 1 - argv[i]), argv[i]);
+        cJSON *want = arg_value(get_path(doc, path), value);
+        check_equal(doc, path, want);
+        cJSON_Delete(want);
+    }
+    const char *status = cJSON_GetStringValue(get(expect, "status"));
+
     /* Every point was measured through the runner, which counts it: a run
      * summary of 0 measurements or 0 calls is a benchmark that measured
      * around the runner. */
@@ -228,6 +270,10 @@ int main(int argc, char **argv)
         char where[64];
         snprintf(where, sizeof where, "points[%d]", npoints++);
         const cJSON *params = get(pt, "parameters"), *quantities = get(pt, "quantities");
+        if (status != NULL)
+            check(cJSON_GetStringValue(get(pt, "status")) != NULL
+                      && strcmp(get(pt, "status")->valuestring, status) == 0,
+                  where, "not the expected status");
         const cJSON *p;
         cJSON_ArrayForEach(p, get(expect, "parameters"))
             check(get(params, cJSON_GetStringValue(p) ? p->valuestring : "") != NULL, where,

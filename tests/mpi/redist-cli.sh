@@ -65,6 +65,8 @@ bb_expect_true "no row says 0 for what was not measured (memcpy 0.0 us)" \
     sh -c "! grep -q 'memcpy 0.0 us' '$out'"
 bb_expect_true "the mdi record holds 32 points, each method's quantities" \
     "$B/tests/mpi/test-redist" record "$BB_TMP/mdi.json" 32
+bb_expect_true "the mdi record meets tests/expect/redist.json" \
+    "$B/tests/check-record" --expect "$S/tests/expect/redist.json" "$BB_TMP/mdi.json"
 
 # One code, two of its own layouts, on one rank (no mpiexec).
 bb_serial "$X" --link intra --elements 64 --from block-reverse --to random:1 \

@@ -45,6 +45,8 @@ bb_expect_true "network.bytes is null" \
     test "$("$get" "$rec" points.6.quantities.network.bytes.value)" = null
 bb_expect_true "first call kept apart" "$get" "$rec" points.6.first_call.elapsed.value
 bb_expect_true "calibration recorded" "$get" "$rec" run.compute_kernel.iterations_per_s_slowest_rank
+bb_expect_true "record meets tests/expect/transfer.json" \
+    "$B/tests/check-record" --expect "$S/tests/expect/transfer.json" "$rec"
 bb_expect_true "every provider array released" \
     test "$("$get" "$rec" run.provider_arrays_prepared)" = "$("$get" "$rec" run.provider_arrays_released)"
 for q in elapsed phase.admission phase.compute phase.progress communication.wait \

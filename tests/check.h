@@ -47,4 +47,13 @@ static inline void check_fail(const char *file, int line, const char *fmt, ...)
             check_fail(__FILE__, (line), __VA_ARGS__);       \
     } while (0)
 
+/* The verdict of a serial test: no failure, and at least one check made (a
+ * test that checked nothing has tested nothing, whatever it printed). */
+static inline int check_verdict(void)
+{
+    if (passed + failed == 0)
+        fprintf(stderr, "FAIL: no check was made\n");
+    return failed == 0 && passed > 0 ? 0 : 1;
+}
+
 #endif /* BB_TESTS_CHECK_H */

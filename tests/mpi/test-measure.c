@@ -220,7 +220,7 @@ int main(int argc, char **argv)
     }
     CHECK(strcmp(bb_timing_name(BB_TIMING_WINDOW), "window") == 0);
 
-    int ok = bbfault_all_true(failed == 0);
+    int ok = bbfault_all_true(failed == 0) && !bbfault_all_true(passed == 0);
     printf("rank %d: test-measure: %d passed, %d failed\n", rank, passed, failed);
     MPI_Finalize();
     return ok ? 0 : 1;

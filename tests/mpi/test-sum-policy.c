@@ -359,7 +359,7 @@ int main(int argc, char **argv)
     retained_cases(world);
     equivalence_cases(world);
     persistent_cases(world);
-    int ok = bbfault_all_true(failed == 0);
+    int ok = bbfault_all_true(failed == 0) && !bbfault_all_true(passed == 0);
     if (rank == 0)
         printf("test-sum-policy on %d ranks: %d passed, %d failed\n", ranks, passed, failed);
     bb_world_release(world);

@@ -406,7 +406,7 @@ int main(int argc, char **argv)
     retained_cases(world);
     policy_cases(world, BB_BUFFERS_FRESH);
     policy_cases(world, BB_BUFFERS_RETAINED);
-    int ok = bbfault_all_true(failed == 0);
+    int ok = bbfault_all_true(failed == 0) && !bbfault_all_true(passed == 0);
     if (rank == 0)
         printf("test-transfer-policy on %d ranks: %d passed, %d failed\n", ranks, passed,
                failed);

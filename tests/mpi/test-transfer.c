@@ -849,7 +849,7 @@ int main(int argc, char **argv)
     case_reuse(world, tickets);
     double reuse_s = bb_time_now() - t0;
 
-    int fails_any = !bbfault_all_true(failed == 0);
+    int fails_any = !bbfault_all_true(failed == 0) || bbfault_all_true(passed == 0);
     int total_passed = 0, total_failed = 0;
     PMPI_Allreduce(&passed, &total_passed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     PMPI_Allreduce(&failed, &total_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -435,5 +435,5 @@ int main(void)
     test_format();
     test_hostile();
     printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_verdict();
 }

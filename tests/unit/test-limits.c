@@ -140,5 +140,5 @@ int main(void)
     test_layouts();
     test_message_cut();
     printf("test-limits: %d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_verdict();
 }

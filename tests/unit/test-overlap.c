@@ -199,5 +199,5 @@ int main(void)
     test_speedup_slowdown_fraction();
     test_compute();
     printf("test-overlap: %d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_verdict();
 }

@@ -811,5 +811,5 @@ int main(void)
         failed++;
     }
     printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_verdict();
 }

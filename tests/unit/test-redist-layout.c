@@ -219,5 +219,5 @@ int main(void)
     }
 
     printf("%d checks, %d failed\n", passed + failed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_verdict();
 }

@@ -139,5 +139,5 @@ int main(void)
     test_confidence();
     test_median_and_range();
     printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return check_verdict();
 }

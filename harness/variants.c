@@ -5,6 +5,7 @@
 #include "config.h"
 #include "runner-int.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,10 +56,21 @@ static bb_status_t row_call(void *arg, double *parts, double *counts)
     return v->call(a->run, a->state, a->row, parts, counts);
 }
 
-/* Collective.  The facts that decide status and checks, MAX over ranks;
- * the refusing rank is the lowest whose own preflight refused (size - rank
- * under MAX), else the refusal's own. */
-enum { A_REFUSED, A_WRONG, A_TRACKED, A_INFLIGHT, A_PAYLOAD, A_P2P, A_RSS, A_LOCAL, A_N };
+/* Collective.  The facts that decide status and checks, MAX over ranks:
+ * the tally's fields below, RSS, and the refusing rank, the lowest whose own
+ * preflight refused (size - rank under MAX), else the refusal's own. */
+static const size_t agreed_fields[] = {
+    offsetof(bb_tally_t, refused_calls), offsetof(bb_tally_t, wrong),
+    offsetof(bb_tally_t, tracked_peak), offsetof(bb_tally_t, max_inflight),
+    offsetof(bb_tally_t, payload_bytes), offsetof(bb_tally_t, p2p),
+    offsetof(bb_tally_t, rss_peak)
+};
+enum { A_FIELDS = sizeof agreed_fields / sizeof agreed_fields[0], A_N = A_FIELDS + 1 };
+
+static int64_t *tally_field(bb_tally_t *t, int f)
+{
+    return (int64_t *)(void *)((char *)t + agreed_fields[f]);
+}
 
 static void agree_tallies(bb_run_t *run)
 {
@@ -66,32 +78,21 @@ static void agree_tallies(bb_run_t *run)
     int size = bb_run_size(run), rank = bb_run_rank(run);
     int64_t rss = bb_rss_peak_bytes();
     for (int r = 0; r < run->nrows; r++) {
-        const bb_tally_t *t = &run->rows[r].local;
-        int64_t *l = &local[r * A_N];
-        l[A_REFUSED] = t->refused_calls;
-        l[A_WRONG] = t->wrong;
-        l[A_TRACKED] = t->tracked_peak;
-        l[A_INFLIGHT] = t->max_inflight;
-        l[A_PAYLOAD] = t->payload_bytes;
-        l[A_P2P] = t->p2p;
-        l[A_RSS] = rss;
-        l[A_LOCAL] = t->local_refusals > 0 ? size - rank : 0;
+        bb_tally_t *t = &run->rows[r].local;
+        t->rss_peak = rss;
+        for (int f = 0; f < A_FIELDS; f++)
+            local[r * A_N + f] = *tally_field(t, f);
+        local[r * A_N + A_FIELDS] = t->local_refusals > 0 ? size - rank : 0;
     }
     if (bb_agree_max(bb_run_comm(run), local, run->nrows * A_N, max) != MPI_SUCCESS)
         bb_run_fatal(run, "MPI_Allreduce of counters failed");
     for (int r = 0; r < run->nrows; r++) {
         bb_tally_t *t = &run->rows[r].agreed;
-        const int64_t *m = &max[r * A_N];
         *t = run->rows[r].local;
-        t->refused_calls = m[A_REFUSED];
-        t->wrong = m[A_WRONG];
-        t->tracked_peak = m[A_TRACKED];
-        t->max_inflight = m[A_INFLIGHT];
-        t->payload_bytes = m[A_PAYLOAD];
-        t->p2p = m[A_P2P];
-        t->rss_peak = m[A_RSS];
-        if (m[A_LOCAL] > 0)
-            t->refusal.rank = (int)(size - m[A_LOCAL]);
+        for (int f = 0; f < A_FIELDS; f++)
+            *tally_field(t, f) = max[r * A_N + f];
+        if (max[r * A_N + A_FIELDS] > 0)
+            t->refusal.rank = (int)(size - max[r * A_N + A_FIELDS]);
     }
 }
 

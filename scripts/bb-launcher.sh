@@ -148,6 +148,20 @@ bb_launcher_hostfile_flags() {
     esac
 }
 
+# bb_launcher_hostfile_option KIND: the hostfile option alone, for a caller
+# that passes the path as a word of its own, quoted, so that a path with
+# blanks or glob characters reaches the launcher as the caller checked it
+# (Hydra -f, Open MPI --hostfile, srun --nodelist: a file when the name
+# holds a '/').
+bb_launcher_hostfile_option() {
+    case $1 in
+    hydra) echo "-f" ;;
+    openmpi) echo "--hostfile" ;;
+    slurm) echo "--nodelist" ;;
+    *) bb_launcher__die 1 "no known hostfile flag for a launcher of kind '$1'"; return 1 ;;
+    esac
+}
+
 # bb_launcher_hostfile_write KIND FILE HOST:SLOTS...: write FILE in the
 # format of KIND's hostfile: Hydra "host:slots", Open MPI "host slots=N",
 # Slurm one node name a line (the slots are srun's -n business).

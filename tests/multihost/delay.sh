@@ -18,6 +18,8 @@ adm() { "$get" "$1" points.0.quantities.phase.admission.median; }
 
 sum1 "$BB_TMP/base.json"
 bb_expect_rc 0 $? "8-byte sum on 2 hosts, plain link"
+bb_expect_true "one world of 2 ranks on 2 hosts" \
+    test "$("$get" "$BB_TMP/base.json" topology.ranks)/$("$get" "$BB_TMP/base.json" topology.hosts)" = 2/2
 python3 "$S/scripts/bbench-netns-delay" bbnc-h2 "$D" 100 >"$BB_TMP/relay" 2>&1 &
 relay=$!
 i=0
@@ -30,6 +32,7 @@ bb_expect_rc 0 $rc "8-byte sum on 2 hosts, +$D ms each way on host 2"
 [ $rc -eq 0 ] || tail -20 "$BB_TMP/err" "$BB_TMP/out" >&2
 kill -TERM $relay 2>/dev/null
 wait $relay
+bb_expect_rc 143 $? "the relay ended by SIGTERM"
 bb_expect_grep "link restored" "$BB_TMP/relay" "the relay put the link back"
 base=$(adm "$BB_TMP/base.json") slow=$(adm "$BB_TMP/slow.json")
 echo "admission median: $base s plain, $slow s delayed"

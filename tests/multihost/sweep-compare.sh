@@ -9,7 +9,9 @@ SW="$S/scripts/bbench-sweep"
 CMP="$B/bench/bbench-compare"
 SUM="$B/bench/bbench-sum"
 tiny="--count 8 --samples 3 --reps 1 --warmup 0"
-printf 'bbnc-h1:1\nbbnc-h2:1\n' >"$BB_TMP/hosts"
+# The hostfile in the launcher's own format.
+# shellcheck disable=SC2086
+bb_launcher_hostfile_write "$(bb_launcher_kind $MPIEXEC)" "$BB_TMP/hosts" bbnc-h1:1 bbnc-h2:1
 
 # shellcheck disable=SC2086
 MPIEXEC="sh $NC mpiexec" sh "$SW" --ranks 2 --hostfile "$BB_TMP/hosts" --out "$BB_TMP/two" \

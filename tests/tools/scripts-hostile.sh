@@ -4,7 +4,9 @@
 # record is put back); numbers too large for test(1) are usage errors with
 # a message, not shell noise; a quote in --out reaches gnuplot as text;
 # --plot fields are checked; a failure of bbench-compare other than bad
-# input is not reported as unreadable records.
+# input is not reported as unreadable records; a rank count given twice is
+# refused; the hostfile checked is the one passed; bbench-perf refuses bad
+# options before launching anything.
 . "$(dirname "$0")/../lib.sh"
 
 SW="$S/scripts/bbench-sweep"
@@ -64,6 +66,64 @@ sweep_usage "--ranks 0" "rank count '0' must be at least 1" --ranks 0 --out "$BB
 sweep_usage "--name with a leading dot" "--name: '.hidden' is not a file name stem" \
     --name .hidden --ranks 1 --out "$BB_TMP/u" -- "$SUM"
 bb_expect_true "nothing was created for usage errors" test ! -e "$BB_TMP/u"
+
+# A rank count given twice would overwrite its own first record.
+sweep_usage "--ranks 2,2" "rank count '2' is given twice" --ranks 2,1,2 --out "$BB_TMP/u" -- "$SUM"
+bb_expect_true "nothing was created for usage errors" test ! -e "$BB_TMP/u"
+
+# The hostfile checked is the hostfile passed: a name with glob characters
+# (or blanks) reaches the launcher as one word, not a file it matches.  A
+# launcher that only says what it was given (as Hydra, for the flags).
+mkdir "$BB_TMP/hf"
+printf 'localhost:1\n' >"$BB_TMP/hf/h[1]"
+printf 'elsewhere:1\n' >"$BB_TMP/hf/h1"
+cat >"$BB_TMP/say-args" <<'SH'
+#!/bin/sh
+for a; do printf '[%s]\n' "$a"; done >"$SAY_ARGS"
+exit 3
+SH
+chmod +x "$BB_TMP/say-args"
+SAY_ARGS="$BB_TMP/args" BB_LAUNCHER_KIND=hydra MPIEXEC="$BB_TMP/say-args" \
+    sh "$SW" --ranks 1 --hostfile "$BB_TMP/hf/h[1]" --out "$BB_TMP/hfo" -- "$SUM" >"$out" 2>"$err"
+bb_expect_rc 1 $? "the launcher that fails is a failed launch"
+bb_expect_grep "^\[-f\]$" "$BB_TMP/args" "Hydra's hostfile option"
+bb_expect_true "the hostfile passed is 'h[1]', the one checked" \
+    grep -q -x -F "[$BB_TMP/hf/h[1]]" "$BB_TMP/args"
+printf 'localhost slots=1\n' >"$BB_TMP/hf/h 2"
+SAY_ARGS="$BB_TMP/args" BB_LAUNCHER_KIND=openmpi MPIEXEC="$BB_TMP/say-args" \
+    sh "$SW" --ranks 1 --hostfile "$BB_TMP/hf/h 2" --out "$BB_TMP/hfo" -- "$SUM" >"$out" 2>"$err"
+bb_expect_grep "^\[--hostfile\]$" "$BB_TMP/args" "Open MPI's hostfile option"
+bb_expect_true "a hostfile with a blank passed whole" grep -q -x -F "[$BB_TMP/hf/h 2]" "$BB_TMP/args"
+
+# bbench-perf refuses what the benchmarks would refuse before launching
+# anything (exit 2, not a failed measurement), in true words.
+PF="$S/scripts/bbench-perf"
+perf_usage() {
+    pwhat=$1 want=$2
+    shift 2
+    rm -f "$BB_TMP/args"
+    SAY_ARGS="$BB_TMP/args" MPIEXEC="$BB_TMP/say-args" sh "$PF" --bindir "$B/bench" \
+        --out "$BB_TMP/pf-out" "$@" >"$out" 2>"$err"
+    bb_expect_rc 2 $? "bbench-perf $pwhat"
+    bb_expect_grep "$want" "$err" "bbench-perf $pwhat: message"
+    bb_expect_true "bbench-perf $pwhat: nothing launched" test ! -e "$BB_TMP/args"
+    bb_expect_true "bbench-perf $pwhat: no shell noise" \
+        test "$(grep -c -e 'expression' -e 'Illegal' "$err")" -eq 0
+}
+perf_usage "--samples 0" "--samples: 0 is out of range \[3, 100000\]" --samples 0
+perf_usage "--samples 2" "--samples: 2 is out of range \[3, 100000\]" --samples 2
+perf_usage "--samples 20 digits" "--samples: 99999999999999999999 is out of range" \
+    --samples 99999999999999999999
+perf_usage "--reps 0" "--reps: 0 is out of range" --reps 0
+perf_usage "--np 0" "--np: 0 is out of range" --np 0
+perf_usage "--launches 20 digits" "--launches: 99999999999999999999 is out of range" \
+    --launches 99999999999999999999
+perf_usage "--sum-count 1:8:x1" "--sum-count: '1:8:x1' is not a list of sizes" --sum-count 1:8:x1
+perf_usage "--transfer-bytes 8,,64" "--transfer-bytes: '8,,64' is not a list of sizes" \
+    --transfer-bytes 8,,64
+BBENCH_PERF_TIMEOUT=soon perf_usage "BBENCH_PERF_TIMEOUT=soon" "BBENCH_PERF_TIMEOUT: 'soon'"
+: >"$BB_TMP/pf-file"
+perf_usage "--out a file" "--out: '.*pf-file' exists and is not a directory" --out "$BB_TMP/pf-file"
 
 # The drawing cases need gnuplot (bbench-plot exits 77 without it).
 if command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1; then

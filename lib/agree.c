@@ -120,14 +120,20 @@ static int64_t attr_code(int value, int last)
     return value >= 0 && value <= last ? value : -1;
 }
 
-void bb_attr_codes(const bb_phase_attr_t *attr, int64_t code_out[BB_ATTR_COUNT])
+enum { AGREEMENT_FIELDS_MAX = 64 };
+
+int bb_attr_codes(const bb_phase_attr_t *attr, int fields, int64_t code_out[BB_ATTR_COUNT])
 {
     bb_phase_attr_t a = attr ? *attr : (bb_phase_attr_t){ 0 };
     code_out[BB_ATTR_ADMISSION] = attr_code((int)a.admission, BB_ADMISSION_FUSED_OP);
     code_out[BB_ATTR_REQUESTS] = attr_code((int)a.requests, BB_REQUESTS_PERSISTENT);
     code_out[BB_ATTR_BUFFERS] = attr_code((int)a.buffers, BB_BUFFERS_RETAINED);
     code_out[BB_ATTR_METRICS] = attr_code((int)a.metrics, BB_METRICS_UNTIMED);
-    code_out[BB_ATTR_FIELDS] = 0;
+    code_out[BB_ATTR_FIELDS] = fields >= 1 && fields <= AGREEMENT_FIELDS_MAX ? fields : -1;
+    int valid = 1;
+    for (int i = 0; i < BB_ATTR_COUNT; i++)
+        valid &= code_out[i] >= 0;
+    return valid;
 }
 
 /* A code as the cause prints it: the policy's name, n, or "invalid". */
@@ -219,8 +225,6 @@ bb_status_t bb_attr_agree(MPI_Comm comm, const int64_t code[BB_ATTR_COUNT],
 
 /* ---- agreement objects ---------------------------------------------------- */
 
-enum { AGREEMENT_FIELDS_MAX = 64 };
-
 struct bb_agreement {
     MPI_Comm comm;              /* borrowed */
     int n;
@@ -301,16 +305,16 @@ bb_status_t bb_agreement_create_checked(MPI_Comm comm, int n, const bb_phase_att
         [BB_ATTR_ADMISSION] = BB_ATTR_RULE_EQUAL, [BB_ATTR_REQUESTS] = BB_ATTR_RULE_EQUAL,
         [BB_ATTR_FIELDS] = BB_ATTR_RULE_EQUAL
     };
+    bb_phase_attr_t policy = attr ? *attr : (bb_phase_attr_t){ 0 };
+    policy.buffers = BB_BUFFERS_FRESH;  /* ignored: code 0 on every rank */
+    policy.metrics = BB_METRICS_TIMED;
     int64_t code[BB_ATTR_COUNT];
-    bb_attr_codes(attr, code);
-    code[BB_ATTR_BUFFERS] = code[BB_ATTR_METRICS] = 0;
-    code[BB_ATTR_FIELDS] = n >= 1 && n <= AGREEMENT_FIELDS_MAX ? n : -1;
+    int valid = bb_attr_codes(&policy, n, code);
     /* Made before the agreement, so that a rank that cannot make it says so
      * in the agreement and every rank returns the same status. */
     bb_agreement_t *a = NULL;
     bb_status_t local = agreement_out == NULL ? BB_ERR_ARG : BB_OK;
-    if (local == BB_OK && code[BB_ATTR_ADMISSION] >= 0 && code[BB_ATTR_REQUESTS] >= 0
-        && code[BB_ATTR_FIELDS] >= 0)
+    if (local == BB_OK && valid)
         local = bb_agreement_make(comm, n, (bb_admission_t)code[BB_ATTR_ADMISSION],
                                   (bb_requests_t)code[BB_ATTR_REQUESTS], &a);
     bb_status_t st = bb_attr_agree(comm, code, rule, local, refusal_out);

@@ -42,8 +42,9 @@ typedef enum bb_attr_rule {
 } bb_attr_rule_t;
 
 /* The codes of attr (NULL: the defaults): each policy's enum value, -1 when
- * out of range; FIELDS 0 (the caller sets it). */
-void bb_attr_codes(const bb_phase_attr_t *attr, int64_t code_out[BB_ATTR_COUNT]);
+ * out of range; FIELDS is fields (-1 outside [1, 64]).  1 iff every code is
+ * valid. */
+int bb_attr_codes(const bb_phase_attr_t *attr, int fields, int64_t code_out[BB_ATTR_COUNT]);
 
 /* Collective over comm: one MPI_Allreduce, whatever the codes.  Agrees
  * code[] under rule[] and this rank's local status (BB_OK, or why it cannot

@@ -78,11 +78,7 @@ bb_status_t bb_sum_phase_create_checked(bb_world_t *world, const bb_phase_attr_t
     /* Every policy's zero value is the default. */
     bb_phase_attr_t a = attr ? *attr : (bb_phase_attr_t){ 0 };
     int64_t code[BB_ATTR_COUNT];
-    bb_attr_codes(&a, code);
-    code[BB_ATTR_FIELDS] = BB_SUM_FIELDS;
-    int valid = 1;
-    for (int i = 0; i < BB_ATTR_COUNT; i++)
-        valid &= code[i] >= 0;
+    int valid = bb_attr_codes(&a, BB_SUM_FIELDS, code);
     /* Made before the agreement, so that a rank that cannot make its phase
      * says so there and every rank returns the same status. */
     bb_status_t local = phase_out == NULL ? BB_ERR_ARG : BB_OK;

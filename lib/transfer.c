@@ -337,13 +337,12 @@ bb_status_t bb_transfer_phase_create_checked(bb_world_t *world, const bb_phase_a
     /* Every policy's zero value is the default. */
     bb_phase_attr_t a = attr ? *attr : (bb_phase_attr_t){ 0 };
     int64_t code[BB_ATTR_COUNT];
-    bb_attr_codes(&a, code);
+    int valid = bb_attr_codes(&a, BB_TRANSFER_FIELDS, code);
     /* Its metrics are its benchmark's parts: timed only. */
-    code[BB_ATTR_METRICS] = a.metrics == BB_METRICS_TIMED ? 0 : -1;
-    code[BB_ATTR_FIELDS] = BB_TRANSFER_FIELDS;
-    int valid = 1;
-    for (int i = 0; i < BB_ATTR_COUNT; i++)
-        valid &= code[i] >= 0;
+    if (a.metrics != BB_METRICS_TIMED) {
+        code[BB_ATTR_METRICS] = -1;
+        valid = 0;
+    }
     MPI_Comm comm = MPI_COMM_NULL;
     if (MPI_Comm_dup(bb_world_comm(world), &comm) != MPI_SUCCESS)
         return BB_ERR_MPI;

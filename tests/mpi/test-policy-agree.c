@@ -119,6 +119,30 @@ static int pair_tried(int p, int q, int digits)
     return differ == 1;
 }
 
+/* Every pair tried (p on every rank but odd_rank, q there), with rank 0 and
+ * with the last rank differing. */
+typedef void pair_trial_fn(bb_world_t *world, int p, int q, int odd_rank);
+
+static void each_pair(bb_world_t *world, int policies, int digits, pair_trial_fn *trial)
+{
+    for (int p = 0; p < policies && ranks > 1; p++)
+        for (int q = 0; q < policies; q++)
+            if (pair_tried(p, q, digits)) {
+                trial(world, p, q, 0);
+                trial(world, p, q, ranks - 1);
+            }
+}
+
+/* The attributes that change the wire and differ between a and b: the
+ * admission, the requests, and the buffers when buffers_wire. */
+static unsigned wire_differ(const bb_phase_attr_t *a, const bb_phase_attr_t *b,
+                            int buffers_wire)
+{
+    return (a->admission != b->admission ? 1u << BB_ATTR_ADMISSION : 0)
+           | (a->requests != b->requests ? 1u << BB_ATTR_REQUESTS : 0)
+           | (buffers_wire && a->buffers != b->buffers ? 1u << BB_ATTR_BUFFERS : 0);
+}
+
 /* ---- sum phase ------------------------------------------------------------ */
 
 enum { SUM_POLICIES = 3 * 2 * 2 * 2 };
@@ -177,48 +201,40 @@ static bb_status_t sum_call(bb_sum_phase_t *phase, const bb_sum_contract_t *c, i
     return st;
 }
 
+static void sum_pair(bb_world_t *world, int p, int q, int odd_rank)
+{
+    bb_phase_attr_t a = sum_policy(p), b = sum_policy(q);
+    bb_phase_attr_t mine = rank == odd_rank ? b : a;
+    /* Buffers change the wire only under persistent requests. */
+    unsigned expect = wire_differ(&a, &b, a.requests == BB_REQUESTS_PERSISTENT
+                                              && b.requests == BB_REQUESTS_PERSISTENT);
+    char pa[64], pb[64], what[192];
+    policy_text(&a, pa, sizeof pa);
+    policy_text(&b, pb, sizeof pb);
+    snprintf(what, sizeof what, "sum create, %s against %s on rank %d", pa, pb,
+             odd_rank);
+    bb_sum_phase_t *phase = NULL;
+    bb_attr_refusal_t r;
+    memset(&r, 0x5a, sizeof r);
+    bbfault_collectives_t before = bbfault_collectives();
+    bb_status_t st = bb_sum_phase_create_checked(world, &mine, &phase, &r);
+    check_outcome(what, st, &r, expect, bbfault_collectives_since(before));
+    if (st == BB_OK) {
+        bb_sum_contract_t c = { .phase_id = 1, .count = 4, .max_elements = 4 };
+        bb_sum_metrics_t m;
+        int retained = mine.buffers == BB_BUFFERS_RETAINED;
+        CHECK_MSG(sum_call(phase, &c, 0, retained, &m) == BB_OK, "%s: the call",
+                  what);
+        CHECK(bb_sum_phase_destroy(phase) == BB_OK);
+    } else {
+        CHECK_MSG(phase == NULL, "%s: a phase was written", what);
+    }
+    app_allreduce(what);
+}
+
 static void sum_create_pairs(bb_world_t *world)
 {
-    for (int p = 0; p < SUM_POLICIES; p++)
-        for (int q = 0; q < SUM_POLICIES; q++)
-            for (int who = 0; who < 2 && pair_tried(p, q, 4); who++) {
-                int odd_rank = who == 0 ? 0 : ranks - 1;
-                if (ranks == 1 || (who == 1 && odd_rank == 0))
-                    continue;
-                bb_phase_attr_t a = sum_policy(p), b = sum_policy(q);
-                bb_phase_attr_t mine = rank == odd_rank ? b : a;
-                unsigned expect = 0;
-                if (a.admission != b.admission)
-                    expect |= 1u << BB_ATTR_ADMISSION;
-                if (a.requests != b.requests)
-                    expect |= 1u << BB_ATTR_REQUESTS;
-                /* Buffers change the wire only under persistent requests. */
-                if (a.buffers != b.buffers && a.requests == BB_REQUESTS_PERSISTENT
-                    && b.requests == BB_REQUESTS_PERSISTENT)
-                    expect |= 1u << BB_ATTR_BUFFERS;
-                char pa[64], pb[64], what[192];
-                policy_text(&a, pa, sizeof pa);
-                policy_text(&b, pb, sizeof pb);
-                snprintf(what, sizeof what, "sum create, %s against %s on rank %d", pa, pb,
-                         odd_rank);
-                bb_sum_phase_t *phase = NULL;
-                bb_attr_refusal_t r;
-                memset(&r, 0x5a, sizeof r);
-                bbfault_collectives_t before = bbfault_collectives();
-                bb_status_t st = bb_sum_phase_create_checked(world, &mine, &phase, &r);
-                check_outcome(what, st, &r, expect, bbfault_collectives_since(before));
-                if (st == BB_OK) {
-                    bb_sum_contract_t c = { .phase_id = 1, .count = 4, .max_elements = 4 };
-                    bb_sum_metrics_t m;
-                    int retained = mine.buffers == BB_BUFFERS_RETAINED;
-                    CHECK_MSG(sum_call(phase, &c, 0, retained, &m) == BB_OK, "%s: the call",
-                              what);
-                    CHECK(bb_sum_phase_destroy(phase) == BB_OK);
-                } else {
-                    CHECK_MSG(phase == NULL, "%s: a phase was written", what);
-                }
-                app_allreduce(what);
-            }
+    each_pair(world, SUM_POLICIES, 4, sum_pair);
     /* An invalid policy on one rank is a disagreement; everywhere, an
      * argument error everywhere; a NULL phase_out on one rank too. */
     if (ranks > 1) {
@@ -315,45 +331,38 @@ static bb_transfer_contract_t transfer_contract(void)
                                      .max_bytes = 32 };
 }
 
+static void transfer_pair(bb_world_t *world, int p, int q, int odd_rank)
+{
+    bb_phase_attr_t a = transfer_policy(p), b = transfer_policy(q);
+    bb_phase_attr_t mine = rank == odd_rank ? b : a;
+    /* The payload is point-to-point per ticket: buffers may differ. */
+    unsigned expect = wire_differ(&a, &b, 0);
+    char pa[64], pb[64], what[192];
+    policy_text(&a, pa, sizeof pa);
+    policy_text(&b, pb, sizeof pb);
+    snprintf(what, sizeof what, "transfer create, %s against %s on rank %d", pa,
+             pb, odd_rank);
+    bb_transfer_phase_t *phase = NULL;
+    bb_attr_refusal_t r;
+    memset(&r, 0x5a, sizeof r);
+    bbfault_collectives_t before = bbfault_collectives();
+    bb_status_t st = bb_transfer_phase_create_checked(world, &mine, &phase, &r);
+    check_outcome(what, st, &r, expect, bbfault_collectives_since(before));
+    if (st == BB_OK) {
+        fixture_t f = { .len = -1 };
+        bb_transfer_contract_t c = transfer_contract();
+        CHECK_MSG(transfer_call(phase, &f, &c, 0) == BB_OK && f.bad == 0,
+                  "%s: the ticket", what);
+        CHECK(bb_transfer_phase_close(phase) == BB_OK);
+    } else {
+        CHECK_MSG(phase == NULL, "%s: a phase was written", what);
+    }
+    app_allreduce(what);
+}
+
 static void transfer_create_pairs(bb_world_t *world)
 {
-    for (int p = 0; p < TRANSFER_POLICIES; p++)
-        for (int q = 0; q < TRANSFER_POLICIES; q++)
-            for (int who = 0; who < 2 && pair_tried(p, q, 3); who++) {
-                int odd_rank = who == 0 ? 0 : ranks - 1;
-                if (ranks == 1 || (who == 1 && odd_rank == 0))
-                    continue;
-                bb_phase_attr_t a = transfer_policy(p), b = transfer_policy(q);
-                bb_phase_attr_t mine = rank == odd_rank ? b : a;
-                /* The payload is point-to-point per ticket: buffers may
-                 * differ. */
-                unsigned expect = 0;
-                if (a.admission != b.admission)
-                    expect |= 1u << BB_ATTR_ADMISSION;
-                if (a.requests != b.requests)
-                    expect |= 1u << BB_ATTR_REQUESTS;
-                char pa[64], pb[64], what[192];
-                policy_text(&a, pa, sizeof pa);
-                policy_text(&b, pb, sizeof pb);
-                snprintf(what, sizeof what, "transfer create, %s against %s on rank %d", pa,
-                         pb, odd_rank);
-                bb_transfer_phase_t *phase = NULL;
-                bb_attr_refusal_t r;
-                memset(&r, 0x5a, sizeof r);
-                bbfault_collectives_t before = bbfault_collectives();
-                bb_status_t st = bb_transfer_phase_create_checked(world, &mine, &phase, &r);
-                check_outcome(what, st, &r, expect, bbfault_collectives_since(before));
-                if (st == BB_OK) {
-                    fixture_t f = { .len = -1 };
-                    bb_transfer_contract_t c = transfer_contract();
-                    CHECK_MSG(transfer_call(phase, &f, &c, 0) == BB_OK && f.bad == 0,
-                              "%s: the ticket", what);
-                    CHECK(bb_transfer_phase_close(phase) == BB_OK);
-                } else {
-                    CHECK_MSG(phase == NULL, "%s: a phase was written", what);
-                }
-                app_allreduce(what);
-            }
+    each_pair(world, TRANSFER_POLICIES, 3, transfer_pair);
     if (ranks > 1) {
         /* Untimed metrics are invalid for the transfer phase. */
         bb_phase_attr_t mine = { .metrics = rank == 0 ? BB_METRICS_UNTIMED
@@ -379,59 +388,51 @@ static void transfer_create_pairs(bb_world_t *world)
 
 enum { AGREEMENT_POLICIES = 3 * 2 * 2 };
 
-static void agreement_create_pairs(void)
+static void agreement_pair(bb_world_t *world, int p, int q, int odd_rank)
 {
-    for (int p = 0; p < AGREEMENT_POLICIES; p++)
-        for (int q = 0; q < AGREEMENT_POLICIES; q++)
-            for (int who = 0; who < 2 && pair_tried(p, q, 3); who++) {
-                int odd_rank = who == 0 ? 0 : ranks - 1;
-                if (ranks == 1 || (who == 1 && odd_rank == 0))
-                    continue;
-                /* Buffers and metrics are ignored: made to differ anyway. */
-                bb_phase_attr_t a = { .admission = (bb_admission_t)(p % 3),
-                                      .requests = (bb_requests_t)(p / 3 % 2) };
-                bb_phase_attr_t b = { .admission = (bb_admission_t)(q % 3),
-                                      .requests = (bb_requests_t)(q / 3 % 2),
-                                      .buffers = BB_BUFFERS_RETAINED,
-                                      .metrics = BB_METRICS_UNTIMED };
-                int na = p / 6 ? 9 : 6, nb = q / 6 ? 9 : 6;
-                int odd = rank == odd_rank;
-                unsigned expect = 0;
-                if (a.admission != b.admission)
-                    expect |= 1u << BB_ATTR_ADMISSION;
-                if (a.requests != b.requests)
-                    expect |= 1u << BB_ATTR_REQUESTS;
-                if (na != nb)
-                    expect |= 1u << BB_ATTR_FIELDS;
-                char what[192];
-                snprintf(what, sizeof what,
-                         "agreement create, %s/%s/%d against %s/%s/%d on rank %d",
-                         bb_admission_name(a.admission), bb_requests_name(a.requests), na,
-                         bb_admission_name(b.admission), bb_requests_name(b.requests), nb,
-                         odd_rank);
-                bb_agreement_t *agreement = NULL;
-                bb_attr_refusal_t r;
-                memset(&r, 0x5a, sizeof r);
-                bbfault_collectives_t before = bbfault_collectives();
-                bb_status_t st = bb_agreement_create_checked(MPI_COMM_WORLD, odd ? nb : na,
-                                                             odd ? &b : &a, &agreement, &r);
-                check_outcome(what, st, &r, expect, bbfault_collectives_since(before));
-                if (st == BB_OK) {
-                    int64_t local[9], mn[9], mx[9];
-                    int n = odd ? nb : na;
-                    for (int i = 0; i < n; i++)
-                        local[i] = (int64_t)rank * (i + 1) - 3;
-                    int ok = bb_agreement_minmax(agreement, local, mn, mx) == MPI_SUCCESS
-                             && bb_agreement_max(agreement, local, mx) == MPI_SUCCESS;
-                    for (int i = 0; ok && i < n; i++)
-                        ok = mn[i] == -3 && mx[i] == (int64_t)(ranks - 1) * (i + 1) - 3;
-                    CHECK_MSG(ok, "%s: the agreement", what);
-                    bb_agreement_destroy(agreement);
-                } else {
-                    CHECK_MSG(agreement == NULL, "%s: an object was written", what);
-                }
-                app_allreduce(what);
-            }
+    (void)world;
+    /* Buffers and metrics are ignored: made to differ anyway. */
+    bb_phase_attr_t a = { .admission = (bb_admission_t)(p % 3),
+                          .requests = (bb_requests_t)(p / 3 % 2) };
+    bb_phase_attr_t b = { .admission = (bb_admission_t)(q % 3),
+                          .requests = (bb_requests_t)(q / 3 % 2),
+                          .buffers = BB_BUFFERS_RETAINED, .metrics = BB_METRICS_UNTIMED };
+    int na = p / 6 ? 9 : 6, nb = q / 6 ? 9 : 6;
+    int odd = rank == odd_rank;
+    unsigned expect = wire_differ(&a, &b, 0) | (na != nb ? 1u << BB_ATTR_FIELDS : 0);
+    char what[192];
+    snprintf(what, sizeof what,
+             "agreement create, %s/%s/%d against %s/%s/%d on rank %d",
+             bb_admission_name(a.admission), bb_requests_name(a.requests), na,
+             bb_admission_name(b.admission), bb_requests_name(b.requests), nb,
+             odd_rank);
+    bb_agreement_t *agreement = NULL;
+    bb_attr_refusal_t r;
+    memset(&r, 0x5a, sizeof r);
+    bbfault_collectives_t before = bbfault_collectives();
+    bb_status_t st = bb_agreement_create_checked(MPI_COMM_WORLD, odd ? nb : na,
+                                                 odd ? &b : &a, &agreement, &r);
+    check_outcome(what, st, &r, expect, bbfault_collectives_since(before));
+    if (st == BB_OK) {
+        int64_t local[9], mn[9], mx[9];
+        int n = odd ? nb : na;
+        for (int i = 0; i < n; i++)
+            local[i] = (int64_t)rank * (i + 1) - 3;
+        int ok = bb_agreement_minmax(agreement, local, mn, mx) == MPI_SUCCESS
+                 && bb_agreement_max(agreement, local, mx) == MPI_SUCCESS;
+        for (int i = 0; ok && i < n; i++)
+            ok = mn[i] == -3 && mx[i] == (int64_t)(ranks - 1) * (i + 1) - 3;
+        CHECK_MSG(ok, "%s: the agreement", what);
+        bb_agreement_destroy(agreement);
+    } else {
+        CHECK_MSG(agreement == NULL, "%s: an object was written", what);
+    }
+    app_allreduce(what);
+}
+
+static void agreement_create_pairs(bb_world_t *world)
+{
+    each_pair(world, AGREEMENT_POLICIES, 3, agreement_pair);
     if (ranks > 1) {
         bb_agreement_t *agreement = NULL;
         bb_attr_refusal_t r;
@@ -622,7 +623,7 @@ int main(int argc, char **argv)
     else if (create && strcmp(object, "transfer") == 0)
         transfer_create_pairs(world);
     else if (create && strcmp(object, "agreement") == 0)
-        agreement_create_pairs();
+        agreement_create_pairs(world);
     else if (calls && strcmp(object, "sum") == 0)
         sum_calls(world, &statuses);
     else if (calls && strcmp(object, "transfer") == 0)

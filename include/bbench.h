@@ -229,9 +229,9 @@ typedef struct bb_agreement bb_agreement_t;
  * some ranks only); BB_ERR_ARG when they are invalid everywhere (n outside
  * [1, 64], an unknown policy) or agreement_out is NULL on some rank;
  * BB_ERR_NOMEM or BB_ERR_MPI when making the object failed on some rank
- * (the largest status code of the ranks).  A NULL or MPI_COMM_NULL comm is
- * BB_ERR_ARG at once (it cannot take part: the others wait), and so is an
- * MPI error of the agreement itself (BB_ERR_MPI: abort the job). */
+ * (the largest status code of the ranks).  MPI_COMM_NULL is BB_ERR_ARG at
+ * once (it cannot take part: the others wait); an MPI error of the
+ * agreement itself is BB_ERR_MPI on that rank (abort the job). */
 BB_EXPORT bb_status_t bb_agreement_create(MPI_Comm comm, int n, const bb_phase_attr_t *attr,
                                           bb_agreement_t **agreement_out);
 /* Collective.  bb_agreement_create, and what was agreed into *refusal_out

@@ -159,6 +159,57 @@ BB_EXPORT const char *bb_requests_name(bb_requests_t requests);
 BB_EXPORT const char *bb_metrics_name(bb_metrics_t metrics);
 
 /* ------------------------------------------------------------------------ */
+/* Policies agreed at creation                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Creating a phase or an agreement object is collective: every rank
+ * presents its policy codes and the creation makes one MPI_Allreduce (MIN
+ * over the codes and their complements, bb_agree_minmax_fused) over them,
+ * the same on every rank whatever its policy, before the object exists.  A
+ * policy that changes the wire (the number, order, type or op of the
+ * collectives) must be the same on every rank; one that stays on a rank
+ * (when the clock is read; when a per-call payload buffer is freed) may
+ * differ.  The attributes, in the order a cause names them: */
+typedef enum bb_attr_id {
+    BB_ATTR_ADMISSION = 0, /* agreed: spec makes two reductions, fused one of
+                              2n int64, fused-op one of a user type and op */
+    BB_ATTR_REQUESTS,      /* agreed: persistent collectives never match
+                              MPI_Allreduce or MPI_Iallreduce */
+    BB_ATTR_BUFFERS,       /* sum phase under persistent requests only: it
+                              decides when the payload request is made again
+                              (per call fresh, on growth retained); per call,
+                              and in the transfer phase (point-to-point
+                              payload), it may differ */
+    BB_ATTR_METRICS,       /* may differ (no MPI call depends on it); the
+                              transfer phase takes timed only */
+    BB_ATTR_FIELDS,        /* agreement objects: n, the reductions' length */
+    BB_ATTR_COUNT
+} bb_attr_id_t;
+
+/* Static name of an attribute ("admission", ...); "unknown" out of range. */
+BB_EXPORT const char *bb_attr_name(bb_attr_id_t attr);
+
+#define BB_ATTR_CAUSE_BYTES 256
+
+/* What a creation agreed, identical on every rank (caller storage). */
+typedef struct bb_attr_refusal {
+    /* Stage BB_STAGE_CONTRACT when the creation was refused for a
+     * disagreement, BB_STAGE_NONE otherwise; rank -1 and sequence -1 always
+     * (one code per rank travels, no rank is attributed; no call yet). */
+    bb_refusal_t refusal;
+    unsigned differ;       /* bit (1u << id) for each attribute that differs */
+    bb_attr_id_t first;    /* the lowest such id; BB_ATTR_COUNT when none */
+    /* The agreed codes of every attribute: the enum value (n for FIELDS),
+     * -1 where a rank's value is invalid for the object; 0 for an attribute
+     * the object ignores. */
+    int64_t min[BB_ATTR_COUNT], max[BB_ATTR_COUNT];
+    /* NUL-terminated, "" when agreed, else naming every attribute that
+     * differs with its agreed extremes, e.g. "policies differ between
+     * ranks: admission (spec .. fused-op)". */
+    char cause[BB_ATTR_CAUSE_BYTES];
+} bb_attr_refusal_t;
+
+/* ------------------------------------------------------------------------ */
 /* Agreement objects: one agreement under an admission and request policy  */
 /* ------------------------------------------------------------------------ */
 
@@ -168,13 +219,27 @@ BB_EXPORT const char *bb_metrics_name(bb_metrics_t metrics);
  * and by the benchmarks' admission references. */
 typedef struct bb_agreement bb_agreement_t;
 
-/* Local: no MPI call but the datatype and op of fused-op (persistent
- * requests are made at the first agreement, which is collective).  n fields
- * over comm (borrowed; it must outlive the object), with attr's admission
- * and requests (NULL: spec, per call; buffers and metrics are ignored).  BB_ERR_ARG for n
- * outside [1, 64] or an unknown policy, BB_ERR_NOMEM, BB_ERR_MPI. */
+/* Collective over comm: one MPI_Allreduce that agrees n, the admission and
+ * the requests (see "Policies agreed at creation"); besides, the datatype
+ * and op of fused-op (persistent requests are made at the first
+ * agreement).  n fields over comm (borrowed; it must outlive the object),
+ * with attr's admission and requests (NULL: spec, per call; buffers and
+ * metrics are ignored).  The same status on every rank: BB_REFUSED when n,
+ * the admission or the requests differ between ranks (or are invalid on
+ * some ranks only); BB_ERR_ARG when they are invalid everywhere (n outside
+ * [1, 64], an unknown policy) or agreement_out is NULL on some rank;
+ * BB_ERR_NOMEM or BB_ERR_MPI when making the object failed on some rank
+ * (the largest status code of the ranks).  MPI_COMM_NULL is BB_ERR_ARG at
+ * once (it cannot take part: the others wait); an MPI error of the
+ * agreement itself is BB_ERR_MPI on that rank (abort the job). */
 BB_EXPORT bb_status_t bb_agreement_create(MPI_Comm comm, int n, const bb_phase_attr_t *attr,
                                           bb_agreement_t **agreement_out);
+/* Collective.  bb_agreement_create, and what was agreed into *refusal_out
+ * (may be NULL; written on every return that took part in the agreement). */
+BB_EXPORT bb_status_t bb_agreement_create_checked(MPI_Comm comm, int n,
+                                                  const bb_phase_attr_t *attr,
+                                                  bb_agreement_t **agreement_out,
+                                                  bb_attr_refusal_t *refusal_out);
 
 /* Collective.  MIN and MAX over comm of local[n] into min_out[n] and
  * max_out[n] (caller storage), as the admission policy makes them.
@@ -261,15 +326,30 @@ typedef struct bb_sum_metrics {
                               string); NULL otherwise */
 } bb_sum_metrics_t;
 
-/* Local (the world is borrowed; no communicator is duplicated). */
+/* Collective over the world (borrowed; no communicator is duplicated): the
+ * defaults, as bb_sum_phase_create_attr with NULL. */
 BB_EXPORT bb_status_t bb_sum_phase_create(bb_world_t *world, bb_sum_phase_t **phase_out);
 
-/* Local.  A phase with the policies of attr (NULL: the defaults: fresh
- * buffers, spec admission, per-call requests, timed metrics, as
- * bb_sum_phase_create), fixed for its life.  BB_ERR_ARG for an unknown
- * policy. */
+/* Collective over the world.  A phase with the policies of attr (NULL: the
+ * defaults: fresh buffers, spec admission, per-call requests, timed
+ * metrics), fixed for its life, after one MPI_Allreduce that agrees them
+ * (see "Policies agreed at creation": admission and requests always,
+ * buffers under persistent requests).  The same status on every rank:
+ * BB_REFUSED when they differ between ranks (or are invalid on some ranks
+ * only), and no phase; BB_ERR_ARG for a policy invalid everywhere or a NULL
+ * phase_out on some rank; BB_ERR_NOMEM or BB_ERR_MPI when making the phase
+ * failed on some rank.  A NULL world or a call from another thread returns
+ * at once (BB_ERR_ARG, BB_ERR_THREAD: the others wait), and so does an MPI
+ * error of the agreement (BB_ERR_MPI: abort the job). */
 BB_EXPORT bb_status_t bb_sum_phase_create_attr(bb_world_t *world, const bb_phase_attr_t *attr,
                                                bb_sum_phase_t **phase_out);
+/* Collective.  bb_sum_phase_create_attr, and what was agreed into
+ * *refusal_out (may be NULL; written on every return that took part in the
+ * agreement): on BB_REFUSED its cause names the attributes. */
+BB_EXPORT bb_status_t bb_sum_phase_create_checked(bb_world_t *world,
+                                                  const bb_phase_attr_t *attr,
+                                                  bb_sum_phase_t **phase_out,
+                                                  bb_attr_refusal_t *refusal_out);
 
 /* Collective over the world.  Runs prepare, admission (MIN and MAX of the
  * six fields, as the admission and requests policies make them), and on
@@ -465,14 +545,17 @@ typedef struct bb_transfer_metrics {
 } bb_transfer_metrics_t;
 
 /* Collective over the world: duplicates its communicator once
- * (MPI_ERRORS_RETURN on the duplicate).  Failure is a setup failure.
- * Caller owns *phase_out (bb_transfer_phase_close). */
+ * (MPI_ERRORS_RETURN on the duplicate) and agrees the default policies
+ * there (bb_transfer_phase_create_attr with NULL).  Failure is a setup
+ * failure.  Caller owns *phase_out (bb_transfer_phase_close). */
 BB_EXPORT bb_status_t bb_transfer_phase_create(bb_world_t *world,
                                                bb_transfer_phase_t **phase_out);
 
 /* Collective, as bb_transfer_phase_create, with the policies of attr (NULL:
  * the defaults, fresh buffers, spec admission, per-call requests), fixed for
- * the phase's life.  fresh: each data rank allocates its payload buffer of nbytes in
+ * the phase's life, agreed on the duplicate by one MPI_Allreduce (see
+ * "Policies agreed at creation": admission and requests; buffers may
+ * differ).  fresh: each data rank allocates its payload buffer of nbytes in
  * preflight and frees it when the ticket is refused or retired.  retained:
  * the buffer is kept between tickets with capacity for the largest admitted
  * max_bytes, grown (to max_bytes) only when a larger ticket is begun; a
@@ -481,12 +564,23 @@ BB_EXPORT bb_status_t bb_transfer_phase_create(bb_world_t *world,
  * nine-field admission is one MPI_Allreduce, with the same agreed vectors
  * and so the same verdicts as spec.  persistent: the admission and the two
  * one-field MAX agreements are persistent requests made at the first ticket
- * (payload and receipt stay per ticket).  BB_ERR_ARG for an unknown policy
- * or untimed metrics, at once on that rank (like a NULL world: the others wait
- * in the duplicate, so pass the same attr everywhere). */
+ * (payload and receipt stay per ticket).  The same status on every rank:
+ * BB_REFUSED when the admission or requests differ between ranks, or a
+ * policy (untimed metrics included) is invalid on some ranks only, and no
+ * phase; BB_ERR_ARG for a policy invalid everywhere or a NULL phase_out on
+ * some rank; BB_ERR_NOMEM or BB_ERR_MPI when making the phase failed on
+ * some rank.  A NULL world, a call from another thread and an MPI error of
+ * the duplication or of the agreement return at once (the others wait). */
 BB_EXPORT bb_status_t bb_transfer_phase_create_attr(bb_world_t *world,
                                                     const bb_phase_attr_t *attr,
                                                     bb_transfer_phase_t **phase_out);
+/* Collective.  bb_transfer_phase_create_attr, and what was agreed into
+ * *refusal_out (may be NULL; written on every return that took part in the
+ * agreement): on BB_REFUSED its cause names the attributes. */
+BB_EXPORT bb_status_t bb_transfer_phase_create_checked(bb_world_t *world,
+                                                       const bb_phase_attr_t *attr,
+                                                       bb_transfer_phase_t **phase_out,
+                                                       bb_attr_refusal_t *refusal_out);
 
 /* Collective.  Frees the duplicate and the phase.  Refused locally, before
  * any MPI call, while a ticket is live (BB_ERR_STATE) or the phase is

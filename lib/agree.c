@@ -5,6 +5,7 @@
 #include "config.h"
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,9 +99,131 @@ const char *bb_metrics_name(bb_metrics_t metrics)
     return "unknown";
 }
 
-/* ---- agreement objects ---------------------------------------------------- */
+/* ---- policies agreed at creation ----------------------------------------- */
+
+const char *bb_attr_name(bb_attr_id_t attr)
+{
+    switch (attr) {
+    case BB_ATTR_ADMISSION: return "admission";
+    case BB_ATTR_REQUESTS: return "requests";
+    case BB_ATTR_BUFFERS: return "buffers";
+    case BB_ATTR_METRICS: return "metrics";
+    case BB_ATTR_FIELDS: return "fields";
+    case BB_ATTR_COUNT: break;
+    }
+    return "unknown";
+}
+
+/* The enum value, or -1 outside [0, last]. */
+static int64_t attr_code(int value, int last)
+{
+    return value >= 0 && value <= last ? value : -1;
+}
 
 enum { AGREEMENT_FIELDS_MAX = 64 };
+
+int bb_attr_codes(const bb_phase_attr_t *attr, int fields, int64_t code_out[BB_ATTR_COUNT])
+{
+    bb_phase_attr_t a = attr ? *attr : (bb_phase_attr_t){ 0 };
+    code_out[BB_ATTR_ADMISSION] = attr_code((int)a.admission, BB_ADMISSION_FUSED_OP);
+    code_out[BB_ATTR_REQUESTS] = attr_code((int)a.requests, BB_REQUESTS_PERSISTENT);
+    code_out[BB_ATTR_BUFFERS] = attr_code((int)a.buffers, BB_BUFFERS_RETAINED);
+    code_out[BB_ATTR_METRICS] = attr_code((int)a.metrics, BB_METRICS_UNTIMED);
+    code_out[BB_ATTR_FIELDS] = fields >= 1 && fields <= AGREEMENT_FIELDS_MAX ? fields : -1;
+    int valid = 1;
+    for (int i = 0; i < BB_ATTR_COUNT; i++)
+        valid &= code_out[i] >= 0;
+    return valid;
+}
+
+/* A code as the cause prints it: the policy's name, n, or "invalid". */
+static const char *code_text(int attr, int64_t code, char *buf, size_t len)
+{
+    if (code < 0)
+        return "invalid";
+    switch ((bb_attr_id_t)attr) {
+    case BB_ATTR_ADMISSION: return bb_admission_name((bb_admission_t)code);
+    case BB_ATTR_REQUESTS: return bb_requests_name((bb_requests_t)code);
+    case BB_ATTR_BUFFERS: return bb_buffers_name((bb_buffers_t)code);
+    case BB_ATTR_METRICS: return bb_metrics_name((bb_metrics_t)code);
+    case BB_ATTR_FIELDS:
+    case BB_ATTR_COUNT: break;
+    }
+    snprintf(buf, len, "%lld", (long long)code);
+    return buf;
+}
+
+/* The verdict, from the agreed extremes alone, so every rank reaches the
+ * same one. */
+static bb_status_t attr_verdict(const int64_t *min, const int64_t *max,
+                                const bb_attr_rule_t *rule, bb_attr_refusal_t *r)
+{
+    int persistent = min[BB_ATTR_REQUESTS] == BB_REQUESTS_PERSISTENT
+                     && max[BB_ATTR_REQUESTS] == BB_REQUESTS_PERSISTENT;
+    int invalid = 0;
+    size_t used = 0;
+    for (int i = 0; i < BB_ATTR_COUNT; i++) {
+        int compared = rule[i] == BB_ATTR_RULE_EQUAL
+                       || (rule[i] == BB_ATTR_RULE_IF_PERSISTENT && persistent);
+        /* Invalid on some ranks only differs whatever the rule: those ranks
+         * cannot make the object that the others make. */
+        int differs = (min[i] < 0 && max[i] >= 0) || (compared && min[i] != max[i]);
+        invalid |= max[i] < 0;
+        r->min[i] = min[i];
+        r->max[i] = max[i];
+        if (!differs)
+            continue;
+        if (r->differ == 0) {
+            r->first = (bb_attr_id_t)i;
+            used = (size_t)snprintf(r->cause, sizeof r->cause,
+                                    "policies differ between ranks:");
+        }
+        r->differ |= 1u << i;
+        char lo[24], hi[24];
+        if (used < sizeof r->cause)
+            used += (size_t)snprintf(r->cause + used, sizeof r->cause - used,
+                                     "%s %s (%s .. %s)", r->differ == 1u << i ? "" : ",",
+                                     bb_attr_name((bb_attr_id_t)i),
+                                     code_text(i, min[i], lo, sizeof lo),
+                                     code_text(i, max[i], hi, sizeof hi));
+    }
+    if (r->differ != 0) {
+        r->refusal.stage = BB_STAGE_CONTRACT;
+        return BB_REFUSED;
+    }
+    if (max[BB_ATTR_COUNT] != BB_OK)
+        return (bb_status_t)max[BB_ATTR_COUNT];
+    return invalid ? BB_ERR_ARG : BB_OK;
+}
+
+bb_status_t bb_attr_agree(MPI_Comm comm, const int64_t code[BB_ATTR_COUNT],
+                          const bb_attr_rule_t rule[BB_ATTR_COUNT], bb_status_t local,
+                          bb_attr_refusal_t *out)
+{
+    /* The codes and the local status: a fixed length, so that the one
+     * reduction is the same on every rank whatever its policy. */
+    int64_t mine[BB_ATTR_COUNT + 1], min[BB_ATTR_COUNT + 1], max[BB_ATTR_COUNT + 1];
+    memcpy(mine, code, BB_ATTR_COUNT * sizeof *code);
+    mine[BB_ATTR_COUNT] = (int64_t)local;
+    bb_attr_refusal_t r;
+    memset(&r, 0, sizeof r);
+    r.refusal.rank = -1;
+    r.refusal.sequence = -1;
+    r.first = BB_ATTR_COUNT;
+    bb_status_t st;
+    if (bb_agree_minmax_fused(comm, mine, BB_ATTR_COUNT + 1, min, max) != MPI_SUCCESS) {
+        r.refusal.stage = BB_STAGE_TRANSPORT;  /* local detection, not agreed */
+        MPI_Comm_rank(comm, &r.refusal.rank);
+        st = BB_ERR_MPI;
+    } else {
+        st = attr_verdict(min, max, rule, &r);
+    }
+    if (out != NULL)
+        *out = r;
+    return st;
+}
+
+/* ---- agreement objects ---------------------------------------------------- */
 
 struct bb_agreement {
     MPI_Comm comm;              /* borrowed */
@@ -130,17 +253,9 @@ static void pair_min_fn(void *in, void *inout, int *len, MPI_Datatype *type)
             b[i] = a[i];
 }
 
-bb_status_t bb_agreement_create(MPI_Comm comm, int n, const bb_phase_attr_t *attr,
-                                bb_agreement_t **agreement_out)
+bb_status_t bb_agreement_make(MPI_Comm comm, int n, bb_admission_t admission,
+                              bb_requests_t requests, bb_agreement_t **agreement_out)
 {
-    bb_admission_t admission = attr ? attr->admission : BB_ADMISSION_SPEC;
-    bb_requests_t requests = attr ? attr->requests : BB_REQUESTS_PER_CALL;
-    if (agreement_out == NULL || comm == MPI_COMM_NULL || n < 1
-        || n > AGREEMENT_FIELDS_MAX
-        || (admission != BB_ADMISSION_SPEC && admission != BB_ADMISSION_FUSED
-            && admission != BB_ADMISSION_FUSED_OP)
-        || (requests != BB_REQUESTS_PER_CALL && requests != BB_REQUESTS_PERSISTENT))
-        return BB_ERR_ARG;
     bb_agreement_t *a = calloc(1, sizeof *a);
     int64_t *storage = calloc(6 * (size_t)n, sizeof *storage);
     if (a == NULL || storage == NULL)
@@ -177,6 +292,44 @@ free_storage:
     free(storage);
     free(a);
     return BB_ERR_NOMEM;
+}
+
+bb_status_t bb_agreement_create_checked(MPI_Comm comm, int n, const bb_phase_attr_t *attr,
+                                        bb_agreement_t **agreement_out,
+                                        bb_attr_refusal_t *refusal_out)
+{
+    if (comm == MPI_COMM_NULL)
+        return BB_ERR_ARG;  /* cannot take part */
+    /* Buffers and metrics are the phases' business: not compared here. */
+    static const bb_attr_rule_t rule[BB_ATTR_COUNT] = {
+        [BB_ATTR_ADMISSION] = BB_ATTR_RULE_EQUAL, [BB_ATTR_REQUESTS] = BB_ATTR_RULE_EQUAL,
+        [BB_ATTR_FIELDS] = BB_ATTR_RULE_EQUAL
+    };
+    bb_phase_attr_t policy = attr ? *attr : (bb_phase_attr_t){ 0 };
+    policy.buffers = BB_BUFFERS_FRESH;  /* ignored: code 0 on every rank */
+    policy.metrics = BB_METRICS_TIMED;
+    int64_t code[BB_ATTR_COUNT];
+    int valid = bb_attr_codes(&policy, n, code);
+    /* Made before the agreement, so that a rank that cannot make it says so
+     * in the agreement and every rank returns the same status. */
+    bb_agreement_t *a = NULL;
+    bb_status_t local = agreement_out == NULL ? BB_ERR_ARG : BB_OK;
+    if (local == BB_OK && valid)
+        local = bb_agreement_make(comm, n, (bb_admission_t)code[BB_ATTR_ADMISSION],
+                                  (bb_requests_t)code[BB_ATTR_REQUESTS], &a);
+    bb_status_t st = bb_attr_agree(comm, code, rule, local, refusal_out);
+    if (st != BB_OK) {
+        bb_agreement_destroy(a);
+        return st;
+    }
+    *agreement_out = a;
+    return BB_OK;
+}
+
+bb_status_t bb_agreement_create(MPI_Comm comm, int n, const bb_phase_attr_t *attr,
+                                bb_agreement_t **agreement_out)
+{
+    return bb_agreement_create_checked(comm, n, attr, agreement_out, NULL);
 }
 
 /* One MPI_Allreduce: per call (persistent NULL), or through the persistent

@@ -33,6 +33,34 @@ typedef struct bb_poison_node {
 } bb_poison_node_t;
 void bb_poison_retain(bb_poison_node_t *node, bb_poison_kind_t kind, void *object);
 
+/* How a creation compares one attribute's codes (see bb_attr_agree). */
+typedef enum bb_attr_rule {
+    BB_ATTR_RULE_VALID = 0,     /* validity only: -1 on some ranks differs */
+    BB_ATTR_RULE_EQUAL,         /* the same code on every rank */
+    BB_ATTR_RULE_IF_PERSISTENT  /* the same when every rank's requests are
+                                   persistent, else validity only */
+} bb_attr_rule_t;
+
+/* The codes of attr (NULL: the defaults): each policy's enum value, -1 when
+ * out of range; FIELDS is fields (-1 outside [1, 64]).  1 iff every code is
+ * valid. */
+int bb_attr_codes(const bb_phase_attr_t *attr, int fields, int64_t code_out[BB_ATTR_COUNT]);
+
+/* Collective over comm: one MPI_Allreduce, whatever the codes.  Agrees
+ * code[] under rule[] and this rank's local status (BB_OK, or why it cannot
+ * make its object).  The same result on every rank: BB_REFUSED when an
+ * attribute differs, else the largest local status, else BB_ERR_ARG when an
+ * attribute is invalid everywhere, else BB_OK; BB_ERR_MPI (this rank only)
+ * when the reduction fails.  *out (may be NULL) is written on every return. */
+bb_status_t bb_attr_agree(MPI_Comm comm, const int64_t code[BB_ATTR_COUNT],
+                          const bb_attr_rule_t rule[BB_ATTR_COUNT], bb_status_t local,
+                          bb_attr_refusal_t *out);
+
+/* Local: an agreement object without the creation's agreement (the phases
+ * agree their policies once, themselves).  The policies must be valid. */
+bb_status_t bb_agreement_make(MPI_Comm comm, int n, bb_admission_t admission,
+                              bb_requests_t requests, bb_agreement_t **agreement_out);
+
 /* A map's storage (redist-map.c); plans copy and read maps directly. */
 struct bb_map {
     int64_t n, count, epoch;

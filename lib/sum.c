@@ -56,23 +56,47 @@ bb_status_t bb_sum_phase_create(bb_world_t *world, bb_sum_phase_t **phase_out)
 bb_status_t bb_sum_phase_create_attr(bb_world_t *world, const bb_phase_attr_t *attr,
                                      bb_sum_phase_t **phase_out)
 {
-    /* Every policy's zero value is the default. */
-    bb_phase_attr_t a = attr ? *attr : (bb_phase_attr_t){ 0 };
-    if (world == NULL || phase_out == NULL
-        || (a.buffers != BB_BUFFERS_FRESH && a.buffers != BB_BUFFERS_RETAINED)
-        || (a.metrics != BB_METRICS_TIMED && a.metrics != BB_METRICS_UNTIMED))
+    return bb_sum_phase_create_checked(world, attr, phase_out, NULL);
+}
+
+bb_status_t bb_sum_phase_create_checked(bb_world_t *world, const bb_phase_attr_t *attr,
+                                        bb_sum_phase_t **phase_out,
+                                        bb_attr_refusal_t *refusal_out)
+{
+    /* The admission and the requests decide the agreement's collectives;
+     * the buffers decide when a persistent payload request is made again;
+     * the metrics only when the clock is read. */
+    static const bb_attr_rule_t rule[BB_ATTR_COUNT] = {
+        [BB_ATTR_ADMISSION] = BB_ATTR_RULE_EQUAL, [BB_ATTR_REQUESTS] = BB_ATTR_RULE_EQUAL,
+        [BB_ATTR_BUFFERS] = BB_ATTR_RULE_IF_PERSISTENT, [BB_ATTR_METRICS] = BB_ATTR_RULE_VALID,
+        [BB_ATTR_FIELDS] = BB_ATTR_RULE_EQUAL
+    };
+    if (world == NULL)
         return BB_ERR_ARG;
     if (bb_world_check_owner(world) != BB_OK)
         return BB_ERR_THREAD;
-    bb_sum_phase_t *phase = calloc(1, sizeof *phase);
-    if (phase == NULL)
-        return BB_ERR_NOMEM;
-    /* Checks the admission and requests policies. */
-    bb_status_t st = bb_agreement_create(bb_world_comm(world), BB_SUM_FIELDS, &a,
-                                         &phase->agreement);
-    if (st != BB_OK) {
+    /* Every policy's zero value is the default. */
+    bb_phase_attr_t a = attr ? *attr : (bb_phase_attr_t){ 0 };
+    int64_t code[BB_ATTR_COUNT];
+    int valid = bb_attr_codes(&a, BB_SUM_FIELDS, code);
+    /* Made before the agreement, so that a rank that cannot make its phase
+     * says so there and every rank returns the same status. */
+    bb_status_t local = phase_out == NULL ? BB_ERR_ARG : BB_OK;
+    bb_sum_phase_t *phase = NULL;
+    if (local == BB_OK && valid) {
+        phase = calloc(1, sizeof *phase);
+        local = phase == NULL ? BB_ERR_NOMEM
+                              : bb_agreement_make(bb_world_comm(world), BB_SUM_FIELDS,
+                                                  a.admission, a.requests, &phase->agreement);
+    }
+    bb_status_t st = bb_attr_agree(bb_world_comm(world), code, rule, local, refusal_out);
+    /* BB_OK means this rank made its phase too (the test is for the
+     * compiler). */
+    if (st != BB_OK || phase == NULL) {
+        if (phase != NULL)
+            bb_agreement_destroy(phase->agreement);
         free(phase);
-        return st;
+        return st != BB_OK ? st : BB_ERR_STATE;
     }
     phase->world = world;
     phase->buffers = a.buffers;

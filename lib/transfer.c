@@ -301,53 +301,91 @@ bb_status_t bb_transfer_phase_create(bb_world_t *world,
 bb_status_t bb_transfer_phase_create_attr(bb_world_t *world, const bb_phase_attr_t *attr,
                                           bb_transfer_phase_t **phase_out)
 {
-    /* Every policy's zero value is the default. */
-    bb_phase_attr_t a = attr ? *attr : (bb_phase_attr_t){ 0 };
-    if (world == NULL || phase_out == NULL
-        || (a.buffers != BB_BUFFERS_FRESH && a.buffers != BB_BUFFERS_RETAINED)
-        || (a.admission != BB_ADMISSION_SPEC && a.admission != BB_ADMISSION_FUSED
-            && a.admission != BB_ADMISSION_FUSED_OP)
-        || (a.requests != BB_REQUESTS_PER_CALL && a.requests != BB_REQUESTS_PERSISTENT)
-        || a.metrics != BB_METRICS_TIMED)  /* its metrics are its benchmark's parts */
+    return bb_transfer_phase_create_checked(world, attr, phase_out, NULL);
+}
+
+/* The transfer phase's own parts, made on its duplicate before the policies
+ * are agreed there.  BB_OK, or why this rank cannot make the phase. */
+static bb_status_t phase_make(bb_transfer_phase_t *phase, const bb_phase_attr_t *a)
+{
+    /* The status agreements take one field MAX, whatever the admission. */
+    bb_status_t st = bb_agreement_make(phase->comm, BB_TRANSFER_FIELDS, a->admission,
+                                       a->requests, &phase->admission);
+    if (st == BB_OK)
+        st = bb_agreement_make(phase->comm, 1, BB_ADMISSION_SPEC, a->requests,
+                               &phase->status_max);
+    return st;
+}
+
+bb_status_t bb_transfer_phase_create_checked(bb_world_t *world, const bb_phase_attr_t *attr,
+                                             bb_transfer_phase_t **phase_out,
+                                             bb_attr_refusal_t *refusal_out)
+{
+    /* The admission and the requests decide the agreements' collectives;
+     * the payload and the receipt are point-to-point per ticket whatever
+     * the buffers. */
+    static const bb_attr_rule_t rule[BB_ATTR_COUNT] = {
+        [BB_ATTR_ADMISSION] = BB_ATTR_RULE_EQUAL, [BB_ATTR_REQUESTS] = BB_ATTR_RULE_EQUAL,
+        [BB_ATTR_BUFFERS] = BB_ATTR_RULE_VALID, [BB_ATTR_METRICS] = BB_ATTR_RULE_VALID,
+        [BB_ATTR_FIELDS] = BB_ATTR_RULE_EQUAL
+    };
+    if (world == NULL)
         return BB_ERR_ARG;
     bb_status_t st = bb_world_check_owner(world);
     if (st != BB_OK)
         return st;
-    bb_transfer_phase_t *phase = calloc(1, sizeof *phase);
-    if (phase == NULL)
-        return BB_ERR_NOMEM;
+    /* Every policy's zero value is the default. */
+    bb_phase_attr_t a = attr ? *attr : (bb_phase_attr_t){ 0 };
+    int64_t code[BB_ATTR_COUNT];
+    int valid = bb_attr_codes(&a, BB_TRANSFER_FIELDS, code);
+    /* Its metrics are its benchmark's parts: timed only. */
+    if (a.metrics != BB_METRICS_TIMED) {
+        code[BB_ATTR_METRICS] = -1;
+        valid = 0;
+    }
+    MPI_Comm comm = MPI_COMM_NULL;
+    if (MPI_Comm_dup(bb_world_comm(world), &comm) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    if (MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN) != MPI_SUCCESS)
+        goto free_comm;
+    /* Made before the agreement, so that a rank that cannot make its phase
+     * says so there and every rank returns the same status. */
+    bb_status_t local = phase_out == NULL ? BB_ERR_ARG : BB_OK;
+    bb_transfer_phase_t *phase = NULL;
+    if (local == BB_OK && valid) {
+        phase = calloc(1, sizeof *phase);
+        if (phase == NULL) {
+            local = BB_ERR_NOMEM;
+        } else {
+            phase->comm = comm;
+            local = phase_make(phase, &a);
+        }
+    }
+    st = bb_attr_agree(comm, code, rule, local, refusal_out);
+    /* BB_OK means this rank made its phase too (the test is for the
+     * compiler). */
+    if (st != BB_OK || phase == NULL) {
+        if (phase != NULL) {
+            bb_agreement_destroy(phase->admission);
+            bb_agreement_destroy(phase->status_max);
+            free(phase);
+        }
+        MPI_Comm_free(&comm);
+        return st != BB_OK ? st : BB_ERR_STATE;
+    }
     phase->world = world;
     phase->buffers = a.buffers;
     phase->rank = bb_world_rank(world);
     phase->size = bb_world_size(world);
     phase->corrupt_offset = -1;
     phase->payload_req = phase->receipt_req = MPI_REQUEST_NULL;
-    if (MPI_Comm_dup(bb_world_comm(world), &phase->comm) != MPI_SUCCESS)
-        goto fail_dup;
-    if (MPI_Comm_set_errhandler(phase->comm, MPI_ERRORS_RETURN) != MPI_SUCCESS)
-        goto fail_errhandler;
-    /* The status agreements take one field MAX, whatever the admission. */
-    bb_phase_attr_t status_attr = a;
-    status_attr.admission = BB_ADMISSION_SPEC;
-    st = bb_agreement_create(phase->comm, BB_TRANSFER_FIELDS, &a, &phase->admission);
-    if (st != BB_OK)
-        goto fail_errhandler;
-    st = bb_agreement_create(phase->comm, 1, &status_attr, &phase->status_max);
-    if (st != BB_OK)
-        goto free_admission;
     phase->open_next = bb_transfer_open_head;
     bb_transfer_open_head = phase;
     *phase_out = phase;
     return BB_OK;
 
-free_admission:
-    bb_agreement_destroy(phase->admission);
-fail_errhandler:
-    MPI_Comm_free(&phase->comm);
-    free(phase);
-    return st == BB_OK ? BB_ERR_MPI : st;
-fail_dup:
-    free(phase);
+free_comm:
+    MPI_Comm_free(&comm);
     return BB_ERR_MPI;
 }
 

@@ -20,7 +20,9 @@ poison 1 MPI_Iallreduce:1
 poison 2 MPI_Iallreduce:1
 poison 2 MPI_Test:1
 poison 2 MPI_Wait:1
-poison 2 MPI_Allreduce:1
+# The first Allreduce is the creation's, agreeing the policies: the second
+# is the first call's admission.
+poison 2 MPI_Allreduce:2
 poison 3 MPI_Wait:1
 
 # bbench-sum itself: fatal exit 3, no record, no temporary left behind, and

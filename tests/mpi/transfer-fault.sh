@@ -6,8 +6,9 @@
 
 out="$BB_TMP/out"
 # call:N rank: the payload Isend and Wait on the source, the payload Irecv
-# on the destination, the status agreement (third Allreduce) anywhere.
-for spec in "MPI_Isend:1 0" "MPI_Wait:1 0" "MPI_Irecv:1 1" "MPI_Allreduce:3 1"; do
+# on the destination, the status agreement (fourth Allreduce: the first is
+# the creation's, agreeing the policies) anywhere.
+for spec in "MPI_Isend:1 0" "MPI_Wait:1 0" "MPI_Irecv:1 1" "MPI_Allreduce:4 1"; do
     set -- $spec
     rm -f "$BB_TMP/verdict"
     BB_FAULT=$1 BB_FAULT_RANK=$2 bb_mpirun 2 "$B/tests/mpi/test-transfer" poison \

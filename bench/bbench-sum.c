@@ -6,6 +6,7 @@
 #include "runner.h"
 #include "policy.h"
 #include "bbench-hooks.h"
+#include "mpi-compat.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -393,8 +394,8 @@ static void measure_row(sum_state_t *s, const row_t *row, point_result_t *pr)
     s->tally.refusal.rank = -1;
     /* Made outside the timing, once per point: the count changes. */
     if (variant == V_RAW_PERSISTENT
-        && MPI_Allreduce_init(s->raw_send, s->raw_recv, (int)s->raw_count, type_mpi(s->type),
-                              MPI_SUM, bb_run_comm(s->run), MPI_INFO_NULL, &s->raw_request)
+        && bb_mpi_allreduce_init(s->raw_send, s->raw_recv, (int)s->raw_count, type_mpi(s->type),
+                                 MPI_SUM, bb_run_comm(s->run), MPI_INFO_NULL, &s->raw_request)
                != MPI_SUCCESS)
         bb_run_fatal(s->run, "MPI_Allreduce_init (raw-persistent) failed");
     bb_measure_variant_t v = { .nparts = row_parts(s, row), .ncounts = 0,
@@ -721,6 +722,11 @@ static void sum_parse(bb_run_t *run, void *state, int key, const char *value)
         s->mode = strcmp(value, "both") == 0
                       ? MODE_BOTH
                       : bb_run_parse_choices(run, "mode", value, variant_names, V_N);
+#ifndef BB_HAVE_PERSISTENT_COLLECTIVES
+        if (s->mode & (1u << V_RAW_PERSISTENT))
+            bb_run_usage(run, "--mode raw-persistent: this MPI has no persistent collectives "
+                              "(neither MPI_Allreduce_init nor MPIX_Allreduce_init)");
+#endif
         break;
     case OPT_REFUSE: s->refuse_rank = bb_run_parse_rank(run, "refuse-rank", value); break;
     case OPT_MISMATCH:

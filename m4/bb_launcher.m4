@@ -21,4 +21,7 @@ AC_DEFUN([BB_CHECK_LAUNCHER_KIND], [
     [openmpi:hydra|mpich:openmpi],
     [AC_MSG_ERROR([MPIEXEC=$MPIEXEC is a $BB_LAUNCHER_KIND launcher but $CC builds with $bb_mpi_lib: every rank would run as a singleton; give the launcher of the same MPI (e.g. MPICC=mpicc.openmpi MPIEXEC=mpiexec.openmpi)])])
   AC_SUBST([BB_LAUNCHER_KIND])
+  dnl The library, for the Slurm tier: srun --mpi=pmi2 (MPICH), pmix (Open MPI).
+  BB_MPI_LIBRARY=$bb_mpi_lib
+  AC_SUBST([BB_MPI_LIBRARY])
 ])

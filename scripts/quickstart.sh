@@ -16,7 +16,9 @@
 # -Werror, runs the sanitizer build's tests, a second build against Open MPI
 # ($BUILD-openmpi: MPICC=mpicc.openmpi MPIEXEC=mpiexec.openmpi) and its
 # tests, a quick sweep of each compared with results/ (into build/artifacts/:
-# scripts/ci-compare.sh) and make distcheck.
+# scripts/ci-compare.sh) and make distcheck; it also installs Slurm (slurmd
+# slurmctld slurm-client munge) and starts a one-node cluster for the tests'
+# srun tier (scripts/slurm-local.sh; the tier is skipped if it does not start).
 set -eu
 
 mode=${1:-run}
@@ -31,6 +33,7 @@ pkg-config make gcc gnuplot-nox python3-jsonschema help2man iproute2 util-linux 
 python3"
 
 openmpi_packages="openmpi-bin libopenmpi-dev"
+slurm_packages="slurmd slurmctld slurm-client munge"
 [ "${CI:-}" = true ] && OPENMPI=yes
 openmpi=${OPENMPI:-no}
 
@@ -74,6 +77,11 @@ if [ "$openmpi" = yes ]; then
         install $m
     fi
 fi
+if [ "${CI:-}" = true ]; then
+    m=$(missing $slurm_packages)
+    # shellcheck disable=SC2086
+    [ -z "$m" ] || install $m
+fi
 
 # 2. Bootstrap, configure, build.
 step "bootstrap"
@@ -97,6 +105,16 @@ fi
 
 # 3. Tests.  A summary line "N passed, N failed" closes the run.
 status=0
+if [ "${CI:-}" = true ]; then
+    step "a one-node Slurm for the srun tier"
+    if sh "$src/scripts/slurm-local.sh" start "$build/slurm"; then
+        SLURM_CONF="$build/slurm/slurm.conf"
+        export SLURM_CONF
+        trap 'sh "$src/scripts/slurm-local.sh" stop "$build/slurm"' EXIT
+    else
+        echo "Slurm did not start: the srun tier is skipped"
+    fi
+fi
 step "make check"
 make -C "$build" check || status=1
 log="$build/test-suite.log"

@@ -11,6 +11,8 @@ BB_TIMEOUT="${BB_TIMEOUT:-120}"
 # own timeout.
 MPIEXEC_TIMEOUT="${MPIEXEC_TIMEOUT:-$((BB_TIMEOUT - 5))}"
 export MPIEXEC_TIMEOUT
+# env.sh's BB_LAUNCHER_KIND (configure's answer) is also the layer's
+# override: bb_launcher_kind answers with it instead of asking again.
 . "$S/scripts/bb-launcher.sh"
 # Launches the tests do not spell themselves (scripts run with $MPIEXEC) are
 # allowed to run as root too (Open MPI refuses root otherwise).

@@ -20,7 +20,8 @@ mpich) plugin=pmi2 ;;
 openmpi) plugin=pmix ;;
 *) echo "SKIP: no known srun --mpi plugin for the MPI library '$BB_MPI_LIBRARY'"; exit 77 ;;
 esac
-kind=$(bb_launcher_kind srun)
+# Asked, not the configured launcher's kind (env.sh's BB_LAUNCHER_KIND).
+kind=$(unset BB_LAUNCHER_KIND; bb_launcher_kind srun)
 bb_expect_true "srun is the slurm kind" test "$kind" = slurm
 out="$BB_TMP/out"
 for np in 2 3; do

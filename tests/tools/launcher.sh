@@ -8,7 +8,13 @@
 kind=$BB_LAUNCHER_KIND
 out="$BB_TMP/out"
 
-bb_expect_true "bb_launcher_kind $MPIEXEC: $kind" test "$(bb_launcher_kind $MPIEXEC)" = "$kind"
+# Asked again (env.sh's BB_LAUNCHER_KIND would answer for it), as configure did.
+bb_expect_true "bb_launcher_kind $MPIEXEC: $kind" \
+    test "$(unset BB_LAUNCHER_KIND; bb_launcher_kind $MPIEXEC)" = "$kind"
+bb_expect_true "bb_launcher_kind mpiexec.$kind (hydra: mpich) if installed" \
+    sh -c 'm=mpiexec.$1; [ "$1" = hydra ] && m=mpiexec.mpich
+           command -v $m >/dev/null || exit 0; unset BB_LAUNCHER_KIND
+           . "$2/scripts/bb-launcher.sh"; test "$(bb_launcher_kind $m)" = "$1"' sh "$kind" "$S"
 
 # Three ranks on (at most) two cores: each says its rank's environment.
 # shellcheck disable=SC2016

@@ -7,6 +7,7 @@
 #include "runner.h"
 #include "policy.h"
 #include "bbench-hooks.h"
+#include "mpi-compat.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -321,8 +322,8 @@ static int64_t sum_point_begin(bb_run_t *run, void *state, size_t i)
     s->phase_id = (int64_t)i;
     /* Made outside the timing, once per point: the count changes. */
     if ((s->mode & (1u << V_RAW_PERSISTENT))
-        && MPI_Allreduce_init(s->raw_send, s->raw_recv, (int)s->raw_count, type_mpi(s->type),
-                              MPI_SUM, bb_run_comm(s->run), MPI_INFO_NULL, &s->raw_request)
+        && bb_mpi_allreduce_init(s->raw_send, s->raw_recv, (int)s->raw_count, type_mpi(s->type),
+                                 MPI_SUM, bb_run_comm(s->run), MPI_INFO_NULL, &s->raw_request)
                != MPI_SUCCESS)
         bb_run_fatal(run, "MPI_Allreduce_init (raw-persistent) failed");
     return 8 * s->count;
@@ -485,7 +486,14 @@ static void sum_parse(bb_run_t *run, void *state, int key, const char *value)
     case OPT_MAX: s->max_elements = bb_run_parse_size(run, "max-elements", value, 0,
                                                       INT32_MAX);
         break;
-    case OPT_MODE: s->mode = bb_run_parse_modes(run, value, MODE_BOTH); break;
+    case OPT_MODE:
+        s->mode = bb_run_parse_modes(run, value, MODE_BOTH);
+#ifndef BB_HAVE_PERSISTENT_COLLECTIVES
+        if (s->mode & (1u << V_RAW_PERSISTENT))
+            bb_run_usage(run, "--mode raw-persistent: this MPI has no persistent collectives "
+                              "(neither MPI_Allreduce_init nor MPIX_Allreduce_init)");
+#endif
+        break;
     case OPT_REFUSE: s->refuse_rank = bb_run_parse_rank(run, "refuse-rank", value); break;
     case OPT_MISMATCH:
         s->mismatch_field = bb_run_parse_rank_choice(run, "mismatch-rank", value,

@@ -34,6 +34,11 @@ int bb_policy_parse(bb_run_t *run, int key, const char *value, bb_policy_choice_
     case BB_OPT_REQUESTS:
         choice->requests = both ? 3u : bb_run_parse_choices(run, "requests", value,
                                                             requests_names, 2);
+#ifndef BB_HAVE_PERSISTENT_COLLECTIVES
+        if (choice->requests & (1u << BB_REQUESTS_PERSISTENT))
+            bb_run_usage(run, "--requests persistent: this MPI has no persistent collectives "
+                              "(neither MPI_Allreduce_init nor MPIX_Allreduce_init)");
+#endif
         return 1;
     case BB_OPT_METRICS:
         choice->metrics = both ? 3u : bb_run_parse_choices(run, "metrics", value,

@@ -4,6 +4,7 @@
  * consensus. */
 #include "config.h"
 #include "internal.h"
+#include "mpi-compat.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,8 +349,8 @@ static int reduce(MPI_Comm comm, const reduction_t *x, MPI_Request *persistent)
         return MPI_Allreduce(x->send, x->recv, x->count, x->type, x->op, comm);
     int rc = MPI_SUCCESS;
     if (*persistent == MPI_REQUEST_NULL)
-        rc = MPI_Allreduce_init(x->send, x->recv, x->count, x->type, x->op, comm,
-                                MPI_INFO_NULL, persistent);
+        rc = bb_mpi_allreduce_init(x->send, x->recv, x->count, x->type, x->op, comm,
+                                   MPI_INFO_NULL, persistent);
     if (rc == MPI_SUCCESS)
         rc = MPI_Start(persistent);
     if (rc == MPI_SUCCESS)

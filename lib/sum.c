@@ -7,6 +7,7 @@
  * is a clean refusal on all ranks.  The phase performs no I/O. */
 #include "config.h"
 #include "internal.h"
+#include "mpi-compat.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -253,8 +254,8 @@ static const char *payload_post(bb_sum_phase_t *phase, MPI_Comm comm, int64_t co
         && MPI_Request_free(&phase->request) != MPI_SUCCESS)
         return "MPI_Request_free";
     if (phase->request == MPI_REQUEST_NULL) {
-        if (MPI_Allreduce_init(send, recv, (int)count, MPI_DOUBLE, MPI_SUM, comm,
-                               MPI_INFO_NULL, &phase->request) != MPI_SUCCESS)
+        if (bb_mpi_allreduce_init(send, recv, (int)count, MPI_DOUBLE, MPI_SUM, comm,
+                                  MPI_INFO_NULL, &phase->request) != MPI_SUCCESS)
             return "MPI_Allreduce_init";
         phase->req_send = send;
         phase->req_recv = recv;

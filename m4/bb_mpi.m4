@@ -15,6 +15,11 @@ AC_DEFUN([BB_PROG_MPICC], [
 # BB_PROG_MPIEXEC: the launcher used by tests and scripts.
 AC_DEFUN([BB_PROG_MPIEXEC], [
   AC_ARG_VAR([MPIEXEC], [MPI launcher used by the tests and scripts (default: mpiexec)])
+  dnl The launcher named like the wrapper first (mpicc.openmpi: mpiexec.openmpi),
+  dnl so that a wrapper given alone does not get another MPI's mpiexec.
+  bb_mpicc_suffix=`echo "$MPICC" | sed 's/ .*//; s|.*/||; s/^mpicc//'`
+  AS_IF([test -z "$MPIEXEC" && test -n "$bb_mpicc_suffix"],
+    [AC_CHECK_PROGS([MPIEXEC], [mpiexec$bb_mpicc_suffix mpirun$bb_mpicc_suffix], [])])
   AS_IF([test -z "$MPIEXEC"], [AC_CHECK_PROGS([MPIEXEC], [mpiexec mpirun], [])])
   AS_IF([test -z "$MPIEXEC"],
     [AC_MSG_ERROR([no MPI launcher found; on Debian: apt-get install mpich])])

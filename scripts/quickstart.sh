@@ -8,9 +8,17 @@
 #
 # Run as root or with sudo available (apt-get).  BUILD=dir chooses the build
 # directory (default build/ in the source tree); CONFIGURE_FLAGS are added to
-# configure.  With CI=true the test mode also builds with -Werror, runs the
-# sanitizer build's tests, a quick sweep compared with results/ (into
-# build/artifacts/: scripts/ci-compare.sh) and make distcheck.
+# configure.  The build uses MPICH (mpicc, mpiexec).  OPENMPI=yes installs
+# Open MPI beside it (openmpi-bin libopenmpi-dev), after pinning the
+# machine's default MPI to MPICH: Debian ranks Open MPI's alternatives above
+# MPICH's, so installing it would otherwise turn mpicc and mpiexec into Open
+# MPI's.  With CI=true (implies OPENMPI=yes) the test mode also builds with
+# -Werror, runs the sanitizer build's tests, a second build against Open MPI
+# ($BUILD-openmpi: MPICC=mpicc.openmpi MPIEXEC=mpiexec.openmpi) and its
+# tests, a quick sweep of each compared with results/ (into build/artifacts/:
+# scripts/ci-compare.sh) and make distcheck; it also installs Slurm (slurmd
+# slurmctld slurm-client munge) and starts a one-node cluster for the tests'
+# srun tier (scripts/slurm-local.sh; the tier is skipped if it does not start).
 set -eu
 
 mode=${1:-run}
@@ -24,21 +32,55 @@ packages="mpich libmpich-dev libhwloc-dev hwloc libcjson-dev autoconf automake l
 pkg-config make gcc gnuplot-nox python3-jsonschema help2man iproute2 util-linux ethtool \
 python3"
 
+openmpi_packages="openmpi-bin libopenmpi-dev"
+slurm_packages="slurmd slurmctld slurm-client munge"
+[ "${CI:-}" = true ] && OPENMPI=yes
+openmpi=${OPENMPI:-no}
+
 step() { printf '\n=== %s\n' "$*"; }
+sudo=
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+
+# missing PACKAGE...: those not installed.
+missing() {
+    for p; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+            || printf ' %s' "$p"
+    done
+}
+# install PACKAGE...: apt-get install (the list updated once).
+updated=no
+install() {
+    step "installing: $*"
+    [ $updated = yes ] || $sudo apt-get update
+    updated=yes
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "$@"
+}
 
 # 1. Packages, only those missing (so that an installed machine needs no network).
-missing=
-for p in $packages; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
-        || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-    step "installing:$missing"
-    sudo=
-    [ "$(id -u)" -eq 0 ] || sudo=sudo
-    $sudo apt-get update
+m=$(missing $packages)
+# shellcheck disable=SC2086
+[ -z "$m" ] || install $m
+if [ "$openmpi" = yes ]; then
+    m=$(missing $openmpi_packages)
+    if [ -n "$m" ]; then
+        # MPICH stays the default: pin its alternatives before Open MPI's
+        # higher-priority ones arrive (each group is left alone where MPICH
+        # does not provide it).
+        for alt in mpi:/usr/bin/mpicc.mpich mpirun:/usr/bin/mpirun.mpich \
+            mpi-x86_64-linux-gnu:/usr/include/x86_64-linux-gnu/mpich; do
+            if [ -e "${alt#*:}" ]; then
+                $sudo update-alternatives --set "${alt%%:*}" "${alt#*:}"
+            fi
+        done
+        # shellcheck disable=SC2086
+        install $m
+    fi
+fi
+if [ "${CI:-}" = true ]; then
+    m=$(missing $slurm_packages)
     # shellcheck disable=SC2086
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends $missing
+    [ -z "$m" ] || install $m
 fi
 
 # 2. Bootstrap, configure, build.
@@ -63,6 +105,16 @@ fi
 
 # 3. Tests.  A summary line "N passed, N failed" closes the run.
 status=0
+if [ "${CI:-}" = true ]; then
+    step "a one-node Slurm for the srun tier"
+    if sh "$src/scripts/slurm-local.sh" start "$build/slurm"; then
+        SLURM_CONF="$build/slurm/slurm.conf"
+        export SLURM_CONF
+        trap 'sh "$src/scripts/slurm-local.sh" stop "$build/slurm"' EXIT
+    else
+        echo "Slurm did not start: the srun tier is skipped"
+    fi
+fi
 step "make check"
 make -C "$build" check || status=1
 log="$build/test-suite.log"
@@ -81,14 +133,27 @@ if [ "${CI:-}" = true ]; then
         && make -C "$san" -j"$(nproc)" && make -C "$san" check || status=1
     [ -f "$san/test-suite.log" ] && summary "$san/test-suite.log" "sanitizer make check" \
         >> "$build/check-summary.txt"
+    step "Open MPI build and its tests"
+    ompi="$build-openmpi"
+    mkdir -p "$ompi"
+    (cd "$ompi" && "$src/configure" --enable-werror MPICC=mpicc.openmpi \
+        MPIEXEC=mpiexec.openmpi) \
+        && make -C "$ompi" -j"$(nproc)" && make -C "$ompi" check || status=1
+    [ -f "$ompi/test-suite.log" ] && summary "$ompi/test-suite.log" "make check (Open MPI)" \
+        >> "$build/check-summary.txt"
     step "quick sweep compared with results/ (report mode: timings never fail)"
     sh "$src/scripts/ci-compare.sh" "$build" "$src/results" || status=1
+    step "the same with Open MPI (report mode; its records into $ompi/artifacts/)"
+    # The sweep launches with $MPIEXEC; Open MPI wants root allowed (CI runs
+    # as root) by its environment when the flag is not given.
+    MPIEXEC=mpiexec.openmpi OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+        sh "$src/scripts/ci-compare.sh" "$ompi" "$src/results" || status=1
     step "make distcheck"
     make -C "$build" distcheck || status=1
 fi
 [ -f "$build/check-summary.txt" ] && cat "$build/check-summary.txt"
 if [ "$status" -ne 0 ]; then
-    for trs in $(find "$build" "$build-sanitizers" -name '*.trs' 2>/dev/null); do
+    for trs in $(find "$build" "$build-sanitizers" "$build-openmpi" -name '*.trs' 2>/dev/null); do
         grep -q ':test-result: \(FAIL\|ERROR\)' "$trs" || continue
         step "failed: ${trs%.trs}.log"
         tail -n 60 "${trs%.trs}.log"

@@ -5,7 +5,9 @@
  * real function, on the world ranks listed in BB_FAULT_RANK (comma list;
  * default: every rank).  Calls with no fault pass straight to PMPI_.
  * Test programs link this file directly to count calls (fault.h). */
+#include "config.h"
 #include "fault.h"
+#include "mpi-compat.h"
 
 #include <mpi.h>
 #include <stdio.h>
@@ -167,12 +169,15 @@ int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm c)
     return fault_hit(F_BCAST) ? MPI_ERR_OTHER : PMPI_Bcast(b, n, t, root, c);
 }
 
-int MPI_Allreduce_init(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c,
-                       MPI_Info info, MPI_Request *req)
+#ifdef BB_HAVE_PERSISTENT_COLLECTIVES
+/* MPI_Allreduce_init, or the name this MPI gives it (lib/mpi-compat.h). */
+int bb_mpi_allreduce_init(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c,
+                          MPI_Info info, MPI_Request *req)
 {
     return fault_hit(F_ALLREDUCE_INIT) ? MPI_ERR_OTHER
-                                       : PMPI_Allreduce_init(s, r, n, t, op, c, info, req);
+                                       : bb_pmpi_allreduce_init(s, r, n, t, op, c, info, req);
 }
+#endif
 
 int MPI_Start(MPI_Request *req)
 {

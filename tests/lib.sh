@@ -1,23 +1,43 @@
 # tests/lib.sh: sourced by every *.sh test.  Provides the configured paths,
-# a launcher that always runs under a timeout, and small assertions.
+# a launcher that always runs under a timeout (with the flags of the kind of
+# launcher it is: scripts/bb-launcher.sh), and small assertions.
 # A hang is a failure: timeout exits 124 (or 137 after -k), never 0.
 set -u
 . "${BB_TEST_ENV:?run through make check (BB_TEST_ENV unset)}"
 B="$abs_top_builddir"
 S="$abs_top_srcdir"
 BB_TIMEOUT="${BB_TIMEOUT:-120}"
-# Hydra honours MPIEXEC_TIMEOUT as well; keep it just inside our own timeout.
+# Hydra and Open MPI honour MPIEXEC_TIMEOUT as well; keep it just inside our
+# own timeout.
 MPIEXEC_TIMEOUT="${MPIEXEC_TIMEOUT:-$((BB_TIMEOUT - 5))}"
 export MPIEXEC_TIMEOUT
+# env.sh's BB_LAUNCHER_KIND (configure's answer) is also the layer's
+# override: bb_launcher_kind answers with it instead of asking again.
+. "$S/scripts/bb-launcher.sh"
+# Launches the tests do not spell themselves (scripts run with $MPIEXEC) are
+# allowed to run as root too (Open MPI refuses root otherwise).
+bb_launcher_root_export
 bb_failures=0
 bb_checks=0
 BB_TMP=$(mktemp -d "${TMPDIR:-/tmp}/bbtest.XXXXXX")
 trap 'rm -rf "$BB_TMP"' EXIT
 
-# bb_mpirun NP CMD...: run CMD on NP ranks under a timeout.
+# bb_mpirun NP CMD...: run CMD on NP ranks under a timeout (more ranks than
+# cores allowed, root allowed).
 bb_mpirun() {
     np=$1; shift
-    timeout -k 5 "$BB_TIMEOUT" $MPIEXEC -n "$np" "$@"
+    # shellcheck disable=SC2046
+    timeout -k 5 "$BB_TIMEOUT" $MPIEXEC $(bb_launcher_np_flags "$BB_LAUNCHER_KIND" "$np") \
+        $(bb_launcher_root_flags "$BB_LAUNCHER_KIND") "$@"
+}
+
+# bb_skip_without_persistent: exit 77 (skipped), saying why, when this MPI
+# has no persistent collectives (configure found neither MPI_Allreduce_init
+# nor MPIX_Allreduce_init, and the programs refuse --requests persistent).
+bb_skip_without_persistent() {
+    [ -n "$BB_ALLREDUCE_INIT" ] && return 0
+    echo "SKIP: this MPI has no persistent collectives (neither MPI_Allreduce_init nor MPIX_Allreduce_init)"
+    exit 77
 }
 
 # bb_serial CMD...: a singleton launch (no mpiexec) under a timeout.

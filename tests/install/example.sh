@@ -10,8 +10,13 @@ log="$BB_TMP/install.log"
 make -C "$B" install DESTDIR="$stage" > "$log" 2>&1
 bb_expect_rc 0 $? "make install DESTDIR=..."
 root="$stage$prefix"
-pc() { "$PKG_CONFIG" --define-variable=prefix="$root" "$@" bbench; }
-export PKG_CONFIG_PATH="$root/lib/pkgconfig"
+# The staged bbench.pc with its prefix moved to the staging directory (not
+# --define-variable=prefix=, which would move the prefix of the MPI's own
+# module too: Open MPI's ompi-c.pc derives its include path from it).
+mkdir "$BB_TMP/pc"
+sed "s|^prefix=.*|prefix=$root|" "$root/lib/pkgconfig/bbench.pc" > "$BB_TMP/pc/bbench.pc"
+pc() { "$PKG_CONFIG" "$@" bbench; }
+export PKG_CONFIG_PATH="$BB_TMP/pc"
 libdir=$(pc --variable=libdir)
 bb_expect_true "bbench.pc found in the staged tree" test -n "$libdir" -a -d "$libdir"
 bb_expect_true "no libtool archive installed" test ! -e "$libdir/libbbench.la"

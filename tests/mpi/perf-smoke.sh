@@ -3,6 +3,7 @@
 # their records and prints one row per policy and size (its figures are not
 # checked: they are measurements).
 . "$(dirname "$0")/../lib.sh"
+bb_skip_without_persistent  # every policy is measured, persistent among them
 perf="$S/scripts/bbench-perf"
 out="$BB_TMP/out"
 err="$BB_TMP/err"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # bbench-sum end to end: tables, records, refusal demonstrations, usage errors.
 . "$(dirname "$0")/../lib.sh"
+bb_skip_without_persistent  # every policy is measured, persistent among them
 
 sum="$B/bench/bbench-sum"
 get="$B/tests/record-get"

@@ -2,6 +2,7 @@
 # The sum phase's buffer, admission and request policies at -n 1 to 4, and a
 # poisoned retained phase that keeps its buffers, per call and persistent.
 . "$(dirname "$0")/../lib.sh"
+bb_skip_without_persistent  # every policy is measured, persistent among them
 out="$BB_TMP/out"
 for np in 1 2 3 4; do
     bb_mpirun "$np" "$B/tests/mpi/test-sum-policy" > "$out" 2>&1

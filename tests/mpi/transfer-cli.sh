@@ -3,6 +3,7 @@
 # ranks, both APIs, the policies and their references, refusal
 # demonstrations, the payload check, usage errors.
 . "$(dirname "$0")/../lib.sh"
+bb_skip_without_persistent  # every policy is measured, persistent among them
 
 tr="$B/bench/bbench-transfer"
 get="$B/tests/record-get"

@@ -3,6 +3,7 @@
 # and a poisoned retained phase that keeps its buffer, with per-call and
 # with persistent requests.
 . "$(dirname "$0")/../lib.sh"
+bb_skip_without_persistent  # every policy is measured, persistent among them
 out="$BB_TMP/out"
 for np in 1 2 3 4; do
     bb_mpirun "$np" "$B/tests/mpi/test-transfer-policy" > "$out" 2>&1

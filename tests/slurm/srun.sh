@@ -1,0 +1,36 @@
+#!/bin/sh
+# The Slurm tier: the benchmarks started by srun instead of the MPI's own
+# launcher, on a running Slurm (scripts/slurm-local.sh starts a one-node
+# cluster; CI does).  srun is the slurm kind of the launcher layer; the MPI
+# plugin is the library's (pmi2 for MPICH, pmix for Open MPI); -n 2 runs
+# both ranks in one job, -n 3 needs --overcommit on two cores.  Skipped
+# (77), saying why, when srun is not installed or no controller answers.
+. "$(dirname "$0")/../lib.sh"
+if ! command -v srun >/dev/null 2>&1; then
+    echo "SKIP: srun not installed (Debian: slurm-client slurmd slurmctld munge)"
+    exit 77
+fi
+if ! timeout 20 sinfo -h -o '%a %t' > "$BB_TMP/sinfo" 2>&1 || ! grep -q '^up idle\|^up mix\|^up alloc' "$BB_TMP/sinfo"; then
+    echo "SKIP: no Slurm controller with an up node answers (sinfo: $(head -c 300 "$BB_TMP/sinfo"))"
+    echo "      start one with: sh scripts/slurm-local.sh start DIR, then export SLURM_CONF=DIR/slurm.conf"
+    exit 77
+fi
+case $BB_MPI_LIBRARY in
+mpich) plugin=pmi2 ;;
+openmpi) plugin=pmix ;;
+*) echo "SKIP: no known srun --mpi plugin for the MPI library '$BB_MPI_LIBRARY'"; exit 77 ;;
+esac
+# Asked, not the configured launcher's kind (env.sh's BB_LAUNCHER_KIND).
+kind=$(unset BB_LAUNCHER_KIND; bb_launcher_kind srun)
+bb_expect_true "srun is the slurm kind" test "$kind" = slurm
+out="$BB_TMP/out"
+for np in 2 3; do
+    # shellcheck disable=SC2046
+    timeout -k 5 "$BB_TIMEOUT" srun --mpi=$plugin $(BB_LAUNCHER_CORES=2 bb_launcher_np_flags slurm $np) \
+        "$B/bench/bbench-sum" --count 8,1K --samples 3 --output "$BB_TMP/sum-n$np.json" > "$out" 2>&1
+    bb_expect_rc 0 $? "srun --mpi=$plugin -n $np bbench-sum ($BB_MPI_LIBRARY)"
+    bb_expect_grep "^# bbench-sum [0-9.]*: $np ranks on 1 host" "$out" "-n $np: one job of $np ranks"
+    "$B/tests/record-get" "$BB_TMP/sum-n$np.json" points.0.status > "$BB_TMP/st" 2>&1
+    bb_expect_grep '^ok$' "$BB_TMP/st" "-n $np: a record, its first point ok"
+done
+bb_finish

@@ -10,12 +10,12 @@
 SUM="$B/bench/bbench-sum"
 r="$BB_TMP/r.json"
 
-# run WHAT ARGS...: bbench-sum -c 8 on 2 ranks, exit 0, a record.
+# run WHAT ARGS...: bbench-sum $FEW on 2 ranks, exit 0, a record.
 run() {
     what=$1
     shift
     rm -f "$r"
-    bb_mpirun 2 "$@" -c 8 -q -o "$r" >"$BB_TMP/out" 2>"$BB_TMP/err"
+    bb_mpirun 2 "$@" $FEW -q -o "$r" >"$BB_TMP/out" 2>"$BB_TMP/err"
     bb_expect_rc 0 $? "$what: run"
 }
 
@@ -62,7 +62,7 @@ bb_expect_grep "BB_FINALIZE_TIMEOUT=0\|no PMI_FD" "$BB_TMP/why" "BB_FINALIZE_TIM
 for bad in 5x abc -1 nan 1e999 3601; do
     rm -f "$r"
     BB_FINALIZE_TIMEOUT=$bad bb_mpirun 2 sh -c \
-        '"$0" "$@"; echo "exit $?" >>"'"$BB_TMP"'/codes"' "$SUM" -c 8 -o "$r" \
+        '"$0" "$@"; echo "exit $?" >>"'"$BB_TMP"'/codes"' "$SUM" $FEW -o "$r" \
         >"$BB_TMP/out" 2>"$BB_TMP/err" </dev/null
     bb_expect_true "BB_FINALIZE_TIMEOUT=$bad: both ranks exit 2" \
         test "$(grep -c '^exit 2$' "$BB_TMP/codes")" -eq 2
@@ -73,8 +73,8 @@ for bad in 5x abc -1 nan 1e999 3601; do
 done
 # One rank alone with a bad value: every rank still leaves (no hang).
 case $bb_launcher in
-hydra) one="-n 1 $SUM -c 8 : -n 1 -env BB_FINALIZE_TIMEOUT bad $SUM -c 8" ;;
-openmpi) one="-n 1 $SUM -c 8 : -n 1 -x BB_FINALIZE_TIMEOUT=bad $SUM -c 8" ;;
+hydra) one="-n 1 $SUM $FEW : -n 1 -env BB_FINALIZE_TIMEOUT bad $SUM $FEW" ;;
+openmpi) one="-n 1 $SUM $FEW : -n 1 -x BB_FINALIZE_TIMEOUT=bad $SUM $FEW" ;;
 *) one= ;;
 esac
 if [ -n "$one" ]; then
@@ -89,13 +89,13 @@ fi
 # -q: nothing on stderr in any format; the table and its notes stay on stdout.
 for fmt in table csv json; do
     rm -f "$r"
-    bb_mpirun 2 "$SUM" -c 8 -q --format $fmt -o "$r" >"$BB_TMP/out" 2>"$BB_TMP/err"
+    bb_mpirun 2 "$SUM" $FEW -q --format $fmt -o "$r" >"$BB_TMP/out" 2>"$BB_TMP/err"
     bb_expect_rc 0 $? "-q --format $fmt"
     bb_expect_true "-q --format $fmt: stderr is empty" test ! -s "$BB_TMP/err"
     bb_expect_true "-q --format $fmt: stdout has the table" test -s "$BB_TMP/out"
     bb_expect_true "-q --format $fmt: the record is written" test -s "$r"
 done
-bb_mpirun 2 "$SUM" -c 8 -q --format table >"$BB_TMP/out" 2>"$BB_TMP/err"
+bb_mpirun 2 "$SUM" $FEW -q --format table >"$BB_TMP/out" 2>"$BB_TMP/err"
 bb_expect_grep "^# bbench-sum .* ranks\? on" "$BB_TMP/out" "-q keeps the table's header notes"
 
 # Progress explained for the library that runs (bbench-overlap).

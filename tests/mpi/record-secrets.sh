@@ -11,7 +11,7 @@ SUM="$B/bench/bbench-sum"
 r="$BB_TMP/r.json"
 cd "$BB_TMP" || exit 1
 
-# secret_run WHAT SECRET... -- LAUNCHER-ARGS...: run bbench-sum -c 8 with the
+# secret_run WHAT SECRET... -- LAUNCHER-ARGS...: run bbench-sum $FEW with the
 # launcher arguments, then no SECRET may be in the record.
 secret_run() {
     what=$1
@@ -23,7 +23,7 @@ secret_run() {
     done
     shift
     rm -f "$r"
-    timeout -k 5 "$BB_TIMEOUT" $MPIEXEC "$@" "$SUM" -c 8 -q -o "$r" >"$BB_TMP/out" 2>&1
+    timeout -k 5 "$BB_TIMEOUT" $MPIEXEC "$@" "$SUM" $FEW -q -o "$r" >"$BB_TMP/out" 2>&1
     bb_expect_rc 0 $? "$what: run"
     for s in $secrets; do
         bb_expect_absent "$s" "$r" "$what: '$s' is not in the record"
@@ -68,7 +68,7 @@ esac
 # Any launcher: a launcher variable with a secret-looking name that the
 # ranks inherit is kept by name, its value redacted.
 rm -f "$r"
-MPI_LOCAL_TEST_TOKEN=zq9s3cret bb_mpirun 2 "$SUM" -c 8 -q -o "$r" >"$BB_TMP/out" 2>&1
+MPI_LOCAL_TEST_TOKEN=zq9s3cret bb_mpirun 2 "$SUM" $FEW -q -o "$r" >"$BB_TMP/out" 2>&1
 bb_expect_rc 0 $? "inherited MPI_LOCAL_TEST_TOKEN: run"
 bb_expect_absent zq9s3cret "$r" "its value is not in the record"
 bb_expect_true "its name is, redacted" \

@@ -394,6 +394,13 @@ static int bb_is_launcher(const char *name)
 static const char *const bb_launcher_families[] = {"PMI_", "PMIX_", "OMPI_", "HYDRA_",
                                                    "SLURM_", "MPI_LOCAL", NULL};
 
+/* Launcher variables that carry a key without saying so in their name:
+ * Open MPI's per-job key, which PSM transports use to tell jobs apart. */
+static int bb_env_is_job_key(const char *name)
+{
+    return strcmp(name, "OMPI_MCA_orte_precondition_transports") == 0;
+}
+
 cJSON *bb_launcher_env_json(const char *const *env, cJSON **capture_out)
 {
     cJSON *out = cJSON_CreateObject();
@@ -413,7 +420,7 @@ cJSON *bb_launcher_env_json(const char *const *env, cJSON **capture_out)
         name[eq - *e] = '\0';
         if (cJSON_HasObjectItem(out, name))
             continue;
-        int secret = bb_name_is_secret(name, strlen(name));
+        int secret = bb_name_is_secret(name, strlen(name)) || bb_env_is_job_key(name);
         redacted += secret;
         cJSON_AddStringToObject(out, name, secret ? BB_REDACTED : eq + 1);
     }
@@ -423,8 +430,9 @@ cJSON *bb_launcher_env_json(const char *const *env, cJSON **capture_out)
         for (size_t f = 0; bb_launcher_families[f] != NULL; f++)
             cJSON_AddItemToArray(fam, cJSON_CreateString(bb_launcher_families[f]));
         cJSON_AddStringToObject(cap, "redaction", "a variable whose name contains KEY, "
-                                "TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL or AUTH has "
-                                "its value replaced by " BB_REDACTED);
+                                "TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL or AUTH, and "
+                                "Open MPI's job key OMPI_MCA_orte_precondition_transports, "
+                                "has its value replaced by " BB_REDACTED);
         cJSON_AddNumberToObject(cap, "redacted", (double)redacted);
     }
     *capture_out = cap;

@@ -61,6 +61,9 @@ openmpi)
     says_redacted "open mpi -x" 2
     secret_run "open mpi 100 kB -x" qqqqqqqq -- -x "BIG=$big" -n 2
     says_redacted "open mpi 100 kB -x" 1
+    # Open MPI's per-job key reaches every rank under a name that hides it.
+    bb_expect_true "open mpi: OMPI_MCA_orte_precondition_transports is redacted" \
+        test "$(rec "$r" runtime.launcher.env.OMPI_MCA_orte_precondition_transports)" = "<redacted>"
     ;;
 *) echo "skipped: the -x cases need Open MPI (launcher: $bb_launcher)" ;;
 esac

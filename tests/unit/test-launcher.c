@@ -158,17 +158,19 @@ static void test_env(void)
 {
     const char *env[] = {"PMI_RANK=0", "OMPI_COMM_WORLD_SIZE=2", "PMIX_RANK=1", "SLURM_JOB_ID=7",
                    "HYDRA_FOO=1", "MPI_LOCALNRANKS=2", "OMPI_MCA_my_auth_token=s3",
-                   "PMIX_SECRET=x", "HOME=/root", "AWS_SECRET_ACCESS_KEY=xyz", NULL};
+                   "PMIX_SECRET=x", "HOME=/root", "AWS_SECRET_ACCESS_KEY=xyz",
+                   "OMPI_MCA_orte_precondition_transports=0123abcd-4567ef89", NULL};
     cJSON *cap = NULL;
     cJSON *e = bb_launcher_env_json(env, &cap);
     char *text = cJSON_PrintUnformatted(e);
-    CHECK_MSG(cJSON_GetArraySize(e) == 8, "8 launcher variables: %s", text);
+    CHECK_MSG(cJSON_GetArraySize(e) == 9, "9 launcher variables: %s", text);
     CHECK_MSG(strstr(text, "s3") == NULL && strstr(text, "xyz") == NULL
+                  && strstr(text, "0123abcd") == NULL
                   && strstr(text, "\"PMIX_SECRET\":\"<redacted>\"") != NULL
                   && strstr(text, "\"OMPI_COMM_WORLD_SIZE\":\"2\"") != NULL
                   && strstr(text, "HOME") == NULL,
               "families kept, secret names redacted, others left out: %s", text);
-    CHECK_MSG(number(cap, "redacted") == 2, "2 redacted: %g", number(cap, "redacted"));
+    CHECK_MSG(number(cap, "redacted") == 3, "3 redacted: %g", number(cap, "redacted"));
     free(text);
     cJSON_Delete(e);
     cJSON_Delete(cap);

@@ -130,7 +130,7 @@ typedef struct run_ctx {
     bb_run_kernel_t kernel;
     volatile double sink;            /* the kernel's results land here, so the
                                         compiler must do the work */
-    int threads[2];                  /* per process, minimum and maximum over ranks */
+    bb_progress_t progress;          /* the library and its threads (harness) */
     /* The current point. */
     int kind;
     int64_t bytes, batches, iters_per_batch;
@@ -905,92 +905,11 @@ static void table_row(bb_run_t *run, const point_t *p, const figures_t *fs)
     bb_table_row_end(t);
 }
 
-/* Threads of this process now (Linux /proc/self/status), or -1: an MPICH
- * progress thread shows up here as one more thread. */
-static int process_threads(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    int n = -1;
-    if (f == NULL)
-        return -1;
-    while (fgets(line, sizeof line, f) != NULL)
-        if (strncmp(line, "Threads:", 8) == 0) {
-            char *end = NULL;
-            long v = strtol(line + 8, &end, 10);
-            if (end != line + 8 && v > 0 && v < 1000000)
-                n = (int)v;
-        }
-    fclose(f);
-    return n;
-}
-
 /* The run-level progress conditions, and the kernel calibration. */
 static void record_conditions(run_ctx_t *c)
 {
-    const int *threads = c->threads;
-    const bb_topology_info_t *topo = bb_bench_topology(bb_run_bench(c->run));
     cJSON *doc = bb_record_json(bb_bench_record(bb_run_bench(c->run)));
-    cJSON *pc = cJSON_CreateObject();
-    const char *async = getenv("MPIR_CVAR_ASYNC_PROGRESS");
-    int provided = bb_world_thread_level(bb_bench_world(bb_run_bench(c->run)));
-    cJSON *aq = cJSON_CreateObject();
-    if (async != NULL) {
-        cJSON_AddStringToObject(aq, "value", async);
-        cJSON_AddNullToObject(aq, "reason");
-    } else {
-        cJSON_AddNullToObject(aq, "value");
-        cJSON_AddStringToObject(aq, "reason", "MPIR_CVAR_ASYNC_PROGRESS is not set in the "
-                                "environment: MPICH's default (no progress thread)");
-    }
-    cJSON_AddItemToObject(pc, "MPIR_CVAR_ASYNC_PROGRESS", aq);
-    cJSON *runtime = cJSON_GetObjectItemCaseSensitive(doc, "runtime");
-    cJSON *req = runtime ? cJSON_GetObjectItemCaseSensitive(runtime, "thread_level_requested")
-                         : NULL;
-    if (req != NULL)
-        cJSON_AddItemToObject(pc, "thread_level_requested", cJSON_Duplicate(req, 1));
-    cJSON_AddStringToObject(pc, "thread_level_provided", bb_thread_level_name(provided));
-    int async_on = async != NULL && strcmp(async, "1") == 0;
-    cJSON_AddBoolToObject(pc, "async_progress_possible",
-                          async_on && provided == MPI_THREAD_MULTIPLE);
-    if (async_on && provided != MPI_THREAD_MULTIPLE)
-        cJSON_AddStringToObject(pc, "warning", "MPIR_CVAR_ASYNC_PROGRESS=1 but the thread "
-                                "level provided is not MPI_THREAD_MULTIPLE: MPICH starts "
-                                "no progress thread");
-    if (topo != NULL && topo->cores_per_host > 0)
-        cJSON_AddNumberToObject(pc, "ranks_per_core",
-                                (double)topo->max_ranks_per_host
-                                    / (double)topo->cores_per_host);
-    else
-        cJSON_AddNullToObject(pc, "ranks_per_core");
-    if (topo != NULL) {
-        cJSON_AddNumberToObject(pc, "max_ranks_per_host", topo->max_ranks_per_host);
-        cJSON_AddNumberToObject(pc, "cores_per_host", topo->cores_per_host);
-        cJSON_AddBoolToObject(pc, "oversubscribed", topo->oversubscribed);
-    }
-    if (threads[0] > 0) {
-        cJSON *t = cJSON_CreateObject();
-        cJSON_AddNumberToObject(t, "min_rank", threads[0]);
-        cJSON_AddNumberToObject(t, "max_rank", threads[1]);
-        cJSON_AddStringToObject(t, "source", "/proc/self/status Threads after MPI "
-                                "initialization, idle helper threads included: an MPICH "
-                                "progress thread is one more than without it");
-        cJSON_AddItemToObject(pc, "process_threads", t);
-        if (topo != NULL && topo->cores_per_host > 0)
-            /* All threads, idle ones included: an upper bound on the busy
-             * threads per core. */
-            cJSON_AddNumberToObject(pc, "threads_per_core",
-                                    (double)topo->max_ranks_per_host * threads[1]
-                                        / (double)topo->cores_per_host);
-    } else {
-        cJSON *t = cJSON_CreateObject();
-        cJSON_AddNullToObject(t, "value");
-        cJSON_AddStringToObject(t, "reason", "/proc/self/status unreadable on some rank");
-        cJSON_AddItemToObject(pc, "process_threads", t);
-    }
-    cJSON_AddStringToObject(pc, "note", "an asynchronous progress thread needs a core: "
-                            "with a rank per core or more it competes with the compute "
-                            "(see overlap.compute_slowdown)");
+    cJSON *pc = bb_progress_json(bb_run_bench(c->run), &c->progress);
     cJSON_AddItemToObject(doc, "progress", pc);
 
     cJSON *f = cJSON_CreateObject();
@@ -1123,24 +1042,13 @@ static void overlap_setup(bb_run_t *run, void *state)
 
     /* Threads per process, observed: the evidence that a progress thread
      * runs (or not), whatever the environment says. */
-    int threads = process_threads(), tmin = 0, tmax = 0;
-    if (MPI_Allreduce(&threads, &tmin, 1, MPI_INT, MPI_MIN, c->comm) != MPI_SUCCESS
-        || MPI_Allreduce(&threads, &tmax, 1, MPI_INT, MPI_MAX, c->comm) != MPI_SUCCESS)
+    if (bb_progress_observe(bb_run_bench(run), &c->progress) != BB_OK)
         bb_run_fatal(run, "MPI_Allreduce failed");
-    c->threads[0] = tmin;
-    c->threads[1] = tmax;
-
     {
-        const char *async = getenv("MPIR_CVAR_ASYNC_PROGRESS");
-        const bb_topology_info_t *topo = bb_bench_topology(bb_run_bench(run));
+        char note[512];
         bb_table_t *t = bb_run_table(run);
-        bb_table_note(t, "MPIR_CVAR_ASYNC_PROGRESS=%s, thread level provided %s, "
-               "%.2f ranks per core, %d..%d threads per process",
-               async ? async : "(unset)",
-               bb_thread_level_name(bb_world_thread_level(bb_bench_world(bb_run_bench(run)))),
-               topo && topo->cores_per_host > 0
-                   ? (double)topo->max_ranks_per_host / topo->cores_per_host
-                   : (double)NAN, tmin, tmax);
+        bb_progress_note(bb_run_bench(run), &c->progress, note, sizeof note);
+        bb_table_note(t, "%s", note);
         bb_table_note(t, "transfer and isend: rank %d -> rank %d; compute kernel %.3g "
                       "iterations/s, the slowest rank's (ranks %.3g..%.3g)", c->source,
                       c->destination, c->kernel.slowest_rate, c->kernel.slowest_rate,
@@ -1252,8 +1160,10 @@ static const bb_bench_desc_t overlap_bench = {
         "\n"
         "Progress: MPICH makes asynchronous progress only with\n"
         "MPIR_CVAR_ASYNC_PROGRESS=1, which needs MPI_THREAD_MULTIPLE (requested\n"
-        "then); the record keeps the variable, the thread level provided and ranks\n"
-        "per core.  Every call starts after an untimed MPI_Barrier.  --budget sizes\n"
+        "then); Open MPI has no progress thread for messages.  The record's\n"
+        "progress member explains the library that ran, with the thread level\n"
+        "provided, ranks per core and threads per process.  Every call starts\n"
+        "after an untimed MPI_Barrier.  --budget sizes\n"
         "the blocks of t_comm and of t_polled; t_compute, t_immediate and t_unpolled\n"
         "use t_polled's calls per sample, their samples interleaved with t_polled's\n"
         "(sample k of each before sample k + 1 of any).  Times in the table are\n"

@@ -13,7 +13,8 @@
  * and the exit code is agreed), then MPI_Finalize with its PMI-1 socket
  * behind a relay thread (Hydra only: PMI_FD set).  When MPI_Finalize has
  * been silent on that socket for BB_FINALIZE_TIMEOUT seconds (default 5; 0
- * turns the relay off) with no reply outstanding, the relay completes the
+ * turns the relay off; anything but a number in [0, 3600] is refused at
+ * start) with no reply outstanding, the relay completes the
  * launcher's barrier and finalize for it and the process leaves with the
  * agreed exit code, after one line on stderr. */
 #include "config.h"
@@ -177,29 +178,95 @@ static void *bb_finalize_relay(void *arg)
     return NULL;
 }
 
-/* The relay runs only under Hydra's PMI-1 (PMI_FD names its socket). */
+bb_status_t bb_finalize_timeout(double *limit_out, char *err, size_t errlen)
+{
+    const char *lim = getenv("BB_FINALIZE_TIMEOUT");
+    *limit_out = BB_FINALIZE_TIMEOUT_DEFAULT;
+    if (lim == NULL || *lim == '\0')
+        return BB_OK;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(lim, &end);
+    if (end == lim || *end != '\0' || errno == ERANGE || !(v >= 0.0) || v > 3600.0) {
+        snprintf(err, errlen, "BB_FINALIZE_TIMEOUT='%.64s%s' is not a number of seconds "
+                 "in [0, 3600] (0 turns the finalize guard off; unset: %g)", lim,
+                 strlen(lim) > 64 ? "..." : "", BB_FINALIZE_TIMEOUT_DEFAULT);
+        return BB_ERR_PARSE;
+    }
+    *limit_out = v;
+    return BB_OK;
+}
+
+/* Whether the relay will run, with its limit; else why not. */
+static int bb_finalize_guard_state(double *limit_out, int *fd_out, char *why, size_t len)
+{
+    char err[256];
+    if (bb_finalize_timeout(limit_out, err, sizeof err) != BB_OK) {
+        snprintf(why, len, "%s", err);
+        return 0;
+    }
+    if (*limit_out == 0.0) {
+        snprintf(why, len, "BB_FINALIZE_TIMEOUT=0 turns it off");
+        return 0;
+    }
+    const char *fd = getenv("PMI_FD");
+    if (fd == NULL) {
+        snprintf(why, len, "no PMI_FD in the environment: the launcher gave no PMI-1 "
+                 "socket (Hydra does; Open MPI's PMIx, Slurm's PMI-2 and a singleton "
+                 "do not), so only the MPI_Barrier before MPI_Finalize applies");
+        return 0;
+    }
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(fd, &end, 10);
+    if (end == fd || *end != '\0' || errno != 0 || v < 0 || v > 65535) {
+        snprintf(why, len, "PMI_FD='%.32s' is not a descriptor number", fd);
+        return 0;
+    }
+    *fd_out = (int)v;
+    return 1;
+}
+
+cJSON *bb_finalize_guard_json(void)
+{
+    double limit = 0.0;
+    int fd = -1;
+    char why[320] = "";
+    cJSON *g = cJSON_CreateObject();
+    if (g == NULL)
+        return NULL;
+    int active = bb_finalize_guard_state(&limit, &fd, why, sizeof why);
+    cJSON_AddBoolToObject(g, "active", active);
+    if (active) {
+        cJSON_AddNumberToObject(g, "timeout_s", limit);
+        cJSON_AddStringToObject(g, "what", "MPI_Finalize's PMI-1 socket (PMI_FD) goes "
+                                "behind a relay; silent for timeout_s with no reply due, "
+                                "the relay ends the launcher's barrier and finalize for it "
+                                "(README: shutdown across hosts)");
+    } else {
+        cJSON_AddStringToObject(g, "reason", why);
+    }
+    cJSON_AddStringToObject(g, "scope", "rank 0's environment when the record was made");
+    return g;
+}
+
+/* The relay runs only under Hydra's PMI-1 (PMI_FD names its socket).  A
+ * bad BB_FINALIZE_TIMEOUT was refused, with its message, when the bench
+ * started (bb_bench_init), and the usage exit then comes here: no guard,
+ * nothing said twice. */
 static void bb_finalize_arm(void)
 {
-    const char *fd = getenv("PMI_FD");
-    const char *lim = getenv("BB_FINALIZE_TIMEOUT");
-    char *end = NULL;
-    double limit = BB_FINALIZE_TIMEOUT_DEFAULT;
-    if (lim != NULL && *lim != '\0') {
-        limit = strtod(lim, &end);
-        if (*end != '\0' || !(limit >= 0.0) || limit > 3600.0)
-            limit = BB_FINALIZE_TIMEOUT_DEFAULT;
-    }
-    if (fd == NULL || limit == 0.0)
-        return;
-    long v = strtol(fd, &end, 10);
-    if (end == fd || *end != '\0' || v < 0 || v > 65535)
+    double limit = 0.0;
+    int v = -1;
+    char why[320];
+    if (!bb_finalize_guard_state(&limit, &v, why, sizeof why))
         return;
     bb_finalize_limit_s = limit;
     bb_relay_t *r = malloc(sizeof *r);
     int sv[2] = {-1, -1};
     if (r == NULL)
         return;
-    r->real_fd = dup((int)v);
+    r->real_fd = dup(v);
     if (r->real_fd < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
         goto undo;
     pthread_attr_t attr;
@@ -209,14 +276,14 @@ static void bb_finalize_arm(void)
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     r->main_fd = sv[1];
     /* From here on MPI_Finalize's PMI client talks to the relay. */
-    if (dup2(sv[0], (int)v) < 0) {
+    if (dup2(sv[0], v) < 0) {
         pthread_attr_destroy(&attr);
         goto undo;
     }
     close(sv[0]);
     if (pthread_create(&t, &attr, bb_finalize_relay, r) != 0) {
         /* Put the launcher's socket back. */
-        dup2(r->real_fd, (int)v);
+        dup2(r->real_fd, v);
         close(sv[1]);
         close(r->real_fd);
         free(r);

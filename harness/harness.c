@@ -18,11 +18,43 @@ struct bb_bench {
     bb_record_t *record;
     int rank, size;
     int thread_requested;
+    int threads_before_init;  /* this process's threads before MPI_Init, -1 unknown */
     char *output;             /* NULL: no record file */
     bb_topology_info_t topology;
     bb_table_t *table;        /* stdout's table, NULL: plain lines */
     bb_format_t format;       /* the table's, kept after it ends */
+    int quiet;                /* -q: no header lines on stderr */
 };
+
+/* Collective.  A bad BB_FINALIZE_TIMEOUT on any rank is a usage error on
+ * every rank, named by rank 0 (the lowest rank that has it sends its text).
+ * An MPI_Allgather, not an MPI_Allreduce: the fault tests count the
+ * reductions and broadcasts of a run, and this one adds none when the
+ * value is good. */
+static void bench_check_finalize_timeout(bb_bench_t *bench)
+{
+    char err[256] = "";
+    double limit = 0.0;
+    int bad = bb_finalize_timeout(&limit, err, sizeof err) != BB_OK;
+    int *all = calloc((size_t)bench->size, sizeof *all);
+    MPI_Comm comm = bb_bench_comm(bench);
+    if (all == NULL)
+        bb_bench_fatal(bench, "out of memory while checking BB_FINALIZE_TIMEOUT");
+    if (MPI_Allgather(&bad, 1, MPI_INT, all, 1, MPI_INT, comm) != MPI_SUCCESS)
+        bb_bench_fatal(bench, "MPI_Allgather failed while checking BB_FINALIZE_TIMEOUT");
+    int first = 0;
+    while (first < bench->size && !all[first])
+        first++;
+    free(all);
+    if (first == bench->size)
+        return;
+    if (MPI_Bcast(err, (int)sizeof err, MPI_CHAR, first, comm) != MPI_SUCCESS)
+        bb_bench_fatal(bench, "MPI_Bcast failed while checking BB_FINALIZE_TIMEOUT");
+    err[sizeof err - 1] = '\0';
+    if (first == 0)
+        bb_bench_usage(bench, "%s", err);
+    bb_bench_usage(bench, "rank %d: %s", first, err);
+}
 
 bb_bench_t *bb_bench_init(int *argc, char ***argv, const char *name,
                           const char *benchmark)
@@ -33,6 +65,7 @@ bb_bench_t *bb_bench_init(int *argc, char ***argv, const char *name,
     int requested = (async != NULL && strcmp(async, "1") == 0)
                         ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED;
     int provided = 0;
+    int threads_before = bb_process_threads();
     if (MPI_Init_thread(argc, argv, requested, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "%s: MPI_Init_thread failed\n", name);
         exit(BB_EXIT_FATAL);
@@ -44,6 +77,7 @@ bb_bench_t *bb_bench_init(int *argc, char ***argv, const char *name,
     }
     bench->name = name;
     bench->thread_requested = requested;
+    bench->threads_before_init = threads_before;
     bb_status_t st = bb_world_bind(MPI_COMM_WORLD, &bench->world);
     if (st != BB_OK) {
         fprintf(stderr, "%s: cannot bind MPI_COMM_WORLD: %s (thread level %s)\n",
@@ -55,6 +89,7 @@ bb_bench_t *bb_bench_init(int *argc, char ***argv, const char *name,
     st = bb_record_create(benchmark, *argc, *argv, &bench->record);
     if (st != BB_OK)
         bb_bench_fatal(bench, "cannot create the record: %s", bb_status_string(st));
+    bench_check_finalize_timeout(bench);
     return bench;
 }
 
@@ -64,6 +99,8 @@ int bb_bench_size(const bb_bench_t *bench) { return bench->size; }
 MPI_Comm bb_bench_comm(const bb_bench_t *bench) { return bb_world_comm(bench->world); }
 bb_record_t *bb_bench_record(bb_bench_t *bench) { return bench->record; }
 const bb_topology_info_t *bb_bench_topology(const bb_bench_t *bench) { return &bench->topology; }
+int bb_bench_thread_requested(const bb_bench_t *bench) { return bench->thread_requested; }
+int bb_bench_threads_before_init(const bb_bench_t *bench) { return bench->threads_before_init; }
 
 static void bench_free(bb_bench_t *bench)
 {
@@ -142,6 +179,11 @@ void bb_bench_set_output(bb_bench_t *bench, const char *path)
     bench->output = path ? strdup(path) : NULL;
 }
 
+void bb_bench_set_quiet(bb_bench_t *bench, int quiet)
+{
+    bench->quiet = quiet;
+}
+
 void bb_bench_set_table(bb_bench_t *bench, bb_table_t *table)
 {
     bench->table = table;
@@ -151,7 +193,7 @@ void bb_bench_set_table(bb_bench_t *bench, bb_table_t *table)
 
 /* A header line on rank 0: a note of the table while it lives (table and
  * json); else "# text" on stdout in table format, a line on stderr in csv
- * and json (stdout holds their document alone). */
+ * and json (stdout holds their document alone), none with -q. */
 __attribute__((format(printf, 2, 3)))
 static void bench_header(bb_bench_t *bench, const char *fmt, ...)
 {
@@ -166,13 +208,14 @@ static void bench_header(bb_bench_t *bench, const char *fmt, ...)
         bb_table_note(bench->table, "%s", text);
     else if (bench->format == BB_FORMAT_TABLE)
         printf("# %s\n", text);
-    else
+    else if (!bench->quiet)
         fprintf(stderr, "%s: %s\n", bench->name, text);
     fflush(stdout);
 }
 
 /* ------------------------------------------------------------------------ */
-/* System and launcher provenance (rank 0; unknown is null with a reason)   */
+/* System provenance (rank 0; unknown is null with a reason); the launcher */
+/* is launcher.c's                                                          */
 /* ------------------------------------------------------------------------ */
 
 /* A small text file into buf (NUL-terminated); 0 on success.  /proc files
@@ -190,8 +233,8 @@ static int bb_read_small(const char *path, char *buf, size_t len, size_t *n_out)
     return 0;
 }
 
-static void bb_add_string_or_null(cJSON *o, const char *name, const char *value,
-                                  const char *reason)
+void bb_json_add_or_null(cJSON *o, const char *name, const char *value,
+                         const char *reason)
 {
     if (value != NULL && *value) {
         cJSON_AddStringToObject(o, name, value);
@@ -278,19 +321,19 @@ static cJSON *bb_system_json(void)
     const char *model = NULL;
     if (bb_read_small("/proc/cpuinfo", text, sizeof text, NULL) == 0)
         model = bb_text_field(text, "model name", ':', value, sizeof value);
-    bb_add_string_or_null(sys, "cpu_model", model,
+    bb_json_add_or_null(sys, "cpu_model", model,
                           "/proc/cpuinfo is unreadable or has no model name");
     struct utsname u;
     if (uname(&u) == 0) {
         cJSON_AddStringToObject(sys, "kernel", u.release);
         cJSON_AddStringToObject(sys, "arch", u.machine);
     } else {
-        bb_add_string_or_null(sys, "kernel", NULL, "uname failed");
+        bb_json_add_or_null(sys, "kernel", NULL, "uname failed");
     }
     const char *os = NULL;
     if (bb_read_small("/etc/os-release", text, sizeof text, NULL) == 0)
         os = bb_text_field(text, "PRETTY_NAME", '=', value, sizeof value);
-    bb_add_string_or_null(sys, "os", os, "/etc/os-release is unreadable or has no PRETTY_NAME");
+    bb_json_add_or_null(sys, "os", os, "/etc/os-release is unreadable or has no PRETTY_NAME");
     cJSON *load = cJSON_AddObjectToObject(sys, "load_average");
     cJSON_AddItemToObject(load, "before", bb_load_average());
     cJSON_AddNullToObject(load, "after");  /* set when the run ends */
@@ -298,144 +341,6 @@ static cJSON *bb_system_json(void)
                             "on rank 0's host, before and after the benchmark");
     cJSON_AddItemToObject(sys, "kernel_rate", bb_kernel_rate());
     return sys;
-}
-
-/* A process's command line as an array of strings, or NULL. */
-static cJSON *bb_cmdline(long pid)
-{
-    static char buf[65536];
-    char path[64];
-    size_t n = 0;
-    snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
-    if (bb_read_small(path, buf, sizeof buf, &n) != 0 || n == 0)
-        return NULL;
-    cJSON *argv = cJSON_CreateArray();
-    for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
-        cJSON_AddItemToArray(argv, cJSON_CreateString(buf + i));
-    return argv;
-}
-
-static long bb_parent_of(long pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    if (bb_read_small(path, buf, sizeof buf, NULL) != 0)
-        return -1;
-    /* "pid (comm) state ppid": comm may hold spaces, so after the last ')'. */
-    const char *p = strrchr(buf, ')');
-    long ppid = -1;
-    if (p == NULL || sscanf(p + 1, " %*c %ld", &ppid) != 1)
-        return -1;
-    return ppid;
-}
-
-static const char *bb_base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
-static int bb_is_launcher(const char *name)
-{
-    static const char *const launchers[] = {"mpiexec", "mpirun", "srun", "orterun",
-                                            "prterun", "aprun", NULL};
-    for (size_t i = 0; launchers[i]; i++) {
-        size_t n = strlen(launchers[i]);
-        if (strncmp(name, launchers[i], n) == 0 && (name[n] == '\0' || name[n] == '.'))
-            return 1;
-    }
-    return 0;
-}
-
-/* The launcher: its command line (from /proc of the nearest parent that is
- * one), what it told the ranks in the environment (PMI_*, HYDRA_*,
- * MPI_LOCAL*), and the binding policy where it can be known. */
-static cJSON *bb_launcher_json(void)
-{
-    cJSON *l = cJSON_CreateObject();
-    extern char **environ;
-    cJSON *env = cJSON_CreateObject();
-    for (char **e = environ; e && *e; e++) {
-        if (strncmp(*e, "PMI_", 4) != 0 && strncmp(*e, "HYDRA_", 6) != 0 &&
-            strncmp(*e, "MPI_LOCAL", 9) != 0 && strncmp(*e, "SLURM_STEP", 10) != 0)
-            continue;
-        const char *eq = strchr(*e, '=');
-        char name[128];
-        if (eq == NULL || (size_t)(eq - *e) >= sizeof name)
-            continue;
-        memcpy(name, *e, (size_t)(eq - *e));
-        name[eq - *e] = '\0';
-        if (!cJSON_HasObjectItem(env, name))
-            cJSON_AddStringToObject(env, name, eq + 1);
-    }
-    int proxy = 0;
-    cJSON *cmd = NULL;
-    const char *name = NULL;
-    long pid = (long)getppid();
-    char why[320] = "no launcher among the parent processes (a singleton, or the "
-                    "launcher runs on another host)";
-    for (int depth = 0; depth < 4 && pid > 1; depth++) {
-        cJSON *argv = bb_cmdline(pid);
-        const char *a0 = argv ? cJSON_GetStringValue(cJSON_GetArrayItem(argv, 0)) : NULL;
-        if (a0 == NULL) {
-            cJSON_Delete(argv);
-            if (depth == 0)
-                snprintf(why, sizeof why, "/proc/%ld/cmdline of the parent is unreadable", pid);
-            break;
-        }
-        const char *base = bb_base_name(a0);
-        if (strcmp(base, "hydra_pmi_proxy") == 0)
-            proxy = 1;
-        if (bb_is_launcher(base)) {
-            cmd = argv;
-            name = base;
-            break;
-        }
-        cJSON_Delete(argv);
-        pid = bb_parent_of(pid);
-    }
-    if (name == NULL && proxy)
-        snprintf(why, sizeof why, "the ranks run under hydra_pmi_proxy whose launcher "
-                 "is not a parent on this host");
-    cJSON_AddStringToObject(l, "name", name ? name : proxy ? "hydra" : "none found");
-    if (cmd != NULL)
-        cJSON_AddItemToObject(l, "command", cmd);
-    else
-        bb_add_string_or_null(l, "command", NULL, why);
-    cJSON_AddItemToObject(l, "env", env);
-    /* Binding: hydra's -bind-to on its command line; hydra binds nothing
-     * unless told (HYDRA_USER_PROVIDED_BINDING says it was told). */
-    cJSON *b = cJSON_AddObjectToObject(l, "binding");
-    const char *policy = NULL;
-    const cJSON *a;
-    cJSON_ArrayForEach(a, cmd) {
-        const char *s = a->valuestring;
-        if (strcmp(s, "-bind-to") == 0 || strcmp(s, "--bind-to") == 0 ||
-            strcmp(s, "-binding") == 0) {
-            policy = a->next ? a->next->valuestring : NULL;
-            break;
-        }
-        if (strncmp(s, "--bind-to=", 10) == 0) {
-            policy = s + 10;
-            break;
-        }
-    }
-    int told = getenv("HYDRA_USER_PROVIDED_BINDING") != NULL;
-    if (policy != NULL) {
-        cJSON_AddStringToObject(b, "policy", policy);
-        cJSON_AddStringToObject(b, "source", "the launcher's command line");
-    } else if ((proxy || (name && strncmp(name, "mpiexec", 7) == 0)) && !told) {
-        cJSON_AddStringToObject(b, "policy", "none");
-        cJSON_AddStringToObject(b, "source", "hydra's default (no -bind-to given)");
-    } else {
-        bb_add_string_or_null(b, "policy", NULL, told
-            ? "the launcher was given a binding (HYDRA_USER_PROVIDED_BINDING) that its "
-              "command line does not show"
-            : "the launcher does not expose its binding policy");
-    }
-    cJSON_AddStringToObject(b, "per_rank", "topology.per_rank: each rank's cpuset and "
-                            "whether it is bound");
-    return l;
 }
 
 void bb_bench_capture(bb_bench_t *bench)
@@ -447,7 +352,7 @@ void bb_bench_capture(bb_bench_t *bench)
         bb_bench_fatal(bench, "provenance capture failed: %s", bb_status_string(st));
     if (bench->rank != 0)
         return;
-    cJSON_AddItemToObject(runtime, "launcher", bb_launcher_json());
+    cJSON_AddItemToObject(runtime, "launcher", bb_launcher_json(topology));
     bb_record_set(bench->record, "runtime", runtime);
     bb_record_set(bench->record, "topology", topology);
     bb_record_set(bench->record, "system", bb_system_json());

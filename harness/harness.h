@@ -307,8 +307,8 @@ typedef struct bb_bench bb_bench_t;
  * MPI_THREAD_MULTIPLE when MPIR_CVAR_ASYNC_PROGRESS=1 asks for a progress
  * thread), binds MPI_COMM_WORLD and creates the record for benchmark
  * ("sum", ...).  name is the program name used in messages ("bbench-sum").
- * Failure here is fatal:
- * message on stderr and exit 3. */
+ * A bad BB_FINALIZE_TIMEOUT on any rank is a usage error (exit 2, every
+ * rank).  Failure here is fatal: message on stderr and exit 3. */
 bb_bench_t *bb_bench_init(int *argc, char ***argv, const char *name,
                           const char *benchmark);
 
@@ -322,12 +322,98 @@ int bb_finalize(void);
  * stuck MPI_Finalize; set it just before bb_finalize. */
 void bb_finalize_expect_exit(int code);
 
+/* Local.  BB_FINALIZE_TIMEOUT in seconds: unset or empty, the default (5);
+ * a number in [0, 3600] (0: no guard); anything else BB_ERR_PARSE with err
+ * saying so.  bb_bench_init refuses a bad value on every rank (exit 2). */
+bb_status_t bb_finalize_timeout(double *limit_out, char *err, size_t errlen);
+
+/* Local.  The finalize guard's state for the record: {"active": true,
+ * "timeout_s"} when bb_finalize will put the relay in, else {"active":
+ * false, "reason"} (no PMI_FD: not Hydra's PMI-1; BB_FINALIZE_TIMEOUT=0). */
+cJSON *bb_finalize_guard_json(void);
+
+/* ------------------------------------------------------------------------ */
+/* The launcher (launcher.c): what the record says about how ranks started  */
+/* ------------------------------------------------------------------------ */
+
+/* What replaces a value that may be secret. */
+#define BB_REDACTED "<redacted>"
+
+/* Local.  1 when a name (len bytes) contains KEY, TOKEN, SECRET, PASSWORD,
+ * PASSWD, CREDENTIAL or AUTH, in any case. */
+int bb_name_is_secret(const char *name, size_t len);
+
+/* Local.  A launcher's command line argv[0..argc) as a JSON array, values
+ * redacted (the values of -genv/-env NAME VALUE, -x NAME=VALUE, srun
+ * --export=..., every NAME=VALUE argument, options and MCA parameters with
+ * secret-looking names) and cut with markers when long (each argument to
+ * 4096 bytes, the whole to 65536, the end kept).  *capture_out: a new
+ * object saying so (the rule, counts of redacted values, arguments and
+ * bytes cut).  NULL (and *capture_out NULL) when out of memory. */
+cJSON *bb_launcher_command_json(const char *const *argv, size_t argc,
+                                cJSON **capture_out);
+
+/* Local.  The variables of env (NAME=VALUE strings, NULL-terminated) of the
+ * launcher families PMI_, PMIX_, OMPI_, HYDRA_, SLURM_ and MPI_LOCAL, secret
+ * names' values redacted; *capture_out a new object naming the families,
+ * the rule and the count redacted. */
+cJSON *bb_launcher_env_json(const char *const *env, cJSON **capture_out);
+
+/* Rank 0.  runtime.launcher: the nearest parent process that is a launcher
+ * (its command line via bb_launcher_command_json, or null with a reason),
+ * its variables, the binding the ranks have (from topology's per_rank
+ * cpusets, not from the launcher's defaults) and the finalize guard. */
+cJSON *bb_launcher_json(const cJSON *topology);
+
+/* ------------------------------------------------------------------------ */
+/* Progress (progress.c): how this run's MPI library moves data             */
+/* ------------------------------------------------------------------------ */
+
+/* The library that runs, from MPI_Get_library_version. */
+typedef enum bb_mpi_library {
+    BB_MPI_MPICH = 0,
+    BB_MPI_OPEN_MPI,
+    BB_MPI_OTHER
+} bb_mpi_library_t;
+
+typedef struct bb_progress {
+    bb_mpi_library_t library;
+    int threads[2];          /* threads per process now, min and max over ranks;
+                                -1 unknown */
+    int threads_before[2];   /* the same before MPI_Init; -1 unknown */
+} bb_progress_t;
+
+/* Local.  Threads of this process now (/proc/self/status), or -1. */
+int bb_process_threads(void);
+
+/* Collective.  The library and the threads of every rank. */
+bb_status_t bb_progress_observe(bb_bench_t *bench, bb_progress_t *out);
+
+/* Rank 0.  One line for the table: the library and its progress setting
+ * (MPIR_CVAR_ASYNC_PROGRESS under MPICH, btl_tcp_progress_thread under Open
+ * MPI), thread level, ranks per core, threads per process. */
+void bb_progress_note(bb_bench_t *bench, const bb_progress_t *p, char *buf, size_t len);
+
+/* Rank 0.  The record's "progress" member: the library, its progress
+ * setting and an explanation that holds for it (for another library: that
+ * none is known), thread levels, ranks per core and the observed threads. */
+cJSON *bb_progress_json(bb_bench_t *bench, const bb_progress_t *p);
+
+/* Local.  Add name: value to o, or name: null and name_reason: reason when
+ * value is NULL or empty. */
+void bb_json_add_or_null(cJSON *o, const char *name, const char *value,
+                         const char *reason);
+
 bb_world_t *bb_bench_world(bb_bench_t *bench);
 int bb_bench_rank(const bb_bench_t *bench);
 int bb_bench_size(const bb_bench_t *bench);
 MPI_Comm bb_bench_comm(const bb_bench_t *bench);
 bb_record_t *bb_bench_record(bb_bench_t *bench);
 const bb_topology_info_t *bb_bench_topology(const bb_bench_t *bench);
+/* The thread level asked of MPI_Init_thread, and this process's threads
+ * just before it (-1 unknown). */
+int bb_bench_thread_requested(const bb_bench_t *bench);
+int bb_bench_threads_before_init(const bb_bench_t *bench);
 
 /* Usage error: rank 0 prints "NAME: message" and "Try 'NAME --help'." on
  * stderr; every rank finalizes MPI and exits 2.  Call it on every rank
@@ -349,6 +435,10 @@ void bb_bench_fatal(bb_bench_t *bench, const char *fmt, ...)
  * check, before any measurement, that a record can be written there; every
  * rank learns the answer and a bad path is a usage error (exit 2). */
 void bb_bench_set_output(bb_bench_t *bench, const char *path);
+
+/* Local.  quiet != 0 (-q): the header lines that would go to stderr (csv
+ * and json formats) are not printed; errors still are. */
+void bb_bench_set_quiet(bb_bench_t *bench, int quiet);
 
 /* Collective.  Capture provenance and topology into the record and print
  * the header lines on rank 0 (ranks, hosts, cores, oversubscription). */

@@ -41,7 +41,7 @@ static const bb_option_t common_options[] = {
                                       "the slowest warm call + 10 us)"},
     {"output", 'o', "FILE", "write the JSON record to FILE"},
     {"format", OPT_FORMAT, "FORMAT", "stdout as table (the default), csv or json"},
-    {"quiet", 'q', NULL, "no progress lines on stderr"},
+    {"quiet", 'q', NULL, "nothing on stderr but errors and warnings"},
     {"help", 'h', NULL, "this text"},
     {"version", 'V', NULL, "the version"},
     {NULL, 0, NULL, NULL}
@@ -596,7 +596,10 @@ static void parse_options(bb_run_t *run, void *state, int argc, char **argv)
             run->format = (bb_format_t)f;
             break;
         }
-        case 'q': run->quiet = 1; break;
+        case 'q':
+            run->quiet = 1;
+            bb_bench_set_quiet(run->bench, 1);
+            break;
         case 'h': {
             char *text = help_text(d);
             free(lo);

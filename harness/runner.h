@@ -23,7 +23,7 @@
  *       --full-sweep    the benchmark's long default lists
  *   -o, --output FILE   the JSON record
  *       --format F      stdout as table, csv or json (bb_run_table)
- *   -q, --quiet         no progress lines on stderr
+ *   -q, --quiet         nothing on stderr but errors and warnings
  *   -h, --help / -V, --version
  * A benchmark's own options are long-only unless their letter means the
  * same thing in every program that has it (README.md, "Options every

@@ -27,6 +27,7 @@ typedef struct bb_rank_info {
     char cpuset[BB_CPUSET_LEN];  /* "" when unknown (reason says why) */
     char reason[BB_REASON_LEN];  /* why cpuset/cores are unknown, or "" */
     char boot_id[40];            /* the kernel's boot id, "" unknown */
+    char bound_to[16];           /* "core", ... (bb_binding_name), "" unknown */
     int32_t cpuset_truncated;
     int32_t bound;               /* 1, 0, or -1 unknown */
     int32_t cores, pus;          /* hwloc counts of this host, -1 unknown */
@@ -91,7 +92,10 @@ static cJSON *bb_env_json(void)
             continue;
         memcpy(name, sel[i], nl);
         name[nl] = '\0';
-        cJSON_AddItemToObject(env, name, cJSON_CreateString(eq + 1));
+        /* The launcher's rule (launcher.c): a secret-looking name keeps
+         * its name only. */
+        cJSON_AddItemToObject(env, name, cJSON_CreateString(bb_name_is_secret(name, nl)
+                                                                ? BB_REDACTED : eq + 1));
         free(name);
     }
     free(sel);
@@ -222,6 +226,29 @@ static cJSON *bb_machine_json(hwloc_topology_t topo)
     return m;
 }
 
+/* What a binding is in the launchers' words: "none" when set holds every
+ * allowed PU, else the kind of one object whose cpuset is exactly set
+ * (core before hwthread: on a machine without SMT both are the same),
+ * else "cpuset". */
+static const char *bb_binding_name(hwloc_topology_t topo, hwloc_const_bitmap_t set,
+                                   int bound)
+{
+    static const struct {
+        hwloc_obj_type_t type;
+        const char *name;
+    } kinds[] = {{HWLOC_OBJ_CORE, "core"}, {HWLOC_OBJ_PU, "hwthread"},
+                 {HWLOC_OBJ_PACKAGE, "package"}, {HWLOC_OBJ_NUMANODE, "numa"}};
+    if (!bound)
+        return "none";
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        hwloc_obj_t obj = NULL;
+        while ((obj = hwloc_get_next_obj_by_type(topo, kinds[k].type, obj)) != NULL)
+            if (obj->cpuset != NULL && hwloc_bitmap_isequal(obj->cpuset, set))
+                return kinds[k].name;
+    }
+    return "cpuset";
+}
+
 /* Fill this rank's binding and counts; on hwloc failure the reason. */
 static void bb_local_hwloc(hwloc_topology_t topo, int loaded, bb_rank_info_t *me)
 {
@@ -261,6 +288,7 @@ static void bb_local_hwloc(hwloc_topology_t topo, int loaded, bb_rank_info_t *me
     /* Bound: the process may run on fewer PUs than the machine allows. */
     hwloc_const_bitmap_t allowed = hwloc_topology_get_allowed_cpuset(topo);
     me->bound = (allowed != NULL && !hwloc_bitmap_isincluded(allowed, set)) ? 1 : 0;
+    snprintf(me->bound_to, sizeof me->bound_to, "%s", bb_binding_name(topo, set, me->bound));
 free_set:
     hwloc_bitmap_free(set);
 }
@@ -455,6 +483,8 @@ static cJSON *bb_topology_json(const bb_rank_info_t *all, int size,
             cJSON_AddBoolToObject(o, "bound", a->bound);
         else
             cJSON_AddNullToObject(o, "bound");
+        if (a->bound_to[0] != '\0')
+            cJSON_AddStringToObject(o, "bound_to", a->bound_to);
         if (a->reason[0] != '\0')
             cJSON_AddStringToObject(o, "reason", a->reason);
         cJSON_AddItemToArray(pr, o);
@@ -543,6 +573,7 @@ bb_status_t bb_provenance_capture(bb_world_t *world, int thread_requested,
             all[r].cpuset[sizeof all[r].cpuset - 1] = '\0';
             all[r].reason[sizeof all[r].reason - 1] = '\0';
             all[r].boot_id[sizeof all[r].boot_id - 1] = '\0';
+            all[r].bound_to[sizeof all[r].bound_to - 1] = '\0';
         }
         bb_count_hosts(all, size, first_of, ranks_on, machine_of, ti);
         ti[BB_TI_STATUS] = BB_OK;

@@ -3,13 +3,12 @@
  * memory copies and every rank copying at once (the host's limit). */
 #include "config.h"
 #include "harness.h"
+#include "redist-tags.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A tag of its own on the link communicator, apart from the protocol's. */
-enum { BB_TAG_PING = 53 };
 /* Messages above this are sent in pieces: no INT_MAX count limit. */
 #define BB_PING_PIECE ((int64_t)1 << 30)
 
@@ -42,15 +41,15 @@ static int bb_ping(bb_redist_probe_t *p, int64_t bytes, double *one_way)
     for (int64_t off = 0; off < bytes && rc == MPI_SUCCESS; off += BB_PING_PIECE) {
         int cnt = (int)(bytes - off < BB_PING_PIECE ? bytes - off : BB_PING_PIECE);
         if (p->me == p->a) {
-            rc = MPI_Send(p->s + off, cnt, MPI_BYTE, p->z, BB_TAG_PING, p->comm);
+            rc = MPI_Send(p->s + off, cnt, MPI_BYTE, p->z, BB_TAG_BOUND_PING, p->comm);
             if (rc == MPI_SUCCESS)
-                rc = MPI_Recv(p->d + off, cnt, MPI_BYTE, p->z, BB_TAG_PING, p->comm,
+                rc = MPI_Recv(p->d + off, cnt, MPI_BYTE, p->z, BB_TAG_BOUND_PING, p->comm,
                               MPI_STATUS_IGNORE);
         } else if (p->me == p->z) {
-            rc = MPI_Recv(p->d + off, cnt, MPI_BYTE, p->a, BB_TAG_PING, p->comm,
+            rc = MPI_Recv(p->d + off, cnt, MPI_BYTE, p->a, BB_TAG_BOUND_PING, p->comm,
                           MPI_STATUS_IGNORE);
             if (rc == MPI_SUCCESS)
-                rc = MPI_Send(p->s + off, cnt, MPI_BYTE, p->a, BB_TAG_PING, p->comm);
+                rc = MPI_Send(p->s + off, cnt, MPI_BYTE, p->a, BB_TAG_BOUND_PING, p->comm);
         }
     }
     if (p->me == p->a || p->me == p->z)
@@ -131,6 +130,30 @@ bb_status_t bb_redist_probe_create(bb_redist_link_t *link, int64_t remote_bytes,
     p->d = d;
     *probe_out = p;
     return BB_OK;
+}
+
+/* A side whose mean contiguous run is shorter than this many bytes must be
+ * gathered through memory (packed, by hand or by MPI) before the network:
+ * the bound counts that copy. */
+enum { BB_FRAGMENTED_RUN_BYTES = 256 };
+
+bb_status_t bb_redist_probe_for_traffic(bb_redist_link_t *link, const bb_redist_traffic_t *direct,
+                                        int64_t element_bytes, bb_redist_probe_t **probe_out)
+{
+    const bb_redist_traffic_t *t = direct;
+    int64_t remote = t->max_in_bytes > t->max_out_bytes ? t->max_in_bytes : t->max_out_bytes;
+    /* the memory the busiest rank must copy besides the network: its local
+     * part, and a fragmented side (short runs) gathered or scattered */
+    int64_t memory = t->max_self_bytes;
+    if (t->send_mean_run_elements >= 0
+        && t->send_mean_run_elements * (double)element_bytes < BB_FRAGMENTED_RUN_BYTES
+        && t->max_out_bytes > memory)
+        memory = t->max_out_bytes;
+    if (t->recv_mean_run_elements >= 0
+        && t->recv_mean_run_elements * (double)element_bytes < BB_FRAGMENTED_RUN_BYTES
+        && t->max_in_bytes > memory)
+        memory = t->max_in_bytes;
+    return bb_redist_probe_create(link, remote, memory, t->moved_bytes, probe_out);
 }
 
 void bb_redist_probe_free(bb_redist_probe_t *probe)

@@ -144,13 +144,16 @@ bb_status_t bb_redist_check(MPI_Comm comm, const bb_map_t *map, int64_t n,
 typedef struct bb_redist_bound {
     int p2p_ranks[2];        /* link ranks of the ping-pong */
     int64_t p2p_bytes, memcpy_bytes;
-    double p2p_s;            /* one-way time of p2p_bytes: best RTT / 2 */
+    double p2p_s;            /* one-way time of p2p_bytes: link rank a's best
+                                round trip / 2 (bb_redist_probe_bound: of a
+                                contiguous and a non-contiguous layout) */
     double memcpy_s;         /* best memcpy of memcpy_bytes on link rank 0 */
     double p2p_bandwidth, memcpy_bandwidth;  /* byte/s; 0 if not measured */
     double bound_s;          /* max(p2p_s, memcpy_s) (bb_redist_link_bound);
                                 the probe's formula (bb_redist_probe_bound) */
     /* bb_redist_probe_bound only (0 from bb_redist_link_bound): */
-    double agree_s;          /* one MPI_Allreduce of int64[18] over the link */
+    double agree_s;          /* one MPI_Allreduce of int64[18] over the link,
+                                after an untimed one */
     double latency_s;        /* one-way time of 1 byte between p2p_ranks */
     double host_s;           /* every rank copies host_bytes / P at once, the
                                 slowest; 0 when no host holds 2 link ranks */
@@ -172,9 +175,13 @@ bb_status_t bb_redist_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
  * parts (seconds, rank maxima after the engine's reduction): */
 enum {
     BB_PROBE_TOTAL = 0,  /* the whole call */
-    BB_PROBE_AGREE,      /* MPI_Allreduce of int64[18] MAX over the link */
-    BB_PROBE_LATENCY,    /* 1-byte ping-pong / 2 between p2p_ranks */
-    BB_PROBE_P2P,        /* remote_bytes ping-pong / 2, 1 GiB pieces */
+    BB_PROBE_AGREE,      /* MPI_Allreduce of int64[18] MAX over the link,
+                            after an untimed one */
+    BB_PROBE_LATENCY,    /* 1-byte round trip / 2 on p2p_ranks[0], after an
+                            untimed one (0 on the other ranks) */
+    BB_PROBE_P2P,        /* the same for remote_bytes in 1 GiB pieces: the
+                            faster of one contiguous block and a
+                            non-contiguous datatype of the same bytes */
     BB_PROBE_MEMORY,     /* memcpy of memory_bytes on link rank 0 */
     BB_PROBE_HOST,       /* every rank copies host_bytes / P at once */
     BB_PROBE_PARTS

@@ -3,9 +3,10 @@
  * and the machine's lower bound (harness/bound.c) are measured interleaved,
  * sample by sample (bb_measure_run_set), so load drift shows in all alike;
  * each message is checked slot by slot outside the timing.  The protocol is
- * lib/redist-*.c (layouts, fixture and bound: harness/); the runner
- * (harness/runner.c) owns options, measurement and record; this file holds
- * the message kernel, the plans around it, the table and the descriptor. */
+ * lib/redist-*.c (layouts, fixture, bound and the md workload's kernels:
+ * harness/); the runner (harness/runner.c) owns options, measurement and
+ * record; this file holds the message kernel, the plans around it, the
+ * table and the descriptor. */
 #include "config.h"
 #include "runner.h"
 

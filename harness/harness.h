@@ -2,7 +2,7 @@
  * harness.h: the harness library (not installed): what bbench's programs
  * share around the protocols: option parsing, provenance and topology, the
  * overlap figures and compute kernel, the redistribution benchmark's
- * layouts, fixture and bound, and the bench object.  Conventions are those
+ * layouts, fixture, bound and md workload, and the bench object.  Conventions are those
  * of <bbench.h>.
  */
 #ifndef BB_HARNESS_H

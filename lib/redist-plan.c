@@ -84,6 +84,17 @@ static int bb_gather_maps(MPI_Comm comm, const bb_map_t *map, bb_gather_t *g)
                        MPI_INT64_T, 0, comm);
 }
 
+bb_status_t bb_plan_usable(const bb_redist_plan_t *pl)
+{
+    if (pl == NULL)
+        return BB_ERR_ARG;
+    if (bb_world_check_owner(pl->link->world) != BB_OK)
+        return BB_ERR_THREAD;
+    if (pl->poisoned)
+        return BB_ERR_POISONED;
+    return BB_OK;
+}
+
 void bb_plan_poison(bb_redist_plan_t *pl)
 {
     if (!pl->poisoned) {
@@ -552,15 +563,12 @@ bb_status_t bb_redist_plan_update_maps(bb_redist_plan_t *pl, bb_redist_setup_t *
     memset(&su, 0, sizeof su);
     if (setup_out)
         *setup_out = su;
-    if (pl == NULL)
-        return BB_ERR_ARG;
-    if (bb_world_check_owner(pl->link->world) != BB_OK)
-        return BB_ERR_THREAD;
-    if (pl->poisoned)
-        return BB_ERR_POISONED;
+    bb_status_t st = bb_plan_usable(pl);
+    if (st != BB_OK)
+        return st;
     double t0 = bb_time_now();
     int rc = bb_plan_build_cross(pl, 1);
-    bb_status_t st = bb_plan_agree_status(pl->link->comm, bb_plan_status_from_rc(rc));
+    st = bb_plan_agree_status(pl->link->comm, bb_plan_status_from_rc(rc));
     su.map_transfer_s = su.total_s = bb_time_now() - t0;
     if (setup_out)
         *setup_out = su;

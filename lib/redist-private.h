@@ -132,6 +132,9 @@ const bb_map_t *bb_plan_recv_map(const bb_redist_plan_t *pl);
 /* Does the cross-code part depend on the engine map (so that a change of it
  * is an epoch mismatch for the other code)? */
 int bb_plan_cross_uses_engine(const bb_redist_plan_t *pl);
+/* Local.  BB_OK, or why pl may not be used now (NULL, another thread,
+ * poisoned). */
+bb_status_t bb_plan_usable(const bb_redist_plan_t *pl);
 /* Marks pl poisoned and retains it (never freed: MPI may hold it). */
 void bb_plan_poison(bb_redist_plan_t *pl);
 /* Collective over the link: the cross-code part (the map transfer) with the

@@ -120,12 +120,9 @@ static void bb_root_traffic(const bb_redist_plan_t *pl, bb_xtraffic_t *t)
 bb_status_t bb_redist_plan_traffic(bb_redist_plan_t *pl, bb_redist_traffic_t *out)
 {
     /* A NULL out still takes part (no rank waits) and gets BB_ERR_ARG. */
-    if (pl == NULL)
-        return BB_ERR_ARG;
-    if (bb_world_check_owner(pl->link->world) != BB_OK)
-        return BB_ERR_THREAD;
-    if (pl->poisoned)
-        return BB_ERR_POISONED;
+    bb_status_t st = bb_plan_usable(pl);
+    if (st != BB_OK)
+        return st;
     bb_redist_link_t *l = pl->link;
     bb_xtraffic_t t;
     memset(&t, 0, sizeof t);

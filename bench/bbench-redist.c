@@ -3,9 +3,10 @@
  * and the machine's lower bound (harness/bound.c) are measured interleaved,
  * sample by sample (bb_run_measure_set), so load drift shows in all alike;
  * each message is checked slot by slot outside the timing.  The protocol is
- * lib/redist-*.c (layouts, fixture and bound: harness/); the runner
- * (harness/runner.c) owns options, measurement and record; this file holds
- * the message kernel, the plans around it, the table and the descriptor. */
+ * lib/redist-*.c (layouts, fixture, bound and the md workload's kernels:
+ * harness/); the runner (harness/runner.c) owns options, measurement and
+ * record; this file holds the message kernel, the plans around it, the
+ * table and the descriptor. */
 #include "config.h"
 #include "runner.h"
 
@@ -65,16 +66,6 @@ enum { S_TOTAL, S_VALIDATE, S_MAP, S_BUILD, S_N };
 static const char *const s_names[S_N] = {
     "setup.total", "setup.validate", "setup.map_transfer", "setup.plan_build"
 };
-/* A side whose mean contiguous run is shorter than this many bytes must be
- * gathered through memory (packed, by hand or by MPI) before the network:
- * the bound counts that copy. */
-enum { FRAGMENTED_RUN_BYTES = 256 };
-
-/* Buffers of one plan. */
-typedef struct buffers {
-    const bb_map_t *sm, *rm;
-    double *send, *recv;
-} buffers_t;
 
 typedef struct run_ctx run_ctx_t;
 
@@ -91,7 +82,7 @@ typedef struct method_result {
     double median, setup_median;
     /* while measured: the plan, its buffers, the message number */
     bb_redist_plan_t *plan;
-    buffers_t b;
+    bb_redist_buffers_t b;
     int64_t k, on_plan;
 } method_result_t;
 
@@ -142,30 +133,11 @@ static bb_redist_plan_t *plan_build(run_ctx_t *ctx, bb_redist_method_t method,
     return plan;
 }
 
-static void buffers_get(run_ctx_t *ctx, bb_redist_plan_t *plan, buffers_t *b)
-{
-    int64_t eb = ctx->o->element_bytes;
-    b->sm = bb_redist_plan_send_map(plan);
-    b->rm = bb_redist_plan_recv_map(plan);
-    int64_t sc = b->sm ? bb_map_count(b->sm) : 0, rc = b->rm ? bb_map_count(b->rm) : 0;
-    b->send = malloc((size_t)(sc > 0 ? sc : 1) * (size_t)eb);
-    b->recv = malloc((size_t)(rc > 0 ? rc : 1) * (size_t)eb);
-    if (b->send == NULL || b->recv == NULL)
-        bb_bench_fatal(ctx->bench, "cannot allocate message buffers");
-}
-
-static void buffers_free(buffers_t *b)
-{
-    free(b->send);
-    free(b->recv);
-    b->send = b->recv = NULL;
-}
-
 /* One message: prepared and checked outside the timing. */
 static void message(run_ctx_t *ctx, method_result_t *mr, double *t)
 {
     int64_t eb = ctx->o->element_bytes, k = mr->k++;
-    buffers_t *b = &mr->b;
+    bb_redist_buffers_t *b = &mr->b;
     if (b->sm)
         bb_redist_fill(b->sm, eb, k, b->send);
     if (b->rm)
@@ -211,11 +183,11 @@ static bb_status_t message_call(void *arg, double *t, double *counts)
     (void)counts;
     if (ctx->o->messages > 0 && mr->on_plan >= ctx->o->messages) {
         bb_redist_setup_t su;
-        buffers_free(&mr->b);
+        bb_redist_buffers_free(&mr->b);
         bb_redist_plan_destroy(mr->plan);
         mr->plan = plan_build(ctx, mr->method, &su);
         setup_push(ctx, mr, &su);
-        buffers_get(ctx, mr->plan, &mr->b);
+        bb_redist_buffers_get(ctx->bench, mr->plan, ctx->o->element_bytes, &mr->b);
         mr->on_plan = 0;
     }
     message(ctx, mr, t);
@@ -246,7 +218,7 @@ static void method_prepare(run_ctx_t *ctx, bb_redist_method_t method, method_res
     const char *why = bb_redist_plan_choice_reason(plan);
     snprintf(mr->choice, sizeof mr->choice, "%s", why ? why : "");
     mr->plan = plan;
-    buffers_get(ctx, plan, &mr->b);
+    bb_redist_buffers_get(ctx->bench, plan, ctx->o->element_bytes, &mr->b);
     mr->setup_median = bb_stats_median(mr->setup[S_TOTAL], mr->nsetup);
 }
 
@@ -261,7 +233,7 @@ static void method_conclude(run_ctx_t *ctx, method_result_t *mr)
     /* every message the engine made was checked, unless it was refused */
     mr->messages = mr->m.calls - mr->refused;
     mr->median = bb_stats_median(bb_measure_part(&mr->m, T_ELAPSED), (size_t)mr->m.samples);
-    buffers_free(&mr->b);
+    bb_redist_buffers_free(&mr->b);
     bb_redist_plan_destroy(mr->plan);
     mr->plan = NULL;
 }
@@ -707,374 +679,14 @@ static bb_map_t *code_map(run_ctx_t *ctx, int engine, const bb_layout_t *lay, in
 
 /* ---- --workload md: one MD step, three commands on one map pair ----------- */
 
-/* The parts of one step, in this order. */
-enum { MD_STEP, MD_COORDS, MD_FORCES, MD_ENERGY, MD_REMAP, MD_N };
-static const char *const md_names[MD_N] = {
-    "elapsed", "phase.coords", "phase.forces", "phase.energy", "phase.remap"
-};
-
-typedef struct md_variant {
-    run_ctx_t *ctx;
-    bb_redist_method_t method;
-    int rebuild;                 /* remap by a full rebuild, else map update */
-    bb_redist_plan_t *plan[3];   /* >COORDS, <FORCES, <ENERGY */
-    buffers_t b[3];
-    bb_map_t *emap;              /* this variant's engine map now (engine ranks) */
-    int32_t *owner;              /* engine ranks: every element's engine rank */
-    int64_t step, remaps, wrong, refused;
-    double setup_s;              /* the three plans' setup, rank maximum */
-    double median;
+/* A variant of the md point with what the engine measured of it. */
+typedef struct md_row {
+    bb_md_variant_t v;
     bb_measure_result_t m;
-    /* the replicated baseline (LAMMPS fix mdi/qm): N x 3 doubles on every rank */
-    int replicated;
-    double *full, *part, *expect, *mine;
-    bb_map_t *all;               /* [0, N) in order: what a replicated rank holds */
-} md_variant_t;
+    double median;
+} md_row_t;
 
-static const int md_commands[3] = {BB_REDIST_SEND, BB_REDIST_RECEIVE, BB_REDIST_RECEIVE};
-
-static bb_redist_plan_t *md_plan(run_ctx_t *ctx, md_variant_t *v, int c, double *setup_s)
-{
-    bb_redist_plan_t *plan = NULL;
-    bb_redist_setup_t su;
-    int energy = c == 2;
-    bb_status_t st = bb_redist_plan_create(ctx->link, v->method, md_commands[c],
-                                           energy ? 8 : 24,
-                                           energy ? ctx->md_dmap1 : ctx->dmap,
-                                           energy ? ctx->md_emap1 : v->emap, &plan, &su);
-    if (st != BB_OK)
-        bb_bench_fatal(ctx->bench, "md plan for %s: %s", bb_redist_method_name(v->method),
-                       bb_status_string(st));
-    *setup_s += su.total_s;
-    return plan;
-}
-
-/* One message of a step, checked outside its timing; returns its seconds. */
-static double md_message(run_ctx_t *ctx, md_variant_t *v, int c)
-{
-    int64_t eb = c == 2 ? 8 : 24, n = c == 2 ? 1 : ctx->n, k = v->step;
-    buffers_t *b = &v->b[c];
-    if (b->sm)
-        bb_redist_fill(b->sm, eb, k, b->send);
-    if (b->rm)
-        bb_redist_fill_sentinel(bb_map_count(b->rm), eb, b->recv);
-    bb_redist_contract_t con = {md_commands[c], n, eb, n};
-    if (MPI_Barrier(ctx->comm) != MPI_SUCCESS)
-        bb_bench_fatal(ctx->bench, "MPI_Barrier failed");
-    double t0 = bb_time_now();
-    bb_status_t st = bb_redist_plan_execute(v->plan[c], &con, b->send, b->recv, NULL);
-    double t = bb_time_now() - t0;
-    if (st == BB_REFUSED) {
-        v->refused++;
-        return t;
-    }
-    if (st != BB_OK)
-        bb_bench_fatal(ctx->bench, "md %s: %s", bb_redist_method_name(v->method),
-                       bb_status_string(st));
-    bb_redist_check_t ck;
-    st = bb_redist_check(ctx->comm, b->rm, n, eb, k, b->recv, &ck);
-    if (st == BB_ERR_VALIDATION) {
-        if (v->wrong++ == 0)
-            bb_bench_progress(ctx->bench, "error: md %s%s command %d step %lld: %lld wrong "
-                              "slots", bb_redist_method_name(v->method),
-                              v->rebuild ? "+rebuild" : "", c, (long long)k,
-                              (long long)ck.bad_slots);
-    } else if (st != BB_OK) {
-        bb_bench_fatal(ctx->bench, "check: %s", bb_status_string(st));
-    }
-    return t;
-}
-
-/* The engine's next map: a fraction f of its elements (drawn per element
- * and remap from a hash) go to the next engine rank, appended there in
- * ascending order; the rest keep their place.  With one engine rank the
- * moved elements go to the end: the map still changes.  Every engine rank
- * follows the whole ownership (owner[], O(N)), so all agree. */
-static bb_map_t *md_remap_map(run_ctx_t *ctx, md_variant_t *v)
-{
-    bb_redist_link_t *l = ctx->link;
-    int me = bb_redist_link_code_rank(l, 1), pe = bb_redist_link_code_size(l, 1);
-    int64_t n = ctx->n, cnt = bb_map_count(v->emap);
-    const int64_t *old = bb_map_indices(v->emap);
-    uint64_t cut = (uint64_t)(ctx->o->remap_fraction * 18446744073709551615.0);
-    int64_t *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof *idx), k = 0;
-    char *moved = malloc((size_t)(n > 0 ? n : 1));
-    if (idx == NULL || moved == NULL)
-        bb_bench_fatal(ctx->bench, "out of memory (remap)");
-    v->remaps++;
-    for (int64_t g = 0; g < n; g++) {
-        uint64_t s = (uint64_t)g * 0x9E3779B97F4A7C15ull ^ (uint64_t)v->remaps;
-        moved[g] = bb_splitmix(&s) < cut || ctx->o->remap_fraction >= 1.0;
-    }
-    for (int64_t i = 0; i < cnt; i++)
-        if (!moved[old[i]])
-            idx[k++] = old[i];
-    for (int64_t g = 0; g < n; g++)
-        if (moved[g]) {
-            v->owner[g] = (v->owner[g] + 1) % pe;
-            if (v->owner[g] == me)
-                idx[k++] = g;
-        }
-    bb_map_t *m = NULL;
-    if (bb_map_create(n, idx, k, bb_map_epoch(v->emap) + 1, &m) != BB_OK)
-        bb_bench_fatal(ctx->bench, "cannot create the remapped map");
-    free(idx);
-    free(moved);
-    return m;
-}
-
-static void md_remap(run_ctx_t *ctx, md_variant_t *v)
-{
-    bb_redist_link_t *l = ctx->link;
-    int engine = bb_redist_link_is_engine(l);
-    bb_map_t *next = engine ? md_remap_map(ctx, v) : NULL;
-    if (engine) {
-        bb_map_free(v->emap);
-        v->emap = next;
-    }
-    for (int c = 0; c < 2; c++) {
-        buffers_free(&v->b[c]);
-        if (v->rebuild) {
-            double s = 0;
-            bb_redist_plan_destroy(v->plan[c]);
-            v->plan[c] = md_plan(ctx, v, c, &s);
-        } else {
-            /* MDI_Set_Map on the engine, then MDI_Update_Maps */
-            bb_status_t st = BB_OK;
-            if (engine)
-                st = bb_redist_plan_set_engine_map(v->plan[c], v->emap, NULL);
-            if (st == BB_OK)
-                st = bb_redist_plan_update_maps(v->plan[c], NULL);
-            if (st != BB_OK)
-                bb_bench_fatal(ctx->bench, "map update (%s): %s",
-                               bb_redist_method_name(v->method), bb_status_string(st));
-        }
-        buffers_get(ctx, v->plan[c], &v->b[c]);
-    }
-}
-
-/* The kernel: one step.  Every K steps (--remap K:f) the engine remaps
- * first, inside the step's time (and in its own part). */
-static bb_status_t md_call(void *arg, double *t, double *counts)
-{
-    md_variant_t *v = arg;
-    run_ctx_t *ctx = v->ctx;
-    (void)counts;
-    double step = 0;
-    if (ctx->o->remap_every > 0 && v->step > 0 && v->step % ctx->o->remap_every == 0) {
-        if (MPI_Barrier(ctx->comm) != MPI_SUCCESS)
-            return BB_ERR_MPI;
-        double r0 = bb_time_now();
-        md_remap(ctx, v);
-        double r = bb_time_now() - r0;
-        t[MD_REMAP] += r;
-        step += r;
-    }
-    for (int c = 0; c < 3; c++) {
-        double one = md_message(ctx, v, c);
-        t[MD_COORDS + c] += one;
-        step += one;
-    }
-    /* the step: its three messages and any remap, not the untimed fills,
-     * barriers and checks between them */
-    t[MD_STEP] += step;
-    v->step++;
-    return BB_OK;
-}
-
-/* A tag of its own on the link, apart from the protocol's and the bound's. */
-enum { TAG_REPLICATED = 55 };
-
-/* The baseline of LAMMPS' fix mdi/qm, where the engine is replicated (every
- * engine rank holds all N): coordinates gathered by an MPI_Allreduce over
- * the driver (each rank adds its elements to an N-array of zeros), one
- * message root to root, MPI_Bcast over the engine; forces reduced over the
- * engine (each rank a share), one message, MPI_Bcast over the driver, each
- * driver rank picking its own; the energy root to root.  Not a bb_map
- * partition, so not a library method: the benchmark's own MPI calls. */
-static bb_status_t md_replicated_call(void *arg, double *t, double *counts)
-{
-    md_variant_t *v = arg;
-    run_ctx_t *ctx = v->ctx;
-    bb_redist_link_t *l = ctx->link;
-    MPI_Comm code = bb_redist_link_code_comm(l), link = ctx->comm;
-    int drv = bb_redist_link_is_driver(l), croot = bb_redist_link_code_rank(l, !drv) == 0;
-    int pd = bb_redist_link_code_size(l, 0), rc = MPI_SUCCESS;
-    int64_t n = ctx->n, k = v->step, wrong = 0;
-    int n3 = (int)(3 * n);
-    (void)counts;
-    /* >COORDS: untimed fill; the driver's own elements into zeros */
-    if (drv) {
-        const int64_t *idx = bb_map_indices(ctx->dmap);
-        memset(v->full, 0, (size_t)(n3 > 0 ? n3 : 1) * sizeof(double));
-        bb_redist_fill(ctx->dmap, 24, k, v->mine);
-        for (int64_t i = 0; i < bb_map_count(ctx->dmap); i++)
-            memcpy(v->full + 3 * idx[i], v->mine + 3 * i, 3 * sizeof(double));
-    } else {
-        bb_redist_fill_sentinel(n, 24, v->full);
-    }
-    if (MPI_Barrier(link) != MPI_SUCCESS)
-        return BB_ERR_MPI;
-    double t0 = bb_time_now();
-    if (drv) {
-        rc = MPI_Allreduce(MPI_IN_PLACE, v->full, n3, MPI_DOUBLE, MPI_SUM, code);
-        if (rc == MPI_SUCCESS && croot)
-            rc = MPI_Send(v->full, n3, MPI_DOUBLE, pd, TAG_REPLICATED, link);
-    } else {
-        if (croot)
-            rc = MPI_Recv(v->full, n3, MPI_DOUBLE, 0, TAG_REPLICATED, link, MPI_STATUS_IGNORE);
-        if (rc == MPI_SUCCESS)
-            rc = MPI_Bcast(v->full, n3, MPI_DOUBLE, 0, code);
-    }
-    double tc = bb_time_now() - t0;
-    if (rc != MPI_SUCCESS)
-        return BB_ERR_MPI;
-    if (!drv) {
-        bb_redist_fill(v->all, 24, k, v->expect);
-        wrong += n3 > 0 && memcmp(v->full, v->expect, (size_t)n3 * sizeof(double)) != 0;
-    }
-    /* <FORCES: each engine rank a share of the sum (its std block) */
-    if (!drv) {
-        int64_t first, cnt;
-        bb_std_block(n, bb_redist_link_code_rank(l, 1), bb_redist_link_code_size(l, 1),
-                     &first, &cnt);
-        memset(v->part, 0, (size_t)(n3 > 0 ? n3 : 1) * sizeof(double));
-        memcpy(v->part + 3 * first, v->expect + 3 * first, (size_t)(3 * cnt) * sizeof(double));
-    } else {
-        bb_redist_fill_sentinel(n, 24, v->full);
-        bb_redist_fill_sentinel(bb_map_count(ctx->dmap), 24, v->mine);
-    }
-    if (MPI_Barrier(link) != MPI_SUCCESS)
-        return BB_ERR_MPI;
-    t0 = bb_time_now();
-    if (!drv) {
-        rc = MPI_Reduce(v->part, v->full, n3, MPI_DOUBLE, MPI_SUM, 0, code);
-        if (rc == MPI_SUCCESS && croot)
-            rc = MPI_Send(v->full, n3, MPI_DOUBLE, 0, TAG_REPLICATED, link);
-    } else {
-        if (croot)
-            rc = MPI_Recv(v->full, n3, MPI_DOUBLE, pd, TAG_REPLICATED, link, MPI_STATUS_IGNORE);
-        if (rc == MPI_SUCCESS)
-            rc = MPI_Bcast(v->full, n3, MPI_DOUBLE, 0, code);
-        const int64_t *idx = bb_map_indices(ctx->dmap);
-        for (int64_t i = 0; rc == MPI_SUCCESS && i < bb_map_count(ctx->dmap); i++)
-            memcpy(v->mine + 3 * i, v->full + 3 * idx[i], 3 * sizeof(double));
-    }
-    double tf = bb_time_now() - t0;
-    if (rc != MPI_SUCCESS)
-        return BB_ERR_MPI;
-    bb_redist_check_t ck;
-    bb_status_t st = bb_redist_check(link, drv ? ctx->dmap : NULL, n, 24, k, v->mine, &ck);
-    if (st != BB_OK && st != BB_ERR_VALIDATION)
-        return st;
-    wrong += st == BB_ERR_VALIDATION;
-    /* <ENERGY: one double, root to root */
-    double e = BB_REDIST_SENTINEL;
-    if (!drv && croot)
-        bb_redist_fill(ctx->md_emap1, 8, k, &e);
-    if (MPI_Barrier(link) != MPI_SUCCESS)
-        return BB_ERR_MPI;
-    t0 = bb_time_now();
-    if (croot)
-        rc = drv ? MPI_Recv(&e, 1, MPI_DOUBLE, pd, TAG_REPLICATED, link, MPI_STATUS_IGNORE)
-                 : MPI_Send(&e, 1, MPI_DOUBLE, 0, TAG_REPLICATED, link);
-    double te = bb_time_now() - t0;
-    if (rc != MPI_SUCCESS)
-        return BB_ERR_MPI;
-    st = bb_redist_check(link, drv ? ctx->md_dmap1 : NULL, 1, 8, k, &e, &ck);
-    if (st != BB_OK && st != BB_ERR_VALIDATION)
-        return st;
-    wrong += st == BB_ERR_VALIDATION;
-    int64_t any = 0;
-    if (bb_agree_max(link, &wrong, 1, &any) != MPI_SUCCESS)
-        return BB_ERR_MPI;
-    if (any > 0 && v->wrong++ == 0)
-        bb_bench_progress(ctx->bench, "error: md replicated step %lld: wrong data", (long long)k);
-    t[MD_COORDS] += tc;
-    t[MD_FORCES] += tf;
-    t[MD_ENERGY] += te;
-    t[MD_STEP] += tc + tf + te;
-    v->step++;
-    return BB_OK;
-}
-
-static void md_replicated_init(run_ctx_t *ctx, md_variant_t *v)
-{
-    memset(v, 0, sizeof *v);
-    v->ctx = ctx;
-    v->replicated = 1;
-    v->method = BB_REDIST_ROOT;
-    size_t bytes = (size_t)(ctx->n > 0 ? ctx->n : 1) * 24;
-    v->full = malloc(bytes);
-    v->part = malloc(bytes);
-    v->expect = malloc(bytes);
-    v->mine = malloc(bytes);
-    int64_t *idx = malloc((size_t)(ctx->n > 0 ? ctx->n : 1) * sizeof *idx);
-    if (v->full == NULL || v->part == NULL || v->expect == NULL || v->mine == NULL
-        || idx == NULL)
-        bb_bench_fatal(ctx->bench, "out of memory (replicated)");
-    for (int64_t g = 0; g < ctx->n; g++)
-        idx[g] = g;
-    if (bb_map_create(ctx->n, idx, ctx->n, 1, &v->all) != BB_OK)
-        bb_bench_fatal(ctx->bench, "cannot create the replicated map");
-    free(idx);
-}
-
-static void md_variant_init(run_ctx_t *ctx, md_variant_t *v, bb_redist_method_t method,
-                            int rebuild)
-{
-    bb_redist_link_t *l = ctx->link;
-    memset(v, 0, sizeof *v);
-    v->ctx = ctx;
-    v->method = method;
-    v->rebuild = rebuild;
-    if (bb_redist_link_is_engine(l)) {
-        int pe = bb_redist_link_code_size(l, 1);
-        if (bb_map_create(ctx->n, bb_map_indices(ctx->emap), bb_map_count(ctx->emap),
-                          bb_map_epoch(ctx->emap), &v->emap) != BB_OK)
-            bb_bench_fatal(ctx->bench, "cannot copy the engine map");
-        v->owner = malloc((size_t)(ctx->n > 0 ? ctx->n : 1) * sizeof *v->owner);
-        if (v->owner == NULL)
-            bb_bench_fatal(ctx->bench, "out of memory (owners)");
-        for (int r = 0; r < pe; r++) {
-            int64_t *idx = NULL, cnt = 0;
-            if (bb_layout_indices(&ctx->o->to_layout[ctx->to], ctx->n, r, pe, &idx, &cnt)
-                    != BB_OK)
-                bb_bench_fatal(ctx->bench, "cannot generate the engine layout");
-            for (int64_t i = 0; i < cnt; i++)
-                v->owner[idx[i]] = r;
-            bb_free(idx);
-        }
-    }
-    double s = 0, smax = 0;
-    for (int c = 0; c < 3; c++) {
-        v->plan[c] = md_plan(ctx, v, c, &s);
-        buffers_get(ctx, v->plan[c], &v->b[c]);
-    }
-    if (bb_stats_reduce_max(ctx->comm, &s, 1, &smax) != MPI_SUCCESS)
-        bb_bench_fatal(ctx->bench, "MPI_Allreduce of setup times failed");
-    v->setup_s = smax;
-}
-
-static void md_variant_free(md_variant_t *v)
-{
-    for (int c = 0; c < 3; c++) {
-        buffers_free(&v->b[c]);
-        if (v->plan[c] != NULL)
-            bb_redist_plan_destroy(v->plan[c]);
-    }
-    bb_map_free(v->emap);
-    free(v->owner);
-    bb_map_free(v->all);
-    free(v->full);
-    free(v->part);
-    free(v->expect);
-    free(v->mine);
-    bb_measure_result_clear(&v->m);
-    memset(v, 0, sizeof *v);
-}
-
-static const char *md_remap_name(const run_ctx_t *ctx, const md_variant_t *v)
+static const char *md_remap_name(const run_ctx_t *ctx, const bb_md_variant_t *v)
 {
     if (v->replicated)
         return "n/a";
@@ -1113,8 +725,9 @@ static void md_table_header(run_ctx_t *ctx)
     bb_table_column(t, "status", NULL, "ok; fastest; wrong-data; refused", 0);
 }
 
-static void md_record(run_ctx_t *ctx, const md_variant_t *v, const md_variant_t *root)
+static void md_record(run_ctx_t *ctx, const md_row_t *row, const md_row_t *root)
 {
+    const bb_md_variant_t *v = &row->v;
     const char *scope = "step/max-rank";
     char from[64], to[64];
     bb_layout_format(&ctx->o->from_layout[ctx->from], from, sizeof from);
@@ -1129,19 +742,20 @@ static void md_record(run_ctx_t *ctx, const md_variant_t *v, const md_variant_t 
     cJSON_AddNumberToObject(p, "remap_fraction", ctx->o->remap_fraction);
     cJSON_AddStringToObject(p, "from", from);
     cJSON_AddStringToObject(p, "to", to);
-    for (int i = 0; i < MD_N; i++) {
-        bb_quantities_add(q, md_names[i],
-                          bb_quantity_timing(bb_measure_part(&v->m, i), (size_t)v->m.samples,
-                                             scope, NULL));
-        bb_quantities_add(first, md_names[i], bb_quantity_value(v->m.first[i], "s", scope));
+    for (int i = 0; i < BB_MD_PARTS; i++) {
+        bb_quantities_add(q, bb_md_part_name(i),
+                          bb_quantity_timing(bb_measure_part(&row->m, i),
+                                             (size_t)row->m.samples, scope, NULL));
+        bb_quantities_add(first, bb_md_part_name(i),
+                          bb_quantity_value(row->m.first[i], "s", scope));
     }
     bb_quantities_add(q, "setup.total",
                       v->replicated ? bb_quantity_null("s", "plan/max-rank", "replicated: no "
                                                        "plan, every rank holds all N")
                                     : bb_quantity_value(v->setup_s, "s", "plan/max-rank"));
     bb_quantities_add(q, "ratio.root",
-                      root && v->median > 0
-                          ? bb_quantity_value(root->median / v->median, "ratio", scope)
+                      root && row->median > 0
+                          ? bb_quantity_value(root->median / row->median, "ratio", scope)
                           : bb_quantity_null("ratio", scope, "root was not measured"));
     cJSON *steps = bb_quantity_value((double)v->step, "count", "run/rank");
     cJSON_AddFalseToObject(steps, "deterministic");
@@ -1161,47 +775,57 @@ static int md_point(bb_run_t *run, run_ctx_t *ctx)
     const options_t *o = ctx->o;
     int nv = 0, modes = o->remap_every > 0 ? 2 : 1, code = BB_EXIT_OK;
     int cap = o->nmethods * modes + 1;
-    md_variant_t *vs = calloc((size_t)cap, sizeof *vs);
+    const bb_md_point_t pt = {
+        .bench = ctx->bench, .link = ctx->link, .comm = ctx->comm, .n = ctx->n,
+        .dmap = ctx->dmap, .emap = ctx->emap, .dmap1 = ctx->md_dmap1, .emap1 = ctx->md_emap1,
+        .to = &o->to_layout[ctx->to], .remap_every = o->remap_every,
+        .remap_fraction = o->remap_fraction,
+    };
+    md_row_t *rows = calloc((size_t)cap, sizeof *rows);
     bb_measure_variant_t *mv = calloc((size_t)cap, sizeof *mv);
     bb_measure_result_t *res = calloc((size_t)cap, sizeof *res);
-    if (vs == NULL || mv == NULL || res == NULL)
+    if (rows == NULL || mv == NULL || res == NULL)
         bb_run_fatal(run, "out of memory");
     for (int m = 0; m < o->nmethods; m++)
         for (int r = 0; r < modes; r++) {
-            md_variant_init(ctx, &vs[nv], o->methods[m], r);
-            mv[nv] = (bb_measure_variant_t){ .nparts = MD_N, .call = md_call, .arg = &vs[nv] };
+            bb_md_variant_init(&pt, &rows[nv].v, o->methods[m], r);
+            mv[nv] = (bb_measure_variant_t){ .nparts = BB_MD_PARTS, .call = bb_md_step_call,
+                                             .arg = &rows[nv].v };
             nv++;
         }
     /* the replicated baseline needs two codes */
     if (o->mode == BB_REDIST_MODE_MDI) {
-        md_replicated_init(ctx, &vs[nv]);
-        mv[nv] = (bb_measure_variant_t){ .nparts = MD_N, .call = md_replicated_call,
-                                         .arg = &vs[nv] };
+        bb_md_replicated_init(&pt, &rows[nv].v);
+        mv[nv] = (bb_measure_variant_t){ .nparts = BB_MD_PARTS, .call = bb_md_replicated_call,
+                                         .arg = &rows[nv].v };
         nv++;
     }
     bb_run_measure_set(run, "measuring the md step", mv, nv, 0, res);
     int best = -1;
     for (int i = 0; i < nv; i++) {
-        md_variant_t *v = &vs[i];
-        v->m = res[i];
+        md_row_t *row = &rows[i];
+        bb_md_variant_t *v = &row->v;
+        row->m = res[i];
         int64_t local[2] = {v->wrong, v->refused}, agreed[2];
         if (bb_agree_max(ctx->comm, local, 2, agreed) != MPI_SUCCESS)
             bb_run_fatal(run, "MPI_Allreduce failed");
         v->wrong = agreed[0];
         v->refused = agreed[1];
-        v->median = bb_stats_median(bb_measure_part(&v->m, MD_STEP), (size_t)v->m.samples);
-        if (v->wrong == 0 && v->refused == 0 && (best < 0 || v->median < vs[best].median))
+        row->median = bb_stats_median(bb_measure_part(&row->m, BB_MD_STEP),
+                                      (size_t)row->m.samples);
+        if (v->wrong == 0 && v->refused == 0 && (best < 0 || row->median < rows[best].median))
             best = i;
     }
     if (bb_run_rank(run) == 0) {
         bb_table_t *t = bb_run_table(run);
         for (int i = 0; i < nv; i++) {
-            const md_variant_t *v = &vs[i], *root = NULL;
+            const md_row_t *row = &rows[i], *root = NULL;
+            const bb_md_variant_t *v = &row->v;
             for (int j = 0; j < nv; j++)
-                if (vs[j].method == BB_REDIST_ROOT && !vs[j].replicated
-                    && vs[j].rebuild == v->rebuild)
-                    root = &vs[j];
-            size_t n = (size_t)v->m.samples;
+                if (rows[j].v.method == BB_REDIST_ROOT && !rows[j].v.replicated
+                    && rows[j].v.rebuild == v->rebuild)
+                    root = &rows[j];
+            size_t n = (size_t)row->m.samples;
             char from[64], to[64];
             bb_layout_format(&o->from_layout[ctx->from], from, sizeof from);
             bb_layout_format(&o->to_layout[ctx->to], to, sizeof to);
@@ -1210,39 +834,42 @@ static int md_point(bb_run_t *run, run_ctx_t *ctx)
             bb_table_text(t, to);
             bb_table_text(t, v->replicated ? "replicated" : bb_redist_method_name(v->method));
             bb_table_text(t, md_remap_name(ctx, v));
-            bb_table_time_cells(t, bb_measure_part(&v->m, MD_STEP), n, v->m.reps,
+            bb_table_time_cells(t, bb_measure_part(&row->m, BB_MD_STEP), n, row->m.reps,
                                 bb_run_full(run));
-            for (int p = MD_COORDS; p <= MD_ENERGY; p++)
-                bb_table_number(t, bb_stats_median(bb_measure_part(&v->m, p), n) * 1e6, 1);
+            for (int p = BB_MD_COORDS; p <= BB_MD_ENERGY; p++)
+                bb_table_number(t, bb_stats_median(bb_measure_part(&row->m, p), n) * 1e6, 1);
             if (o->remap_every > 0 && !v->replicated)
-                bb_table_number(t, bb_stats_median(bb_measure_part(&v->m, MD_REMAP), n) * 1e6,
-                                1);
+                bb_table_number(t, bb_stats_median(bb_measure_part(&row->m, BB_MD_REMAP), n)
+                                       * 1e6, 1);
             else
                 bb_table_missing(t);
             if (v->replicated)
                 bb_table_missing(t);  /* no plan: nothing to set up */
             else
                 bb_table_number(t, v->setup_s * 1e6, 1);
-            if (root && v->median > 0 && !v->wrong && !v->refused)
-                bb_table_number(t, root->median / v->median, 2);
+            if (root && row->median > 0 && !v->wrong && !v->refused)
+                bb_table_number(t, root->median / row->median, 2);
             else
                 bb_table_missing(t);
             bb_table_text(t, v->wrong ? "wrong-data" : v->refused ? "refused"
                              : i == best ? "fastest" : "ok");
             bb_table_row_end(t);
-            md_record(ctx, v, root);
+            md_record(ctx, row, root);
         }
     }
     for (int i = 0; i < nv; i++) {
-        if (vs[i].wrong > 0 || vs[i].refused > 0) {
+        bb_md_variant_t *v = &rows[i].v;
+        if (v->wrong > 0 || v->refused > 0) {
             bb_run_note(run, "error: md %s (%s) N=%lld: %lld wrong messages, %lld refused",
-                        vs[i].replicated ? "replicated" : bb_redist_method_name(vs[i].method), md_remap_name(ctx, &vs[i]),
-                        (long long)ctx->n, (long long)vs[i].wrong, (long long)vs[i].refused);
+                        v->replicated ? "replicated" : bb_redist_method_name(v->method),
+                        md_remap_name(ctx, v), (long long)ctx->n, (long long)v->wrong,
+                        (long long)v->refused);
             code = BB_EXIT_FAILURE;
         }
-        md_variant_free(&vs[i]);
+        bb_md_variant_free(v);
+        bb_measure_result_clear(&rows[i].m);
     }
-    free(vs);
+    free(rows);
     free(mv);
     free(res);
     return code;
@@ -1323,19 +950,8 @@ static int redist_point(bb_run_t *run, void *state, size_t i)
             bb_run_fatal(run, "traffic: MPI error");
         bb_redist_plan_destroy(direct);
     }
-    int64_t eb = o->element_bytes;
-    int64_t remote = dt.max_in_bytes > dt.max_out_bytes ? dt.max_in_bytes : dt.max_out_bytes;
-    /* the memory the busiest rank must copy besides the network: its local
-     * part, and a fragmented side (short runs) gathered or scattered */
-    int64_t memory = dt.max_self_bytes;
-    if (dt.send_mean_run_elements >= 0 && dt.send_mean_run_elements * (double)eb
-            < FRAGMENTED_RUN_BYTES && dt.max_out_bytes > memory)
-        memory = dt.max_out_bytes;
-    if (dt.recv_mean_run_elements >= 0 && dt.recv_mean_run_elements * (double)eb
-            < FRAGMENTED_RUN_BYTES && dt.max_in_bytes > memory)
-        memory = dt.max_in_bytes;
     bb_redist_probe_t *probe = NULL;
-    bb_status_t s = bb_redist_probe_create(ctx->link, remote, memory, dt.moved_bytes, &probe);
+    bb_status_t s = bb_redist_probe_for_traffic(ctx->link, &dt, o->element_bytes, &probe);
     if (s != BB_OK)
         bb_run_fatal(run, "bound: %s", bb_status_string(s));
     bb_measure_variant_t v[BB_REDIST_METHODS + 1];

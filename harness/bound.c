@@ -3,13 +3,12 @@
  * memory copies and every rank copying at once (the host's limit). */
 #include "config.h"
 #include "harness.h"
+#include "redist-tags.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A tag of its own on the link communicator, apart from the protocol's. */
-enum { BB_TAG_PING = 53 };
 /* Messages above this are sent in pieces: no INT_MAX count limit. */
 #define BB_PING_PIECE ((int64_t)1 << 30)
 
@@ -31,30 +30,68 @@ static void bb_probe_pair(bb_redist_link_t *link, int size, int *a, int *z)
     *z = mdi ? bb_redist_link_code_size(link, 0) : (size > 1 ? 1 : 0);
 }
 
-/* One way of bytes between a and z (round trip / 2), in pieces. */
-static int bb_ping(bb_redist_probe_t *p, int64_t bytes, double *one_way)
+/* One round trip between a and z of count items of type at offset off of
+ * the probe's buffers (a sends first). */
+static int bb_round_trip(bb_redist_probe_t *p, int64_t off, int count, MPI_Datatype type)
+{
+    int rc;
+    if (p->me == p->a) {
+        rc = MPI_Send(p->s + off, count, type, p->z, BB_TAG_BOUND_PING, p->comm);
+        return rc != MPI_SUCCESS ? rc : MPI_Recv(p->d + off, count, type, p->z,
+                                                 BB_TAG_BOUND_PING, p->comm, MPI_STATUS_IGNORE);
+    }
+    rc = MPI_Recv(p->d + off, count, type, p->a, BB_TAG_BOUND_PING, p->comm, MPI_STATUS_IGNORE);
+    return rc != MPI_SUCCESS ? rc : MPI_Send(p->s + off, count, type, p->a, BB_TAG_BOUND_PING,
+                                             p->comm);
+}
+
+/* cnt >= 2 bytes as one non-contiguous datatype: its two halves, the second
+ * first (the same bytes, not one contiguous block). */
+static int bb_split_type(int cnt, MPI_Datatype *out)
+{
+    int h = cnt / 2, len[2] = {cnt - h, h};
+    MPI_Aint at[2] = {h, 0};
+    int rc = MPI_Type_create_hindexed(2, len, at, MPI_BYTE, out);
+    return rc != MPI_SUCCESS ? rc : MPI_Type_commit(out);
+}
+
+/* Local to a and z.  The one-way time of bytes from a to z: a's round trip
+ * / 2, in pieces of at most 1 GiB; 0 on z and elsewhere.  An untimed 1-byte
+ * round trip comes first, so that the timed one starts with both ranks in
+ * it: neither one's late arrival (a barrier's exit skew) is timed, which a
+ * redistribution pays once, not once per part of the bound.  split: each
+ * piece as one non-contiguous datatype, not one contiguous block: MPI
+ * libraries move the two by different protocols (Open MPI's shared memory:
+ * single copy for a contiguous message above its eager limit, copy-in
+ * copy-out fragments otherwise), the methods' messages are of both kinds,
+ * and the bound must be no slower than either. */
+static int bb_ping(bb_redist_probe_t *p, int64_t bytes, int split, double *one_way)
 {
     int rc = MPI_SUCCESS;
     *one_way = 0;
-    if (p->a == p->z || bytes <= 0)
+    if (p->a == p->z || bytes <= 0 || (p->me != p->a && p->me != p->z))
         return rc;
+    MPI_Datatype piece = MPI_DATATYPE_NULL, tail = MPI_DATATYPE_NULL;
+    int64_t last = bytes % BB_PING_PIECE;
+    if (split && bytes >= BB_PING_PIECE)
+        rc = bb_split_type((int)BB_PING_PIECE, &piece);
+    if (split && last >= 2 && rc == MPI_SUCCESS)
+        rc = bb_split_type((int)last, &tail);
+    if (rc == MPI_SUCCESS)
+        rc = bb_round_trip(p, 0, 1, MPI_BYTE);
     double t = bb_time_now();
     for (int64_t off = 0; off < bytes && rc == MPI_SUCCESS; off += BB_PING_PIECE) {
         int cnt = (int)(bytes - off < BB_PING_PIECE ? bytes - off : BB_PING_PIECE);
-        if (p->me == p->a) {
-            rc = MPI_Send(p->s + off, cnt, MPI_BYTE, p->z, BB_TAG_PING, p->comm);
-            if (rc == MPI_SUCCESS)
-                rc = MPI_Recv(p->d + off, cnt, MPI_BYTE, p->z, BB_TAG_PING, p->comm,
-                              MPI_STATUS_IGNORE);
-        } else if (p->me == p->z) {
-            rc = MPI_Recv(p->d + off, cnt, MPI_BYTE, p->a, BB_TAG_PING, p->comm,
-                          MPI_STATUS_IGNORE);
-            if (rc == MPI_SUCCESS)
-                rc = MPI_Send(p->s + off, cnt, MPI_BYTE, p->a, BB_TAG_PING, p->comm);
-        }
+        MPI_Datatype type = cnt == BB_PING_PIECE ? piece : tail;
+        rc = type != MPI_DATATYPE_NULL ? bb_round_trip(p, off, 1, type)
+                                       : bb_round_trip(p, off, cnt, MPI_BYTE);
     }
-    if (p->me == p->a || p->me == p->z)
+    if (p->me == p->a)
         *one_way = (bb_time_now() - t) / 2;
+    if (piece != MPI_DATATYPE_NULL)
+        MPI_Type_free(&piece);
+    if (tail != MPI_DATATYPE_NULL)
+        MPI_Type_free(&tail);
     return rc;
 }
 
@@ -133,6 +170,30 @@ bb_status_t bb_redist_probe_create(bb_redist_link_t *link, int64_t remote_bytes,
     return BB_OK;
 }
 
+/* A side whose mean contiguous run is shorter than this many bytes must be
+ * gathered through memory (packed, by hand or by MPI) before the network:
+ * the bound counts that copy. */
+enum { BB_FRAGMENTED_RUN_BYTES = 256 };
+
+bb_status_t bb_redist_probe_for_traffic(bb_redist_link_t *link, const bb_redist_traffic_t *direct,
+                                        int64_t element_bytes, bb_redist_probe_t **probe_out)
+{
+    const bb_redist_traffic_t *t = direct;
+    int64_t remote = t->max_in_bytes > t->max_out_bytes ? t->max_in_bytes : t->max_out_bytes;
+    /* the memory the busiest rank must copy besides the network: its local
+     * part, and a fragmented side (short runs) gathered or scattered */
+    int64_t memory = t->max_self_bytes;
+    if (t->send_mean_run_elements >= 0
+        && t->send_mean_run_elements * (double)element_bytes < BB_FRAGMENTED_RUN_BYTES
+        && t->max_out_bytes > memory)
+        memory = t->max_out_bytes;
+    if (t->recv_mean_run_elements >= 0
+        && t->recv_mean_run_elements * (double)element_bytes < BB_FRAGMENTED_RUN_BYTES
+        && t->max_in_bytes > memory)
+        memory = t->max_in_bytes;
+    return bb_redist_probe_create(link, remote, memory, t->moved_bytes, probe_out);
+}
+
 void bb_redist_probe_free(bb_redist_probe_t *probe)
 {
     if (probe == NULL)
@@ -158,25 +219,30 @@ bb_status_t bb_redist_probe_call(void *arg, double *parts, double *counts)
         best[i] = INFINITY;
     for (int r = 0; r < BB_PROBE_TRIES_SMALL; r++) {
         double one = 0;
-        if (MPI_Barrier(p->comm) != MPI_SUCCESS)
+        /* an untimed agreement first, so that no rank's late arrival is
+         * timed (see bb_ping) */
+        if (MPI_Barrier(p->comm) != MPI_SUCCESS
+            || MPI_Allreduce(in, out, 18, MPI_INT64_T, MPI_MAX, p->comm) != MPI_SUCCESS)
             return BB_ERR_MPI;
         t = bb_time_now();
         if (MPI_Allreduce(in, out, 18, MPI_INT64_T, MPI_MAX, p->comm) != MPI_SUCCESS)
             return BB_ERR_MPI;
         t = bb_time_now() - t;
         best[BB_PROBE_AGREE] = fmin(best[BB_PROBE_AGREE], t);
-        if (MPI_Barrier(p->comm) != MPI_SUCCESS || bb_ping(p, 1, &one) != MPI_SUCCESS)
+        if (MPI_Barrier(p->comm) != MPI_SUCCESS || bb_ping(p, 1, 0, &one) != MPI_SUCCESS)
             return BB_ERR_MPI;
         best[BB_PROBE_LATENCY] = fmin(best[BB_PROBE_LATENCY], one);
     }
     int tries = p->remote_bytes + p->memory_bytes + p->host_chunk < (1 << 20)
                     ? BB_PROBE_TRIES_SMALL : BB_PROBE_TRIES_LARGE;
     for (int r = 0; r < tries; r++) {
-        double one = 0;
+        double one = 0, split = 0;
         if (MPI_Barrier(p->comm) != MPI_SUCCESS
-            || bb_ping(p, p->remote_bytes, &one) != MPI_SUCCESS)
+            || bb_ping(p, p->remote_bytes, 0, &one) != MPI_SUCCESS
+            || MPI_Barrier(p->comm) != MPI_SUCCESS
+            || bb_ping(p, p->remote_bytes, 1, &split) != MPI_SUCCESS)
             return BB_ERR_MPI;
-        best[BB_PROBE_P2P] = fmin(best[BB_PROBE_P2P], one);
+        best[BB_PROBE_P2P] = fmin(best[BB_PROBE_P2P], fmin(one, split));
         best[BB_PROBE_MEMORY] = fmin(best[BB_PROBE_MEMORY],
                                      p->me == p->a ? bb_copy(p, p->memory_bytes) : 0.0);
         /* every rank at once: what the ranks sharing a host copy together */
@@ -258,7 +324,7 @@ bb_status_t bb_redist_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
         double one = 0, c = 0;
         if ((rc = MPI_Barrier(comm)) != MPI_SUCCESS)
             break;
-        rc = bb_ping(p, remote_bytes, &one);
+        rc = bb_ping(p, remote_bytes, 0, &one);
         if (p->me == p->a)
             c = bb_copy(p, local_bytes);
         if (r > 0 && one < best_p2p) /* the first round warms the path */

@@ -2,7 +2,7 @@
  * harness.h: the harness library (not installed): what bbench's programs
  * share around the protocols: option parsing, provenance and topology, the
  * overlap figures and compute kernel, the redistribution benchmark's
- * layouts, fixture and bound, and the bench object.  Conventions are those
+ * layouts, fixture, bound and md workload, and the bench object.  Conventions are those
  * of <bbench.h>.
  */
 #ifndef BB_HARNESS_H
@@ -144,13 +144,16 @@ bb_status_t bb_redist_check(MPI_Comm comm, const bb_map_t *map, int64_t n,
 typedef struct bb_redist_bound {
     int p2p_ranks[2];        /* link ranks of the ping-pong */
     int64_t p2p_bytes, memcpy_bytes;
-    double p2p_s;            /* one-way time of p2p_bytes: best RTT / 2 */
+    double p2p_s;            /* one-way time of p2p_bytes: link rank a's best
+                                round trip / 2 (bb_redist_probe_bound: of a
+                                contiguous and a non-contiguous layout) */
     double memcpy_s;         /* best memcpy of memcpy_bytes on link rank 0 */
     double p2p_bandwidth, memcpy_bandwidth;  /* byte/s; 0 if not measured */
     double bound_s;          /* max(p2p_s, memcpy_s) (bb_redist_link_bound);
                                 the probe's formula (bb_redist_probe_bound) */
     /* bb_redist_probe_bound only (0 from bb_redist_link_bound): */
-    double agree_s;          /* one MPI_Allreduce of int64[18] over the link */
+    double agree_s;          /* one MPI_Allreduce of int64[18] over the link,
+                                after an untimed one */
     double latency_s;        /* one-way time of 1 byte between p2p_ranks */
     double host_s;           /* every rank copies host_bytes / P at once, the
                                 slowest; 0 when no host holds 2 link ranks */
@@ -172,9 +175,13 @@ bb_status_t bb_redist_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
  * parts (seconds, rank maxima after the engine's reduction): */
 enum {
     BB_PROBE_TOTAL = 0,  /* the whole call */
-    BB_PROBE_AGREE,      /* MPI_Allreduce of int64[18] MAX over the link */
-    BB_PROBE_LATENCY,    /* 1-byte ping-pong / 2 between p2p_ranks */
-    BB_PROBE_P2P,        /* remote_bytes ping-pong / 2, 1 GiB pieces */
+    BB_PROBE_AGREE,      /* MPI_Allreduce of int64[18] MAX over the link,
+                            after an untimed one */
+    BB_PROBE_LATENCY,    /* 1-byte round trip / 2 on p2p_ranks[0], after an
+                            untimed one (0 on the other ranks) */
+    BB_PROBE_P2P,        /* the same for remote_bytes in 1 GiB pieces: the
+                            faster of one contiguous block and a
+                            non-contiguous datatype of the same bytes */
     BB_PROBE_MEMORY,     /* memcpy of memory_bytes on link rank 0 */
     BB_PROBE_HOST,       /* every rank copies host_bytes / P at once */
     BB_PROBE_PARTS
@@ -189,6 +196,13 @@ typedef struct bb_redist_probe bb_redist_probe_t;
 bb_status_t bb_redist_probe_create(bb_redist_link_t *link, int64_t remote_bytes,
                                    int64_t memory_bytes, int64_t host_bytes,
                                    bb_redist_probe_t **probe_out);
+/* Collective over the link: the probe for what a direct plan's traffic
+ * says moves (bb_redist_plan_traffic): remote_bytes the most into or out
+ * of one rank; memory_bytes its local part, or a side it must gather or
+ * scatter when that side's mean run is shorter than 256 bytes; host_bytes
+ * every byte changing owner. */
+bb_status_t bb_redist_probe_for_traffic(bb_redist_link_t *link, const bb_redist_traffic_t *direct,
+                                        int64_t element_bytes, bb_redist_probe_t **probe_out);
 /* Local. */
 void bb_redist_probe_free(bb_redist_probe_t *probe);
 /* The engine's call (bb_measure_call_fn); arg is the probe. */
@@ -457,5 +471,69 @@ void bb_bench_progress(bb_bench_t *bench, const char *fmt, ...)
  * set), frees everything, finalizes MPI and returns exit_code for main().
  * A write failure turns the exit code into 1 with a message. */
 int bb_bench_finish(bb_bench_t *bench, int exit_code);
+
+/* ------------------------------------------------------------------------ */
+/* Redistribution md workload (redist-md.c)                                 */
+/* ------------------------------------------------------------------------ */
+
+/* A plan's maps and one send and one receive array for them. */
+typedef struct bb_redist_buffers {
+    const bb_map_t *sm, *rm;
+    double *send, *recv;
+} bb_redist_buffers_t;
+/* Local.  Buffers for plan's maps, of element_bytes per element; out of
+ * memory is fatal (bench). */
+void bb_redist_buffers_get(bb_bench_t *bench, bb_redist_plan_t *plan, int64_t element_bytes,
+                           bb_redist_buffers_t *buffers);
+void bb_redist_buffers_free(bb_redist_buffers_t *buffers);
+
+/* One MD step's parts, in this order (the measurement engine's parts). */
+enum { BB_MD_STEP, BB_MD_COORDS, BB_MD_FORCES, BB_MD_ENERGY, BB_MD_REMAP, BB_MD_PARTS };
+/* Static.  A part's name in the record ("elapsed", "phase.coords", ...). */
+const char *bb_md_part_name(int part);
+
+/* What the variants of one md point share (borrowed, alive while they are). */
+typedef struct bb_md_point {
+    bb_bench_t *bench;             /* where errors go (fatal on every rank) */
+    bb_redist_link_t *link;
+    MPI_Comm comm;                 /* the link's */
+    int64_t n;
+    const bb_map_t *dmap, *emap;   /* this rank's maps (NULL outside the code) */
+    const bb_map_t *dmap1, *emap1; /* <ENERGY: element 0 on each code's rank 0 */
+    const bb_layout_t *to;         /* the engine's layout (whose owners remap) */
+    int64_t remap_every;           /* the engine remaps every K steps; 0: never */
+    double remap_fraction;         /* of its elements changing owner then */
+} bb_md_point_t;
+
+/* One variant: a method's three plans (>COORDS, <FORCES, <ENERGY) with its
+ * way to remap, or the replicated baseline. */
+typedef struct bb_md_variant {
+    const bb_md_point_t *pt;
+    bb_redist_method_t method;
+    int rebuild;                 /* remap by a full rebuild, else map update */
+    bb_redist_plan_t *plan[3];
+    bb_redist_buffers_t b[3];
+    bb_map_t *emap;              /* this variant's engine map now (engine ranks) */
+    int32_t *owner;              /* engine ranks: every element's engine rank */
+    int64_t step, remaps, wrong, refused;
+    double setup_s;              /* the three plans' setup, rank maximum */
+    /* the replicated baseline (LAMMPS fix mdi/qm): N x 3 doubles on every rank */
+    int replicated;
+    double *full, *part, *expect, *mine;
+    bb_map_t *all;               /* [0, N) in order: what a replicated rank holds */
+} bb_md_variant_t;
+
+/* Collective over the link: a method's variant, its plans created (setup
+ * timed); failures are fatal. */
+void bb_md_variant_init(const bb_md_point_t *point, bb_md_variant_t *variant,
+                        bb_redist_method_t method, int rebuild);
+/* Local: the replicated baseline's variant (two codes only). */
+void bb_md_replicated_init(const bb_md_point_t *point, bb_md_variant_t *variant);
+void bb_md_variant_free(bb_md_variant_t *variant);
+/* The engine's calls (bb_measure_call_fn), arg a variant: one step, its
+ * parts BB_MD_*, every message checked outside its timing (wrong data
+ * counted in the variant and reported once). */
+bb_status_t bb_md_step_call(void *arg, double *t, double *counts);
+bb_status_t bb_md_replicated_call(void *arg, double *t, double *counts);
 
 #endif /* BB_HARNESS_H */

@@ -56,10 +56,32 @@ bb_expect_rc 0 $rc "mdi run at -n 2"
 for m in root root-gatherv two-step direct pack sparse pack-mpi auto bound; do
     bb_expect_grep "^ *300 *< *random:3 *cyclic *$m " "$out" "table row N=300 '<' $m"
 done
-# one fastest method per point, and no efficiency shown where the bound failed
-n=$(grep -c " fastest$" "$out")
-bb_expect_true "one fastest method on each of the 4 points ($n)" [ "$n" -eq 4 ]
-bb_expect_grep "^# N=300 '<' random:3->cyclic: fastest " "$out" "the fastest method's reason"
+# Bookkeeping only, never timing (which method is fastest, or whether a
+# median sits above the bound, depends on the MPI library and the load):
+# each point names one fastest method, whose row says fastest, or
+# bound-failure where the bound was above its median; no other row says
+# fastest; every row's status is one of those the table documents.
+n=$(grep -c "^# N=[0-9]* '[<>]' random:3->cyclic: fastest [a-z-]* (" "$out")
+bb_expect_true "one fastest method named for each of the 4 points ($n)" [ "$n" -eq 4 ]
+bb_expect_true "each point's rows agree with its fastest note" awk '
+    $1 ~ /^[0-9]+$/ && $3 == "random:3" && $5 != "bound" {
+        k = $1 $2
+        if ($NF == "fastest") { rows[k]++; fastest[k] = $5 }
+        else if ($NF == "bound-failure") failed[k " " $5] = 1
+        else if ($NF != "ok") bad = 1
+    }
+    /^# N=[0-9]* .[<>]. random:3->cyclic: fastest / {
+        split($2, a, "="); k = a[2] substr($3, 2, 1); m = $6
+        named[k] = m; notes++
+    }
+    END {
+        if (bad || notes != 4) exit 1
+        for (k in named) {
+            if (rows[k] > 1) exit 1
+            if (!(fastest[k] == named[k] || (rows[k] == 0 && failed[k " " named[k]]))) exit 1
+        }
+    }' "$out"
+bb_expect_grep "^ *300 *< *random:3 *cyclic *bound *[0-9][0-9.]* " "$out" "the bound's row has its value"
 bb_expect_grep "^# ratios root msg_us / method msg_us" "$out" "the ratio summary"
 bb_expect_true "no row says 0 for what was not measured (memcpy 0.0 us)" \
     sh -c "! grep -q 'memcpy 0.0 us' '$out'"

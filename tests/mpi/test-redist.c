@@ -585,6 +585,48 @@ static void case_checker(void)
     free(idx);
 }
 
+/* The bound's probe times each pair part on link rank a alone, after an
+ * untimed round trip, so that no rank's late arrival enters the bound once
+ * per part: the latency and p2p parts are a's (0 elsewhere), the agreement
+ * is timed on every rank, and the bound adds them. */
+static void case_probe(bb_world_t *world)
+{
+    int mdi = ranks > 1;
+    bb_redist_link_t *l = NULL;
+    bb_redist_probe_t *p = NULL;
+    bb_status_t st = bb_redist_link_create(world, mdi ? BB_REDIST_MODE_MDI : BB_REDIST_MODE_INTRA,
+                                           mdi ? 1 : 0, &l);
+    CHECK_MSG(st == BB_OK, "probe link: %s", bb_status_string(st));
+    if (st != BB_OK)
+        return;
+    st = bb_redist_probe_create(l, 7200, 7200, 7200, &p);
+    CHECK_MSG(st == BB_OK, "probe: %s", bb_status_string(st));
+    if (st == BB_OK) {
+        double parts[BB_PROBE_PARTS] = {0}, counts[1] = {0};
+        CHECK(bb_redist_probe_call(p, parts, counts) == BB_OK);
+        int a = bb_redist_link_code_rank(l, 0) == 0 && bb_redist_link_is_driver(l);
+        CHECK_MSG(parts[BB_PROBE_AGREE] > 0, "the agreement is timed on rank %d", rank);
+        if (mdi && a) {
+            CHECK_MSG(parts[BB_PROBE_LATENCY] > 0 && parts[BB_PROBE_P2P] > 0,
+                      "rank a times the latency (%g s) and p2p (%g s)",
+                      parts[BB_PROBE_LATENCY], parts[BB_PROBE_P2P]);
+        } else {
+            CHECK_MSG(parts[BB_PROBE_LATENCY] == 0 && parts[BB_PROBE_P2P] == 0,
+                      "rank %d times no pair part (latency %g s, p2p %g s)", rank,
+                      parts[BB_PROBE_LATENCY], parts[BB_PROBE_P2P]);
+        }
+        const double *one[BB_PROBE_PARTS];
+        for (int i = 0; i < BB_PROBE_PARTS; i++)
+            one[i] = &parts[i];
+        bb_redist_bound_t b;
+        bb_redist_probe_bound(p, one, 1, &b);
+        CHECK_MSG(b.bound_s >= b.agree_s + b.latency_s && b.bound_s > 0,
+                  "the bound adds its parts (%g s)", b.bound_s);
+        bb_redist_probe_free(p);
+    }
+    CHECK(bb_redist_link_destroy(l) == BB_OK);
+}
+
 /* A bbench-redist record: schema-valid, `want` points, every one with its
  * method, three or more elapsed samples, setup, the bound and efficiency,
  * and the layout figures. */
@@ -713,6 +755,7 @@ int main(int argc, char **argv)
     if (all || strcmp(which, "moves") == 0) {
         case_moves(world);
         case_auto(world);
+        case_probe(world);
     }
     if (all || strcmp(which, "invalid") == 0)
         case_invalid(world);

@@ -1,0 +1,385 @@
+/* redist-md.c: bbench-redist's md workload: one MD step as three commands
+ * on one map pair (>COORDS, <FORCES, <ENERGY), the engine's remap by map
+ * update or rebuild, and the replicated baseline of LAMMPS' fix mdi/qm; the
+ * kernels the measurement engine calls, each message checked outside its
+ * timing.  The table and record are the benchmark's. */
+#include "config.h"
+#include "harness.h"
+#include "redist-tags.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const bb_md_names[BB_MD_PARTS] = {
+    "elapsed", "phase.coords", "phase.forces", "phase.energy", "phase.remap"
+};
+
+const char *bb_md_part_name(int part)
+{
+    return part >= 0 && part < BB_MD_PARTS ? bb_md_names[part] : "unknown";
+}
+
+void bb_redist_buffers_get(bb_bench_t *bench, bb_redist_plan_t *plan, int64_t element_bytes,
+                           bb_redist_buffers_t *b)
+{
+    b->sm = bb_redist_plan_send_map(plan);
+    b->rm = bb_redist_plan_recv_map(plan);
+    int64_t sc = b->sm ? bb_map_count(b->sm) : 0, rc = b->rm ? bb_map_count(b->rm) : 0;
+    b->send = malloc((size_t)(sc > 0 ? sc : 1) * (size_t)element_bytes);
+    b->recv = malloc((size_t)(rc > 0 ? rc : 1) * (size_t)element_bytes);
+    if (b->send == NULL || b->recv == NULL)
+        bb_bench_fatal(bench, "cannot allocate message buffers");
+}
+
+void bb_redist_buffers_free(bb_redist_buffers_t *b)
+{
+    free(b->send);
+    free(b->recv);
+    b->send = b->recv = NULL;
+}
+
+static const int bb_md_commands[3] = {BB_REDIST_SEND, BB_REDIST_RECEIVE, BB_REDIST_RECEIVE};
+
+/* >COORDS and <FORCES move 3 doubles per atom, <ENERGY one double. */
+static int64_t bb_md_element_bytes(int c)
+{
+    return c == 2 ? 8 : 24;
+}
+
+static bb_redist_plan_t *bb_md_plan(const bb_md_point_t *pt, bb_md_variant_t *v, int c,
+                                    double *setup_s)
+{
+    bb_redist_plan_t *plan = NULL;
+    bb_redist_setup_t su;
+    int energy = c == 2;
+    bb_status_t st = bb_redist_plan_create(pt->link, v->method, bb_md_commands[c],
+                                           bb_md_element_bytes(c),
+                                           energy ? pt->dmap1 : pt->dmap,
+                                           energy ? pt->emap1 : v->emap, &plan, &su);
+    if (st != BB_OK)
+        bb_bench_fatal(pt->bench, "md plan for %s: %s", bb_redist_method_name(v->method),
+                       bb_status_string(st));
+    *setup_s += su.total_s;
+    return plan;
+}
+
+/* One message of a step, checked outside its timing; returns its seconds. */
+static double bb_md_message(const bb_md_point_t *pt, bb_md_variant_t *v, int c)
+{
+    int64_t eb = bb_md_element_bytes(c), n = c == 2 ? 1 : pt->n, k = v->step;
+    bb_redist_buffers_t *b = &v->b[c];
+    if (b->sm)
+        bb_redist_fill(b->sm, eb, k, b->send);
+    if (b->rm)
+        bb_redist_fill_sentinel(bb_map_count(b->rm), eb, b->recv);
+    bb_redist_contract_t con = {bb_md_commands[c], n, eb, n};
+    if (MPI_Barrier(pt->comm) != MPI_SUCCESS)
+        bb_bench_fatal(pt->bench, "MPI_Barrier failed");
+    double t0 = bb_time_now();
+    bb_status_t st = bb_redist_plan_execute(v->plan[c], &con, b->send, b->recv, NULL);
+    double t = bb_time_now() - t0;
+    if (st == BB_REFUSED) {
+        v->refused++;
+        return t;
+    }
+    if (st != BB_OK)
+        bb_bench_fatal(pt->bench, "md %s: %s", bb_redist_method_name(v->method),
+                       bb_status_string(st));
+    bb_redist_check_t ck;
+    st = bb_redist_check(pt->comm, b->rm, n, eb, k, b->recv, &ck);
+    if (st == BB_ERR_VALIDATION) {
+        if (v->wrong++ == 0)
+            bb_bench_progress(pt->bench, "error: md %s%s command %d step %lld: %lld wrong "
+                              "slots", bb_redist_method_name(v->method),
+                              v->rebuild ? "+rebuild" : "", c, (long long)k,
+                              (long long)ck.bad_slots);
+    } else if (st != BB_OK) {
+        bb_bench_fatal(pt->bench, "check: %s", bb_status_string(st));
+    }
+    return t;
+}
+
+/* The engine's next map: a fraction f of its elements (drawn per element
+ * and remap from a hash) go to the next engine rank, appended there in
+ * ascending order; the rest keep their place.  With one engine rank the
+ * moved elements go to the end: the map still changes.  Every engine rank
+ * follows the whole ownership (owner[], O(N)), so all agree. */
+static bb_map_t *bb_md_remap_map(const bb_md_point_t *pt, bb_md_variant_t *v)
+{
+    bb_redist_link_t *l = pt->link;
+    int me = bb_redist_link_code_rank(l, 1), pe = bb_redist_link_code_size(l, 1);
+    int64_t n = pt->n, cnt = bb_map_count(v->emap);
+    const int64_t *old = bb_map_indices(v->emap);
+    uint64_t cut = (uint64_t)(pt->remap_fraction * 18446744073709551615.0);
+    int64_t *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof *idx), k = 0;
+    char *moved = malloc((size_t)(n > 0 ? n : 1));
+    if (idx == NULL || moved == NULL)
+        bb_bench_fatal(pt->bench, "out of memory (remap)");
+    v->remaps++;
+    for (int64_t g = 0; g < n; g++) {
+        uint64_t s = (uint64_t)g * 0x9E3779B97F4A7C15ull ^ (uint64_t)v->remaps;
+        moved[g] = bb_splitmix(&s) < cut || pt->remap_fraction >= 1.0;
+    }
+    for (int64_t i = 0; i < cnt; i++)
+        if (!moved[old[i]])
+            idx[k++] = old[i];
+    for (int64_t g = 0; g < n; g++)
+        if (moved[g]) {
+            v->owner[g] = (v->owner[g] + 1) % pe;
+            if (v->owner[g] == me)
+                idx[k++] = g;
+        }
+    bb_map_t *m = NULL;
+    if (bb_map_create(n, idx, k, bb_map_epoch(v->emap) + 1, &m) != BB_OK)
+        bb_bench_fatal(pt->bench, "cannot create the remapped map");
+    free(idx);
+    free(moved);
+    return m;
+}
+
+static void bb_md_remap(const bb_md_point_t *pt, bb_md_variant_t *v)
+{
+    bb_redist_link_t *l = pt->link;
+    int engine = bb_redist_link_is_engine(l);
+    bb_map_t *next = engine ? bb_md_remap_map(pt, v) : NULL;
+    if (engine) {
+        bb_map_free(v->emap);
+        v->emap = next;
+    }
+    for (int c = 0; c < 2; c++) {
+        bb_redist_buffers_free(&v->b[c]);
+        if (v->rebuild) {
+            double s = 0;
+            bb_redist_plan_destroy(v->plan[c]);
+            v->plan[c] = bb_md_plan(pt, v, c, &s);
+        } else {
+            /* MDI_Set_Map on the engine, then MDI_Update_Maps */
+            bb_status_t st = BB_OK;
+            if (engine)
+                st = bb_redist_plan_set_engine_map(v->plan[c], v->emap, NULL);
+            if (st == BB_OK)
+                st = bb_redist_plan_update_maps(v->plan[c], NULL);
+            if (st != BB_OK)
+                bb_bench_fatal(pt->bench, "map update (%s): %s",
+                               bb_redist_method_name(v->method), bb_status_string(st));
+        }
+        bb_redist_buffers_get(pt->bench, v->plan[c], bb_md_element_bytes(c), &v->b[c]);
+    }
+}
+
+/* The kernel: one step.  Every K steps (--remap K:f) the engine remaps
+ * first, inside the step's time (and in its own part). */
+bb_status_t bb_md_step_call(void *arg, double *t, double *counts)
+{
+    bb_md_variant_t *v = arg;
+    const bb_md_point_t *pt = v->pt;
+    (void)counts;
+    double step = 0;
+    if (pt->remap_every > 0 && v->step > 0 && v->step % pt->remap_every == 0) {
+        if (MPI_Barrier(pt->comm) != MPI_SUCCESS)
+            return BB_ERR_MPI;
+        double r0 = bb_time_now();
+        bb_md_remap(pt, v);
+        double r = bb_time_now() - r0;
+        t[BB_MD_REMAP] += r;
+        step += r;
+    }
+    for (int c = 0; c < 3; c++) {
+        double one = bb_md_message(pt, v, c);
+        t[BB_MD_COORDS + c] += one;
+        step += one;
+    }
+    /* the step: its three messages and any remap, not the untimed fills,
+     * barriers and checks between them */
+    t[BB_MD_STEP] += step;
+    v->step++;
+    return BB_OK;
+}
+
+/* The baseline of LAMMPS' fix mdi/qm, where the engine is replicated (every
+ * engine rank holds all N): coordinates gathered by an MPI_Allreduce over
+ * the driver (each rank adds its elements to an N-array of zeros), one
+ * message root to root, MPI_Bcast over the engine; forces reduced over the
+ * engine (each rank a share), one message, MPI_Bcast over the driver, each
+ * driver rank picking its own; the energy root to root.  Not a bb_map
+ * partition, so not a library method: the benchmark's own MPI calls. */
+bb_status_t bb_md_replicated_call(void *arg, double *t, double *counts)
+{
+    bb_md_variant_t *v = arg;
+    const bb_md_point_t *pt = v->pt;
+    bb_redist_link_t *l = pt->link;
+    MPI_Comm code = bb_redist_link_code_comm(l), link = pt->comm;
+    int drv = bb_redist_link_is_driver(l), croot = bb_redist_link_code_rank(l, !drv) == 0;
+    int pd = bb_redist_link_code_size(l, 0), rc = MPI_SUCCESS;
+    int64_t n = pt->n, k = v->step, wrong = 0;
+    int n3 = (int)(3 * n);
+    (void)counts;
+    /* >COORDS: untimed fill; the driver's own elements into zeros */
+    if (drv) {
+        const int64_t *idx = bb_map_indices(pt->dmap);
+        memset(v->full, 0, (size_t)(n3 > 0 ? n3 : 1) * sizeof(double));
+        bb_redist_fill(pt->dmap, 24, k, v->mine);
+        for (int64_t i = 0; i < bb_map_count(pt->dmap); i++)
+            memcpy(v->full + 3 * idx[i], v->mine + 3 * i, 3 * sizeof(double));
+    } else {
+        bb_redist_fill_sentinel(n, 24, v->full);
+    }
+    if (MPI_Barrier(link) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    double t0 = bb_time_now();
+    if (drv) {
+        rc = MPI_Allreduce(MPI_IN_PLACE, v->full, n3, MPI_DOUBLE, MPI_SUM, code);
+        if (rc == MPI_SUCCESS && croot)
+            rc = MPI_Send(v->full, n3, MPI_DOUBLE, pd, BB_TAG_MD_REPLICATED, link);
+    } else {
+        if (croot)
+            rc = MPI_Recv(v->full, n3, MPI_DOUBLE, 0, BB_TAG_MD_REPLICATED, link, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Bcast(v->full, n3, MPI_DOUBLE, 0, code);
+    }
+    double tc = bb_time_now() - t0;
+    if (rc != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    if (!drv) {
+        bb_redist_fill(v->all, 24, k, v->expect);
+        wrong += n3 > 0 && memcmp(v->full, v->expect, (size_t)n3 * sizeof(double)) != 0;
+    }
+    /* <FORCES: each engine rank a share of the sum (its std block) */
+    if (!drv) {
+        int64_t first, cnt;
+        bb_std_block(n, bb_redist_link_code_rank(l, 1), bb_redist_link_code_size(l, 1),
+                     &first, &cnt);
+        memset(v->part, 0, (size_t)(n3 > 0 ? n3 : 1) * sizeof(double));
+        memcpy(v->part + 3 * first, v->expect + 3 * first, (size_t)(3 * cnt) * sizeof(double));
+    } else {
+        bb_redist_fill_sentinel(n, 24, v->full);
+        bb_redist_fill_sentinel(bb_map_count(pt->dmap), 24, v->mine);
+    }
+    if (MPI_Barrier(link) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    t0 = bb_time_now();
+    if (!drv) {
+        rc = MPI_Reduce(v->part, v->full, n3, MPI_DOUBLE, MPI_SUM, 0, code);
+        if (rc == MPI_SUCCESS && croot)
+            rc = MPI_Send(v->full, n3, MPI_DOUBLE, 0, BB_TAG_MD_REPLICATED, link);
+    } else {
+        if (croot)
+            rc = MPI_Recv(v->full, n3, MPI_DOUBLE, pd, BB_TAG_MD_REPLICATED, link, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Bcast(v->full, n3, MPI_DOUBLE, 0, code);
+        const int64_t *idx = bb_map_indices(pt->dmap);
+        for (int64_t i = 0; rc == MPI_SUCCESS && i < bb_map_count(pt->dmap); i++)
+            memcpy(v->mine + 3 * i, v->full + 3 * idx[i], 3 * sizeof(double));
+    }
+    double tf = bb_time_now() - t0;
+    if (rc != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    bb_redist_check_t ck;
+    bb_status_t st = bb_redist_check(link, drv ? pt->dmap : NULL, n, 24, k, v->mine, &ck);
+    if (st != BB_OK && st != BB_ERR_VALIDATION)
+        return st;
+    wrong += st == BB_ERR_VALIDATION;
+    /* <ENERGY: one double, root to root */
+    double e = BB_REDIST_SENTINEL;
+    if (!drv && croot)
+        bb_redist_fill(pt->emap1, 8, k, &e);
+    if (MPI_Barrier(link) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    t0 = bb_time_now();
+    if (croot)
+        rc = drv ? MPI_Recv(&e, 1, MPI_DOUBLE, pd, BB_TAG_MD_REPLICATED, link, MPI_STATUS_IGNORE)
+                 : MPI_Send(&e, 1, MPI_DOUBLE, 0, BB_TAG_MD_REPLICATED, link);
+    double te = bb_time_now() - t0;
+    if (rc != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    st = bb_redist_check(link, drv ? pt->dmap1 : NULL, 1, 8, k, &e, &ck);
+    if (st != BB_OK && st != BB_ERR_VALIDATION)
+        return st;
+    wrong += st == BB_ERR_VALIDATION;
+    int64_t any = 0;
+    if (bb_agree_max(link, &wrong, 1, &any) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    if (any > 0 && v->wrong++ == 0)
+        bb_bench_progress(pt->bench, "error: md replicated step %lld: wrong data", (long long)k);
+    t[BB_MD_COORDS] += tc;
+    t[BB_MD_FORCES] += tf;
+    t[BB_MD_ENERGY] += te;
+    t[BB_MD_STEP] += tc + tf + te;
+    v->step++;
+    return BB_OK;
+}
+
+void bb_md_replicated_init(const bb_md_point_t *pt, bb_md_variant_t *v)
+{
+    memset(v, 0, sizeof *v);
+    v->pt = pt;
+    v->replicated = 1;
+    v->method = BB_REDIST_ROOT;
+    size_t bytes = (size_t)(pt->n > 0 ? pt->n : 1) * 24;
+    v->full = malloc(bytes);
+    v->part = malloc(bytes);
+    v->expect = malloc(bytes);
+    v->mine = malloc(bytes);
+    int64_t *idx = malloc((size_t)(pt->n > 0 ? pt->n : 1) * sizeof *idx);
+    if (v->full == NULL || v->part == NULL || v->expect == NULL || v->mine == NULL
+        || idx == NULL)
+        bb_bench_fatal(pt->bench, "out of memory (replicated)");
+    for (int64_t g = 0; g < pt->n; g++)
+        idx[g] = g;
+    if (bb_map_create(pt->n, idx, pt->n, 1, &v->all) != BB_OK)
+        bb_bench_fatal(pt->bench, "cannot create the replicated map");
+    free(idx);
+}
+
+void bb_md_variant_init(const bb_md_point_t *pt, bb_md_variant_t *v, bb_redist_method_t method,
+                            int rebuild)
+{
+    bb_redist_link_t *l = pt->link;
+    memset(v, 0, sizeof *v);
+    v->pt = pt;
+    v->method = method;
+    v->rebuild = rebuild;
+    if (bb_redist_link_is_engine(l)) {
+        int pe = bb_redist_link_code_size(l, 1);
+        if (bb_map_create(pt->n, bb_map_indices(pt->emap), bb_map_count(pt->emap),
+                          bb_map_epoch(pt->emap), &v->emap) != BB_OK)
+            bb_bench_fatal(pt->bench, "cannot copy the engine map");
+        v->owner = malloc((size_t)(pt->n > 0 ? pt->n : 1) * sizeof *v->owner);
+        if (v->owner == NULL)
+            bb_bench_fatal(pt->bench, "out of memory (owners)");
+        for (int r = 0; r < pe; r++) {
+            int64_t *idx = NULL, cnt = 0;
+            if (bb_layout_indices(pt->to, pt->n, r, pe, &idx, &cnt)
+                    != BB_OK)
+                bb_bench_fatal(pt->bench, "cannot generate the engine layout");
+            for (int64_t i = 0; i < cnt; i++)
+                v->owner[idx[i]] = r;
+            bb_free(idx);
+        }
+    }
+    double s = 0, smax = 0;
+    for (int c = 0; c < 3; c++) {
+        v->plan[c] = bb_md_plan(pt, v, c, &s);
+        bb_redist_buffers_get(pt->bench, v->plan[c], bb_md_element_bytes(c), &v->b[c]);
+    }
+    if (bb_stats_reduce_max(pt->comm, &s, 1, &smax) != MPI_SUCCESS)
+        bb_bench_fatal(pt->bench, "MPI_Allreduce of setup times failed");
+    v->setup_s = smax;
+}
+
+void bb_md_variant_free(bb_md_variant_t *v)
+{
+    for (int c = 0; c < 3; c++) {
+        bb_redist_buffers_free(&v->b[c]);
+        if (v->plan[c] != NULL)
+            bb_redist_plan_destroy(v->plan[c]);
+    }
+    bb_map_free(v->emap);
+    free(v->owner);
+    bb_map_free(v->all);
+    free(v->full);
+    free(v->part);
+    free(v->expect);
+    free(v->mine);
+    memset(v, 0, sizeof *v);
+}

@@ -1,0 +1,439 @@
+/* redist-execute.c: one message of a plan (bb_redist_plan_execute): the
+ * recv_dist flag, the admission, and the payload by the plan's method: the
+ * exchanges of an exchange plan (Alltoallw, pack, pack-mpi, sparse) and the
+ * root methods. */
+#include "config.h"
+#include "redist-private.h"
+
+#include <string.h>
+
+/* ---- the exchanges of an exchange plan ---------------------------------- */
+
+/* One MPI_Alltoallw with the slot datatypes. */
+static int bb_xplan_alltoallw(bb_xplan_t *x, const double *send, double *recv)
+{
+    return MPI_Alltoallw(send, x->wcount_s, x->wdispl, x->wtype_s, recv,
+                         x->wcount_r, x->wdispl, x->wtype_r, x->comm);
+}
+
+/* Copy runs (first slot, length) between the strided side and the packed
+ * staging: to_packed packs, else unpacks.  A hand loop of memcpy per run,
+ * the element copy inlined for single-element runs. */
+static void bb_slot_runs_copy(const int *run, int nrun, double *local, double *packed, int ncomp,
+                         int to_packed)
+{
+    size_t j = 0, eb = (size_t)ncomp * sizeof(double);
+    for (int k = 0; k < nrun; k++) {
+        int first = run[2 * k], len = run[2 * k + 1];
+        if (len == 1) {
+            if (to_packed)
+                bb_copy_elem(packed, (int)j, local, first, ncomp);
+            else
+                bb_copy_elem(local, first, packed, (int)j, ncomp);
+        } else if (to_packed) {
+            memcpy(packed + j * (size_t)ncomp, local + (size_t)first * (size_t)ncomp, (size_t)len * eb);
+        } else {
+            memcpy(local + (size_t)first * (size_t)ncomp, packed + j * (size_t)ncomp, (size_t)len * eb);
+        }
+        j += (size_t)len;
+    }
+}
+
+/* pack: the runs copied by hand into peer order, one MPI_Alltoallv of
+ * contiguous elements, the runs copied out. */
+static int bb_xplan_pack_alltoallv(bb_xplan_t *x, const double *send, double *recv,
+                                   MPI_Datatype elem, int ncomp)
+{
+    bb_slot_runs_copy(x->srun, x->nsrun, (double *)send, (double *)x->pbuf, ncomp, 1);
+    int rc = MPI_Alltoallv(x->pbuf, x->scount, x->sdispl, elem, x->ubuf, x->rcount,
+                           x->rdispl, elem, x->comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    bb_slot_runs_copy(x->rrun, x->nrrun, recv, (double *)x->ubuf, ncomp, 0);
+    return MPI_SUCCESS;
+}
+
+/* pack-mpi: MPI_Pack through each peer's slot datatype, one MPI_Alltoallv
+ * of MPI_PACKED, MPI_Unpack through the receiving slot datatypes. */
+static int bb_xplan_pack_mpi(bb_xplan_t *x, const double *send, double *recv)
+{
+    int rc;
+    for (int d = 0; d < x->p; d++) {
+        if (x->scount[d] == 0)
+            continue;
+        int pos = x->sbdispl[d];
+        if ((rc = MPI_Pack(send, 1, x->stype[d], x->pbuf, (int)x->pbytes, &pos, x->comm))
+            != MPI_SUCCESS)
+            return rc;
+        if (pos != x->sbdispl[d] + x->sbytes[d])
+            return MPI_ERR_INTERN; /* a packed size other than MPI_Pack_size's */
+    }
+    if ((rc = MPI_Alltoallv(x->pbuf, x->sbytes, x->sbdispl, MPI_PACKED, x->ubuf, x->rbytes,
+                            x->rbdispl, MPI_PACKED, x->comm)) != MPI_SUCCESS)
+        return rc;
+    for (int d = 0; d < x->p; d++) {
+        if (x->rcount[d] == 0)
+            continue;
+        int pos = x->rbdispl[d];
+        if ((rc = MPI_Unpack(x->ubuf, (int)x->ubytes, &pos, recv, 1, x->rtype[d], x->comm))
+            != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Isend/Irecv to nonzero remote peers only; the self part is copied. */
+static int bb_xplan_sparse_isend(bb_xplan_t *x, const double *send, double *recv,
+                                 int ncomp)
+{
+    int nreq = 0, rc = MPI_SUCCESS;
+    for (int d = 0; d < x->p; d++)
+        if (d != x->me && x->rcount[d] > 0
+            && (rc = MPI_Irecv(recv, 1, x->rtype[d], d, BB_TAG_PAYLOAD, x->comm,
+                               &x->reqs[nreq++])) != MPI_SUCCESS)
+            goto wait;
+    for (int d = 0; d < x->p; d++)
+        if (d != x->me && x->scount[d] > 0
+            && (rc = MPI_Isend(send, 1, x->stype[d], d, BB_TAG_PAYLOAD, x->comm,
+                               &x->reqs[nreq++])) != MPI_SUCCESS)
+            goto wait;
+    {
+        const int *sp = x->spos + x->sdispl[x->me], *rp = x->rpos + x->rdispl[x->me];
+        for (int j = 0; j < x->scount[x->me]; j++)
+            bb_copy_elem(recv, rp[j], send, sp[j], ncomp);
+    }
+wait:
+    if (rc != MPI_SUCCESS)
+        return rc; /* requests stay with the poisoned plan */
+    return MPI_Waitall(nreq, x->reqs, x->stats);
+}
+
+/* ---- the root methods --------------------------------------------------- */
+
+void bb_redist_plan_set_root_chunk(bb_redist_plan_t *pl, int64_t doubles)
+{
+    pl->root_chunk = doubles >= 1 && doubles <= BB_ROOT_CHUNK ? doubles : BB_ROOT_CHUNK;
+}
+
+/* The next piece of a whole array of total doubles from *at: its length
+ * (at most the plan's chunk, so an int), 0 at the end. */
+static int bb_root_piece(const bb_redist_plan_t *pl, int64_t total, int64_t at)
+{
+    int64_t left = total - at;
+    return (int)(left < pl->root_chunk ? left : pl->root_chunk);
+}
+
+/* The one root-to-root message of the root methods: the full array from the
+ * sending code's root to the receiving code's (none when they are one rank),
+ * in pieces of at most the plan's chunk (the counts are ints). */
+static int bb_root_message(bb_redist_plan_t *pl, int64_t cnt)
+{
+    bb_redist_link_t *l = pl->link;
+    int rc, k;
+    if (pl->s_first == pl->r_first)
+        return MPI_SUCCESS;
+    for (int64_t at = 0; (k = bb_root_piece(pl, cnt, at)) > 0; at += k) {
+        if (l->rank == pl->s_first
+            && (rc = MPI_Send(pl->full + at, k, MPI_DOUBLE, pl->r_first, BB_TAG_PAYLOAD, l->comm))
+                   != MPI_SUCCESS)
+            return rc;
+        if (l->rank == pl->r_first
+            && (rc = MPI_Recv(pl->full + at, k, MPI_DOUBLE, pl->s_first, BB_TAG_PAYLOAD, l->comm,
+                              MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+/* root: reduce the whole array to the sending root, one root-to-root
+ * message, broadcast, every receiver picks its elements (today's MDI). */
+static int bb_exec_root(bb_redist_plan_t *pl, const double *send, double *recv)
+{
+    int rc, k, nc = pl->ncomp;
+    int64_t cnt = pl->n * nc;
+    int me_s = -1, me_r = -1;
+    if (pl->sender) {
+        const bb_map_t *sm = bb_plan_send_map(pl);
+        MPI_Comm_rank(pl->scomm, &me_s);
+        memset(pl->full, 0, (size_t)cnt * sizeof(double));
+        for (int64_t i = 0; i < sm->count; i++)
+            bb_copy_elem(pl->full, (int)sm->idx[i], send, (int)i, nc);
+        for (int64_t at = 0; (k = bb_root_piece(pl, cnt, at)) > 0; at += k)
+            if ((rc = MPI_Reduce(me_s == 0 ? MPI_IN_PLACE : pl->full + at,
+                                 me_s == 0 ? pl->full + at : NULL, k, MPI_DOUBLE, MPI_SUM, 0,
+                                 pl->scomm)) != MPI_SUCCESS)
+                return rc;
+    }
+    if (pl->receiver)
+        MPI_Comm_rank(pl->rcomm, &me_r);
+    if ((rc = bb_root_message(pl, cnt)) != MPI_SUCCESS)
+        return rc;
+    if (pl->receiver) {
+        const bb_map_t *rm = bb_plan_recv_map(pl);
+        for (int64_t at = 0; (k = bb_root_piece(pl, cnt, at)) > 0; at += k)
+            if ((rc = MPI_Bcast(pl->full + at, k, MPI_DOUBLE, 0, pl->rcomm)) != MPI_SUCCESS)
+                return rc;
+        for (int64_t i = 0; i < rm->count; i++)
+            bb_copy_elem(recv, (int)i, pl->full, (int)rm->idx[i], nc);
+    }
+    return MPI_SUCCESS;
+}
+
+/* root-gatherv: gather local arrays to the sending root, permute to global
+ * order, one root-to-root message, permute to receiver order, scatter. */
+static int bb_exec_root_gatherv(bb_redist_plan_t *pl, const double *send, double *recv)
+{
+    int rc, nc = pl->ncomp;
+    int64_t cnt = pl->n * nc;
+    int me_s = -1, me_r = -1;
+    if (pl->sender) {
+        const bb_map_t *sm = bb_plan_send_map(pl);
+        MPI_Comm_rank(pl->scomm, &me_s);
+        if ((rc = MPI_Gatherv(send, (int)sm->count, pl->elem, pl->gbuf, pl->sg.counts,
+                              pl->sg.displs, pl->elem, 0, pl->scomm)) != MPI_SUCCESS)
+            return rc;
+        if (me_s == 0)
+            for (int64_t j = 0; j < pl->sg.total; j++)
+                bb_copy_elem(pl->full, (int)pl->sg.idx[j], pl->gbuf, (int)j, nc);
+    }
+    if (pl->receiver)
+        MPI_Comm_rank(pl->rcomm, &me_r);
+    if ((rc = bb_root_message(pl, cnt)) != MPI_SUCCESS)
+        return rc;
+    if (pl->receiver) {
+        const bb_map_t *rm = bb_plan_recv_map(pl);
+        if (me_r == 0)
+            for (int64_t j = 0; j < pl->rg.total; j++)
+                bb_copy_elem(pl->gbuf, (int)j, pl->full, (int)pl->rg.idx[j], nc);
+        if ((rc = MPI_Scatterv(pl->gbuf, pl->rg.counts, pl->rg.displs, pl->elem, recv,
+                               (int)rm->count, pl->elem, 0, pl->rcomm)) != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+/* One exchange of x by what the plan executes (auto's choice, else its
+ * method): pack, pack-mpi, sparse or (direct and the steps of two-step)
+ * Alltoallw. */
+static int bb_xplan_exchange(const bb_redist_plan_t *pl, bb_xplan_t *x, const double *send,
+                             double *recv)
+{
+    switch (pl->chosen) {
+    case BB_REDIST_PACK:
+        return bb_xplan_pack_alltoallv(x, send, recv, pl->elem, pl->ncomp);
+    case BB_REDIST_PACK_MPI:
+        return bb_xplan_pack_mpi(x, send, recv);
+    case BB_REDIST_SPARSE:
+        return bb_xplan_sparse_isend(x, send, recv, pl->ncomp);
+    default:
+        return bb_xplan_alltoallw(x, send, recv);
+    }
+}
+
+/* ---- one message -------------------------------------------------------- */
+
+/* Local.  Why this rank refuses the message before the admission, if it
+ * does: such refusals still enter the admission, so no rank waits. */
+static bb_redist_local_t bb_exec_local_cause(const bb_redist_plan_t *pl,
+                                             const bb_redist_contract_t *contract,
+                                             const void *send, const void *recv)
+{
+    if (contract == NULL)
+        return BB_REDIST_LOCAL_CONTRACT;
+    if (contract->command != pl->command)
+        return BB_REDIST_LOCAL_COMMAND;
+    if (contract->n != pl->n)
+        return BB_REDIST_LOCAL_ELEMENTS;
+    if (contract->element_bytes != pl->eb)
+        return BB_REDIST_LOCAL_ELEMENT_BYTES;
+    if (contract->cap < 0 || contract->n > contract->cap)
+        return BB_REDIST_LOCAL_OVER_CAP;
+    if ((pl->sender && bb_plan_send_map(pl)->count > 0 && send == NULL)
+        || (pl->receiver && bb_plan_recv_map(pl)->count > 0 && recv == NULL))
+        return BB_REDIST_LOCAL_BUFFER;
+    return BB_REDIST_LOCAL_NONE;
+}
+
+/* Collective over the link: the recv_dist flag before every message, which
+ * the sending code's root tells the receiving code's root, which broadcasts
+ * it in its code; into *flag on every rank of the receiving code. */
+static int bb_exec_flag(bb_redist_plan_t *pl, int64_t *flag)
+{
+    bb_redist_link_t *l = pl->link;
+    int rc;
+    if (pl->method == BB_REDIST_ROOT || pl->method == BB_REDIST_ROOT_GATHERV)
+        *flag = BB_RECV_DIST_ROOT;
+    else if (pl->command == BB_REDIST_RECEIVE && bb_plan_cross_uses_engine(pl) && l->is_engine
+             && pl->emap->epoch != pl->engine_known)
+        *flag = BB_RECV_DIST_MAP; /* the engine's map comes with this reply */
+    else
+        *flag = BB_RECV_DIST_DATA;
+    if (pl->s_first != pl->r_first) {
+        if (l->rank == pl->s_first
+            && (rc = MPI_Send(flag, 1, MPI_INT64_T, pl->r_first, BB_TAG_RECV_DIST, l->comm))
+                   != MPI_SUCCESS)
+            return rc;
+        if (l->rank == pl->r_first
+            && (rc = MPI_Recv(flag, 1, MPI_INT64_T, pl->s_first, BB_TAG_RECV_DIST, l->comm,
+                              MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            return rc;
+    }
+    if (pl->receiver)
+        return MPI_Bcast(flag, 1, MPI_INT64_T, 0, pl->rcomm);
+    return MPI_SUCCESS;
+}
+
+/* Collective over the link: the admission, MIN then MAX into mn and mx.
+ * Engine ranks present the engine epoch they hold, the others the one they
+ * last learned: a difference is the epoch mismatch, which changes the path,
+ * not the verdict. */
+static int bb_exec_admit(bb_redist_plan_t *pl, const bb_redist_contract_t *contract,
+                         int64_t flag, bb_redist_local_t cause, int64_t *mn, int64_t *mx)
+{
+    bb_redist_link_t *l = pl->link;
+    int64_t local[BB_REDIST_FIELDS];
+    local[BB_REDIST_SEQUENCE] = pl->sequence;
+    local[BB_REDIST_COMMAND] = contract->command;
+    local[BB_REDIST_N] = contract->n;
+    local[BB_REDIST_ELEMENT_BYTES] = contract->element_bytes;
+    local[BB_REDIST_DRIVER_EPOCH] = l->is_driver ? pl->dmap->epoch : pl->driver_epoch;
+    local[BB_REDIST_ENGINE_EPOCH] = l->is_engine ? pl->emap->epoch : pl->engine_known;
+    local[BB_REDIST_CAP] = contract->cap;
+    local[BB_REDIST_RECV_DIST] = flag;
+    local[BB_REDIST_REFUSAL] =
+        cause != BB_REDIST_LOCAL_NONE ? 8 * (int64_t)l->rank + BB_STAGE_PREFLIGHT : 0;
+    return bb_agree_minmax(l->comm, local, BB_REDIST_FIELDS, mn, mx);
+}
+
+/* Local, alike on every rank (from the agreed fields): 1 and the refusal in
+ * *m when the admission refuses the message. */
+static int bb_exec_refused(const int64_t *mn, const int64_t *mx, bb_redist_metrics_t *m)
+{
+    int agreed = bb_agree_fields_equal(mn, mx, BB_REDIST_SEQUENCE, BB_REDIST_ENGINE_EPOCH)
+                 && bb_agree_fields_equal(mn, mx, BB_REDIST_CAP, 2)
+                 && mn[BB_REDIST_ENGINE_EPOCH] >= 0;
+    if (mx[BB_REDIST_REFUSAL] == 0 && agreed)
+        return 0;
+    m->refusal.sequence = mx[BB_REDIST_SEQUENCE];
+    if (mx[BB_REDIST_REFUSAL] != 0) {
+        m->refusal.stage = BB_STAGE_PREFLIGHT;
+        m->refusal.rank = (int)(mx[BB_REDIST_REFUSAL] / 8);
+    } else {
+        m->refusal.stage = BB_STAGE_CONTRACT;
+    }
+    return 1;
+}
+
+/* Collective over the link: '<' with a stale copy of the engine map: the
+ * map comes with the reply (the cross part rebuilt over the link). */
+static bb_status_t bb_exec_map_reply(bb_redist_plan_t *pl, bb_redist_metrics_t *m)
+{
+    double t0 = bb_time_now();
+    int rc = bb_plan_build_cross(pl, 1);
+    bb_status_t st = bb_plan_agree_status(pl->link->comm, bb_plan_status_from_rc(rc));
+    m->map_s = bb_time_now() - t0;
+    m->map_sent = 1;
+    if (st == BB_ERR_MPI)
+        bb_plan_poison(pl);
+    return st;
+}
+
+/* Collective over the link: the payload by the plan's method; *steps: the
+ * exchanges it took.  stale: '>' after the engine changed its map. */
+static int bb_exec_payload(bb_redist_plan_t *pl, int stale, const double *send, double *recv,
+                           int *steps)
+{
+    int rc;
+    *steps = 1;
+    switch (pl->method) {
+    case BB_REDIST_ROOT:
+        return bb_exec_root(pl, send, recv);
+    case BB_REDIST_ROOT_GATHERV:
+        return bb_exec_root_gatherv(pl, send, recv);
+    case BB_REDIST_TWO_STEP:
+        *steps = 2;
+        rc = bb_xplan_alltoallw(&pl->x1, send, pl->receiver ? pl->tmp : NULL);
+        if (rc == MPI_SUCCESS && pl->receiver)
+            rc = bb_xplan_alltoallw(&pl->x2, pl->tmp, recv);
+        return rc;
+    default:
+        if (!stale)
+            return bb_xplan_exchange(pl, &pl->x1, send, recv);
+        /* deliver in the layout the driver knows, then convert inside the
+         * engine */
+        *steps = 2;
+        rc = bb_xplan_exchange(pl, &pl->x1, send, pl->receiver ? pl->tmp2 : NULL);
+        if (rc == MPI_SUCCESS && pl->receiver)
+            rc = bb_xplan_alltoallw(&pl->xfix, pl->tmp2, recv);
+        return rc;
+    }
+}
+
+/* Local.  Whether pl may execute now: BB_OK, or why not. */
+static bb_status_t bb_exec_allowed(const bb_redist_plan_t *pl)
+{
+    if (pl == NULL)
+        return BB_ERR_ARG;
+    if (bb_world_check_owner(pl->link->world) != BB_OK)
+        return BB_ERR_THREAD;
+    if (pl->in_call)
+        return BB_ERR_REENTRY;
+    if (pl->poisoned)
+        return BB_ERR_POISONED;
+    return BB_OK;
+}
+
+bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contract_t *contract,
+                                   const void *send, void *recv,
+                                   bb_redist_metrics_t *metrics_out)
+{
+    bb_redist_metrics_t m;
+    memset(&m, 0, sizeof m);
+    m.refusal.rank = -1;
+    double t0 = bb_time_now();
+    bb_status_t st = bb_exec_allowed(pl);
+    if (st != BB_OK)
+        goto done;
+    pl->in_call = 1;
+    m.sequence = pl->sequence;
+    /* A missing contract presents an impossible one (and the refusal). */
+    const bb_redist_contract_t none = {0, -1, -1, -1};
+    bb_redist_local_t cause = bb_exec_local_cause(pl, contract, send, recv);
+    m.local_cause = cause;
+    if (contract == NULL)
+        contract = &none;
+    int64_t flag, mn[BB_REDIST_FIELDS], mx[BB_REDIST_FIELDS];
+    int rc = bb_exec_flag(pl, &flag);
+    if (rc != MPI_SUCCESS || (rc = bb_exec_admit(pl, contract, flag, cause, mn, mx)) != MPI_SUCCESS)
+        goto mpi_fail;
+    pl->sequence++;
+    m.recv_dist = mx[BB_REDIST_RECV_DIST];
+    m.admission_s = bb_time_now() - t0;
+    if (bb_exec_refused(mn, mx, &m)) {
+        st = BB_REFUSED;
+        goto leave_call;
+    }
+    int stale = bb_plan_cross_uses_engine(pl) && mx[BB_REDIST_ENGINE_EPOCH] != pl->engine_known;
+    if (stale && pl->command == BB_REDIST_RECEIVE) {
+        if ((st = bb_exec_map_reply(pl, &m)) != BB_OK)
+            goto leave_call;
+        stale = 0;
+    }
+    double t2 = bb_time_now();
+    if ((rc = bb_exec_payload(pl, stale, send, recv, &m.steps)) != MPI_SUCCESS)
+        goto mpi_fail;
+    m.payload_s = bb_time_now() - t2;
+    goto leave_call;
+
+mpi_fail:
+    bb_plan_poison(pl);
+    st = BB_ERR_MPI;
+leave_call:
+    pl->in_call = 0;
+done:
+    m.status = st;
+    m.total_s = bb_time_now() - t0;
+    if (metrics_out)
+        *metrics_out = m;
+    return st;
+}

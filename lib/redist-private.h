@@ -1,0 +1,167 @@
+/* redist-private.h: what the redistribution's files share inside libbbench
+ * (not installed, nothing exported): the link, the exchange plans, the plan,
+ * and the steps one file calls in another.
+ *
+ *   redist-link.c      the link between two codes, auto's calibration
+ *   redist-xplan.c     exchange plans: who sends which slots to whom
+ *   redist-plan.c      plan create, map updates, auto's choice, destroy
+ *   redist-execute.c   one message: admission and the methods' exchanges
+ *   redist-traffic.c   what a plan moves and holds
+ *
+ * Words: a "run" is a contiguous run of local slots; executing a plan is an
+ * "execution" (bb_exec_*). */
+#ifndef BB_REDIST_PRIVATE_H
+#define BB_REDIST_PRIVATE_H
+
+#include "internal.h"
+#include "redist-tags.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Doubles per MPI call in the root methods' whole-array steps (Reduce,
+ * the root-to-root message, Bcast): 2^30, so that N * components may pass
+ * INT_MAX (Gatherv/Scatterv count elements, at most INT32_MAX). */
+#define BB_ROOT_CHUNK ((int64_t)1 << 30)
+
+/* ---- the link (redist-link.c) ------------------------------------------- */
+
+struct bb_redist_link {
+    bb_world_t *world;      /* borrowed */
+    bb_redist_mode_t mode;
+    MPI_Comm comm;          /* duplicate of the world: the inter-code channel */
+    MPI_Comm code;          /* this rank's code (MPI_Comm_split) */
+    int rank, size;
+    int driver_first, driver_n, engine_first, engine_n;
+    int is_driver, is_engine;
+    int64_t plans;          /* plans alive: destroy refuses while > 0 */
+    double auto_threshold;  /* bytes per run below which auto packs */
+};
+
+/* ---- exchange plans (redist-xplan.c) ------------------------------------ */
+
+/* How a plan's exchange moves each peer's slots (bb_xplan_build). */
+enum {
+    BB_XPLAN_TYPES = 1,  /* indexed slot datatypes (direct, sparse, pack-mpi) */
+    BB_XPLAN_RUNS = 2,   /* run lists and element staging (pack: memcpy loop) */
+    BB_XPLAN_PACKED = 4  /* MPI_PACKED staging (pack-mpi) */
+};
+/* A private outcome of bb_xplan_build (MPI codes are >= 0): the plan is
+ * over a limit of an MPI call's int arguments (an argument error). */
+#define BB_RC_TOO_LARGE (-2)
+
+typedef struct bb_xplan {
+    MPI_Comm comm;          /* borrowed */
+    int p, me, built, how;
+    int nsend, nrecv;       /* local slots sent / received, self included */
+    int *scount, *sdispl, *rcount, *rdispl;  /* per peer, in elements */
+    int *spos, *rpos;       /* local slots, grouped by peer, message order */
+    MPI_Datatype *stype, *rtype;  /* indexed types per peer (direct, sparse) */
+    int *wcount_s, *wcount_r, *wdispl;
+    MPI_Datatype *wtype_s, *wtype_r;
+    int *srun, *rrun;       /* pack: runs as (first local slot, length) pairs
+                               over the whole message order */
+    int nsrun, nrrun;
+    int *sbytes, *sbdispl, *rbytes, *rbdispl;  /* pack-mpi: per peer, bytes */
+    char *pbuf, *ubuf;      /* pack staging (elements or MPI_PACKED bytes) */
+    int64_t pbytes, ubytes;
+    MPI_Request *reqs;
+    MPI_Status *stats;
+    int64_t sruns, rruns;   /* contiguous runs of the per-peer slot lists */
+    int64_t type_bytes;     /* the arrays given to MPI_Type_indexed */
+} bb_xplan_t;
+
+/* Collective over comm: x so that slot i of the sender map (sidx, sn)
+ * reaches the slot of the receiver map (ridx, rn) holding the same global
+ * index, through the directory of [0, n) on comm ranks [dir_first,
+ * dir_first + dir_count).  Returns an MPI error code, MPI_ERR_NO_MEM or
+ * BB_RC_TOO_LARGE (agreed), or MPI_ERR_INTERN (inconsistent maps; the
+ * caller agrees on the outcome). */
+int bb_xplan_build(bb_xplan_t *x, MPI_Comm comm, int64_t n, const int64_t *sidx, int64_t sn,
+                   const int64_t *ridx, int64_t rn, int dir_first, int dir_count, int how,
+                   MPI_Datatype elem, int ncomp);
+void bb_xplan_free(bb_xplan_t *x);
+/* Local.  The indexed slot datatypes of every peer of a built x. */
+int bb_xplan_types(bb_xplan_t *x, MPI_Datatype elem);
+/* Local.  Drops pack's run lists and staging (auto chose direct). */
+void bb_xplan_drop_runs(bb_xplan_t *x);
+/* The number of contiguous runs in the slot list pos[0..n). */
+int64_t bb_slot_runs_count(const int *pos, int n);
+
+/* ---- plans (redist-plan.c) ---------------------------------------------- */
+
+/* Root-gatherv: a code root's copy of its code's maps. */
+typedef struct bb_gather {
+    int *counts, *displs;   /* per code rank */
+    int64_t *idx;           /* all maps, code-rank order */
+    int64_t total;
+} bb_gather_t;
+
+struct bb_redist_plan {
+    bb_poison_node_t poison;
+    bb_redist_link_t *link;          /* borrowed */
+    bb_redist_method_t method;
+    int command;                     /* '>' or '<' */
+    int64_t n, eb;
+    int ncomp;
+    MPI_Datatype elem;
+    int sender, receiver;            /* this rank's roles in the command */
+    int s_first, s_n, r_first, r_n;  /* the two codes, link ranks */
+    MPI_Comm scomm, rcomm;           /* the codes' communicators (borrowed) */
+    bb_map_t *dmap;                  /* the driver map (driver ranks) */
+    bb_map_t *emap;                  /* the engine map now (engine ranks) */
+    bb_map_t *eknown;                /* the engine map the cross part was built
+                                        for (engine ranks) */
+    int64_t driver_epoch, engine_known; /* learned at the last map transfer */
+    bb_xplan_t x1, x2, xfix;         /* cross, receiver-internal, epoch fixup */
+    double *tmp, *tmp2;              /* two-step / fixup staging */
+    double *full;                    /* root methods: a whole array */
+    double *gbuf;                    /* root-gatherv: code-order staging */
+    bb_gather_t sg, rg;              /* root-gatherv: gathered maps on roots */
+    int64_t tmp_n, tmp2_n, full_n, gbuf_n;  /* their sizes, elements */
+    bb_redist_method_t chosen;       /* what executes: auto's choice, else method */
+    char reason[200];                /* why (bb_redist_plan_choice_reason) */
+    int64_t root_chunk;              /* doubles per MPI call of the root
+                                        methods' whole-array steps */
+    int64_t sequence;
+    int poisoned, in_call;
+};
+
+const bb_map_t *bb_plan_send_map(const bb_redist_plan_t *pl);
+const bb_map_t *bb_plan_recv_map(const bb_redist_plan_t *pl);
+/* Does the cross-code part depend on the engine map (so that a change of it
+ * is an epoch mismatch for the other code)? */
+int bb_plan_cross_uses_engine(const bb_redist_plan_t *pl);
+/* Local.  BB_OK, or why pl may not be used now (NULL, another thread,
+ * poisoned). */
+bb_status_t bb_plan_usable(const bb_redist_plan_t *pl);
+/* Marks pl poisoned and retains it (never freed: MPI may hold it). */
+void bb_plan_poison(bb_redist_plan_t *pl);
+/* Collective over the link: the cross-code part (the map transfer) with the
+ * maps held now; learn_epochs: also agree on both epochs. */
+int bb_plan_build_cross(bb_redist_plan_t *pl, int learn_epochs);
+/* Collective over comm: a local outcome combined into one on every rank. */
+bb_status_t bb_plan_agree_status(MPI_Comm comm, bb_status_t local);
+/* The status of an outcome of bb_xplan_build and the plan's builders. */
+bb_status_t bb_plan_status_from_rc(int rc);
+
+/* ---- one element of ncomp doubles --------------------------------------- */
+
+static inline void bb_copy_elem(double *dst, int di, const double *src, int si, int ncomp)
+{
+    switch (ncomp) {
+    case 1:
+        dst[di] = src[si];
+        break;
+    case 3:
+        dst[3 * (size_t)di] = src[3 * (size_t)si];
+        dst[3 * (size_t)di + 1] = src[3 * (size_t)si + 1];
+        dst[3 * (size_t)di + 2] = src[3 * (size_t)si + 2];
+        break;
+    default:
+        for (int c = 0; c < ncomp; c++)
+            dst[(size_t)ncomp * di + c] = src[(size_t)ncomp * si + c];
+    }
+}
+
+#endif

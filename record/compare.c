@@ -230,6 +230,8 @@ static void bb_plain(bb_buf_t *b, const cJSON *item)
 
 typedef struct bb_set_record {
     char *path;
+    dev_t dev;           /* the file read, so that no output replaces it */
+    ino_t ino;
     cJSON *doc;
     const char *benchmark;
     int64_t ranks;
@@ -238,6 +240,10 @@ typedef struct bb_set_record {
 
 struct bb_record_set {
     char *path;
+    int is_dir;          /* path is a directory of records: nothing may be
+                            written inside it */
+    dev_t dev;
+    ino_t ino;
     bb_set_record_t *records;
     size_t n, cap;
     size_t points;
@@ -477,6 +483,12 @@ static bb_status_t bb_set_add(bb_record_set_t *set, const char *path, char *err,
         free(r->path);
         return st;
     }
+    /* The reader refused anything but a regular file; its identity now. */
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        r->dev = sb.st_dev;
+        r->ino = sb.st_ino;
+    }
     set->n++;
     return bb_check_record(r, &set->points, err, errlen);
 }
@@ -494,13 +506,18 @@ static int bb_has_json_suffix(const char *name)
 
 /* Did bb_record_read refuse path because its JSON is not a record at all
  * (the error names the top level or the schema member), rather than a
- * record that is broken? */
+ * record that is broken?  A schema that names a record of another version
+ * ("bbench.record/2") is a record this tool cannot read: an error, never a
+ * skip, or a candidate could drop out of the comparison by its schema. */
 static int bb_not_a_record(const char *err, const char *path)
 {
     size_t pl = strlen(path);
     if (strncmp(err, path, pl) != 0 || strncmp(err + pl, ": ", 2) != 0)
         return 0;
     const char *why = err + pl + 2;
+    static const char other_version[] = "schema: \"bbench.record";
+    if (strncmp(why, other_version, sizeof other_version - 1) == 0)
+        return 0;
     return strncmp(why, "schema: ", 8) == 0 ||
            strcmp(why, "top level: not an object") == 0;
 }
@@ -607,6 +624,9 @@ bb_status_t bb_record_set_load(const char *path, bb_record_set_t **set_out,
         bb_errorf(err, errlen, "%s: %s", path, strerror(errno));
         st = BB_ERR_IO;
     } else if (S_ISDIR(sb.st_mode)) {
+        set->is_dir = 1;
+        set->dev = sb.st_dev;
+        set->ino = sb.st_ino;
         st = bb_set_add_dir(set, path, err, errlen);
     } else {
         st = bb_set_add(set, path, err, errlen);
@@ -619,6 +639,114 @@ bb_status_t bb_record_set_load(const char *path, bb_record_set_t **set_out,
     }
     *set_out = set;
     return BB_OK;
+}
+
+/* The record of set whose file is (dev, ino), or NULL. */
+static const bb_set_record_t *bb_set_file(const bb_record_set_t *set, dev_t dev,
+                                          ino_t ino)
+{
+    for (size_t i = 0; set != NULL && i < set->n; i++)
+        if (set->records[i].dev == dev && set->records[i].ino == ino)
+            return &set->records[i];
+    return NULL;
+}
+
+/* Is the directory dir, or one of its ancestors, a directory operand of
+ * set?  Walks the resolved path up to the root, component by component. */
+static int bb_set_dir_holds(const bb_record_set_t *set, const char *dir)
+{
+    if (set == NULL || !set->is_dir)
+        return 0;
+    char *real = realpath(dir, NULL);
+    if (real == NULL)
+        return 0;
+    int inside = 0;
+    for (;;) {
+        struct stat sb;
+        if (stat(real[0] ? real : "/", &sb) == 0 && sb.st_dev == set->dev &&
+            sb.st_ino == set->ino) {
+            inside = 1;
+            break;
+        }
+        char *slash = strrchr(real, '/');
+        if (slash == NULL || real[0] == '\0')
+            break;
+        *slash = '\0';
+    }
+    free(real);
+    return inside;
+}
+
+bb_status_t bb_compare_check_output(const bb_record_set_t *base,
+                                    const bb_record_set_t *cand, const char *what,
+                                    const char *path, int fd, char *err,
+                                    size_t errlen)
+{
+    const bb_record_set_t *sets[2] = {base, cand};
+    static const char *const sides[2] = {"base", "candidate"};
+    struct stat sb;
+    int exists;
+    if (fd >= 0) {
+        if (fstat(fd, &sb) != 0) {
+            bb_errorf(err, errlen, "%s: %s", what, strerror(errno));
+            return BB_ERR_IO;
+        }
+        exists = 1;
+        /* Standard output (no path) may be a terminal or a pipe. */
+        if (path == NULL && !S_ISREG(sb.st_mode))
+            return BB_OK;
+    } else {
+        if (path == NULL || path[0] == '\0') {
+            bb_errorf(err, errlen, "%s: empty path", what);
+            return BB_ERR_ARG;
+        }
+        /* lstat, never open: opening a FIFO waits for a reader, and a
+         * link would be followed to whatever it names. */
+        exists = lstat(path, &sb) == 0;
+        if (!exists && errno != ENOENT) {
+            bb_errorf(err, errlen, "%s %s: %s", what, path, strerror(errno));
+            return BB_ERR_IO;
+        }
+        if (exists && S_ISLNK(sb.st_mode)) {
+            bb_errorf(err, errlen, "%s %s: a symbolic link; %s writes only a regular "
+                      "file or a new path", what, path, what);
+            return BB_ERR_ARG;
+        }
+    }
+    if (exists && !S_ISREG(sb.st_mode)) {
+        bb_errorf(err, errlen, "%s %s: a %s; %s writes only a regular file or a new "
+                  "path", what, path ? path : "", bb_file_kind(sb.st_mode), what);
+        return BB_ERR_ARG;
+    }
+    for (int k = 0; k < 2; k++) {
+        const bb_set_record_t *r = exists ? bb_set_file(sets[k], sb.st_dev, sb.st_ino) : NULL;
+        if (r != NULL) {
+            bb_errorf(err, errlen, "%s%s%s is the %s record %s: the report would "
+                      "overwrite an input", what, path ? " " : "", path ? path : "",
+                      sides[k], r->path);
+            return BB_ERR_ARG;
+        }
+    }
+    if (path == NULL)
+        return BB_OK;
+    char *copy = bb_strdup(path);
+    if (copy == NULL) {
+        bb_errorf(err, errlen, "%s: out of memory", what);
+        return BB_ERR_NOMEM;
+    }
+    char *slash = strrchr(copy, '/');
+    const char *dir = slash == NULL ? "." : slash == copy ? "/" : (*slash = '\0', copy);
+    bb_status_t st = BB_OK;
+    for (int k = 0; k < 2 && st == BB_OK; k++) {
+        if (bb_set_dir_holds(sets[k], dir)) {
+            bb_errorf(err, errlen, "%s %s: inside the %s directory %s; the report "
+                      "must not be written among the records it reads", what, path,
+                      sides[k], sets[k]->path);
+            st = BB_ERR_ARG;
+        }
+    }
+    free(copy);
+    return st;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -805,8 +933,40 @@ static int bb_json_equal(const cJSON *a, const cJSON *b)
     return eq;
 }
 
-/* Deterministic quantities of one quantities object (prefix "" or
- * "first_call."), both directions, so a vanished quantity is a change. */
+/* The declaration of a quantity: whether it is a contract and what it is
+ * a value of.  Both are fixed by the code, never by a run, so a difference
+ * is a contract change; members a side does not state (an older record)
+ * are not compared. */
+static const char *const bb_declaration_members[] = {"deterministic", "scope", NULL};
+
+static void bb_judge_declarations(const cJSON *bq, const cJSON *cq, const char *prefix,
+                                  cJSON *changes, bb_pair_tally_t *tally)
+{
+    const cJSON *q;
+    cJSON_ArrayForEach(q, bq) {
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(cq, q->string);
+        if (o == NULL)
+            continue;
+        for (size_t m = 0; bb_declaration_members[m] != NULL; m++) {
+            const cJSON *bd = cJSON_GetObjectItemCaseSensitive(q, bb_declaration_members[m]);
+            const cJSON *cd = cJSON_GetObjectItemCaseSensitive(o, bb_declaration_members[m]);
+            if (bd == NULL || cd == NULL || bb_json_equal(bd, cd))
+                continue;
+            bb_buf_t nb = {0};
+            bb_buf_printf(&nb, "%s%s.%s", prefix, q->string, bb_declaration_members[m]);
+            char *name = bb_buf_take(&nb);
+            if (name != NULL)
+                bb_add_contract(changes, name, bd, cd, NULL, tally);
+            free(name);
+        }
+    }
+}
+
+/* Contract quantities of one quantities object (prefix "" or "first_call."),
+ * as the base declares them: the candidate under test cannot exempt a
+ * quantity by declaring it a measurement (that is a declaration change,
+ * bb_judge_declarations).  A contract the candidate lost, or one it adds,
+ * is a change too. */
 static void bb_judge_deterministic(const cJSON *bq, const cJSON *cq,
                                    const char *prefix, cJSON *changes,
                                    bb_pair_tally_t *tally)
@@ -819,11 +979,7 @@ static void bb_judge_deterministic(const cJSON *bq, const cJSON *cq,
                 continue;
             const cJSON *o = cJSON_GetObjectItemCaseSensitive(other, q->string);
             if (side == 1 && o != NULL)
-                continue;  /* seen from the base side already */
-            /* A quantity that either record declares a measurement
-             * ("deterministic": false) is not a contract. */
-            if (o != NULL && cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(o, "deterministic")))
-                continue;
+                continue;  /* both have it: the base's declaration rules */
             bb_buf_t nb = {0};
             bb_buf_printf(&nb, "%s%s", prefix, q->string);
             char *name = bb_buf_take(&nb);
@@ -1072,6 +1228,12 @@ static cJSON *bb_judge_pair(const bb_point_ref_t *b, const bb_point_ref_t *c,
     cJSON *timings = cJSON_AddArrayToObject(pair, "timings");
     cJSON *changes = cJSON_AddArrayToObject(pair, "contract_changes");
     bb_pair_tally_t t = {0};
+    /* The vocabulary defines what every quantity name means
+     * (doc/protocol.md): a record with another one is another contract. */
+    const cJSON *bv = cJSON_GetObjectItemCaseSensitive(b->record->doc, "vocabulary");
+    const cJSON *cv = cJSON_GetObjectItemCaseSensitive(c->record->doc, "vocabulary");
+    if (!bb_json_equal(bv, cv))
+        bb_add_contract(changes, "vocabulary", bv, cv, NULL, &t);
     if (strcmp(bs, cs) != 0) {
         bb_add_contract(changes, "status", cJSON_GetObjectItemCaseSensitive(b->point, "status"),
                         cJSON_GetObjectItemCaseSensitive(c->point, "status"), NULL, &t);
@@ -1082,10 +1244,12 @@ static cJSON *bb_judge_pair(const bb_point_ref_t *b, const bb_point_ref_t *c,
             bb_add_contract(changes, "refusal", br, cr, NULL, &t);
         const cJSON *bq = cJSON_GetObjectItemCaseSensitive(b->point, "quantities");
         const cJSON *cq = cJSON_GetObjectItemCaseSensitive(c->point, "quantities");
+        const cJSON *bf = cJSON_GetObjectItemCaseSensitive(b->point, "first_call");
+        const cJSON *cf = cJSON_GetObjectItemCaseSensitive(c->point, "first_call");
+        bb_judge_declarations(bq, cq, "", changes, &t);
+        bb_judge_declarations(bf, cf, "first_call.", changes, &t);
         bb_judge_deterministic(bq, cq, "", changes, &t);
-        bb_judge_deterministic(cJSON_GetObjectItemCaseSensitive(b->point, "first_call"),
-                               cJSON_GetObjectItemCaseSensitive(c->point, "first_call"),
-                               "first_call.", changes, &t);
+        bb_judge_deterministic(bf, cf, "first_call.", changes, &t);
         if (strcmp(bs, "ok") == 0)
             bb_judge_timings(bq, cq, tol, timings, &t);
     }
@@ -1467,14 +1631,13 @@ bb_status_t bb_compare_sets(const bb_record_set_t *base,
     cJSON_AddItemToObject(report, "base", bb_set_summary(base));
     cJSON_AddItemToObject(report, "candidate", bb_set_summary(cand));
     cJSON_AddNumberToObject(report, "tolerance", tolerance);
-    cJSON_AddStringToObject(report, "rule",
-        "regression: candidate median > base median * (1 + tolerance) and, "
-        "with fewer than 5 samples a side, candidate range entirely above "
-        "base range (cand min > base max), with 5 or more a side, "
-        "Mann-Whitney U two-sided p < 0.05; improvement: the same with base "
-        "and candidate swapped; else within noise; quantities their records "
-        "declare deterministic and the point status must be equal (else a "
-        "contract change)");
+    cJSON_AddStringToObject(report, "rule", BB_COMPARE_RULE);
+    /* Base points the candidate lacks: a candidate must not pass by
+     * dropping what it would fail on. */
+    cJSON_AddStringToObject(report, "lost_points",
+                            options->report_only ? "reported (--report)"
+                            : options->allow_missing ? "accepted (--allow-missing)"
+                                                     : "fail");
     cJSON *summary = cJSON_AddObjectToObject(report, "summary");
     cJSON *pairs = cJSON_AddArrayToObject(report, "points");
     cJSON *unmatched = cJSON_AddArrayToObject(report, "unmatched");
@@ -1540,6 +1703,8 @@ bb_status_t bb_compare_sets(const bb_record_set_t *base,
     s.within_noise = tally.noise;
     s.unmeasured = tally.unmeasured;
     s.warnings = (size_t)cJSON_GetArraySize(warnings);
+    s.skipped = base->nskipped + cand->nskipped;
+    s.lost_failing = options->report_only || options->allow_missing ? 0 : s.unmatched_base;
 
     cJSON_AddNumberToObject(summary, "matched", (double)s.matched);
     cJSON_AddNumberToObject(summary, "unmatched_base", (double)s.unmatched_base);
@@ -1550,6 +1715,8 @@ bb_status_t bb_compare_sets(const bb_record_set_t *base,
     cJSON_AddNumberToObject(summary, "unmeasured", (double)s.unmeasured);
     cJSON_AddNumberToObject(summary, "contract_changes", (double)s.contract_changes);
     cJSON_AddNumberToObject(summary, "warnings", (double)s.warnings);
+    cJSON_AddNumberToObject(summary, "skipped", (double)s.skipped);
+    cJSON_AddNumberToObject(summary, "lost_failing", (double)s.lost_failing);
 
     *report_out = report;
     if (summary_out)
@@ -1651,7 +1818,7 @@ int bb_compare_exit_code(const bb_compare_summary_t *s, int report_only)
 {
     if (s->matched == 0)
         return BB_EXIT_USAGE;
-    if (s->contract_changes > 0)
+    if (s->contract_changes > 0 || s->lost_failing > 0)
         return BB_EXIT_FAILURE;
     if (s->regressions > 0 && !report_only)
         return BB_EXIT_FAILURE;
@@ -1951,12 +2118,16 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
     cJSON_ArrayForEach(e, mc)
         machine_warnings += cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "warning"));
     size_t nc = bb_summary_get(report, "contract_changes");
+    char skipped[64] = "";
+    if (bb_summary_get(report, "skipped") > 0)
+        snprintf(skipped, sizeof skipped, ", %zu files skipped (not records)",
+                 bb_summary_get(report, "skipped"));
     bb_buf_printf(out,
                   "%ssummary: %zu points matched, %zu timing regressions, %zu "
                   "improvements, %zu within noise (%zu ranges overlap, %zu under "
                   "tolerance, %zu p >= 0.05), %zu unmeasured, %zu contract changes, "
                   "%zu unmatched (base %zu, candidate %zu), %zu warnings, %zu machine "
-                  "warnings%s\n",
+                  "warnings%s%s\n",
                   markdown ? "**" : "", bb_summary_get(report, "matched"),
                   bb_summary_get(report, "regressions"),
                   bb_summary_get(report, "improvements"),
@@ -1966,7 +2137,7 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
                       bb_summary_get(report, "unmatched_candidate"),
                   bb_summary_get(report, "unmatched_base"),
                   bb_summary_get(report, "unmatched_candidate"),
-                  bb_summary_get(report, "warnings"), machine_warnings,
+                  bb_summary_get(report, "warnings"), machine_warnings, skipped,
                   markdown ? "**\n" : "");
     const cJSON *sides[2] = {base, cand};
     const char *names[2] = {"base:     ", "candidate:"};
@@ -1981,11 +2152,7 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
         bb_list_strings(out, cJSON_GetObjectItemCaseSensitive(sides[k], "hosts"), "unknown");
         bb_buf_puts(out, "\n");
     }
-    bb_buf_printf(out,
-                  "%srule: regression if cand median > base median x %.3g and cand "
-                  "min > base max (with >= 5 samples a side: Mann-Whitney p < 0.05 "
-                  "instead); improvement likewise with base and cand swapped\n",
-                  item, 1.0 + tol);
+    bb_buf_printf(out, "%srule (t = %.3g): %s\n", item, tol, bb_get_str(report, "rule"));
 
     /* 2. Skipped files, the machines, provenance: what colours every number. */
     for (int k = 0; k < 2; k++) {
@@ -2101,7 +2268,30 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
                           points - lines == 1 ? "" : "s", total, moved_title[k]);
     }
 
-    /* 4. Unmatched points, one line per benchmark and rank count. */
+    /* 4. Lost points: base points the candidate lacks, named one by one
+     * (at most BB_MOVED_LINES; --all lists every unmatched point below). */
+    size_t lost = bb_summary_get(report, "unmatched_base");
+    if (lost > 0) {
+        const char *how = bb_get_str(report, "lost_points");
+        bb_buf_printf(out, "%slost points (in the base, not in the candidate; %s):%s", h0,
+                      strcmp(how, "fail") == 0 ? "they fail, --allow-missing accepts them"
+                                               : how, h1);
+        size_t shown = 0;
+        const cJSON *u;
+        cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(report, "unmatched")) {
+            if (strcmp(bb_get_str(u, "side"), "base") != 0 || shown == BB_MOVED_LINES)
+                continue;
+            shown++;
+            bb_buf_printf(out, "%sLOST %s (%s: points[%g])\n", item, bb_get_str(u, "label"),
+                          bb_get_str(u, "file"),
+                          cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(u, "index")));
+        }
+        if (lost > shown)
+            bb_buf_printf(out, "%s... and %zu more lost point%s (--all lists them)\n", item,
+                          lost - shown, lost - shown == 1 ? "" : "s");
+    }
+
+    /* 5. Unmatched points, one line per benchmark and rank count. */
     const cJSON *groups = cJSON_GetObjectItemCaseSensitive(report, "unmatched_groups");
     if (cJSON_GetArraySize(groups) > 0) {
         bb_buf_printf(out, "%sunmatched points (by benchmark and rank count):%s", h0, h1);
@@ -2118,7 +2308,7 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
         }
     }
 
-    /* 5. With --all, every timing of every matched point. */
+    /* 6. With --all, every timing of every matched point. */
     if (!all_timings)
         return;
     bb_buf_printf(out, "%sall timings:%s", h0, h1);

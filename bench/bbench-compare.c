@@ -16,6 +16,7 @@
 
 #define PROG "bbench-compare"
 
+/* --help: usage_text with the rule, wrapped, where it says %s. */
 static const char usage_text[] =
     "Usage: " PROG " [OPTION]... BASE CAND\n"
     "       " PROG " --extract [--quantity NAME[,NAME]...] RECORDS\n"
@@ -27,7 +28,7 @@ static const char usage_text[] =
     "a base point the candidate lacks (a lost point) fails unless\n"
     "--allow-missing or --report.  Timings are quantities with unit s, a\n"
     "median and a range [min, max].  The rule:\n"
-    "  " BB_COMPARE_RULE "\n"
+    "%s"
     "Quantities the base declares \"deterministic\": true (a contract:\n"
     "payload and tracked bytes, request credit, batches, polls), the\n"
     "declarations (\"deterministic\", \"scope\") of quantities in both, the\n"
@@ -91,6 +92,36 @@ static int finish_stdout(int rc)
         return BB_EXIT_FATAL;
     }
     return rc;
+}
+
+/* text on stdout in lines of at most width characters (words are not
+ * split), each after indent. */
+static void put_wrapped(const char *text, const char *indent, size_t width)
+{
+    size_t col = 0;
+    const char *p = text;
+    while (*p != '\0') {
+        while (*p == ' ')
+            p++;
+        size_t n = strcspn(p, " ");
+        if (n == 0)
+            break;
+        if (col > 0 && col + 1 + n > width) {
+            fputc('\n', stdout);
+            col = 0;
+        }
+        if (col == 0) {
+            fputs(indent, stdout);
+            col = strlen(indent);
+        } else {
+            fputc(' ', stdout);
+            col++;
+        }
+        fwrite(p, 1, n, stdout);
+        col += n;
+        p += n;
+    }
+    fputc('\n', stdout);
 }
 
 static void usage_error(const char *message) __attribute__((noreturn));
@@ -285,9 +316,13 @@ int main(int argc, char **argv)
             if (add_names(optarg, &quantities, &nq) != 0)
                 usage_error("--quantity: empty name in the list");
             break;
-        case 'h':
-            fputs(usage_text, stdout);
+        case 'h': {
+            const char *at = strstr(usage_text, "%s");
+            fwrite(usage_text, 1, (size_t)(at - usage_text), stdout);
+            put_wrapped(BB_COMPARE_RULE, "  ", 76);
+            fputs(at + 2, stdout);
             return finish_stdout(BB_EXIT_OK);
+        }
         case 'V':
             printf(PROG " (bbench) %s\n", bb_version());
             return finish_stdout(BB_EXIT_OK);

@@ -847,16 +847,16 @@ static bb_status_t bb_check_summary(const cJSON *q, const char *place,
         return BB_ERR_PARSE;
     }
     if (cJSON_IsNumber(median) && !bb_summary_agrees(median->valuedouble, s.median)) {
-        bb_errorf(err, errlen, "%s.%s: median %.17g is not the median of its %zu "
-                  "samples (%.17g)", place, name, median->valuedouble, n, s.median);
+        bb_errorf(err, errlen, "%s.%s: median %.9g is not the median of its %zu "
+                  "samples (%.9g)", place, name, median->valuedouble, n, s.median);
         return BB_ERR_PARSE;
     }
     const cJSON *lo = cJSON_GetArrayItem(range, 0), *hi = cJSON_GetArrayItem(range, 1);
     if (cJSON_IsArray(range) && cJSON_GetArraySize(range) == 2 && cJSON_IsNumber(lo) &&
         cJSON_IsNumber(hi) &&
         !(bb_summary_agrees(lo->valuedouble, s.min) && bb_summary_agrees(hi->valuedouble, s.max))) {
-        bb_errorf(err, errlen, "%s.%s: range [%.17g, %.17g] is not [min, max] of its "
-                  "%zu samples ([%.17g, %.17g])", place, name, lo->valuedouble,
+        bb_errorf(err, errlen, "%s.%s: range [%.9g, %.9g] is not [min, max] of its "
+                  "%zu samples ([%.9g, %.9g])", place, name, lo->valuedouble,
                   hi->valuedouble, n, s.min, s.max);
         return BB_ERR_PARSE;
     }

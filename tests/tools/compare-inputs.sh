@@ -7,34 +7,7 @@
 # contract change); base points the candidate lost fail unless
 # --allow-missing (report mode unchanged); a record of another schema version
 # in a directory is unusable input, not a skip.  No MPI.
-. "$(dirname "$0")/../lib.sh"
-# Its records are edited on purpose (other schema, changed declarations).
-BB_SCHEMA_CHECK=no
-
-C="$B/bench/bbench-compare"
-D="$S/tests/tools/data"
-out="$BB_TMP/out"
-err="$BB_TMP/err"
-BB_TIMEOUT=20
-
-# run WANT WHAT ARGS...: the tool under a timeout, stdin closed.
-run() {
-    want=$1; what=$2; shift 2
-    bb_serial "$C" "$@" >"$out" 2>"$err" </dev/null
-    bb_expect_rc "$want" $? "$what"
-}
-
-# edit SRC DEST PYTHON: DEST is SRC with the python statements applied
-# (r the record, p its points).
-edit() {
-    python3 - "$1" "$2" "$3" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-p = r["points"]
-exec(sys.argv[3])
-open(sys.argv[2], "w").write(json.dumps(r, indent=1))
-PY
-}
+. "$(dirname "$0")/compare-lib.sh"
 
 # --- 3. Never write over an input ----------------------------------------
 cp "$D/base.json" "$BB_TMP/base.json"

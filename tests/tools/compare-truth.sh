@@ -9,21 +9,7 @@
 # disjoint ranges below 5 samples (a regression by the range rule), one side
 # below 5 samples (ranges decide, p is not computed), a large p, a shift
 # under the tolerance.  No MPI.
-. "$(dirname "$0")/../lib.sh"
-# Its records are edited on purpose.
-BB_SCHEMA_CHECK=no
-
-C="$B/bench/bbench-compare"
-D="$S/tests/tools/data"
-out="$BB_TMP/out"
-err="$BB_TMP/err"
-BB_TIMEOUT=20
-
-run() {
-    want=$1; what=$2; shift 2
-    bb_serial "$C" "$@" >"$out" 2>"$err" </dev/null
-    bb_expect_rc "$want" $? "$what"
-}
+. "$(dirname "$0")/compare-lib.sh"
 
 # timing NAME BASE CAND: $BB_TMP/NAME-base.json and NAME-cand.json, base.json
 # with points[1]'s elapsed made of the given samples (microseconds, comma
@@ -41,18 +27,6 @@ for side, text in (("base", sys.argv[3]), ("cand", sys.argv[4])):
     r["points"][1]["quantities"]["elapsed"].update(
         samples=s, median=m, value=m, range=[o[0], o[-1]])
     open("%s-%s.json" % (name, side), "w").write(json.dumps(r, indent=1))
-PY
-}
-
-# edit SRC DEST PYTHON: DEST is SRC changed by the statements (r, and q the
-# quantities of points[1]).
-edit() {
-    python3 - "$1" "$2" "$3" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-q = r["points"][1]["quantities"]
-exec(sys.argv[3])
-open(sys.argv[2], "w").write(json.dumps(r, indent=1))
 PY
 }
 

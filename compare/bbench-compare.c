@@ -1,6 +1,6 @@
 /* bbench-compare: compare two sets of bbench records (regressions, contract
  * changes, provenance), or extract plot data from one.  Parse, run, report:
- * the work is in record/compare.c.  It links the record library alone (no
+ * the work is in the files of compare/.  It links the record library alone (no
  * MPI), so it runs on a login node or in CI without a launcher. */
 #include "config.h"
 #include "bbrecord.h"

@@ -17,6 +17,27 @@ static int bb_ignored(const bb_compare_options_t *o, const char *name)
     return 0;
 }
 
+/* " NAME=VALUE" of one parameter for a label.  Descriptive strings are cut
+ * short (a label is for reading; matching uses the full canonical key), and
+ * a value is free text: its control characters become spaces so that a
+ * label stays on its line. */
+static void bb_label_add(bb_buf_t *b, const cJSON *e)
+{
+    bb_buf_t vb = {0};
+    bb_plain(&vb, e);
+    char *v = bb_buf_take(&vb);
+    for (char *c = v; c != NULL && *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = ' ';
+    if (v == NULL)
+        b->failed = 1;
+    else if (strlen(v) > 24)
+        bb_buf_printf(b, " %s=%.*s...", e->string, bb_utf8_cut(v, 21), v);
+    else
+        bb_buf_printf(b, " %s=%s", e->string, v);
+    free(v);
+}
+
 static char *bb_point_label(const bb_set_record_t *r, const cJSON *params,
                             const bb_compare_options_t *options)
 {
@@ -28,24 +49,7 @@ static char *bb_point_label(const bb_set_record_t *r, const cJSON *params,
     cJSON_ArrayForEach(e, params) {
         if (options && bb_ignored(options, e->string))
             continue;
-        bb_buf_printf(&b, " %s=", e->string);
-        /* Descriptive strings are cut short: the label is for reading,
-         * matching uses the full canonical key. */
-        bb_buf_t vb = {0};
-        bb_plain(&vb, e);
-        char *v = bb_buf_take(&vb);
-        /* A value is free text: its control characters become spaces so
-         * that a label stays on its line. */
-        for (char *c = v; c != NULL && *c; c++)
-            if ((unsigned char)*c < 0x20 || *c == 0x7f)
-                *c = ' ';
-        if (v == NULL)
-            b.failed = 1;
-        else if (strlen(v) > 24)
-            bb_buf_printf(&b, "%.*s...", bb_utf8_cut(v, 21), v);
-        else
-            bb_buf_puts(&b, v);
-        free(v);
+        bb_label_add(&b, e);
     }
     return bb_buf_take(&b);
 }
@@ -192,19 +196,7 @@ void bb_short_labels(cJSON *pairs)
             if (ps != NULL && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ps, "differs")) &&
                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ps, "pairs")) == npairs)
                 continue;
-            bb_buf_t vb = {0};
-            bb_plain(&vb, e);
-            char *v = bb_buf_take(&vb);
-            for (char *c = v; c != NULL && *c; c++)
-                if ((unsigned char)*c < 0x20 || *c == 0x7f)
-                    *c = ' ';
-            if (v == NULL)
-                b.failed = 1;
-            else if (strlen(v) > 24)
-                bb_buf_printf(&b, " %s=%.*s...", e->string, bb_utf8_cut(v, 21), v);
-            else
-                bb_buf_printf(&b, " %s=%s", e->string, v);
-            free(v);
+            bb_label_add(&b, e);
         }
         char *label = bb_buf_take(&b);
         if (label != NULL)

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <cjson/cJSON.h>
 #include "bbench/status.h"
 
@@ -106,6 +107,10 @@ bb_status_t bb_record_parse(const char *text, size_t len, cJSON **doc_out,
 bb_status_t bb_record_read(const char *path, cJSON **doc_out, char *err,
                            size_t errlen);
 
+/* What a file that is not a regular one is ("FIFO", "directory", ...), for
+ * messages. */
+const char *bb_file_kind(mode_t mode);
+
 /* Local.  The offset of the first byte of text[0, len) that is not part of
  * valid UTF-8, or len when all of it is valid. */
 size_t bb_utf8_invalid_at(const char *text, size_t len);
@@ -135,19 +140,41 @@ void bb_record_set_free(bb_record_set_t *set);
 size_t bb_record_set_records(const bb_record_set_t *set);
 size_t bb_record_set_points(const bb_record_set_t *set);
 /* The i-th JSON file of a directory that was skipped because it is not a
- * record ("FILE: schema: ..."), or NULL past the last.  Borrowed. */
+ * record ("FILE: schema: ..."), or NULL past the last.  Borrowed.  Only
+ * JSON that names no schema, or one that is not a record's (a saved
+ * bbench.compare/1 report), is skipped: a record of another version
+ * ("bbench.record/2") is unusable input. */
 const char *bb_record_set_skipped(const bb_record_set_t *set, size_t i);
 
-/* The rule, applied to every timing (unit "s" with a median and a range)
- * of every matched point, with t = tolerance:
- *   regression:  cand.median > base.median * (1 + t) and cand.min > base.max
- *   improvement: base.median > cand.median * (1 + t) and base.min > cand.max
- * where both sides have 5 samples or more, the range condition is replaced
- * by a two-sided Mann-Whitney U test at p < 0.05 (p reported); anything else
- * is within noise, with the reason.  Quantities the records declare
- * "deterministic": true (neither side saying false; an older record without
- * the member: bytes and counts without samples outside a run scope) and the
- * point status must be equal; a difference is a contract change. */
+/* Local.  May the report be written to path (what names it in messages,
+ * "--details")?  Never over an input: not a file of base or cand (by
+ * identity: a hard link counts), nor anywhere inside a directory given as
+ * base or cand; and only to a regular file or a new path, looked at with
+ * lstat, never opened (a FIFO would block).  With fd >= 0 the open file is
+ * checked instead (fstat), so that a swap after the first look is caught;
+ * path NULL and fd 1 checks standard output, which may also be a terminal
+ * or a pipe.  BB_ERR_ARG (err says why) or BB_ERR_IO. */
+bb_status_t bb_compare_check_output(const bb_record_set_t *base,
+                                    const bb_record_set_t *cand, const char *what,
+                                    const char *path, int fd, char *err,
+                                    size_t errlen);
+
+/* The regression rule, applied to every timing (unit "s" with a median and
+ * a range) of every matched point; the one statement of it, printed by
+ * --help and in every report (README.md and doc/tools.md quote it). */
+#define BB_COMPARE_RULE                                                       \
+    "A timing regressed when the candidate median exceeds the base median "  \
+    "by more than the tolerance t (cand median > base median x (1 + t)) and " \
+    "the shift is significant: with 5 samples or more on each side, a "      \
+    "two-sided Mann-Whitney U test gives p < 0.05, whether or not the "       \
+    "ranges overlap; with fewer on either side, the ranges are disjoint "     \
+    "(cand min > base max).  An improvement is the same with base and "       \
+    "candidate swapped.  Anything else is within noise, with the reason."
+/* Quantities the base declares "deterministic": true (a contract; an older
+ * record without the member: bytes and counts without samples outside a
+ * run scope), the declarations ("deterministic", "scope") of quantities in
+ * both, the record's vocabulary and the point status must be equal; a
+ * difference is a contract change. */
 #define BB_COMPARE_DEFAULT_TOLERANCE 0.10
 
 typedef struct bb_compare_summary {
@@ -161,6 +188,9 @@ typedef struct bb_compare_summary {
     size_t unmeasured;         /* timings null on one side */
     size_t contract_changes;   /* deterministic or status differences */
     size_t warnings;           /* distinct provenance differences */
+    size_t skipped;            /* JSON files of a directory that are not records */
+    size_t lost_failing;       /* unmatched base points that fail: all of
+                                  them unless report_only or allow_missing */
 } bb_compare_summary_t;
 
 typedef struct bb_compare_options {
@@ -168,6 +198,9 @@ typedef struct bb_compare_options {
     const char *const *ignore_parameters;  /* names left out of matching
                                               (e.g. a budget-chosen "reps") */
     size_t n_ignore;
+    int report_only;     /* --report: timings and lost points never fail */
+    int allow_missing;   /* --allow-missing: base points the candidate
+                            lacks are listed, not failed */
 } bb_compare_options_t;
 
 /* Local.  Matches points by benchmark, parameters (member order ignored)
@@ -182,8 +215,9 @@ bb_status_t bb_compare_sets(const bb_record_set_t *base,
                             bb_compare_summary_t *summary_out, char *err,
                             size_t errlen);
 
-/* Exit code for a summary: 2 nothing matched, 1 a contract change, or a
- * regression unless report_only, else 0. */
+/* Exit code for a summary: 2 nothing matched; 1 a contract change, lost
+ * points that fail (lost_failing), or a regression unless report_only;
+ * else 0. */
 int bb_compare_exit_code(const bb_compare_summary_t *summary, int report_only);
 
 typedef enum bb_compare_format {

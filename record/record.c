@@ -423,8 +423,7 @@ static char *bb_temp_template(const char *dir)
     return t;
 }
 
-/* What a non-regular file is, for messages. */
-static const char *bb_file_kind(mode_t mode)
+const char *bb_file_kind(mode_t mode)
 {
     if (S_ISDIR(mode))
         return "directory";
@@ -792,8 +791,80 @@ free_strings:
 /* Reading and validation                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* Do a summary member as recorded and as recomputed from the samples agree
+ * within rounding?  Records carry full doubles (cJSON prints 17 digits where
+ * 15 do not read back), so the only differences an honest writer makes are
+ * rounding ones: a relative difference of at most BB_SUMMARY_REL_TOL (a
+ * summary printed with 7 significant digits agrees; one moved by a part in
+ * a million does not). */
+#define BB_SUMMARY_REL_TOL 1e-6
+
+static int bb_summary_agrees(double recorded, double computed)
+{
+    return fabs(recorded - computed) <= BB_SUMMARY_REL_TOL * fmax(fabs(recorded), fabs(computed));
+}
+
+/* One record, one truth: a quantity's samples and its summary (median,
+ * range [min, max]) say the same.  Comparison judges timings by their
+ * medians and ranges, and by Mann-Whitney on their samples; a summary that
+ * disagrees with its samples would let one half of a quantity pass while
+ * the other regressed. */
+static bb_status_t bb_check_summary(const cJSON *q, const char *place,
+                                    const char *name, char *err, size_t errlen)
+{
+    const cJSON *samples = cJSON_GetObjectItemCaseSensitive(q, "samples");
+    if (samples == NULL || cJSON_IsNull(samples))
+        return BB_OK;
+    size_t n = 0;
+    const cJSON *e = cJSON_IsArray(samples) ? samples->child : NULL;
+    for (; e != NULL && cJSON_IsNumber(e); e = e->next)
+        n++;
+    if (!cJSON_IsArray(samples) || e != NULL) {
+        bb_errorf(err, errlen, "%s.%s.samples: not an array of numbers", place, name);
+        return BB_ERR_PARSE;
+    }
+    const cJSON *median = cJSON_GetObjectItemCaseSensitive(q, "median");
+    const cJSON *range = cJSON_GetObjectItemCaseSensitive(q, "range");
+    if (n == 0 || (!cJSON_IsNumber(median) && !cJSON_IsArray(range)))
+        return BB_OK;  /* nothing summarized (a ratio over calls keeps its samples) */
+    double *v = malloc(n * sizeof *v);
+    if (v == NULL) {
+        bb_errorf(err, errlen, "%s.%s: out of memory", place, name);
+        return BB_ERR_NOMEM;
+    }
+    size_t k = 0;
+    cJSON_ArrayForEach(e, samples) v[k++] = e->valuedouble;
+    bb_summary_t s;
+    bb_status_t st = bb_stats_summarize(v, n, &s);
+    free(v);
+    if (st == BB_ERR_NOMEM) {
+        bb_errorf(err, errlen, "%s.%s: out of memory", place, name);
+        return st;
+    }
+    if (st != BB_OK) {
+        bb_errorf(err, errlen, "%s.%s.samples: a sample is not a finite number",
+                  place, name);
+        return BB_ERR_PARSE;
+    }
+    if (cJSON_IsNumber(median) && !bb_summary_agrees(median->valuedouble, s.median)) {
+        bb_errorf(err, errlen, "%s.%s: median %.9g is not the median of its %zu "
+                  "samples (%.9g)", place, name, median->valuedouble, n, s.median);
+        return BB_ERR_PARSE;
+    }
+    const cJSON *lo = cJSON_GetArrayItem(range, 0), *hi = cJSON_GetArrayItem(range, 1);
+    if (cJSON_IsArray(range) && cJSON_GetArraySize(range) == 2 && cJSON_IsNumber(lo) &&
+        cJSON_IsNumber(hi) &&
+        !(bb_summary_agrees(lo->valuedouble, s.min) && bb_summary_agrees(hi->valuedouble, s.max))) {
+        bb_errorf(err, errlen, "%s.%s: range [%.9g, %.9g] is not [min, max] of its "
+                  "%zu samples ([%.9g, %.9g])", place, name, lo->valuedouble,
+                  hi->valuedouble, n, s.min, s.max);
+        return BB_ERR_PARSE;
+    }
+    return BB_OK;
+}
+
 /* Quantities object at place ("points[3].quantities"): every member an
- * object with a string unit. */
+ * object with a string unit, whose summary agrees with its samples. */
 static bb_status_t bb_check_quantities(const cJSON *qs, const char *place,
                                        char *err, size_t errlen)
 {
@@ -816,6 +887,9 @@ static bb_status_t bb_check_quantities(const cJSON *qs, const char *place,
             bb_errorf(err, errlen, "%s.%s: unit is not a string", place, name);
             return BB_ERR_PARSE;
         }
+        bb_status_t st = bb_check_summary(q, place, name, err, errlen);
+        if (st != BB_OK)
+            return st;
     }
     return BB_OK;
 }

@@ -11,7 +11,9 @@
 #   *.png                 plots of the records (when gnuplot is there)
 #
 # Exit status: that of bbench-compare --report (0, or 1 for a contract
-# change, 2 unusable input), or 1 when the sweep failed.  Timings never fail.
+# change, 2 unusable input), or 1 when the sweep failed.  Timings never fail,
+# nor do the baseline's points the quick sweep does not run (lost points,
+# which fail a comparison outside report mode).
 set -u
 [ $# -eq 2 ] || { echo "usage: sh scripts/ci-compare.sh BUILD BASELINE" >&2; exit 2; }
 build=$1 base=$2

@@ -24,7 +24,10 @@ $(pkg-config --cflags libcjson)"
 # The record library needs no MPI: plain clang.
 # shellcheck disable=SC2086
 clang $cflags -o "$out/fuzz-record" "$src/tests/fuzz/fuzz-record.c" \
-    "$src/record/record.c" "$src/record/compare.c" "$src/record/stats.c" "$src/lib/status.c" \
+    "$src/record/record.c" "$src/record/stats.c" "$src/lib/status.c" \
+    "$src/compare/text.c" "$src/compare/load.c" "$src/compare/match.c" \
+    "$src/compare/judge.c" "$src/compare/statistics.c" "$src/compare/report.c" \
+    "$src/compare/table.c" "$src/compare/render.c" "$src/compare/extract.c" \
     $(pkg-config --libs libcjson) -lm
 cd "$out"
 ./fuzz-record -max_total_time="$seconds" -max_len=65536 -timeout=10 \

@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[512];
     bb_record_set_t *set = NULL;
     if (done == size && bb_record_set_load(path, &set, err, sizeof err) == BB_OK) {
-        bb_compare_options_t opt = { BB_COMPARE_DEFAULT_TOLERANCE, NULL, 0 };
+        bb_compare_options_t opt = {.tolerance = BB_COMPARE_DEFAULT_TOLERANCE};
         cJSON *report = NULL;
         bb_compare_summary_t summary;
         if (bb_compare_sets(set, set, &opt, &report, &summary, err, sizeof err) == BB_OK) {

@@ -5,35 +5,12 @@
 # a missing timing, a plain value for a timing, a member twice, a negative
 # or infinite time, bytes that are not UTF-8.  Each is exit 2 (3 for lost
 # output) with the file, point and quantity named.  No MPI.
-. "$(dirname "$0")/../lib.sh"
-# Its records are hostile on purpose: no schema check of them.
-BB_SCHEMA_CHECK=no
-
-C="$B/bench/bbench-compare"
-D="$S/tests/tools/data"
-out="$BB_TMP/out"
-err="$BB_TMP/err"
-BB_TIMEOUT=20
-
-# run WANT WHAT ARGS...: the tool under a timeout (a FIFO must not hang it).
-run() {
-    want=$1; what=$2; shift 2
-    bb_serial "$C" "$@" >"$out" 2>"$err" </dev/null
-    bb_expect_rc "$want" $? "$what"
-}
+. "$(dirname "$0")/compare-lib.sh"
 
 # hostile NAME PYTHON: $BB_TMP/NAME.json, the base record changed by the
 # python statements (r is the record, q the quantities of points[1]).
 hostile() {
-    python3 - "$D/base.json" "$BB_TMP/$1.json" "$2" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-q = r["points"][1]["quantities"]
-exec(sys.argv[3])
-if not isinstance(r, str):
-    r = json.dumps(r, indent=1)
-open(sys.argv[2], "w").write(r)
-PY
+    edit "$D/base.json" "$BB_TMP/$1.json" "$2"
 }
 
 # FIFOs: as an operand and inside a directory, refused at once.

@@ -92,9 +92,10 @@ bb_expect_grep 'empty: no \*.json records' "$err" "empty directory named"
 sed 's/"max_elements": 8,/"max_elements": 16,/' "$D/base.json" >"$BB_TMP/cap16.json"
 run 0 "--ignore-parameter" --ignore-parameter max_elements "$D/base.json" "$BB_TMP/cap16.json"
 bb_expect_grep '3 points matched' "$out" "matched without max_elements"
-run 0 "without --ignore-parameter: unmatched points listed, not failed" --all "$D/base.json" "$BB_TMP/cap16.json"
+run 1 "without --ignore-parameter: the base's count=8 points are lost" --all "$D/base.json" "$BB_TMP/cap16.json"
 bb_expect_grep "1 points matched" "$out" "only count=1 matched"
 bb_expect_grep 'base only: sum n=2 count=8 max_elements=8 mode=protocol' "$out" "cap 8 point unmatched"
+run 0 "... listed, not failed, with --allow-missing" --allow-missing "$D/base.json" "$BB_TMP/cap16.json"
 
 # Output formats.
 run 1 "markdown" --format markdown --all "$D/base.json" "$D/slow.json"

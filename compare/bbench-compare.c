@@ -1,51 +1,57 @@
 /* bbench-compare: compare two sets of bbench records (regressions, contract
  * changes, provenance), or extract plot data from one.  Parse, run, report:
- * the work is in record/compare.c.  It links the record library alone (no
+ * the work is in the files of compare/.  It links the record library alone (no
  * MPI), so it runs on a login node or in CI without a launcher. */
 #include "config.h"
 #include "bbrecord.h"
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PROG "bbench-compare"
 
+/* --help: usage_text with the rule, wrapped, where it says %s. */
 static const char usage_text[] =
     "Usage: " PROG " [OPTION]... BASE CAND\n"
     "       " PROG " --extract [--quantity NAME[,NAME]...] RECORDS\n"
     "Compare the bbench records in CAND with those in BASE.  BASE, CAND and\n"
     "RECORDS are record files or directories of *.json records.\n"
     "\n"
-    "Points match by benchmark, parameters (member order ignored) and rank\n"
-    "count (topology.ranks); unmatched points are listed.  For every timing\n"
-    "(a quantity with unit s, a median and a range [min, max]), with t the\n"
-    "tolerance:\n"
-    "  regression   cand median > base median * (1 + t)  AND  cand min > base max\n"
-    "  improvement  base median > cand median * (1 + t)  AND  base min > cand max\n"
-    "so a slower median whose range still overlaps the base range is within\n"
-    "noise, not a regression.  With 5 samples or more on each side the range\n"
-    "condition is replaced by a two-sided Mann-Whitney U test (p < 0.05; p is\n"
-    "reported).  Quantities the records declare \"deterministic\": true (a\n"
-    "contract: payload and tracked bytes, request credit, batches, polls)\n"
-    "and the point status (ok or refused, and the refusal) must be equal: a\n"
-    "difference is a contract change; a quantity either side declares false\n"
-    "(a measurement) is never one.  Differences of provenance (MPI library,\n"
+    "Points match by benchmark, parameters (member order ignored), rank\n"
+    "count (topology.ranks) and host count; unmatched points are listed, and\n"
+    "a base point the candidate lacks (a lost point) fails unless\n"
+    "--allow-missing or --report.  Timings are quantities with unit s, a\n"
+    "median and a range [min, max].  The rule:\n"
+    "%s"
+    "Quantities the base declares \"deterministic\": true (a contract:\n"
+    "payload and tracked bytes, request credit, batches, polls), the\n"
+    "declarations (\"deterministic\", \"scope\") of quantities in both, the\n"
+    "records' vocabulary and the point status (ok or refused, and the\n"
+    "refusal) must be equal: a difference is a contract change.  The\n"
+    "candidate cannot exempt a quantity by declaring it a measurement: the\n"
+    "base's declaration decides.  Differences of provenance (MPI library,\n"
     "thread levels, build flags, CPU model, kernel, OS, machine, binding) are\n"
     "warnings, named field by field; the kernel rate, load average and timer\n"
     "resolution the records hold are compared to warn when base and\n"
     "candidate ran on visibly different machines.  JSON files in a directory\n"
-    "that are not records (e.g. a saved bbench.compare/1 report) are skipped\n"
-    "with a warning.\n"
+    "that are not records (no schema, or another kind such as a saved\n"
+    "bbench.compare/1 report) are skipped with a warning; a record of\n"
+    "another version (bbench.record/2) is unusable input.  Every median and\n"
+    "range must agree with its samples (relative difference at most 1e-6).\n"
     "\n"
     "Options:\n"
     "  -t, --tolerance T   relative tolerance of the rule (default 0.10)\n"
     "      --format F      table (default), markdown or json\n"
-    "      --report        report mode for CI: timings are shown but never\n"
-    "                      fail; exit 1 only for a contract change\n"
+    "      --report        report mode for CI: timings and lost points are\n"
+    "                      shown but never fail; exit 1 only for a contract\n"
+    "                      change\n"
+    "      --allow-missing accept lost points (listed, not failed)\n"
     "      --ignore-parameter L  leave these parameters (comma list,\n"
     "                      repeatable) out of matching, e.g. a budget-chosen\n"
     "                      reps\n"
@@ -53,7 +59,9 @@ static const char usage_text[] =
     "                      (default: only what changed)\n"
     "      --details FILE  write the whole report (every timing) to FILE as\n"
     "                      well, in the same format; markdown output longer\n"
-    "                      than 60,000 characters is cut there and names FILE\n"
+    "                      than 60,000 characters is cut there and names FILE.\n"
+    "                      FILE must be a regular file or a new path, not a\n"
+    "                      BASE or CAND file nor inside their directories\n"
     "      --extract       print tab-separated plot data of RECORDS (one\n"
     "                      line per point, parameters as columns)\n"
     "      --quantity L    quantities to extract (comma list, repeatable;\n"
@@ -61,12 +69,14 @@ static const char usage_text[] =
     "  -h, --help          show this help and exit\n"
     "  -V, --version       show the version and exit\n"
     "\n"
-    "Exit status: 0 nothing regressed, 1 a regression or a contract change\n"
-    "(with --report: a contract change), 2 unusable input (missing file,\n"
-    "not a regular file, malformed JSON, unknown schema, a candidate quantity\n"
-    "whose unit or shape differs from the base, a missing timing, a negative\n"
-    "time, nothing matched) or bad usage, 3 the output could not be written\n"
-    "(e.g. a full disk) or out of memory.\n";
+    "Exit status: 0 nothing regressed, 1 a regression, a lost point or a\n"
+    "contract change (with --report: a contract change), 2 unusable input\n"
+    "(missing file, not a regular file, malformed JSON, unknown schema, a\n"
+    "summary that disagrees with its samples, a candidate quantity whose\n"
+    "unit or shape differs from the base, a missing timing, a negative time,\n"
+    "nothing matched), an output that would replace an input or is not a\n"
+    "regular file, or bad usage, 3 the output could not be written (e.g. a\n"
+    "full disk) or out of memory.\n";
 
 /* rc, or BB_EXIT_FATAL when what went to stdout did not all arrive: a
  * report cut short must not pass for a verdict. */
@@ -82,6 +92,36 @@ static int finish_stdout(int rc)
         return BB_EXIT_FATAL;
     }
     return rc;
+}
+
+/* text on stdout in lines of at most width characters (words are not
+ * split), each after indent. */
+static void put_wrapped(const char *text, const char *indent, size_t width)
+{
+    size_t col = 0;
+    const char *p = text;
+    while (*p != '\0') {
+        while (*p == ' ')
+            p++;
+        size_t n = strcspn(p, " ");
+        if (n == 0)
+            break;
+        if (col > 0 && col + 1 + n > width) {
+            fputc('\n', stdout);
+            col = 0;
+        }
+        if (col == 0) {
+            fputs(indent, stdout);
+            col = strlen(indent);
+        } else {
+            fputc(' ', stdout);
+            col++;
+        }
+        fwrite(p, 1, n, stdout);
+        col += n;
+        p += n;
+    }
+    fputc('\n', stdout);
 }
 
 static void usage_error(const char *message) __attribute__((noreturn));
@@ -118,26 +158,50 @@ static int add_names(const char *text, char ***list, size_t *n)
 /* A pull-request comment holds 65,536 characters: markdown stays under. */
 #define BB_MARKDOWN_MAX 60000
 
-/* The whole report, every timing, in the given format, into path. */
-static int write_details(const char *path, const cJSON *report, bb_compare_format_t format)
+/* The whole report, every timing, in the given format, into path: an exit
+ * code.  Opened without following a link, without blocking (O_NONBLOCK: a
+ * FIFO put there since the first look fails at once) and without
+ * truncating, then checked again on what was opened before a byte of it
+ * changes. */
+static int write_details(const char *path, const bb_record_set_t *base,
+                         const bb_record_set_t *cand, const cJSON *report,
+                         bb_compare_format_t format)
 {
+    char err[1024];
     char *text = bb_compare_render(report, format, 1);
     if (text == NULL) {
         fprintf(stderr, PROG ": out of memory\n");
-        return -1;
+        return BB_EXIT_FATAL;
     }
-    FILE *f = fopen(path, "w");
-    int failed = f == NULL;
-    if (f != NULL) {
-        failed |= fputs(text, f) < 0;
-        failed |= fclose(f) != 0;
-    }
-    bb_free(text);
-    if (failed) {
+    int rc = BB_EXIT_FATAL;
+    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0666);
+    if (fd < 0) {
         fprintf(stderr, PROG ": --details %s: %s\n", path, strerror(errno));
-        return -1;
+        rc = errno == ELOOP || errno == ENXIO ? BB_EXIT_USAGE : BB_EXIT_FATAL;
+        goto free_text;
     }
-    return 0;
+    if (bb_compare_check_output(base, cand, "--details", path, fd, err, sizeof err) != BB_OK) {
+        fprintf(stderr, PROG ": %s\n", err);
+        rc = BB_EXIT_USAGE;
+        goto close_fd;
+    }
+    FILE *f = ftruncate(fd, 0) == 0 ? fdopen(fd, "w") : NULL;
+    if (f == NULL) {
+        fprintf(stderr, PROG ": --details %s: %s\n", path, strerror(errno));
+        goto close_fd;
+    }
+    int failed = fputs(text, f) < 0;
+    failed |= fclose(f) != 0;
+    if (failed)
+        fprintf(stderr, PROG ": --details %s: %s\n", path, strerror(errno));
+    else
+        rc = BB_EXIT_OK;
+    goto free_text;
+close_fd:
+    close(fd);
+free_text:
+    bb_free(text);
+    return rc;
 }
 
 /* text on stdout; with max > 0 and text longer, cut at the last line that
@@ -191,11 +255,13 @@ int main(int argc, char **argv)
     /* The bbench letters: -r, -q, -i, -x and -f mean --reps, --quiet and OSU's
      * iterations, warm-up and full columns in the benchmarks, so these are
      * long-only here. */
-    enum { OPT_REPORT = 256, OPT_IGNORE, OPT_EXTRACT, OPT_QUANTITY, OPT_FORMAT, OPT_DETAILS };
+    enum { OPT_REPORT = 256, OPT_IGNORE, OPT_EXTRACT, OPT_QUANTITY, OPT_FORMAT, OPT_DETAILS,
+           OPT_ALLOW_MISSING };
     static const struct option longopts[] = {
         {"tolerance", required_argument, NULL, 't'},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"report", no_argument, NULL, OPT_REPORT},
+        {"allow-missing", no_argument, NULL, OPT_ALLOW_MISSING},
         {"all", no_argument, NULL, 'a'},
         {"ignore-parameter", required_argument, NULL, OPT_IGNORE},
         {"extract", no_argument, NULL, OPT_EXTRACT},
@@ -206,7 +272,7 @@ int main(int argc, char **argv)
         {NULL, 0, NULL, 0}};
     double tolerance = BB_COMPARE_DEFAULT_TOLERANCE;
     bb_compare_format_t format = BB_COMPARE_TABLE;
-    int report_only = 0, all_timings = 0, extract = 0;
+    int report_only = 0, allow_missing = 0, all_timings = 0, extract = 0;
     char **quantities = NULL, **ignored = NULL;
     const char *details = NULL;
     size_t nq = 0, nignored = 0;
@@ -238,6 +304,7 @@ int main(int argc, char **argv)
             }
             break;
         case OPT_REPORT: report_only = 1; break;
+        case OPT_ALLOW_MISSING: allow_missing = 1; break;
         case 'a': all_timings = 1; break;
         case OPT_IGNORE:
             if (add_names(optarg, &ignored, &nignored) != 0)
@@ -249,9 +316,13 @@ int main(int argc, char **argv)
             if (add_names(optarg, &quantities, &nq) != 0)
                 usage_error("--quantity: empty name in the list");
             break;
-        case 'h':
-            fputs(usage_text, stdout);
+        case 'h': {
+            const char *at = strstr(usage_text, "%s");
+            fwrite(usage_text, 1, (size_t)(at - usage_text), stdout);
+            put_wrapped(BB_COMPARE_RULE, "  ", 76);
+            fputs(at + 2, stdout);
             return finish_stdout(BB_EXIT_OK);
+        }
         case 'V':
             printf(PROG " (bbench) %s\n", bb_version());
             return finish_stdout(BB_EXIT_OK);
@@ -287,10 +358,22 @@ int main(int argc, char **argv)
         goto free_sets;
     }
     cJSON *report = NULL;
+    /* Nothing the report goes to may be an input: checked before the
+     * comparison, so that a refusal costs nothing and writes nothing. */
+    if ((details != NULL &&
+         bb_compare_check_output(base, cand, "--details", details, -1, err, sizeof err) != BB_OK) ||
+        bb_compare_check_output(base, cand, "standard output", NULL, STDOUT_FILENO, err,
+                                sizeof err) != BB_OK) {
+        fprintf(stderr, PROG ": %s\n", err);
+        rc = BB_EXIT_USAGE;
+        goto free_sets;
+    }
     bb_compare_summary_t summary;
     bb_compare_options_t copts = {.tolerance = tolerance,
                                   .ignore_parameters = (const char *const *)ignored,
-                                  .n_ignore = nignored};
+                                  .n_ignore = nignored,
+                                  .report_only = report_only,
+                                  .allow_missing = allow_missing};
     bb_status_t st = bb_compare_sets(base, cand, &copts, &report, &summary,
                                      err, sizeof err);
     if (st != BB_OK) {
@@ -310,9 +393,8 @@ int main(int argc, char **argv)
         goto free_report;
     }
     if (details != NULL &&
-        write_details(details, report, format) != 0) {
+        (rc = write_details(details, base, cand, report, format)) != BB_EXIT_OK) {
         bb_free(text);
-        rc = BB_EXIT_FATAL;
         goto free_report;
     }
     put_capped(text, format == BB_COMPARE_MARKDOWN ? BB_MARKDOWN_MAX : 0, details);
@@ -322,6 +404,11 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": no point of %s matches a point of %s "
                 "(benchmark, parameters and topology.ranks must agree)\n",
                 argv[optind], argv[optind + 1]);
+    else if (summary.lost_failing > 0)
+        fprintf(stderr, PROG ": %zu point%s of %s %s missing from %s (listed as LOST; "
+                "--allow-missing accepts them)\n", summary.lost_failing,
+                summary.lost_failing == 1 ? "" : "s", argv[optind],
+                summary.lost_failing == 1 ? "is" : "are", argv[optind + 1]);
 free_report:
     cJSON_Delete(report);
 free_sets:

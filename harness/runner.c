@@ -334,6 +334,13 @@ unsigned bb_run_parse_choices(bb_run_t *run, const char *opt, const char *value,
         for (int i = 0; i < n && found < 0; i++)
             if (strlen(names[i]) == len && strncmp(p, names[i], len) == 0)
                 found = i;
+        /* A shorthand for a set names it alone; inside a list it would be
+         * reported as "not ... or all", which contradicts itself. */
+        if (found < 0 && len != strlen(value)
+            && ((len == 3 && strncmp(p, "all", 3) == 0)
+                || (len == 4 && strncmp(p, "both", 4) == 0)))
+            bb_run_usage(run, "--%s: '%.*s' stands alone (it names a set of choices), not in "
+                              "a list: '%s'", opt, (int)len, p, value);
         if (found < 0) {
             char text[512];
             names_text(names, 0, n, "all", text, sizeof text);

@@ -14,8 +14,11 @@ export MPIEXEC_TIMEOUT
 # env.sh's BB_LAUNCHER_KIND (configure's answer) is also the layer's
 # override: bb_launcher_kind answers with it instead of asking again.
 . "$S/scripts/bb-launcher.sh"
-# Launches the tests do not spell themselves (scripts run with $MPIEXEC) are
-# allowed to run as root too (Open MPI refuses root otherwise).
+# Launches the tests do not spell themselves (scripts run with $MPIEXEC) use
+# the configured launcher, never the system's default mpiexec (which would
+# start another MPI's programs as singletons), and are allowed to run as root
+# too (Open MPI refuses root otherwise).
+export MPIEXEC
 bb_launcher_root_export
 bb_failures=0
 bb_checks=0

@@ -145,9 +145,20 @@ if [ "${CI:-}" = true ]; then
     sh "$src/scripts/ci-compare.sh" "$build" "$src/results" || status=1
     step "the same with Open MPI (report mode; its records into $ompi/artifacts/)"
     # The sweep launches with $MPIEXEC; Open MPI wants root allowed (CI runs
-    # as root) by its environment when the flag is not given.
+    # as root) by its environment when the flag is not given.  The baseline
+    # is MPICH's: a contract change here (exit 1) is what differs between the
+    # libraries (redist's memory.plan_bytes_max holds MPI handles, 4 bytes in
+    # MPICH and 8 in Open MPI), so only a failed sweep or an unusable record
+    # (exit 2) fails CI; the report is an artifact either way.
+    rc=0
     MPIEXEC=mpiexec.openmpi OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-        sh "$src/scripts/ci-compare.sh" "$ompi" "$src/results" || status=1
+        sh "$src/scripts/ci-compare.sh" "$ompi" "$src/results" || rc=$?
+    case $rc in
+        0) ;;
+        1) grep -q '^summary:' "$ompi/artifacts/compare.txt" 2>/dev/null || status=1
+           echo "Open MPI against MPICH's baseline: contract changes reported, not fatal" ;;
+        *) status=1 ;;
+    esac
     step "make distcheck"
     make -C "$build" distcheck || status=1
 fi

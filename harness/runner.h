@@ -76,7 +76,8 @@ typedef struct bb_ratio {
 /* How a row's elapsed time shows in the table. */
 typedef enum bb_columns {
     BB_COLUMNS_TIMES = 0,  /* median, min, max (bb_table_time_columns) */
-    BB_COLUMNS_MEDIAN      /* the median alone */
+    BB_COLUMNS_MEDIAN,     /* the median alone */
+    BB_COLUMNS_MEDIAN_FULL /* the median alone; -f: the full time columns */
 } bb_columns_t;
 
 /* A variant: the protocol, or a reference that differs from its neighbour
@@ -189,6 +190,30 @@ typedef struct bb_bench_desc {
     /* Collective, after every row is reported: the point's own checks.
      * Returns an exit code.  May be NULL. */
     int (*point_check)(bb_run_t *run, void *state);
+
+    /* Optional, for rows that together make one figure (bbench-overlap). */
+    /* 1: a point is one record point, not one per row: a row's whole call
+     * is recorded under its variant's name (part_names[0] unused), its
+     * timed parts under theirs; payload and RSS once; parameters and
+     * quantities are called with row NULL, and no mode is added. */
+    int merged;
+    /* Bit v: variant v's rows are measured alone, before the others, each
+     * with its own reps (point_ready may size the others from them). */
+    unsigned alone;
+    /* Bit v: variant v's rows lead the others' interleaved set, the first
+     * of them choosing the reps all share (0: the first row leads). */
+    unsigned lead;
+    /* Collective, between the rows measured alone and the rest.  May be
+     * NULL. */
+    void (*point_ready)(bb_run_t *run, void *state);
+    /* Collective, after each block of a row's calls, outside the timing
+     * (bb_measure_block_fn): where per-call facts are reduced over ranks.
+     * May be NULL. */
+    bb_status_t (*block_end)(bb_run_t *run, void *state, bb_row_t *row, int64_t calls);
+    /* Rank 0.  The point's own columns after the rows' and their ratios,
+     * before the status, and their cells.  May be NULL. */
+    void (*point_columns)(bb_run_t *run, void *state);
+    void (*point_cells)(bb_run_t *run, void *state);
 } bb_bench_desc_t;
 
 /* The whole program: returns main()'s exit code (every rank the same). */

@@ -56,6 +56,12 @@ static bb_status_t row_call(void *arg, double *parts, double *counts)
     return v->call(a->run, a->state, a->row, parts, counts);
 }
 
+static bb_status_t row_block_end(void *arg, int64_t calls)
+{
+    row_arg_t *a = arg;
+    return a->run->desc->block_end(a->run, a->state, a->row, calls);
+}
+
 /* Collective.  The facts that decide status and checks, MAX over ranks:
  * the tally's fields below, RSS, and the refusing rank, the lowest whose own
  * preflight refused (size - rank under MAX), else the refusal's own. */
@@ -118,7 +124,8 @@ void bb_variants_columns(bb_run_t *run, void *state)
     char name[128], legend[256];
     for (int r = 0; r < run->nrows; r++) {
         const bb_row_t *row = &run->rows[r];
-        if (d->variants[row->variant].columns == BB_COLUMNS_TIMES)
+        bb_columns_t c = d->variants[row->variant].columns;
+        if (c == BB_COLUMNS_TIMES || (c == BB_COLUMNS_MEDIAN_FULL && run->full))
             bb_table_time_columns(t, row->label, row->legend, run->full);
         else
             bb_table_column(t, row->label, "us", row->legend, 10);
@@ -141,6 +148,8 @@ void bb_variants_columns(bb_run_t *run, void *state)
             bb_table_column(t, name, NULL, legend, 6);
         }
     }
+    if (d->point_columns != NULL)
+        d->point_columns(run, state);
     bb_table_column(t, "status", NULL, "ok, refused:STAGE:seqS:rankR (the first refusal: "
                     "its stage, sequence and the lowest rank whose own preflight refused; "
                     "a contract refusal names no rank), or payload-mismatch", 6);
@@ -155,7 +164,8 @@ static void table_row(bb_run_t *run, void *state)
     d->key_cells(run, state);
     for (int r = 0; r < run->nrows; r++) {
         const bb_row_t *row = &run->rows[r];
-        if (d->variants[row->variant].columns == BB_COLUMNS_TIMES)
+        bb_columns_t c = d->variants[row->variant].columns;
+        if (c == BB_COLUMNS_TIMES || (c == BB_COLUMNS_MEDIAN_FULL && run->full))
             bb_table_time_cells(t, bb_measure_part(&row->m, 0), (size_t)row->m.samples,
                                 row->m.reps, run->full);
         else
@@ -179,6 +189,8 @@ static void table_row(bb_run_t *run, void *state)
                                 2);
         }
     }
+    if (d->point_cells != NULL)
+        d->point_cells(run, state);
     char status[96];
     if (refused != NULL)
         bb_run_format_refusal(&refused->agreed.refusal, status, sizeof status);
@@ -221,36 +233,47 @@ static cJSON *part_timing(const bb_bench_desc_t *d, const bb_row_t *row, int i)
                               n > 0 ? inc : NULL);
 }
 
-static void record_row(bb_run_t *run, void *state, const bb_row_t *row)
+/* Record point of rows [from, to): one row, or every row of a merged
+ * point (the whole call of each under its variant's name). */
+static void record_rows(bb_run_t *run, void *state, int from, int to)
 {
     const bb_bench_desc_t *d = run->desc;
-    const bb_variant_t *v = &d->variants[row->variant];
-    int refused = row->agreed.refused_calls > 0;
+    const bb_row_t *row = &run->rows[from], *refused = NULL;
+    int payload = 0;
     cJSON *q = cJSON_CreateObject(), *first = cJSON_CreateObject();
-    for (int i = 0; i < d->nparts; i++) {
-        if (!(row->parts & (1u << i))) {
-            bb_quantities_add(q, d->part_names[i], bb_quantity_null("s", scope_call,
-                                                                    row->absent));
-            continue;
+    for (int r = from; r < to; r++) {
+        const bb_row_t *w = &run->rows[r];
+        const bb_variant_t *v = &d->variants[w->variant];
+        if (refused == NULL && w->agreed.refused_calls > 0)
+            refused = w;
+        payload |= v->payload;
+        for (int i = 0; i < d->nparts; i++) {
+            const char *name = i == 0 && d->merged ? v->name : d->part_names[i];
+            if (!(w->parts & (1u << i))) {
+                if (!d->merged)  /* a merged point's other rows time it */
+                    bb_quantities_add(q, name, bb_quantity_null("s", scope_call, w->absent));
+                continue;
+            }
+            bb_quantities_add(q, name, part_timing(d, w, i));
+            bb_quantities_add(first, name, bb_quantity_value(w->m.first[i], "s", scope_call));
         }
-        bb_quantities_add(q, d->part_names[i], part_timing(d, row, i));
-        bb_quantities_add(first, d->part_names[i],
-                          bb_quantity_value(row->m.first[i], "s", scope_call));
     }
     bb_quantities_add(q, "communication.payload",
-                      !v->payload ? bb_quantity_null("byte", "call/rank", row->absent)
+                      !payload ? bb_quantity_null("byte", "call/rank", row->absent)
                       : refused ? bb_quantity_null("byte", "call/rank",
                                                    "refused: no payload was posted")
                       : bb_quantity_value((double)run->payload_bytes, "byte", "call/rank"));
     bb_quantities_add(q, "memory.rss_peak",
                       bb_quantity_value((double)row->agreed.rss_peak, "byte", "run/max-rank"));
     bb_quantities_add_unobservable(q);
-    cJSON *census = d->quantities != NULL ? d->quantities(run, state, row, q) : NULL;
-    cJSON *params = d->parameters(run, state, row);
-    cJSON_AddStringToObject(params, "mode", v->name);
+    const bb_row_t *own = d->merged ? NULL : row;
+    cJSON *census = d->quantities != NULL ? d->quantities(run, state, own, q) : NULL;
+    cJSON *params = d->parameters(run, state, own);
+    if (!d->merged)
+        cJSON_AddStringToObject(params, "mode", d->variants[row->variant].name);
     bb_record_t *rec = bb_bench_record(run->bench);
     bb_record_add_point(rec, params, refused ? "refused" : "ok",
-                        refused ? &row->agreed.refusal : NULL, first, q);
+                        refused ? &refused->agreed.refusal : NULL, first, q);
     if (census != NULL) {
         cJSON *points = cJSON_GetObjectItemCaseSensitive(bb_record_json(rec), "points");
         cJSON *last = cJSON_GetArrayItem(points, cJSON_GetArraySize(points) - 1);
@@ -280,9 +303,10 @@ void bb_variants_modes(bb_run_t *run)
 int bb_variants_point(bb_run_t *run, void *state, size_t i)
 {
     const bb_bench_desc_t *d = run->desc;
-    bb_measure_variant_t mv[BB_RUN_ROWS_MAX];
+    bb_measure_variant_t mv[BB_RUN_ROWS_MAX], sv[BB_RUN_ROWS_MAX];
     bb_measure_result_t res[BB_RUN_ROWS_MAX];
     row_arg_t args[BB_RUN_ROWS_MAX];
+    int set[BB_RUN_ROWS_MAX], n = 0;
     memset(res, 0, sizeof res);
     run->payload_bytes = d->point_begin(run, state, i);
     for (int r = 0; r < run->nrows; r++) {
@@ -291,18 +315,33 @@ int bb_variants_point(bb_run_t *run, void *state, size_t i)
         row->local.refusal.rank = -1;
         args[r] = (row_arg_t){ run, state, row };
         mv[r] = (bb_measure_variant_t){ .nparts = d->nparts, .ncounts = d->ncounts,
-                                        .call = row_call, .arg = &args[r] };
+                                        .call = row_call, .arg = &args[r],
+                                        .block_end = d->block_end ? row_block_end : NULL };
     }
-    bb_run_measure_set(run, d->benchmark, mv, run->nrows, 1, res);
+    /* The rows measured alone, each with its own reps; then the others as
+     * one interleaved set, the leading rows first. */
     for (int r = 0; r < run->nrows; r++)
-        run->rows[r].m = res[r];
+        if (d->alone & (1u << run->rows[r].variant))
+            bb_run_measure(run, run->rows[r].label, &mv[r], &run->rows[r].m);
+    if (d->point_ready != NULL)
+        d->point_ready(run, state);
+    for (int lead = 1; lead >= 0; lead--)
+        for (int r = 0; r < run->nrows; r++) {
+            unsigned bit = 1u << run->rows[r].variant;
+            if (!(d->alone & bit) && ((d->lead & bit) != 0) == lead)
+                sv[n] = mv[r], set[n++] = r;
+        }
+    if (n > 0)
+        bb_run_measure_set(run, d->benchmark, sv, n, 1, res);
+    for (int k = 0; k < n; k++)
+        run->rows[set[k]].m = res[k];
     if (d->point_end != NULL)
         d->point_end(run, state);
     agree_tallies(run);
     if (bb_run_rank(run) == 0) {
         table_row(run, state);
-        for (int r = 0; r < run->nrows; r++)
-            record_row(run, state, &run->rows[r]);
+        for (int r = 0; r < run->nrows; r = d->merged ? run->nrows : r + 1)
+            record_rows(run, state, r, d->merged ? run->nrows : r + 1);
     }
     int code = BB_EXIT_OK;
     char point[256] = "";

@@ -1,5 +1,5 @@
 /* overlap.c: the overlap figures of merit (pure functions of measured
- * times) and the calibrated compute kernel that bbench-overlap runs between
+ * times), the figures of one point with their record quantities, and the calibrated compute kernel that bbench-overlap runs between
  * posting and finishing communication.  No MPI here. */
 #include "config.h"
 #include "common.h"
@@ -7,6 +7,8 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* A valid time: finite and nonnegative. */
 static int bb_overlap_time_ok(double t) { return isfinite(t) && t >= 0.0; }
@@ -131,6 +133,182 @@ bb_status_t bb_overlap_fraction(int64_t completed, int64_t samples,
     }
     bb_overlap_set(out, (double)completed / (double)samples, 0.0, 1.0);
     return BB_OK;
+}
+
+/* ---- the figures of one point ------------------------------------------ */
+
+static const char *const set_names[BB_OVERLAP_F_N] = {
+    "overlap", "overlap.unpolled", "overlap.osu", "overlap.imb", "overlap.imb_code",
+    "overlap.speedup", "overlap.compute_slowdown"
+};
+static const char *const set_formulas[BB_OVERLAP_F_N] = {
+    BB_OVERLAP_FORMULA, BB_OVERLAP_FORMULA " with t_polled := t_unpolled",
+    BB_OVERLAP_OSU_FORMULA, BB_OVERLAP_IMB_FORMULA, BB_OVERLAP_IMB_CODE_FORMULA,
+    BB_OVERLAP_SPEEDUP_FORMULA, BB_OVERLAP_SLOWDOWN_FORMULA
+};
+static const char *const set_scopes[BB_OVERLAP_F_N] = {
+    "call/max-rank", "call/max-rank", "call/mean-rank", "call/rank-of-max-t_ovrl",
+    "call/rank-of-max-t_ovrl", "call/max-rank", "call/max-rank"
+};
+static const char *const set_notes[BB_OVERLAP_F_N] = {
+    "bbench's headline: t_comm and t_compute measured alone, t_polled with one "
+    "progress poll after each batch, every time a rank maximum per sample",
+    "the same formula on the run without polls: the difference to 'overlap' is "
+    "what the polls bought",
+    "OSU osu_iallreduce style (osu_util_mpi.c, print_stats_nbc): t_total = "
+    "t_unpolled (OSU calls no MPI_Test by default), t_compute_in = the compute "
+    "inside that run (OSU subtracts its Test time), t_pure = t_comm, each the "
+    "mean over ranks, not the maximum; no upper clamp; OSU calibrates the compute "
+    "to t_pure, which only --compute auto reproduces",
+    "IMB-NBC style, the user guide's formula (denominator min): t_ovrl = "
+    "t_unpolled (Ixxx, IMB_cpu_exploit, MPI_Wait), t_cpu = the compute inside "
+    "that run, t_pure = t_comm, all taken from the rank with the largest t_ovrl",
+    "IMB-NBC style as IMB's source computes it (src_c/IMB_output.c, NBC branch: "
+    "denominator max(t_pure, t_cpu), disagreeing with the guide); same inputs as "
+    "overlap.imb",
+    "the same work done post-wait-then-compute over post-compute-poll-finish: "
+    "above 1 the overlap paid off in the full boundary",
+    "compute batch time inside t_polled over compute alone: above 1 the "
+    "communication slowed the compute down (shared cores, memory, progress)"
+};
+#define IN_PEER "overlap.t_comm", "overlap.t_unpolled", "overlap.t_unpolled.compute"
+static const char *const set_inputs[BB_OVERLAP_F_N][4] = {
+    { "overlap.t_comm", "overlap.t_compute", "overlap.t_polled", NULL },
+    { "overlap.t_comm", "overlap.t_compute", "overlap.t_unpolled", NULL },
+    { IN_PEER, NULL }, { IN_PEER, NULL }, { IN_PEER, NULL },
+    { "overlap.t_immediate", "overlap.t_polled", NULL },
+    { "overlap.t_polled.compute", "overlap.t_compute", NULL }
+};
+
+/* Median, min and max of n samples (NAN when they cannot be summarized). */
+static bb_summary_t set_summary(const double *v, int64_t n)
+{
+    bb_summary_t sum;
+    if (bb_stats_summarize(v, (size_t)n, &sum) != BB_OK)
+        sum.median = sum.min = sum.max = (double)NAN;
+    return sum;
+}
+
+bb_status_t bb_overlap_set_compute(const bb_overlap_times_t *t, bb_overlap_set_t *set_out)
+{
+    bb_overlap_set_t *fs = set_out;
+    if (fs == NULL)
+        return BB_ERR_ARG;
+    memset(fs, 0, sizeof *fs);
+    if (t == NULL || t->samples < 1)
+        return BB_ERR_ARG;
+    fs->samples = t->samples;
+    for (int f = 0; f < BB_OVERLAP_F_N; f++)
+        if ((fs->f[f] = calloc((size_t)t->samples, sizeof(bb_overlap_figure_t))) == NULL) {
+            bb_overlap_set_free(fs);
+            return BB_ERR_NOMEM;
+        }
+    int none = t->compute_none;
+    bb_status_t st = BB_OK;
+    for (int64_t s = 0; s < t->samples && st == BB_OK; s++) {
+        /* No compute asked for: an exact zero, so that the figures say
+         * "undefined" rather than divide by the timer noise of an empty loop. */
+        double tk = none ? 0.0 : t->compute[s];
+        double tk_osu = none ? 0.0 : t->mean_unpolled_compute[s];
+        double tk_imb = none ? 0.0 : t->imb_unpolled_compute[s];
+        bb_overlap_figure_t **f = fs->f;
+        if (bb_overlap_ratio(t->comm[s], tk, t->polled[s], &f[BB_OVERLAP_F_OVERLAP][s])
+            || bb_overlap_ratio(t->comm[s], tk, t->unpolled[s], &f[BB_OVERLAP_F_UNPOLLED][s])
+            || bb_overlap_osu(t->mean_unpolled[s], tk_osu, t->mean_comm[s],
+                              &f[BB_OVERLAP_F_OSU][s])
+            || bb_overlap_imb(t->imb_comm[s], tk_imb, t->imb_unpolled[s], BB_OVERLAP_IMB_DOC,
+                              &f[BB_OVERLAP_F_IMB][s])
+            || bb_overlap_imb(t->imb_comm[s], tk_imb, t->imb_unpolled[s], BB_OVERLAP_IMB_CODE,
+                              &f[BB_OVERLAP_F_IMB_CODE][s])
+            || bb_overlap_speedup(t->immediate[s], t->polled[s], &f[BB_OVERLAP_F_SPEEDUP][s])
+            || bb_overlap_slowdown(none ? 0.0 : t->polled_compute[s], tk,
+                                   &f[BB_OVERLAP_F_SLOWDOWN][s]))
+            st = BB_ERR_ARG;
+    }
+    bb_summary_t comm = set_summary(t->comm, t->samples);
+    bb_summary_t comp = set_summary(t->compute, t->samples);
+    double shorter = comm.median < comp.median ? comm.median : comp.median;
+    const double *over[2] = { t->polled, t->unpolled };
+    for (int k = 0; k < 2; k++) {
+        bb_summary_t o = set_summary(over[k], t->samples);
+        fs->uncertainty[k] = none || !(shorter > 0.0)
+                                 ? (double)NAN
+                                 : ((comm.max - comm.min) + (o.max - o.min)) / shorter;
+    }
+    if (st != BB_OK)
+        bb_overlap_set_free(fs);
+    return st;
+}
+
+void bb_overlap_set_free(bb_overlap_set_t *set)
+{
+    for (int f = 0; set != NULL && f < BB_OVERLAP_F_N; f++) {
+        free(set->f[f]);
+        set->f[f] = NULL;
+    }
+}
+
+/* The values of figure f (caller frees), or NULL with the first undefined
+ * sample's reason. */
+static double *set_values(const bb_overlap_set_t *set, int f, const char **reason_out,
+                          int64_t *clamped_out)
+{
+    double *v = set->f[f] ? malloc((size_t)set->samples * sizeof *v) : NULL;
+    *reason_out = v == NULL ? "out of memory" : NULL;
+    *clamped_out = 0;
+    for (int64_t s = 0; v != NULL && s < set->samples; s++) {
+        if (!set->f[f][s].defined) {
+            *reason_out = set->f[f][s].reason;
+            free(v);
+            return NULL;
+        }
+        v[s] = set->f[f][s].value;
+        *clamped_out += set->f[f][s].clamped;
+    }
+    return v;
+}
+
+double bb_overlap_set_median(const bb_overlap_set_t *set, int f)
+{
+    const char *reason;
+    int64_t clamped;
+    double *v = set_values(set, f, &reason, &clamped);
+    double m = v != NULL ? bb_stats_median(v, (size_t)set->samples) : (double)NAN;
+    free(v);
+    return m;
+}
+
+void bb_overlap_set_quantities(const bb_overlap_set_t *set, const char *null_reason, cJSON *q)
+{
+    for (int f = 0; f < BB_OVERLAP_F_N; f++) {
+        const char *reason = null_reason;
+        int64_t clamped = 0;
+        double *v = reason == NULL ? set_values(set, f, &reason, &clamped) : NULL;
+        cJSON *fq;
+        if (v == NULL) {
+            fq = bb_quantity_null("ratio", set_scopes[f], reason);
+        } else {
+            fq = bb_quantity_timing(v, (size_t)set->samples, set_scopes[f], NULL);
+            cJSON_ReplaceItemInObjectCaseSensitive(fq, "unit", cJSON_CreateString("ratio"));
+            cJSON_AddNumberToObject(fq, "clamped_samples", (double)clamped);
+        }
+        free(v);
+        cJSON_AddStringToObject(fq, "formula", set_formulas[f]);
+        cJSON *in = cJSON_AddArrayToObject(fq, "inputs");
+        for (int i = 0; set_inputs[f][i] != NULL; i++)
+            cJSON_AddItemToArray(in, cJSON_CreateString(set_inputs[f][i]));
+        cJSON_AddStringToObject(fq, "note", set_notes[f]);
+        double u = f <= BB_OVERLAP_F_UNPOLLED ? set->uncertainty[f] : (double)NAN;
+        if (null_reason == NULL && !isnan(u)) {
+            cJSON_AddNumberToObject(fq, "uncertainty", u);
+            cJSON_AddBoolToObject(fq, "noise_dominated", u > 1.0);
+            cJSON_AddStringToObject(fq, "uncertainty_formula",
+                                    "(range(t_comm) + range(t_overlapped)) / "
+                                    "min(median t_comm, median t_compute): above 1 the "
+                                    "sample ranges alone allow any value in [0, 1]");
+        }
+        bb_quantities_add(q, set_names[f], fq);
+    }
 }
 
 /* ---- compute kernel ---------------------------------------------------- */

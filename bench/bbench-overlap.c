@@ -78,9 +78,8 @@ typedef struct overlap_state {
      * complete during the batches; per sample, the calls all ranks saw. */
     int *done;
     int64_t ndone, done_cap, blocks, skip;
-    int64_t *sample_done, done_calls;
+    int64_t *sample_done;
     bb_overlap_set_t figures;
-    bb_overlap_figure_t done_fraction;
 } overlap_state_t;
 
 /* ---- the operations ---------------------------------------------------- */
@@ -244,15 +243,8 @@ static bb_status_t way_call(bb_run_t *run, void *state, bb_row_t *row, double *p
         /* A rank with no payload request never holds the figure back. */
         if (c->kind != KIND_IALLREDUCE && c->rank != c->source && c->rank != c->destination)
             saw = 1;
-        if (c->ndone == c->done_cap) {
-            int64_t cap = c->done_cap ? 2 * c->done_cap : 1024;
-            int *grown = realloc(c->done, (size_t)cap * sizeof *grown);
-            if (grown == NULL)
-                bb_run_fatal(run, "out of memory");  /* MPI_Abort: no rank left waiting */
-            c->done = grown;
-            c->done_cap = cap;
-        }
-        c->done[c->ndone++] = saw;
+        if (c->ndone < c->done_cap)  /* a block is at most one sample's calls */
+            c->done[c->ndone++] = saw;
     }
     return st;
 }
@@ -265,11 +257,12 @@ static bb_status_t overlap_block_end(bb_run_t *run, void *state, bb_row_t *row,
                                      int64_t calls)
 {
     overlap_state_t *c = state;
-    (void)calls;
     if (row->variant != V_POLLED)
         return BB_OK;
     int64_t k = c->blocks++ - c->skip, all = 0;
     if (!c->refused) {
+        if (c->ndone != calls)
+            return BB_ERR_ARG;
         if (MPI_Allreduce(MPI_IN_PLACE, c->done, (int)c->ndone, MPI_INT, MPI_MIN, c->comm)
             != MPI_SUCCESS)
             return BB_ERR_MPI;
@@ -348,44 +341,30 @@ static void overlap_point_ready(bb_run_t *run, void *state)
     c->compute_none = c->batches == 0 || c->iters_per_batch == 0;
 }
 
-/* The figures.  bbench's own from the engine's rank maxima; every rank's
- * own per-call means, to every rank (outside any timing), for the rank
- * means of OSU's and the values of the rank with the largest t_ovrl for
- * IMB's. */
+/* The figures, from the engine's rank maxima and every rank's own per-call
+ * means, gathered to every rank outside any timing. */
 static void overlap_point_end(bb_run_t *run, void *state)
 {
     overlap_state_t *c = state;
-    int64_t S = bb_run_settings(run)->samples, P = c->size;
+    int64_t S = bb_run_settings(run)->samples, G = BB_OVERLAP_RANK_N;
     const bb_row_t *row[V_N];
     for (int v = 0; v < V_N; v++)
         row[v] = bb_run_row(run, v);
     if (c->blocks != c->skip + S)
         bb_run_fatal(run, "t_polled: %lld blocks, not %lld", (long long)c->blocks,
                      (long long)(c->skip + S));
-    enum { G_COMM, G_UNPOLLED, G_UNPOLLED_COMPUTE, G_N };
-    const double *mine[G_N] = { row[V_COMM]->m.local_parts, row[V_UNPOLLED]->m.local_parts,
-                                row[V_UNPOLLED]->m.local_parts + P_UNPOLLED_COMPUTE * S };
-    double *local = malloc((size_t)(G_N * S) * sizeof *local);
-    double *all = malloc((size_t)(P * G_N * S) * sizeof *all);
-    double *mean = calloc((size_t)(2 * G_N * S), sizeof *mean), *imb = mean + G_N * S;
-    if (local == NULL || all == NULL || mean == NULL)
+    double *local = malloc((size_t)(G * S) * sizeof *local);
+    double *all = malloc((size_t)(c->size * G * S) * sizeof *all);
+    if (local == NULL || all == NULL)
         bb_run_fatal(run, "out of memory");
-    for (int g = 0; g < G_N; g++)
-        memcpy(&local[g * S], mine[g], (size_t)S * sizeof *local);
-    if (MPI_Allgather(local, (int)(G_N * S), MPI_DOUBLE, all, (int)(G_N * S), MPI_DOUBLE,
-                      c->comm) != MPI_SUCCESS)
+    memcpy(&local[BB_OVERLAP_RANK_COMM * S], row[V_COMM]->m.local_parts, S * sizeof *local);
+    memcpy(&local[BB_OVERLAP_RANK_UNPOLLED * S], row[V_UNPOLLED]->m.local_parts,
+           S * sizeof *local);
+    memcpy(&local[BB_OVERLAP_RANK_UNPOLLED_COMPUTE * S],
+           row[V_UNPOLLED]->m.local_parts + P_UNPOLLED_COMPUTE * S, S * sizeof *local);
+    if (MPI_Allgather(local, (int)(G * S), MPI_DOUBLE, all, (int)(G * S), MPI_DOUBLE, c->comm)
+        != MPI_SUCCESS)
         bb_run_fatal(run, "MPI_Allgather of samples failed");
-    for (int64_t s = 0; s < S; s++) {
-        int64_t best = 0;
-        for (int64_t r = 0; r < P; r++) {
-            for (int g = 0; g < G_N; g++)
-                mean[g * S + s] += all[(r * G_N + g) * S + s] / (double)P;
-            if (all[(r * G_N + G_UNPOLLED) * S + s] > all[(best * G_N + G_UNPOLLED) * S + s])
-                best = r;
-        }
-        for (int g = 0; g < G_N; g++)
-            imb[g * S + s] = all[(best * G_N + g) * S + s];
-    }
     bb_overlap_times_t t = {
         .samples = S, .compute_none = c->compute_none,
         .comm = bb_measure_part(&row[V_COMM]->m, P_WHOLE),
@@ -394,24 +373,14 @@ static void overlap_point_end(bb_run_t *run, void *state)
         .polled = bb_measure_part(&row[V_POLLED]->m, P_WHOLE),
         .polled_compute = bb_measure_part(&row[V_POLLED]->m, P_POLLED_COMPUTE),
         .unpolled = bb_measure_part(&row[V_UNPOLLED]->m, P_WHOLE),
-        .mean_comm = &mean[G_COMM * S], .mean_unpolled = &mean[G_UNPOLLED * S],
-        .mean_unpolled_compute = &mean[G_UNPOLLED_COMPUTE * S],
-        .imb_comm = &imb[G_COMM * S], .imb_unpolled = &imb[G_UNPOLLED * S],
-        .imb_unpolled_compute = &imb[G_UNPOLLED_COMPUTE * S]
+        .ranks = c->size, .per_rank = all,
+        .reps = row[V_POLLED]->m.reps, .batches = c->batches, .completed = c->sample_done
     };
     bb_overlap_set_free(&c->figures);
     if (bb_overlap_set_compute(&t, &c->figures) != BB_OK)
         bb_run_fatal(run, "the overlap figures: out of memory or a bad time");
-    c->done_calls = 0;
-    for (int64_t s = 0; s < S; s++)
-        c->done_calls += c->sample_done[s];
-    if (c->batches == 0)
-        c->done_fraction = (bb_overlap_figure_t){ .reason = "no batches: no poll ran" };
-    else
-        bb_overlap_fraction(c->done_calls, row[V_POLLED]->m.reps * S, &c->done_fraction);
     free(local);
     free(all);
-    free(mean);
 }
 
 static cJSON *overlap_parameters(bb_run_t *run, void *state, const bb_row_t *row)
@@ -452,7 +421,7 @@ static void add_what(cJSON *q, const char *name, const char *what)
 static cJSON *overlap_quantities(bb_run_t *run, void *state, const bb_row_t *row, cJSON *q)
 {
     overlap_state_t *c = state;
-    int64_t S = bb_run_settings(run)->samples, reps = bb_run_row(run, V_POLLED)->m.reps;
+    int64_t reps = bb_run_row(run, V_POLLED)->m.reps;
     (void)row;
     bb_quantities_add(q, "compute.per_batch",
                       bb_quantity_value(c->compute_per_batch_s, "s", "call/rank"));
@@ -471,26 +440,6 @@ static cJSON *overlap_quantities(bb_run_t *run, void *state, const bb_row_t *row
     for (int p = 1; p < P_N; p++)
         add_what(q, part_names[p], part_what[p]);
     bb_overlap_set_quantities(&c->figures, c->refused ? "refused: nothing measured" : NULL, q);
-
-    const bb_overlap_figure_t *f = &c->done_fraction;
-    cJSON *d;
-    if (f->defined && !c->refused) {
-        d = bb_quantity_value(f->value, "ratio", "run/all-ranks");
-        cJSON_AddNumberToObject(d, "calls", (double)(reps * S));
-        cJSON_AddNumberToObject(d, "completed_calls", (double)c->done_calls);
-        cJSON *per = cJSON_AddArrayToObject(d, "samples");
-        for (int64_t s = 0; s < S; s++)
-            cJSON_AddItemToArray(per, cJSON_CreateNumber((double)c->sample_done[s]
-                                                         / (double)reps));
-    } else {
-        d = bb_quantity_null("ratio", "run/all-ranks",
-                             c->refused ? "refused: nothing measured" : f->reason);
-    }
-    cJSON_AddStringToObject(d, "note", "fraction of polled calls in which a progress "
-                            "poll saw the payload complete on every data rank before "
-                            "finish: local observation only, it does not prove a "
-                            "faster call, asynchronous progress or remote consumption");
-    bb_quantities_add(q, "completed_during_batches", d);
     return NULL;
 }
 
@@ -510,50 +459,16 @@ static void overlap_key_cells(bb_run_t *run, void *state)
         bb_table_number(t, c->compute_per_batch_s * 1e6, 1);
 }
 
-/* The figures in column order, their names and legends. */
-static const int fig_cols[] = { BB_OVERLAP_F_OVERLAP, BB_OVERLAP_F_UNPOLLED, BB_OVERLAP_F_OSU,
-                                BB_OVERLAP_F_IMB, BB_OVERLAP_F_SPEEDUP };
-static const char *const fig_col_names[] = { "overlap", "unpolled", "osu", "imb", "speedup" };
-static const char *const fig_col_legends[] = {
-    "overlap = " BB_OVERLAP_FORMULA " (t_polled; rank maxima)",
-    "the same from t_unpolled (no poll between batches)",
-    "OSU's overlap = " BB_OVERLAP_OSU_FORMULA " (rank means)",
-    "IMB's overlap = " BB_OVERLAP_IMB_FORMULA " (the rank with the largest t_unpolled)",
-    "speedup = " BB_OVERLAP_SPEEDUP_FORMULA
-};
-enum { FIG_COLS = sizeof fig_cols / sizeof fig_cols[0] };
-
 static void overlap_point_columns(bb_run_t *run, void *state)
 {
-    bb_table_t *t = bb_run_table(run);
     (void)state;
-    for (int k = 0; k < FIG_COLS; k++)
-        bb_table_column(t, fig_col_names[k], NULL, fig_col_legends[k], 7);
-    bb_table_column(t, "done", NULL, "fraction of polled calls whose payload every rank "
-                    "saw complete during the batches (proves nothing alone)", 5);
-    bb_table_column(t, "slowdown", NULL, "compute slowdown = " BB_OVERLAP_SLOWDOWN_FORMULA,
-                    7);
-    bb_table_column(t, "noisy", NULL, "overlap, unpolled, both or no: the figures whose "
-                    "sample ranges alone allow any value in [0, 1] (uncertainty above 1)", 5);
+    bb_overlap_set_columns(bb_run_table(run));
 }
 
 static void overlap_point_cells(bb_run_t *run, void *state)
 {
     const overlap_state_t *c = state;
-    bb_table_t *t = bb_run_table(run);
-    int ok = !c->refused;
-    for (int k = 0; k < FIG_COLS; k++)
-        bb_table_number(t, ok ? bb_overlap_set_median(&c->figures, fig_cols[k]) : (double)NAN,
-                        2);
-    bb_table_number(t, ok && c->done_fraction.defined ? c->done_fraction.value : (double)NAN,
-                    2);
-    bb_table_number(t, ok ? bb_overlap_set_median(&c->figures, BB_OVERLAP_F_SLOWDOWN)
-                          : (double)NAN, 2);
-    int a = c->figures.uncertainty[0] > 1.0, b = c->figures.uncertainty[1] > 1.0;
-    if (ok)
-        bb_table_text(t, a && b ? "both" : a ? "overlap" : b ? "unpolled" : "no");
-    else
-        bb_table_missing(t);
+    bb_overlap_set_cells(bb_run_table(run), &c->figures, !c->refused);
 }
 
 /* ---- the descriptor ------------------------------------------------------- */
@@ -644,8 +559,11 @@ static void overlap_setup(bb_run_t *run, void *state)
             max_bytes = c->bytes_list.values[i];
     c->send = malloc((size_t)max_bytes);
     c->recv = malloc((size_t)max_bytes);
-    c->sample_done = calloc((size_t)bb_run_settings(run)->samples, sizeof *c->sample_done);
-    if (c->send == NULL || c->recv == NULL || c->sample_done == NULL)
+    const bb_measure_settings_t *m = bb_run_settings(run);
+    c->sample_done = calloc((size_t)m->samples, sizeof *c->sample_done);
+    c->done_cap = m->reps > 0 ? m->reps : BB_MEASURE_REPS_CAP;
+    c->done = malloc((size_t)c->done_cap * sizeof *c->done);
+    if (c->send == NULL || c->recv == NULL || c->sample_done == NULL || c->done == NULL)
         bb_run_fatal(run, "cannot allocate %lld bytes", (long long)max_bytes);
     bb_payload_fill(c->send, max_bytes, 0);
     memset(c->recv, 0, (size_t)max_bytes);

@@ -285,16 +285,24 @@ bb_status_t bb_overlap_fraction(int64_t completed, int64_t samples,
                                 bb_overlap_figure_t *out);
 
 /* The figures of one overlap point, each per sample, from the point's
- * per-sample times in seconds (samples values each): rank maxima, rank
- * means (OSU's inputs) and the values of the rank with the largest
- * t_unpolled (IMB's t_ovrl). */
+ * per-sample times in seconds (samples values each). */
+enum { BB_OVERLAP_RANK_COMM, BB_OVERLAP_RANK_UNPOLLED, BB_OVERLAP_RANK_UNPOLLED_COMPUTE,
+       BB_OVERLAP_RANK_N };
 typedef struct bb_overlap_times {
     int64_t samples;
     int compute_none;  /* no compute asked for: the figures that need it are
                           undefined, not a quotient of timer noise */
+    /* Rank maxima (bbench's figures). */
     const double *comm, *compute, *immediate, *polled, *polled_compute, *unpolled;
-    const double *mean_comm, *mean_unpolled, *mean_unpolled_compute;
-    const double *imb_comm, *imb_unpolled, *imb_unpolled_compute;
+    /* Every rank's own per-call means, [ranks][BB_OVERLAP_RANK_N][samples]:
+     * their means are OSU's inputs, the rank with the largest t_unpolled
+     * gives IMB's (its t_ovrl). */
+    int ranks;
+    const double *per_rank;
+    /* The polled calls: reps a sample, completed[s] of them seen complete
+     * on every rank during the batches (none ran without batches). */
+    int64_t reps, batches;
+    const int64_t *completed;
 } bb_overlap_times_t;
 
 /* The figures, in the record's order. */
@@ -302,27 +310,31 @@ enum { BB_OVERLAP_F_OVERLAP, BB_OVERLAP_F_UNPOLLED, BB_OVERLAP_F_OSU, BB_OVERLAP
        BB_OVERLAP_F_IMB_CODE, BB_OVERLAP_F_SPEEDUP, BB_OVERLAP_F_SLOWDOWN, BB_OVERLAP_F_N };
 
 typedef struct bb_overlap_set {
-    int64_t samples;
+    int64_t samples, reps;
     bb_overlap_figure_t *f[BB_OVERLAP_F_N];  /* [samples] each */
     /* Of overlap and overlap.unpolled: how far the figure could move within
      * the sample ranges of its times, (range(t_comm) + range(t_overlapped))
      * / min(median t_comm, median t_compute); above 1 the ranges alone allow
      * any value in [0, 1].  NAN when undefined. */
     double uncertainty[2];
+    bb_overlap_figure_t done;  /* completed_during_batches over the samples */
+    int64_t done_calls;
+    double *done_samples;      /* [samples] */
 } bb_overlap_set_t;
 
 /* Local.  Every figure of every sample; BB_ERR_NOMEM or BB_ERR_ARG (set
  * zeroed).  The caller frees with bb_overlap_set_free. */
 bb_status_t bb_overlap_set_compute(const bb_overlap_times_t *times, bb_overlap_set_t *set_out);
 void bb_overlap_set_free(bb_overlap_set_t *set);
-/* Local.  The median of figure f over the samples; NAN when a sample's
- * figure is undefined. */
-double bb_overlap_set_median(const bb_overlap_set_t *set, int f);
-/* Local.  Every figure as a ratio quantity of q under its record name
- * ("overlap", "overlap.osu", ...) with formula, inputs, note and clamped
- * samples; null with null_reason when that is not NULL (nothing measured),
- * else null with the first undefined sample's reason. */
+/* Local.  Every figure and completed_during_batches as a ratio quantity of
+ * q under its record name ("overlap", "overlap.osu", ...) with formula,
+ * inputs and note; null with null_reason when that is not NULL (nothing
+ * measured), else null with the first undefined sample's reason. */
 void bb_overlap_set_quantities(const bb_overlap_set_t *set, const char *null_reason, cJSON *q);
+/* Rank 0.  The figures' table columns (medians over the samples, - where
+ * undefined), and a point's cells (all - when !measured). */
+void bb_overlap_set_columns(bb_table_t *table);
+void bb_overlap_set_cells(bb_table_t *table, const bb_overlap_set_t *set, int measured);
 
 /* The compute kernel every overlap measurement uses: an MPI-free,
  * cache-resident floating-point loop, independent of any payload.  Its rate

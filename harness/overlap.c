@@ -189,48 +189,83 @@ static bb_summary_t set_summary(const double *v, int64_t n)
     return sum;
 }
 
+/* OSU's inputs, the rank means, and IMB's, the values of the rank with the
+ * largest t_unpolled: [BB_OVERLAP_RANK_N][samples] each. */
+static void set_peer_times(const bb_overlap_times_t *t, double *mean, double *imb)
+{
+    int64_t S = t->samples, N = BB_OVERLAP_RANK_N;
+    const double *all = t->per_rank;
+    for (int64_t s = 0; s < S; s++) {
+        int64_t best = 0;
+        for (int64_t r = 0; r < t->ranks; r++) {
+            for (int64_t g = 0; g < N; g++)
+                mean[g * S + s] += all[(r * N + g) * S + s] / (double)t->ranks;
+            if (all[(r * N + BB_OVERLAP_RANK_UNPOLLED) * S + s]
+                > all[(best * N + BB_OVERLAP_RANK_UNPOLLED) * S + s])
+                best = r;
+        }
+        for (int64_t g = 0; g < N; g++)
+            imb[g * S + s] = all[(best * N + g) * S + s];
+    }
+}
+
 bb_status_t bb_overlap_set_compute(const bb_overlap_times_t *t, bb_overlap_set_t *set_out)
 {
     bb_overlap_set_t *fs = set_out;
     if (fs == NULL)
         return BB_ERR_ARG;
     memset(fs, 0, sizeof *fs);
-    if (t == NULL || t->samples < 1)
+    if (t == NULL || t->samples < 1 || t->ranks < 1 || t->reps < 1)
         return BB_ERR_ARG;
-    fs->samples = t->samples;
-    for (int f = 0; f < BB_OVERLAP_F_N; f++)
-        if ((fs->f[f] = calloc((size_t)t->samples, sizeof(bb_overlap_figure_t))) == NULL) {
-            bb_overlap_set_free(fs);
-            return BB_ERR_NOMEM;
-        }
+    int64_t S = t->samples;
+    fs->samples = S;
+    fs->reps = t->reps;
+    double *mean = calloc((size_t)(2 * BB_OVERLAP_RANK_N * S), sizeof *mean);
+    double *imb = mean + BB_OVERLAP_RANK_N * S;
+    int ok = mean != NULL
+             && (fs->done_samples = calloc((size_t)S, sizeof *fs->done_samples)) != NULL;
+    for (int f = 0; ok && f < BB_OVERLAP_F_N; f++)
+        ok = (fs->f[f] = calloc((size_t)S, sizeof(bb_overlap_figure_t))) != NULL;
+    bb_status_t st = ok ? BB_OK : BB_ERR_NOMEM;
+    if (ok)
+        set_peer_times(t, mean, imb);
     int none = t->compute_none;
-    bb_status_t st = BB_OK;
-    for (int64_t s = 0; s < t->samples && st == BB_OK; s++) {
+    const double *m_comm = &mean[BB_OVERLAP_RANK_COMM * S];
+    const double *m_unp = &mean[BB_OVERLAP_RANK_UNPOLLED * S];
+    const double *m_unpc = &mean[BB_OVERLAP_RANK_UNPOLLED_COMPUTE * S];
+    const double *i_comm = &imb[BB_OVERLAP_RANK_COMM * S];
+    const double *i_unp = &imb[BB_OVERLAP_RANK_UNPOLLED * S];
+    const double *i_unpc = &imb[BB_OVERLAP_RANK_UNPOLLED_COMPUTE * S];
+    for (int64_t s = 0; s < S && st == BB_OK; s++) {
         /* No compute asked for: an exact zero, so that the figures say
          * "undefined" rather than divide by the timer noise of an empty loop. */
         double tk = none ? 0.0 : t->compute[s];
-        double tk_osu = none ? 0.0 : t->mean_unpolled_compute[s];
-        double tk_imb = none ? 0.0 : t->imb_unpolled_compute[s];
         bb_overlap_figure_t **f = fs->f;
         if (bb_overlap_ratio(t->comm[s], tk, t->polled[s], &f[BB_OVERLAP_F_OVERLAP][s])
             || bb_overlap_ratio(t->comm[s], tk, t->unpolled[s], &f[BB_OVERLAP_F_UNPOLLED][s])
-            || bb_overlap_osu(t->mean_unpolled[s], tk_osu, t->mean_comm[s],
+            || bb_overlap_osu(m_unp[s], none ? 0.0 : m_unpc[s], m_comm[s],
                               &f[BB_OVERLAP_F_OSU][s])
-            || bb_overlap_imb(t->imb_comm[s], tk_imb, t->imb_unpolled[s], BB_OVERLAP_IMB_DOC,
-                              &f[BB_OVERLAP_F_IMB][s])
-            || bb_overlap_imb(t->imb_comm[s], tk_imb, t->imb_unpolled[s], BB_OVERLAP_IMB_CODE,
-                              &f[BB_OVERLAP_F_IMB_CODE][s])
+            || bb_overlap_imb(i_comm[s], none ? 0.0 : i_unpc[s], i_unp[s],
+                              BB_OVERLAP_IMB_DOC, &f[BB_OVERLAP_F_IMB][s])
+            || bb_overlap_imb(i_comm[s], none ? 0.0 : i_unpc[s], i_unp[s],
+                              BB_OVERLAP_IMB_CODE, &f[BB_OVERLAP_F_IMB_CODE][s])
             || bb_overlap_speedup(t->immediate[s], t->polled[s], &f[BB_OVERLAP_F_SPEEDUP][s])
             || bb_overlap_slowdown(none ? 0.0 : t->polled_compute[s], tk,
                                    &f[BB_OVERLAP_F_SLOWDOWN][s]))
             st = BB_ERR_ARG;
+        fs->done_calls += t->completed[s];
+        fs->done_samples[s] = (double)t->completed[s] / (double)t->reps;
     }
-    bb_summary_t comm = set_summary(t->comm, t->samples);
-    bb_summary_t comp = set_summary(t->compute, t->samples);
+    free(mean);
+    if (st == BB_OK && t->batches == 0)
+        fs->done = (bb_overlap_figure_t){ .reason = "no batches: no poll ran" };
+    else if (st == BB_OK)
+        st = bb_overlap_fraction(fs->done_calls, t->reps * S, &fs->done);
+    bb_summary_t comm = set_summary(t->comm, S), comp = set_summary(t->compute, S);
     double shorter = comm.median < comp.median ? comm.median : comp.median;
     const double *over[2] = { t->polled, t->unpolled };
     for (int k = 0; k < 2; k++) {
-        bb_summary_t o = set_summary(over[k], t->samples);
+        bb_summary_t o = set_summary(over[k], S);
         fs->uncertainty[k] = none || !(shorter > 0.0)
                                  ? (double)NAN
                                  : ((comm.max - comm.min) + (o.max - o.min)) / shorter;
@@ -246,6 +281,10 @@ void bb_overlap_set_free(bb_overlap_set_t *set)
         free(set->f[f]);
         set->f[f] = NULL;
     }
+    if (set != NULL) {
+        free(set->done_samples);
+        set->done_samples = NULL;
+    }
 }
 
 /* The values of figure f (caller frees), or NULL with the first undefined
@@ -254,7 +293,7 @@ static double *set_values(const bb_overlap_set_t *set, int f, const char **reaso
                           int64_t *clamped_out)
 {
     double *v = set->f[f] ? malloc((size_t)set->samples * sizeof *v) : NULL;
-    *reason_out = v == NULL ? "out of memory" : NULL;
+    *reason_out = v == NULL ? "not measured" : NULL;
     *clamped_out = 0;
     for (int64_t s = 0; v != NULL && s < set->samples; s++) {
         if (!set->f[f][s].defined) {
@@ -268,7 +307,7 @@ static double *set_values(const bb_overlap_set_t *set, int f, const char **reaso
     return v;
 }
 
-double bb_overlap_set_median(const bb_overlap_set_t *set, int f)
+static double set_median(const bb_overlap_set_t *set, int f)
 {
     const char *reason;
     int64_t clamped;
@@ -309,6 +348,61 @@ void bb_overlap_set_quantities(const bb_overlap_set_t *set, const char *null_rea
         }
         bb_quantities_add(q, set_names[f], fq);
     }
+    cJSON *d;
+    if (null_reason == NULL && set->done.defined) {
+        d = bb_quantity_value(set->done.value, "ratio", "run/all-ranks");
+        cJSON_AddNumberToObject(d, "calls", (double)(set->reps * set->samples));
+        cJSON_AddNumberToObject(d, "completed_calls", (double)set->done_calls);
+        cJSON_AddItemToObject(d, "samples",
+                              cJSON_CreateDoubleArray(set->done_samples, (int)set->samples));
+    } else {
+        d = bb_quantity_null("ratio", "run/all-ranks",
+                             null_reason ? null_reason : set->done.reason);
+    }
+    cJSON_AddStringToObject(d, "note", "fraction of polled calls in which a progress "
+                            "poll saw the payload complete on every data rank before "
+                            "finish: local observation only, it does not prove a "
+                            "faster call, asynchronous progress or remote consumption");
+    bb_quantities_add(q, "completed_during_batches", d);
+}
+
+/* The figures in column order, their names and legends. */
+static const int set_cols[] = { BB_OVERLAP_F_OVERLAP, BB_OVERLAP_F_UNPOLLED, BB_OVERLAP_F_OSU,
+                                BB_OVERLAP_F_IMB, BB_OVERLAP_F_SPEEDUP };
+static const char *const set_col_names[] = { "overlap", "unpolled", "osu", "imb", "speedup" };
+static const char *const set_col_legends[] = {
+    "overlap = " BB_OVERLAP_FORMULA " (t_polled; rank maxima)",
+    "the same from t_unpolled (no poll between batches)",
+    "OSU's overlap = " BB_OVERLAP_OSU_FORMULA " (rank means)",
+    "IMB's overlap = " BB_OVERLAP_IMB_FORMULA " (the rank with the largest t_unpolled)",
+    "speedup = " BB_OVERLAP_SPEEDUP_FORMULA
+};
+enum { SET_COLS = sizeof set_cols / sizeof set_cols[0] };
+
+void bb_overlap_set_columns(bb_table_t *t)
+{
+    for (int k = 0; k < SET_COLS; k++)
+        bb_table_column(t, set_col_names[k], NULL, set_col_legends[k], 7);
+    bb_table_column(t, "done", NULL, "fraction of polled calls whose payload every rank "
+                    "saw complete during the batches (proves nothing alone)", 5);
+    bb_table_column(t, "slowdown", NULL, "compute slowdown = " BB_OVERLAP_SLOWDOWN_FORMULA,
+                    7);
+    bb_table_column(t, "noisy", NULL, "overlap, unpolled, both or no: the figures whose "
+                    "sample ranges alone allow any value in [0, 1] (uncertainty above 1)", 5);
+}
+
+void bb_overlap_set_cells(bb_table_t *t, const bb_overlap_set_t *set, int measured)
+{
+    const double none = (double)NAN;
+    for (int k = 0; k < SET_COLS; k++)
+        bb_table_number(t, measured ? set_median(set, set_cols[k]) : none, 2);
+    bb_table_number(t, measured && set->done.defined ? set->done.value : none, 2);
+    bb_table_number(t, measured ? set_median(set, BB_OVERLAP_F_SLOWDOWN) : none, 2);
+    int a = set->uncertainty[0] > 1.0, b = set->uncertainty[1] > 1.0;
+    if (measured)
+        bb_table_text(t, a && b ? "both" : a ? "overlap" : b ? "unpolled" : "no");
+    else
+        bb_table_missing(t);
 }
 
 /* ---- compute kernel ---------------------------------------------------- */

@@ -11,7 +11,6 @@
 #include "config.h"
 #include "runner.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -357,11 +356,12 @@ static void overlap_point_end(bb_run_t *run, void *state)
     double *all = malloc((size_t)(c->size * G * S) * sizeof *all);
     if (local == NULL || all == NULL)
         bb_run_fatal(run, "out of memory");
-    memcpy(&local[BB_OVERLAP_RANK_COMM * S], row[V_COMM]->m.local_parts, S * sizeof *local);
-    memcpy(&local[BB_OVERLAP_RANK_UNPOLLED * S], row[V_UNPOLLED]->m.local_parts,
-           S * sizeof *local);
-    memcpy(&local[BB_OVERLAP_RANK_UNPOLLED_COMPUTE * S],
-           row[V_UNPOLLED]->m.local_parts + P_UNPOLLED_COMPUTE * S, S * sizeof *local);
+    static const int from[BB_OVERLAP_RANK_N][2] = {  /* way, part */
+        { V_COMM, P_WHOLE }, { V_UNPOLLED, P_WHOLE }, { V_UNPOLLED, P_UNPOLLED_COMPUTE }
+    };
+    for (int g = 0; g < G; g++)
+        memcpy(&local[g * S], row[from[g][0]]->m.local_parts + from[g][1] * S,
+               (size_t)S * sizeof *local);
     if (MPI_Allgather(local, (int)(G * S), MPI_DOUBLE, all, (int)(G * S), MPI_DOUBLE, c->comm)
         != MPI_SUCCESS)
         bb_run_fatal(run, "MPI_Allgather of samples failed");
@@ -404,10 +404,8 @@ static cJSON *overlap_parameters(bb_run_t *run, void *state, const bb_row_t *row
     cJSON_AddNumberToObject(params, "destination", c->destination);
     cJSON_AddNumberToObject(params, "samples", (double)bb_run_settings(run)->samples);
     const char *async = getenv("MPIR_CVAR_ASYNC_PROGRESS");
-    if (async != NULL)
-        cJSON_AddStringToObject(params, "async_progress", async);
-    else
-        cJSON_AddNullToObject(params, "async_progress");
+    cJSON_AddItemToObject(params, "async_progress",
+                          async ? cJSON_CreateString(async) : cJSON_CreateNull());
     return params;
 }
 
@@ -621,13 +619,7 @@ static int overlap_finish(bb_run_t *run, void *state)
         cJSON *doc = bb_record_json(bb_bench_record(bb_run_bench(run)));
         cJSON_AddItemToObject(doc, "progress", bb_progress_json(bb_run_bench(run),
                                                                 &c->progress));
-        cJSON *f = cJSON_AddObjectToObject(doc, "formulas");
-        cJSON_AddStringToObject(f, "overlap", BB_OVERLAP_FORMULA);
-        cJSON_AddStringToObject(f, "overlap.osu", BB_OVERLAP_OSU_FORMULA);
-        cJSON_AddStringToObject(f, "overlap.imb", BB_OVERLAP_IMB_FORMULA);
-        cJSON_AddStringToObject(f, "overlap.imb_code", BB_OVERLAP_IMB_CODE_FORMULA);
-        cJSON_AddStringToObject(f, "overlap.speedup", BB_OVERLAP_SPEEDUP_FORMULA);
-        cJSON_AddStringToObject(f, "overlap.compute_slowdown", BB_OVERLAP_SLOWDOWN_FORMULA);
+        cJSON_AddItemToObject(doc, "formulas", bb_overlap_formulas());
     }
     if (c->phase != NULL && bb_transfer_phase_close(c->phase) != BB_OK)
         bb_run_fatal(run, "cannot close the transfer phase");

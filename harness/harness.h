@@ -334,6 +334,8 @@ void bb_overlap_set_quantities(const bb_overlap_set_t *set, const char *null_rea
 /* Rank 0.  The figures' table columns (medians over the samples, - where
  * undefined), and a point's cells (all - when !measured). */
 void bb_overlap_set_columns(bb_table_t *table);
+/* The formulas by figure name (the record's "formulas"), caller owns. */
+cJSON *bb_overlap_formulas(void);
 void bb_overlap_set_cells(bb_table_t *table, const bb_overlap_set_t *set, int measured);
 
 /* The compute kernel every overlap measurement uses: an MPI-free,

@@ -180,6 +180,15 @@ static const char *const set_inputs[BB_OVERLAP_F_N][4] = {
     { "overlap.t_polled.compute", "overlap.t_compute", NULL }
 };
 
+cJSON *bb_overlap_formulas(void)
+{
+    cJSON *f = cJSON_CreateObject();
+    for (int k = 0; k < BB_OVERLAP_F_N; k++)
+        if (k != BB_OVERLAP_F_UNPOLLED)  /* overlap's, on other inputs */
+            cJSON_AddStringToObject(f, set_names[k], set_formulas[k]);
+    return f;
+}
+
 /* Median, min and max of n samples (NAN when they cannot be summarized). */
 static bb_summary_t set_summary(const double *v, int64_t n)
 {

@@ -1,7 +1,7 @@
 /* test-overlap: the overlap figures on synthetic times (full overlap, none,
  * partial, clamping, zero compute, zero communication, bad input), the
- * peer-style variants, and the compute kernel's calibration.  Serial: no
- * MPI_Init. */
+ * peer-style variants, one point's figure set, and the compute kernel's
+ * calibration.  Serial: no MPI_Init. */
 #include "config.h"
 #include "harness.h"
 #include "../check.h"
@@ -191,6 +191,68 @@ static void test_compute(void)
     CHECK(isfinite(bb_compute_run(n)));
 }
 
+/* The figures of one point: two samples of two ranks, the rank with the
+ * largest t_unpolled swapping between samples (IMB's inputs follow it). */
+static void test_set(void)
+{
+    enum { S = 2 };
+    const double comm[S] = { 1.0, 1.0 }, compute[S] = { 2.0, 2.0 };
+    const double immediate[S] = { 3.0, 3.0 }, polled[S] = { 2.5, 2.5 };
+    const double polled_compute[S] = { 2.0, 2.0 }, unpolled[S] = { 3.0, 3.0 };
+    /* [rank][comm, unpolled, unpolled.compute][sample] */
+    const double per_rank[2 * BB_OVERLAP_RANK_N * S] = {
+        1.0, 0.5, 2.75, 2.25, 2.0, 1.5,
+        0.5, 1.0, 2.25, 2.75, 1.5, 2.0
+    };
+    const int64_t completed[S] = { 4, 2 };
+    bb_overlap_times_t t = {
+        .samples = S, .comm = comm, .compute = compute, .immediate = immediate,
+        .polled = polled, .polled_compute = polled_compute, .unpolled = unpolled,
+        .ranks = 2, .per_rank = per_rank, .reps = 4, .batches = 1, .completed = completed
+    };
+    bb_overlap_set_t set;
+    CHECK(bb_overlap_set_compute(&t, &set) == BB_OK);
+    for (int s = 0; s < S; s++) {
+        CHECK(set.f[BB_OVERLAP_F_OVERLAP][s].value == 0.5);
+        CHECK(set.f[BB_OVERLAP_F_UNPOLLED][s].value == 0.0);
+        /* Rank means: 1 - (2.5 - 1.75) / 0.75. */
+        CHECK(set.f[BB_OVERLAP_F_OSU][s].value == 0.0);
+        /* The rank with t_unpolled 2.75: (1 + 2 - 2.75) / min, / max. */
+        CHECK(set.f[BB_OVERLAP_F_IMB][s].value == 0.25);
+        CHECK(set.f[BB_OVERLAP_F_IMB_CODE][s].value == 0.125);
+        CHECK(set.f[BB_OVERLAP_F_SPEEDUP][s].value == 3.0 / 2.5);
+        CHECK(set.f[BB_OVERLAP_F_SLOWDOWN][s].value == 1.0);
+    }
+    CHECK(set.done.defined && set.done.value == 0.75 && set.done_calls == 6);
+    CHECK(set.done_samples[0] == 1.0 && set.done_samples[1] == 0.5);
+    CHECK(set.uncertainty[0] == 0.0);  /* every range empty */
+    cJSON *q = cJSON_CreateObject();
+    bb_overlap_set_quantities(&set, NULL, q);
+    cJSON *o = cJSON_GetObjectItemCaseSensitive(q, "overlap");
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "value")) == 0.5);
+    CHECK(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(o, "inputs")));
+    o = cJSON_GetObjectItemCaseSensitive(q, "completed_during_batches");
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "value")) == 0.75);
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(q, "overlap.imb")) > 0);
+    cJSON_Delete(q);
+    q = cJSON_CreateObject();
+    bb_overlap_set_quantities(&set, "refused", q);
+    o = cJSON_GetObjectItemCaseSensitive(q, "overlap.speedup");
+    CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "value")));
+    cJSON_Delete(q);
+    bb_overlap_set_free(&set);
+
+    /* No compute and no batches: the figures that need them are undefined. */
+    t.compute_none = 1;
+    t.batches = 0;
+    CHECK(bb_overlap_set_compute(&t, &set) == BB_OK);
+    CHECK(!set.f[BB_OVERLAP_F_OVERLAP][0].defined && !set.done.defined);
+    CHECK(set.f[BB_OVERLAP_F_SPEEDUP][0].defined && isnan(set.uncertainty[0]));
+    bb_overlap_set_free(&set);
+    t.reps = 0;
+    CHECK(bb_overlap_set_compute(&t, &set) == BB_ERR_ARG && set.f[0] == NULL);
+}
+
 int main(void)
 {
     test_ratio();
@@ -198,6 +260,7 @@ int main(void)
     test_imb();
     test_speedup_slowdown_fraction();
     test_compute();
+    test_set();
     printf("test-overlap: %d passed, %d failed\n", passed, failed);
     return check_verdict();
 }

@@ -1,7 +1,9 @@
 /* variants.c: the one path from a benchmark's variants to its table row
  * and record points: every row of a point measured together (samples
- * interleaved, the first row's reps shared), the tallies agreed, the
- * columns, ratios, status cell and standard quantities written once. */
+ * interleaved, the leading row's reps shared; rows declared alone first,
+ * on their own), the tallies agreed, the columns, ratios, status cell and
+ * standard quantities written once (one record point per row, or one for
+ * the point when its rows are merged). */
 #include "config.h"
 #include "runner-int.h"
 
@@ -340,8 +342,9 @@ int bb_variants_point(bb_run_t *run, void *state, size_t i)
     agree_tallies(run);
     if (bb_run_rank(run) == 0) {
         table_row(run, state);
-        for (int r = 0; r < run->nrows; r = d->merged ? run->nrows : r + 1)
-            record_rows(run, state, r, d->merged ? run->nrows : r + 1);
+        int step = d->merged ? run->nrows : 1;  /* rows per record point */
+        for (int r = 0; r < run->nrows; r += step)
+            record_rows(run, state, r, r + step);
     }
     int code = BB_EXIT_OK;
     char point[256] = "";

@@ -4,7 +4,7 @@
  * MPI-free on purpose: records are built and checked by tools and unit
  * tests that never initialize MPI. */
 #include "config.h"
-#include "common.h"
+#include "bbtext.h"
 #include "bbrecord.h"
 #include "bb-git.h"
 
@@ -215,7 +215,7 @@ static cJSON *bb_refusal_json(const bb_refusal_t *refusal)
     cJSON *r = cJSON_CreateObject();
     if (r == NULL)
         return NULL;
-    int ok = bb_add(r, "stage", cJSON_CreateString(bb_stage_name(refusal->stage)));
+    int ok = bb_add(r, "stage", cJSON_CreateString(bb_text_stage(refusal->stage)));
     /* rank -1: no rank is to blame (a pure contract mismatch). */
     ok &= bb_add(r, "rank", refusal->rank < 0
                                 ? cJSON_CreateNull()

@@ -1,4 +1,4 @@
-/* record.c: JSON measurement records (schema bbench.record/1, DESIGN 3):
+/* record.c: JSON measurement records (schema bbench.record/1, doc/records.md):
  * building, atomic writing, reading back with shape validation.
  *
  * MPI-free on purpose: records are built and checked by tools and unit
@@ -171,7 +171,7 @@ cJSON *bb_record_json(bb_record_t *record)
     return record ? record->doc : NULL;
 }
 
-/* Keep "points" last, so that a record reads top-down as DESIGN 3 lists it
+/* Keep "points" last, so that a record reads top-down as doc/records.md lists it
  * (provenance first, then the measurements). */
 static void bb_record_points_last(bb_record_t *record)
 {

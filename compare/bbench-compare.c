@@ -200,7 +200,7 @@ static int write_details(const char *path, const bb_record_set_t *base,
 close_fd:
     close(fd);
 free_text:
-    bb_free(text);
+    free(text);
     return rc;
 }
 
@@ -246,7 +246,7 @@ static int run_extract(const char *path, char **quantities, size_t nq)
         return st == BB_ERR_PARSE ? BB_EXIT_USAGE : BB_EXIT_FATAL;
     }
     fputs(tsv, stdout);
-    bb_free(tsv);
+    free(tsv);
     return BB_EXIT_OK;
 }
 
@@ -324,7 +324,7 @@ int main(int argc, char **argv)
             return finish_stdout(BB_EXIT_OK);
         }
         case 'V':
-            printf(PROG " (bbench) %s\n", bb_version());
+            printf(PROG " (bbench) %s\n", PACKAGE_VERSION);
             return finish_stdout(BB_EXIT_OK);
         case ':':
             snprintf(err, sizeof err, "option '%s' needs a value", argv[optind - 1]);
@@ -394,11 +394,11 @@ int main(int argc, char **argv)
     }
     if (details != NULL &&
         (rc = write_details(details, base, cand, report, format)) != BB_EXIT_OK) {
-        bb_free(text);
+        free(text);
         goto free_report;
     }
     put_capped(text, format == BB_COMPARE_MARKDOWN ? BB_MARKDOWN_MAX : 0, details);
-    bb_free(text);
+    free(text);
     rc = bb_compare_exit_code(&summary, report_only);
     if (summary.matched == 0)
         fprintf(stderr, PROG ": no point of %s matches a point of %s "

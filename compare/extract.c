@@ -1,7 +1,7 @@
 /* extract.c: tab-separated plot data of a record set (bbench-compare
  * --extract).  Part of bbench-compare's comparison (compare.h); MPI-free. */
 #include "config.h"
-#include "common.h"
+#include "bbtext.h"
 #include "bbrecord.h"
 #include "compare.h"
 

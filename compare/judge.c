@@ -3,7 +3,7 @@
  * rule cannot judge.  Part of bbench-compare's comparison (compare.h);
  * MPI-free. */
 #include "config.h"
-#include "common.h"
+#include "bbtext.h"
 #include "bbrecord.h"
 #include "compare.h"
 

@@ -2,7 +2,7 @@
  * changed) or JSON.  Part of bbench-compare's comparison (compare.h);
  * MPI-free. */
 #include "config.h"
-#include "common.h"
+#include "bbtext.h"
 #include "bbrecord.h"
 #include "compare.h"
 
@@ -464,7 +464,7 @@ char *bb_compare_render(const cJSON *report, bb_compare_format_t format,
         cJSON_free(raw);
         if (s == NULL)
             return NULL;
-        /* Hand back memory bb_free() can release, with a final newline. */
+        /* Hand back memory free() can release, with a final newline. */
         bb_buf_t b = {0};
         bb_buf_puts(&b, s);
         bb_buf_puts(&b, "\n");

@@ -2,7 +2,7 @@
  * pairs, provenance warnings, the machines' speed, the summary and the exit
  * code.  Part of bbench-compare's comparison (compare.h); MPI-free. */
 #include "config.h"
-#include "common.h"
+#include "bbtext.h"
 #include "bbrecord.h"
 #include "compare.h"
 

@@ -1,7 +1,7 @@
 /* statistics.c: the two-sided Mann-Whitney U test and the median of a list.
  * Part of bbench-compare's comparison (compare.h); MPI-free. */
 #include "config.h"
-#include "common.h"
+#include "bbtext.h"
 #include "bbrecord.h"
 #include "compare.h"
 

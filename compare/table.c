@@ -2,7 +2,7 @@
  * own, not the benchmarks' harness/table.c).  Part of bbench-compare's
  * comparison (compare.h); MPI-free. */
 #include "config.h"
-#include "common.h"
+#include "bbtext.h"
 #include "bbrecord.h"
 #include "compare.h"
 

@@ -2,7 +2,7 @@
  * exact) and the small text helpers every part of the comparison uses.  Part
  * of bbench-compare's comparison (compare.h); MPI-free. */
 #include "config.h"
-#include "common.h"
+#include "bbtext.h"
 #include "bbrecord.h"
 #include "compare.h"
 

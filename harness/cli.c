@@ -18,7 +18,7 @@
  * order.  A multiplicative range from 0 goes 0, 1, F, F^2, ... (0 times F
  * would never advance).  At most BB_CLI_LIST_MAX values in all. */
 #include "config.h"
-#include "common.h"
+#include "bbtext.h"
 #include "cli.h"
 
 #include <ctype.h>

@@ -117,7 +117,7 @@ size_t bb_utf8_invalid_at(const char *text, size_t len);
 
 /* Local.  A copy of JSON text (as cJSON_Print makes it) in which every byte
  * that is not part of valid UTF-8, which can only stand inside a string
- * there, is replaced by the escape \ufffd.  Caller frees (bb_free); NULL when
+ * there, is replaced by the escape \ufffd.  Caller frees (free); NULL when
  * out of memory. */
 char *bb_json_text_utf8(const char *text);
 
@@ -231,7 +231,7 @@ typedef enum bb_compare_format {
  * contract changes, regressions and improvements one line per point, at
  * most 10, unmatched points grouped by benchmark and rank count);
  * all_timings adds every moved timing, every timing of every pair and every
- * unmatched point.  Caller owns the string (bb_free); NULL on allocation
+ * unmatched point.  Caller owns the string (free); NULL on allocation
  * failure. */
 char *bb_compare_render(const cJSON *report, bb_compare_format_t format,
                         int all_timings);
@@ -241,7 +241,7 @@ char *bb_compare_render(const cJSON *report, bb_compare_format_t format,
  * seen in the set (first-seen order; "-" where a point lacks it), and for
  * each named quantity NAME, NAME.min, NAME.max (median and range of a
  * timing, the value and NaN NaN otherwise, NaN when absent or null).
- * Caller owns *tsv_out (bb_free). */
+ * Caller owns *tsv_out (free). */
 bb_status_t bb_record_set_extract(const bb_record_set_t *set,
                                   const char *const *quantities, size_t nq,
                                   char **tsv_out, char *err, size_t errlen);

@@ -1,10 +1,10 @@
-/* record.c: JSON measurement records (schema bbench.record/1, DESIGN 3):
+/* record.c: JSON measurement records (schema bbench.record/1, doc/records.md):
  * building, atomic writing, reading back with shape validation.
  *
  * MPI-free on purpose: records are built and checked by tools and unit
  * tests that never initialize MPI. */
 #include "config.h"
-#include "common.h"
+#include "bbtext.h"
 #include "bbrecord.h"
 #include "bb-git.h"
 
@@ -171,7 +171,7 @@ cJSON *bb_record_json(bb_record_t *record)
     return record ? record->doc : NULL;
 }
 
-/* Keep "points" last, so that a record reads top-down as DESIGN 3 lists it
+/* Keep "points" last, so that a record reads top-down as doc/records.md lists it
  * (provenance first, then the measurements). */
 static void bb_record_points_last(bb_record_t *record)
 {
@@ -215,7 +215,7 @@ static cJSON *bb_refusal_json(const bb_refusal_t *refusal)
     cJSON *r = cJSON_CreateObject();
     if (r == NULL)
         return NULL;
-    int ok = bb_add(r, "stage", cJSON_CreateString(bb_stage_name(refusal->stage)));
+    int ok = bb_add(r, "stage", cJSON_CreateString(bb_text_stage(refusal->stage)));
     /* rank -1: no rank is to blame (a pure contract mismatch). */
     ok &= bb_add(r, "rank", refusal->rank < 0
                                 ? cJSON_CreateNull()

@@ -48,6 +48,25 @@ bb_serial() {
     timeout -k 5 "$BB_TIMEOUT" "$@"
 }
 
+# bb_np_test NP OUT CMD...: run a C test (tests/check.h) on NP ranks, or as
+# a singleton without a launcher when NP is 0, its output in OUT; two checks:
+# it exits 0 and prints its summary "on N ranks: M passed, 0 failed" (its
+# output goes to stderr when it fails).  The -n loop of the library tests.
+bb_np_test() {
+    np=$1 out=$2
+    shift 2
+    if [ "$np" -eq 0 ]; then bb_serial "$@"; else bb_mpirun "$np" "$@"; fi > "$out" 2>&1
+    rc=$?
+    what=$(basename "$1")
+    [ $# -gt 1 ] && what="$what $2"
+    ranks=$np
+    [ "$np" -eq 0 ] && ranks=1 && what="singleton $what"
+    bb_expect_rc 0 $rc "$what at -n $ranks"
+    [ $rc -eq 0 ] || head -n 60 "$out" >&2
+    bb_expect_grep "on $ranks ranks: [0-9]* passed, 0 failed" "$out" "$what: -n $ranks summary"
+    return $rc
+}
+
 # bb_expect_rc WANT GOT WHAT: record one check.
 bb_expect_rc() {
     bb_checks=$((bb_checks + 1))

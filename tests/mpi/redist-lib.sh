@@ -1,8 +1,9 @@
 #!/bin/sh
 # Redistribution on real MPI: every method x layout pairs x both commands
 # moves the right data, in MDI mode and intra mode (one code, two layouts),
-# at 1, 2 and 3 ranks (4 ranks: redist-n4.sh); auto chooses by its rule,
-# alike on every rank (direct for a contiguous pair); plan bytes are counted.
+# as a singleton and at 2 and 3 ranks (4 ranks: redist-n4.sh); auto chooses
+# by its rule, alike on every rank (direct for a contiguous pair); plan
+# bytes are counted.
 . "$(dirname "$0")/../lib.sh"
 
 out="$BB_TMP/out"
@@ -22,17 +23,9 @@ bb_redist_auto_lines() {
     done
 }
 
-bb_serial "$T" moves > "$out" 2>&1
-bb_expect_rc 0 $? "singleton test-redist moves (intra mode on one rank)"
-bb_expect_grep "moves on 1 ranks: [0-9]* passed, 0 failed" "$out" "singleton summary"
-bb_redist_auto_lines 1
-
-for np in 2 3; do
-    bb_mpirun "$np" "$T" moves > "$out" 2>&1
-    rc=$?
-    bb_expect_rc 0 $rc "test-redist moves at -n $np"
-    [ $rc -eq 0 ] || cat "$out" >&2
-    bb_expect_grep "moves on $np ranks: [0-9]* passed, 0 failed" "$out" "-n $np summary"
+# redist-n4.sh sets nps and sources this file.
+for np in ${nps:-0 2 3}; do
+    bb_np_test "$np" "$out" "$T" moves
     bb_redist_auto_lines "$np"
 done
 bb_finish

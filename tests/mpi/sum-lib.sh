@@ -8,10 +8,6 @@ bb_expect_rc 0 $? "singleton test-sum (no mpiexec)"
 bb_expect_grep "on 1 ranks: [0-9]* passed, 0 failed" "$out" "singleton summary"
 
 for np in 1 2 3 4; do
-    bb_mpirun "$np" "$B/tests/mpi/test-sum" > "$out" 2>&1
-    rc=$?
-    bb_expect_rc 0 $rc "test-sum at -n $np"
-    [ $rc -eq 0 ] || cat "$out" >&2
-    bb_expect_grep "on $np ranks: [0-9]* passed, 0 failed" "$out" "-n $np summary"
+    bb_np_test "$np" "$out" "$B/tests/mpi/test-sum"
 done
 bb_finish

@@ -5,9 +5,6 @@
 . "$(dirname "$0")/../lib.sh"
 
 out="$BB_TMP/out"
-bb_mpirun "$np" "$B/tests/mpi/test-transfer" 50 > "$out" 2>&1
-rc=$?
-bb_expect_rc 0 $rc "test-transfer at -n $np"
-[ $rc -eq 0 ] || cat "$out" >&2
-bb_expect_grep "on $np ranks: [0-9]* passed, 0 failed (50 reuse" "$out" "-n $np summary"
+bb_np_test "$np" "$out" "$B/tests/mpi/test-transfer" 50
+bb_expect_grep "passed, 0 failed (50 reuse" "$out" "-n $np: 50 tickets on one phase"
 bb_finish

@@ -6,11 +6,7 @@
 bb_skip_without_persistent  # every policy is measured, persistent among them
 out="$BB_TMP/out"
 for np in 1 2 3 4; do
-    bb_mpirun "$np" "$B/tests/mpi/test-transfer-policy" > "$out" 2>&1
-    rc=$?
-    bb_expect_rc 0 $rc "test-transfer-policy at -n $np"
-    [ $rc -eq 0 ] || cat "$out" >&2
-    bb_expect_grep "on $np ranks: [0-9]* passed, 0 failed" "$out" "-n $np summary"
+    bb_np_test "$np" "$out" "$B/tests/mpi/test-transfer-policy"
 done
 # The second ticket's payload Wait on the source (its third MPI_Wait: the
 # first ticket waited for its payload and its receipt), and its payload

@@ -63,8 +63,10 @@ int bb_policy_list(const bb_policy_choice_t *choice, bb_phase_attr_t *out)
                 for (int b = 0; b < 2; b++)
                     if ((choice->buffers & (1u << b)) && (choice->admission & (1u << a))
                         && (choice->requests & (1u << r)) && (choice->metrics & (1u << m)))
-                        out[n++] = (bb_phase_attr_t){ (bb_buffers_t)b, (bb_admission_t)a,
-                                                      (bb_requests_t)r, (bb_metrics_t)m };
+                        out[n++] = (bb_phase_attr_t){ .buffers = (bb_buffers_t)b,
+                                                      .admission = (bb_admission_t)a,
+                                                      .requests = (bb_requests_t)r,
+                                                      .metrics = (bb_metrics_t)m };
     return n;
 }
 

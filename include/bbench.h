@@ -312,7 +312,10 @@ typedef struct bb_sum_provider {
      * refused). */
     int (*prepare)(void *arg, const double **data_out, int64_t *len_out);
     /* Called exactly once for every non-NULL array prepare produced, after
-     * the phase copied it, on success and on refusal alike.  May be NULL. */
+     * the phase copied it, on success and on refusal alike.  Borrowed
+     * buffers: at the end of the call instead, after the payload completed
+     * (or after the refusal), and never after an MPI error (the array stays
+     * MPI's).  May be NULL. */
     void (*release)(void *arg, const double *data);
     void *arg;
 } bb_sum_provider_t;

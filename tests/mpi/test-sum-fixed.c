@@ -416,6 +416,76 @@ static void fresh_cases(bb_world_t *world)
     free(p.data);
 }
 
+/* ---- borrowed contributions ------------------------------------------- */
+
+/* The provider's array is posted as it is: released once per call, at its
+ * end, after the payload completed (an admitted call's MPI_Test came
+ * first) or after the refusal; the verdicts are the contract phase's. */
+static void borrowed_cases(bb_world_t *world)
+{
+    for (int persistent = 0; persistent < 2; persistent++) {
+        bb_requests_t req = persistent ? BB_REQUESTS_PERSISTENT : BB_REQUESTS_PER_CALL;
+        bb_sum_phase_t *phase = make(world, BB_BUFFERS_BORROWED, req, BB_SHAPE_FREE);
+        bb_sum_phase_t *ref = make(world, BB_BUFFERS_RETAINED, req, BB_SHAPE_FREE);
+        const char *how = bb_requests_name(req);
+        provider_t p = { .data = malloc(CAP * sizeof(double)), .scribble = 1 };
+        bb_sum_provider_t prov = { provider_prepare, provider_release, &p };
+        for (int c = 0; c < C_N; c++) {
+            bb_sum_contract_t k = { .phase_id = 5, .epoch = 2, .count = COUNT,
+                                    .max_elements = CAP };
+            int odd = rank == ranks - 1;
+            p.fail = odd && c == C_PROVIDER;
+            if (odd && c == C_PHASE_ID)
+                k.phase_id = 6;
+            if (odd && c == C_OVER_CAP)
+                k.count = CAP + 1;
+            if (odd && c == C_SEQUENCE) {
+                bb_sum_phase_set_sequence(phase, bb_sum_phase_sequence(phase) + 1);
+                bb_sum_phase_set_sequence(ref, bb_sum_phase_sequence(ref) + 1);
+            }
+            p.len = odd && c == C_LENGTH ? k.count + 1 : k.count;
+            bb_sum_metrics_t m, mr;
+            double *r = NULL, *rr = NULL;
+            fill_integers(p.data, CAP);
+            bb_status_t sr = bb_sum_phase_run(ref, &prov, &k, &rr, &mr);
+            fill_integers(p.data, CAP);  /* the release scribbled it */
+            p.released = 0;
+            long tests = bbfault_calls("MPI_Test");
+            bbfault_collectives_t before = bbfault_collectives();
+            bb_status_t st = bb_sum_phase_run(phase, &prov, &k, &r, &m);
+            bbfault_collectives_t made = bbfault_collectives_since(before);
+            /* A provider that failed, or a call refused before prepare (over
+             * the cap), lent nothing. */
+            int lent = !(p.fail || (odd && c == C_OVER_CAP));
+            CHECK_MSG(p.released == lent, "borrowed %s, %s: released %d times", how,
+                      case_names[c], p.released);
+            CHECK_MSG(st == sr && m.refusal.stage == mr.refusal.stage
+                          && m.refusal.sequence == mr.refusal.sequence,
+                      "borrowed %s, %s: %s, retained %s", how, case_names[c],
+                      bb_status_string(st), bb_status_string(sr));
+            if (st == BB_OK) {
+                /* Released after the payload's MPI_Test; the release
+                 * scribbled the array, the result is the exact sum. */
+                CHECK_MSG(p.tests_at_release == tests + 1, "borrowed %s: released before "
+                          "completion", how);
+                CHECK(sum_ok(r, COUNT) && memcmp(r, rr, COUNT * sizeof(double)) == 0);
+                CHECK(m.tracked_bytes == 144 + 8 * CAP);
+            } else {
+                CHECK(r == NULL && bbfault_calls("MPI_Test") == tests);
+            }
+            /* Persistent: the same array, the same payload request (made at
+             * the first admitted call only). */
+            if (persistent && c > C_NONE && st == BB_OK)
+                CHECK_MSG(made.init == 0 && made.request_free == 0,
+                          "borrowed persistent, %s: %ld init, %ld free", case_names[c],
+                          made.init, made.request_free);
+        }
+        CHECK(bb_sum_phase_tracked_live(phase) == 144 + 8 * CAP);
+        CHECK(bb_sum_phase_destroy(phase) == BB_OK && bb_sum_phase_destroy(ref) == BB_OK);
+        free(p.data);
+    }
+}
+
 /* ---- poison ------------------------------------------------------------- */
 
 static int poison_case(bb_world_t *world, const char *verdict_path, const char *how)
@@ -480,6 +550,7 @@ int main(int argc, char **argv)
     equivalence_cases(world);
     random_cases(world);
     fresh_cases(world);
+    borrowed_cases(world);
     int ok = bbfault_all_true(failed == 0) && !bbfault_all_true(passed == 0);
     if (rank == 0)
         printf("test-sum-fixed on %d ranks: %d passed, %d failed\n", ranks, passed, failed);

@@ -16,7 +16,7 @@
 /* The protocol and the references, each differing from its neighbour in the
  * ratio chain in one thing (the mode of a point, in this order). */
 enum { V_PROTOCOL, V_RAW, V_RAW_NB, V_RAW_FRESH, V_ADMISSION, V_RAW_PERSISTENT, V_RAW_COPY,
-       V_N };
+       V_FIXED_RAW, V_N };
 enum { MODE_PROTOCOL = 1u << V_PROTOCOL, MODE_RAW = 1u << V_RAW,
        MODE_BOTH = MODE_PROTOCOL | MODE_RAW };
 
@@ -67,7 +67,8 @@ typedef struct sum_state {
     int type;                 /* of the raw references (TYPE_*) */
     /* the run */
     bb_run_t *run;
-    bb_sum_phase_t *phases[BB_POLICY_MAX];       /* one per policy measured */
+    bb_sum_phase_t *phases[BB_POLICY_MAX];       /* one per policy measured (fixed
+                                                    shape: made per point) */
     bb_agreement_t *agreements[BB_POLICY_MAX];   /* the admission references' */
     MPI_Request raw_request;  /* raw-persistent: made per point */
     provider_state_t provider_state;
@@ -126,6 +127,12 @@ static void fill_value(void *buf, int type, int64_t i, int rank)
         ((int *)buf)[i] = (int)v;
     else
         ((double *)buf)[i] = v;
+}
+
+static int sum_refusal_asked(const void *state)
+{
+    const sum_state_t *s = state;
+    return s->refuse_rank >= 0 || s->mismatch_rank >= 0;
 }
 
 /* ---- the variants' calls ------------------------------------------------ */
@@ -279,6 +286,25 @@ static bb_status_t admission_call(bb_run_t *run, void *state, bb_row_t *row, dou
     return BB_OK;
 }
 
+/* The fixed-shape phase's combined reduction alone: no provider, no copy,
+ * no fields, no verdict (its buffers hold the point's first call). */
+static bb_status_t combined_call(bb_run_t *run, void *state, bb_row_t *row, double *t,
+                                 double *counts)
+{
+    sum_state_t *s = state;
+    const double *result = NULL;
+    (void)counts;
+    double t0 = bb_time_now();
+    int rc = bb_sum_phase_combined_raw(s->phases[row->policy], &result);
+    t[T_ELAPSED] += bb_time_now() - t0;
+    if (rc != MPI_SUCCESS)
+        bb_run_fatal(run, "%s: the combined reduction failed", row->label);
+    row->local.ok_calls++;
+    if (!sum_refusal_asked(s))  /* a refused first call left zeros */
+        row->local.wrong += sum_errors(result, TYPE_DOUBLE, s->count, bb_run_size(run));
+    return BB_OK;
+}
+
 /* ---- the variants --------------------------------------------------------- */
 
 /* The protocol and the references, each differing from its neighbour in the
@@ -288,7 +314,8 @@ static const bb_variant_t variants[V_N] = {
       "into the phase's buffer, the payload posted (MPI_Iallreduce, or MPI_Start of a "
       "persistent MPI_Allreduce_init), one MPI_Test, MPI_Wait",
       protocol_call, (1u << T_N) - 1u, NULL, BB_COLUMNS_TIMES, 1,
-      { { "_ratio", V_RAW, "ratio" } } },
+      { { "_ratio", V_RAW, "ratio" }, { "_vs_combined", V_FIXED_RAW, NULL },
+        { "_vs_free", V_PROTOCOL, NULL } } },
     { "raw", "MPI_Allreduce on warm buffers: no admission, no copy, blocking",
       warm_call, 1u, "raw mode: a plain MPI_Allreduce has no protocol phases",
       BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } } },
@@ -310,6 +337,10 @@ static const bb_variant_t variants[V_N] = {
       "buffer before each MPI_Allreduce", warm_call, 1u,
       "raw-copy reference: it has no protocol phases", BB_COLUMNS_TIMES, 1,
       { { NULL, 0, NULL } } },
+    { "fixed-raw", "the fixed-shape phase's one combined reduction alone (the payload, "
+      "the six fields and their complements under its user op) on its warm buffers: no "
+      "copy, no verdict", combined_call, 1u, "fixed-raw reference: it has no protocol "
+      "phases", BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } } },
 };
 
 /* ---- one point: what the runner does not write ------------------------- */
@@ -326,7 +357,46 @@ static int64_t sum_point_begin(bb_run_t *run, void *state, size_t i)
                                  MPI_SUM, bb_run_comm(s->run), MPI_INFO_NULL, &s->raw_request)
                != MPI_SUCCESS)
         bb_run_fatal(run, "MPI_Allreduce_init (raw-persistent) failed");
+    /* A fixed-shape phase is made for the point's count (collective,
+     * untimed) and called once, so that fixed-raw reduces a contribution. */
+    int64_t cap = s->max_elements > s->count ? s->max_elements : s->count;
+    for (int p = 0; p < s->npolicies; p++) {
+        bb_phase_attr_t a = s->policies[p];
+        if (a.shape != BB_SHAPE_FIXED)
+            continue;
+        a.shape_count = s->count;
+        a.shape_cap = cap;
+        bb_sum_contract_t k = { s->phase_id, 1, s->count, cap };
+        double *r = NULL;
+        s->provider_state.len = s->count;
+        if (bb_sum_phase_destroy(s->phases[p]) != BB_OK
+            || bb_sum_phase_create_attr(bb_bench_world(bb_run_bench(run)), &a, &s->phases[p])
+                   != BB_OK
+            || bb_sum_phase_run(s->phases[p], &s->provider, &k, &r, NULL) == BB_ERR_MPI)
+            bb_run_fatal(run, "cannot make the fixed-shape phase of count %lld",
+                         (long long)s->count);
+        if (a.buffers == BB_BUFFERS_FRESH)
+            bb_free(r);
+        if (bb_run_rank(run) == s->delay_post_rank)
+            bb_sum_phase_set_post_delay(s->phases[p], s->delay_post_s);
+    }
     return 8 * s->count;
+}
+
+/* A ratio's reference: raw for every protocol row; a fixed-shape row's
+ * combined reduction alone (its own phase), and the free-shape phase of
+ * the same buffers, requests and metrics (the two-collective design). */
+static int sum_ratio_match(const void *state, const bb_row_t *row, const bb_row_t *ref)
+{
+    const sum_state_t *s = state;
+    const bb_phase_attr_t *a = &s->policies[row->policy], *b = &s->policies[ref->policy];
+    if (ref->variant == V_FIXED_RAW)
+        return a->shape == BB_SHAPE_FIXED && row->policy == ref->policy;
+    if (ref->variant == V_PROTOCOL)
+        return a->shape == BB_SHAPE_FIXED && b->shape == BB_SHAPE_FREE
+               && a->buffers == b->buffers && a->requests == b->requests
+               && a->metrics == b->metrics;
+    return 1;
 }
 
 static void sum_point_end(bb_run_t *run, void *state)
@@ -337,17 +407,13 @@ static void sum_point_end(bb_run_t *run, void *state)
         MPI_Request_free(&s->raw_request);
 }
 
-static int sum_refusal_asked(const void *state)
-{
-    const sum_state_t *s = state;
-    return s->refuse_rank >= 0 || s->mismatch_rank >= 0;
-}
 
 /* The row's datatype: the raw references' -T, doubles for the protocol and
  * the admission (whose count is the protocol's). */
 static int row_type(const sum_state_t *s, const bb_row_t *row)
 {
-    return row->variant == V_PROTOCOL || row->variant == V_ADMISSION ? TYPE_DOUBLE : s->type;
+    return row->variant == V_PROTOCOL || row->variant == V_ADMISSION
+                   || row->variant == V_FIXED_RAW ? TYPE_DOUBLE : s->type;
 }
 
 static cJSON *sum_parameters(bb_run_t *run, void *state, const bb_row_t *row)
@@ -362,8 +428,9 @@ static cJSON *sum_parameters(bb_run_t *run, void *state, const bb_row_t *row)
                             (double)(s->max_elements >= 0 ? s->max_elements : s->count));
     cJSON_AddNumberToObject(p, "element_bytes", (double)type_bytes[type]);
     cJSON_AddStringToObject(p, "type", type_names[type]);
-    if (row->variant == V_PROTOCOL || row->variant == V_ADMISSION)
-        bb_policy_parameters(p, &s->policies[row->policy], row->variant == V_PROTOCOL);
+    if (row->variant == V_PROTOCOL || row->variant == V_ADMISSION
+        || row->variant == V_FIXED_RAW)
+        bb_policy_parameters(p, &s->policies[row->policy], row->variant != V_ADMISSION);
     return p;
 }
 
@@ -448,10 +515,11 @@ static const bb_option_t sum_options[] = {
     {"max-elements", OPT_MAX, "N", "the cap presented (default: each count)"},
     {"mode", OPT_MODE, "LIST", "what to measure, a comma list of protocol, raw,\n"
                                "raw-nb, raw-fresh, admission, raw-persistent,\n"
-                               "raw-copy; both (= protocol,raw, the default)\n"
-                               "or all"},
+                               "raw-copy, fixed-raw (with --shape fixed); both\n"
+                               "(= protocol,raw, the default) or all"},
     BB_POLICY_OPTIONS("call"),
     BB_POLICY_METRICS_OPTION,
+    BB_POLICY_SHAPE_OPTION,
     {"refuse-rank", OPT_REFUSE, "R", "provider failure on rank R (a refusal demo)"},
     {"mismatch-rank", OPT_MISMATCH, "R:FIELD", "rank R presents another phase_id, epoch,\n"
                                                "count, cap or sequence"},
@@ -466,6 +534,7 @@ static void sum_defaults(void *state)
     s->max_elements = -1;
     s->mode = MODE_BOTH;
     bb_policy_defaults(&s->choice);
+    s->choice.sum = 1;
     s->refuse_rank = s->mismatch_rank = s->delay_prepare_rank = s->delay_post_rank = -1;
 }
 
@@ -522,11 +591,17 @@ static void sum_add_row(bb_run_t *run, const sum_state_t *s, int v, int p)
         attr.buffers = BB_BUFFERS_FRESH;
         attr.metrics = BB_METRICS_TIMED;
     }
-    if (v == V_PROTOCOL || v == V_ADMISSION)
+    if (v == V_FIXED_RAW) {  /* its name says the shape; no clock inside */
+        attr.shape = BB_SHAPE_FREE;
+        attr.metrics = BB_METRICS_TIMED;
+    }
+    if (v == V_PROTOCOL || v == V_ADMISSION || v == V_FIXED_RAW)
         bb_policy_label(variants[v].name, &attr, label, sizeof label);
     else
         snprintf(label, sizeof label, "%s", variants[v].name);
-    if (v == V_PROTOCOL || v == V_ADMISSION)
+    if (v == V_FIXED_RAW)
+        snprintf(legend, sizeof legend, "%s (%s)", variants[v].differs, policy);
+    else if (v == V_PROTOCOL || v == V_ADMISSION)
         snprintf(legend, sizeof legend, "%s (%s)", variants[v].differs,
                  v == V_PROTOCOL ? policy : strchr(policy, ',') + 2);
     else
@@ -561,19 +636,28 @@ static size_t sum_validate(bb_run_t *run, void *state)
      * and requests policy (buffers and metrics do not apply). */
     s->npolicies = bb_policy_list(&s->choice, s->policies);
     for (int v = V_PROTOCOL; v < V_N; v++) {
-        int per_policy = v == V_PROTOCOL || v == V_ADMISSION;
+        int per_policy = v == V_PROTOCOL || v == V_ADMISSION || v == V_FIXED_RAW;
         for (int p = 0; (s->mode & (1u << v)) && p < (per_policy ? s->npolicies : 1); p++) {
-            int seen = 0;
-            for (int q = 0; q < p && v == V_ADMISSION; q++)
-                seen |= s->policies[q].admission == s->policies[p].admission
-                        && s->policies[q].requests == s->policies[p].requests;
+            /* The admission: free-shape policies; the combined reduction:
+             * fixed-shape ones, once per buffers and requests. */
+            const bb_phase_attr_t *a = &s->policies[p];
+            int seen = (v == V_ADMISSION) == (a->shape == BB_SHAPE_FIXED)
+                       && (v == V_ADMISSION || v == V_FIXED_RAW);
+            for (int q = 0; q < p && (v == V_ADMISSION || v == V_FIXED_RAW); q++)
+                seen |= s->policies[q].shape == a->shape
+                        && s->policies[q].requests == a->requests
+                        && (v == V_ADMISSION ? s->policies[q].admission == a->admission
+                                             : s->policies[q].buffers == a->buffers);
             if (!seen)
                 sum_add_row(run, s, v, p);
         }
     }
-    if (!(s->mode & MODE_PROTOCOL) && (s->choice.buffers != 1u || s->choice.metrics != 1u))
-        bb_run_usage(run, "--buffers and --metrics choose the protocol's phase: --mode must "
-                     "include protocol");
+    if (!(s->mode & (MODE_PROTOCOL | 1u << V_FIXED_RAW))
+        && (s->choice.buffers != 1u || s->choice.metrics != 1u || s->choice.shape != 1u))
+        bb_run_usage(run, "--buffers, --metrics and --shape choose the protocol's phase: "
+                     "--mode must include protocol or fixed-raw");
+    if (s->mode == 1u << V_FIXED_RAW && !(s->choice.shape & 2u))
+        bb_run_usage(run, "--mode fixed-raw: the fixed shape's reference needs --shape fixed");
     if (!(s->mode & (MODE_PROTOCOL | 1u << V_ADMISSION)) && bb_policy_given(&s->choice))
         bb_run_usage(run, "--admission and --requests choose the agreement: --mode must "
                      "include protocol or admission");
@@ -613,6 +697,8 @@ static void sum_setup(bb_run_t *run, void *state)
     /* One phase and one agreement per policy (the references use policy
      * 0's phase for the tracked-bytes figure only). */
     for (int p = 0; p < s->npolicies; p++) {
+        if (s->policies[p].shape == BB_SHAPE_FIXED)  /* made per point */
+            continue;
         if (bb_sum_phase_create_attr(bb_bench_world(bb_run_bench(run)), &s->policies[p],
                                      &s->phases[p]) != BB_OK
             || bb_agreement_create(bb_run_comm(run), BB_SUM_FIELDS, &s->policies[p],
@@ -680,6 +766,7 @@ static const bb_bench_desc_t sum_bench = {
     .nparts = T_N,
     .point_begin = sum_point_begin,
     .point_end = sum_point_end,
+    .ratio_match = sum_ratio_match,
     .refusal_asked = sum_refusal_asked,
     .key_cells = sum_key_cells,
     .row_columns = sum_row_columns,

@@ -103,6 +103,33 @@ bb_expect_grep "protocol-retained-fused-op-persistent_ratio" "$out" "a ratio per
 bb_expect_grep "admission-fused-op-persistent_us" "$out" "the admission column per policy"
 bb_expect_grep "requests persistent" "$out" "the legend names the policy"
 
+# The fixed shape and borrowed buffers (issue 25): every row ok with the
+# exact sum, the combined reduction's reference and the two-collective phase
+# as ratios, the census of the fixed phase (144 + 2 * (8 * 64 + 96)); a
+# mismatch refused by the fixed phase too, stage contract.
+bb_mpirun 2 "$sum" --count 64 --reps 3 --mode protocol,raw,fixed-raw --shape both \
+    --buffers retained,borrowed --requests both --output "$rec" > "$out" 2> "$err"
+bb_expect_rc 0 $? "--shape both --buffers retained,borrowed"
+bb_expect_grep "protocol-retained-fixed_vs_combined" "$out" "fixed against its combined reduction"
+bb_expect_grep "protocol-retained-fixed-persistent_vs_free" "$out" "fixed against the free shape"
+bb_expect_grep "^ *64 *512 .* ok$" "$out" "every row ok"
+n=$("$get" "$rec" points.#)
+bb_expect_true "9 points (6 protocol, raw, 2 fixed-raw)" test "$n" = 9
+i=0
+while [ "$i" -lt "$n" ]; do
+    if [ "$("$get" "$rec" points.$i.parameters.shape 2>/dev/null)" = fixed ] \
+        && [ "$("$get" "$rec" points.$i.parameters.mode)" = protocol ]; then
+        bb_expect_true "fixed point $i: census of the combined buffers" \
+            test "$("$get" "$rec" points.$i.quantities.memory.tracked_live.value)" = 1360
+    fi
+    i=$((i + 1))
+done
+bb_mpirun 2 "$sum" --count 16 --reps 2 --mode protocol --shape fixed --mismatch-rank 1:epoch \
+    --output "$rec" > "$out" 2> "$err"
+bb_expect_rc 0 $? "--shape fixed --mismatch-rank 1:epoch"
+bb_expect_true "fixed shape: a mismatch is a contract refusal" \
+    test "$("$get" "$rec" points.0.refusal.stage)" = contract
+
 usage() {
     what=$1; shift
     [ -e "$rec" ] && mv "$rec" "$BB_TMP/kept-$bb_checks.json"  # still schema-checked

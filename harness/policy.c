@@ -106,10 +106,10 @@ void bb_policy_parameters(cJSON *params, const bb_phase_attr_t *attr, int with_b
 {
     if (with_buffers)
         cJSON_AddStringToObject(params, "buffers", bb_buffers_name(attr->buffers));
-    cJSON_AddStringToObject(params, "admission", bb_admission_name(attr->admission));
+    if (attr->shape == BB_SHAPE_FREE)  /* the fixed shape makes no admission */
+        cJSON_AddStringToObject(params, "admission", bb_admission_name(attr->admission));
     cJSON_AddStringToObject(params, "requests", bb_requests_name(attr->requests));
     if (attr->metrics != BB_METRICS_TIMED)
         cJSON_AddStringToObject(params, "metrics", bb_metrics_name(attr->metrics));
-    if (attr->shape != BB_SHAPE_FREE)
-        cJSON_AddStringToObject(params, "shape", bb_shape_name(attr->shape));
+
 }

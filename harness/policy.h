@@ -78,8 +78,8 @@ void bb_policy_label(const char *base, const bb_phase_attr_t *attr, char *buf, s
 /* "buffers fresh, admission spec, requests per-call". */
 void bb_policy_describe(const bb_phase_attr_t *attr, char *buf, size_t len);
 
-/* The record parameters "buffers", "admission" and "requests" into params,
- * "metrics" for an untimed phase and "shape" for a fixed one; with_buffers 0
+/* The record parameters "buffers", "admission" (free shape only) and
+ * "requests" into params, and "metrics" for an untimed phase; with_buffers 0
  * leaves buffers out (a reference that has none). */
 void bb_policy_parameters(cJSON *params, const bb_phase_attr_t *attr, int with_buffers);
 

@@ -17,7 +17,7 @@
 /* The protocol and the references, each differing from its neighbour in the
  * ratio chain in one thing (the mode of a point, in this order). */
 enum { V_PROTOCOL, V_RAW, V_RAW_NB, V_RAW_FRESH, V_ADMISSION, V_RAW_PERSISTENT, V_RAW_COPY,
-       V_FIXED_RAW, V_N };
+       V_FIXED_RAW, V_RAW_USER_OP, V_N };
 enum { MODE_PROTOCOL = 1u << V_PROTOCOL, MODE_RAW = 1u << V_RAW,
        MODE_BOTH = MODE_PROTOCOL | MODE_RAW };
 
@@ -166,7 +166,7 @@ static bb_status_t raw_call(bb_run_t *run, void *state, bb_row_t *row, double *t
     static const bb_allreduce_kind_t kind[V_N] = {
         [V_RAW] = BB_ALLREDUCE_RAW, [V_RAW_NB] = BB_ALLREDUCE_NB,
         [V_RAW_FRESH] = BB_ALLREDUCE_FRESH, [V_RAW_PERSISTENT] = BB_ALLREDUCE_PERSISTENT,
-        [V_RAW_COPY] = BB_ALLREDUCE_COPY
+        [V_RAW_COPY] = BB_ALLREDUCE_COPY, [V_RAW_USER_OP] = BB_ALLREDUCE_USER_OP
     };
     sum_state_t *s = state;
     (void)counts;
@@ -251,6 +251,10 @@ static const bb_variant_t variants[V_N] = {
       "the six fields and their complements under its user op) on its warm buffers: no "
       "copy, no verdict", combined_call, 1u, "fixed-raw reference: it has no protocol "
       "phases", BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } } },
+    { "raw-user-op", "raw under a user-defined SUM (MPI_Op_create) instead of the built-in "
+      "MPI_SUM: the price of the fixed shape's user op alone", raw_call, 1u,
+      "raw-user-op reference: it has no protocol phases", BB_COLUMNS_TIMES, 1,
+      { { NULL, 0, NULL } } },
 };
 
 /* ---- one point: what the runner does not write ------------------------- */
@@ -400,8 +404,9 @@ static const bb_option_t sum_options[] = {
     {"max-elements", OPT_MAX, "N", "the cap presented (default: each count)"},
     {"mode", OPT_MODE, "LIST", "what to measure, a comma list of protocol, raw,\n"
                                "raw-nb, raw-fresh, admission, raw-persistent,\n"
-                               "raw-copy, fixed-raw (with --shape fixed); both\n"
-                               "(= protocol,raw, the default) or all"},
+                               "raw-copy, fixed-raw (with --shape fixed),\n"
+                               "raw-user-op; both (= protocol,raw, the\n"
+                               "default) or all"},
     BB_POLICY_OPTIONS("call"),
     BB_POLICY_METRICS_OPTION,
     BB_POLICY_SHAPE_OPTION,

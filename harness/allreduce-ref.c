@@ -26,6 +26,21 @@ bb_reduce_type_t bb_reduce_type_parse(bb_run_t *run, const char *opt, const char
     return t == 1u ? BB_REDUCE_DOUBLE : t == 2u ? BB_REDUCE_FLOAT : BB_REDUCE_INT;
 }
 
+/* The user-defined SUM: the built-in's arithmetic, as a user function. */
+static void user_sum_fn(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    int n = *len;
+    if (*type == MPI_FLOAT)
+        for (int i = 0; i < n; i++)
+            ((float *)inout)[i] += ((const float *)in)[i];
+    else if (*type == MPI_INT)
+        for (int i = 0; i < n; i++)
+            ((int *)inout)[i] += ((const int *)in)[i];
+    else
+        for (int i = 0; i < n; i++)
+            ((double *)inout)[i] += ((const double *)in)[i];
+}
+
 double bb_allreduce_ref_value(int64_t i, int rank) { return (double)(i % 1024 + rank); }
 
 int64_t bb_allreduce_ref_errors(const void *result, bb_reduce_type_t type, int64_t count,
@@ -55,6 +70,8 @@ void bb_allreduce_ref_setup(bb_run_t *run, bb_allreduce_ref_t *ref, bb_reduce_ty
     ref->copy = malloc(bytes);
     if (ref->send == NULL || ref->recv == NULL || ref->copy == NULL)
         bb_run_fatal(run, "cannot allocate %lld bytes", (long long)max_bytes);
+    if (MPI_Op_create(user_sum_fn, 1, &ref->user_sum) != MPI_SUCCESS)
+        bb_run_fatal(run, "MPI_Op_create failed");
     int rank = bb_run_rank(run);
     for (int64_t i = 0; i < n; i++) {
         double v = bb_allreduce_ref_value(i, rank);
@@ -86,6 +103,8 @@ void bb_allreduce_ref_point_end(bb_allreduce_ref_t *ref)
 
 void bb_allreduce_ref_free(bb_allreduce_ref_t *ref)
 {
+    if (ref->user_sum != MPI_OP_NULL && ref->send != NULL)
+        MPI_Op_free(&ref->user_sum);
     free(ref->send);
     free(ref->recv);
     free(ref->copy);
@@ -128,9 +147,10 @@ int64_t bb_allreduce_ref_call(bb_run_t *run, bb_allreduce_ref_t *ref, bb_allredu
     double t0 = bb_time_now();
     if (kind == BB_ALLREDUCE_COPY)
         memcpy(ref->copy, ref->send, (size_t)n * (size_t)bb_reduce_type_bytes(ref->type));
-    if (kind == BB_ALLREDUCE_RAW || kind == BB_ALLREDUCE_COPY)
-        done = (rc = MPI_Allreduce(send, ref->recv, n, type_mpi(ref->type), MPI_SUM, comm))
-               == MPI_SUCCESS;
+    if (kind == BB_ALLREDUCE_RAW || kind == BB_ALLREDUCE_COPY || kind == BB_ALLREDUCE_USER_OP)
+        done = (rc = MPI_Allreduce(send, ref->recv, n, type_mpi(ref->type),
+                                   kind == BB_ALLREDUCE_USER_OP ? ref->user_sum : MPI_SUM,
+                                   comm)) == MPI_SUCCESS;
     else if (kind == BB_ALLREDUCE_NB)
         rc = MPI_Iallreduce(send, ref->recv, n, type_mpi(ref->type), MPI_SUM, comm, r);
     else

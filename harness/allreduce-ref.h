@@ -32,7 +32,9 @@ typedef enum bb_allreduce_kind {
     BB_ALLREDUCE_NB,          /* MPI_Iallreduce, one MPI_Test, MPI_Wait */
     BB_ALLREDUCE_PERSISTENT,  /* MPI_Start of the point's request, Test, Wait */
     BB_ALLREDUCE_COPY,        /* the contribution copied first, then raw */
-    BB_ALLREDUCE_FRESH        /* both buffers allocated, filled, freed */
+    BB_ALLREDUCE_FRESH,       /* both buffers allocated, filled, freed */
+    BB_ALLREDUCE_USER_OP      /* raw under a user-defined SUM (MPI_Op_create)
+                                 instead of the built-in MPI_SUM */
 } bb_allreduce_kind_t;
 
 /* The references' buffers and the point's persistent request. */
@@ -41,10 +43,11 @@ typedef struct bb_allreduce_ref {
     int64_t count;            /* elements of type at the point */
     void *send, *recv, *copy;
     MPI_Request persistent;   /* made per point when asked */
+    MPI_Op user_sum;          /* the user-defined SUM of the type */
 } bb_allreduce_ref_t;
 
 /* Local: buffers for max_bytes per rank, send filled with this rank's
- * values (a failure is bb_run_fatal). */
+ * values, and the user-defined SUM (a failure is bb_run_fatal). */
 void bb_allreduce_ref_setup(bb_run_t *run, bb_allreduce_ref_t *ref, bb_reduce_type_t type,
                             int64_t max_bytes);
 /* Collective when persistent: the point's bytes, and the persistent request

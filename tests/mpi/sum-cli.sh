@@ -78,12 +78,13 @@ bb_expect_rc 0 $? "--delay-post 1:0.05"
 # Usage errors: exit 2 on every rank, a message, no record.
 # Every policy and reference in one run: retained buffers under the three
 # admissions, per call and persistent, then raw, raw-nb, raw-fresh, one
-# admission reference per admission and requests pair, raw-persistent, raw-copy.
+# admission reference per admission and requests pair, raw-persistent, raw-copy,
+# raw-user-op (fixed-raw has no row without --shape fixed).
 bb_mpirun 2 "$sum" --count 8 --samples 3 --reps 3 --mode all --buffers retained \
     --admission all --requests both --output "$rec" > "$out" 2> "$err"
 bb_expect_rc 0 $? "--mode all --admission all --requests both"
-bb_expect_true "17 rows: 6 protocol, 3 raw, 6 admission, raw-persistent, raw-copy" \
-    test "$("$get" "$rec" points.#)" = 17
+bb_expect_true "18 rows: 6 protocol, 3 raw, 6 admission, raw-persistent, raw-copy, raw-user-op" \
+    test "$("$get" "$rec" points.#)" = 18
 policy() {  # point index: mode buffers admission requests (- when absent)
     for k in mode buffers admission requests; do
         printf '%s ' "$("$get" "$rec" "points.$1.parameters.$k" 2> /dev/null || echo -)"
@@ -97,6 +98,7 @@ bb_expect_true "row 14: the fused-op admission, persistent" \
     test "$(policy 14)" = "admission - fused-op persistent "
 bb_expect_true "row 15: raw-persistent, no policy" test "$(policy 15)" = "raw-persistent - - - "
 bb_expect_true "row 16: raw-copy, no policy" test "$(policy 16)" = "raw-copy - - - "
+bb_expect_true "row 17: raw-user-op, no policy" test "$(policy 17)" = "raw-user-op - - - "
 bb_expect_true "every row measured its sums right" \
     test "$(grep -c ' ok$' "$out")" = 1
 bb_expect_grep "protocol-retained-fused-op-persistent_ratio" "$out" "a ratio per policy"

@@ -154,7 +154,7 @@ static bb_status_t protocol_call(bb_run_t *run, void *state, bb_row_t *row, doub
     pt->test_completed += m.test_completed;
     pt->wrong += bb_allreduce_ref_errors(result, BB_REDUCE_DOUBLE, s->count, bb_run_size(run));
     if (s->policies[row->policy].buffers == BB_BUFFERS_FRESH)
-        bb_free(result);  /* retained: lent by the phase until its next call */
+        bb_free(result);  /* retained, borrowed: lent by the phase until its next call */
     return BB_OK;
 }
 
@@ -221,7 +221,8 @@ static bb_status_t combined_call(bb_run_t *run, void *state, bb_row_t *row, doub
  * ratio chain in one thing (the modes of a point, in this order). */
 static const bb_variant_t variants[V_N] = {
     { "protocol", "the bounded sum phase: the six-field admission, the contribution copied "
-      "into the phase's buffer, the payload posted (MPI_Iallreduce, or MPI_Start of a "
+      "into the phase's buffer (borrowed: not copied; fixed shape: one combined reduction "
+      "instead of admission and payload), the payload posted (MPI_Iallreduce, or MPI_Start of a "
       "persistent MPI_Allreduce_init), one MPI_Test, MPI_Wait",
       protocol_call, (1u << T_N) - 1u, NULL, BB_COLUMNS_TIMES, 1,
       { { "_ratio", V_RAW, "ratio" }, { "_vs_combined", V_FIXED_RAW, NULL },

@@ -111,5 +111,4 @@ void bb_policy_parameters(cJSON *params, const bb_phase_attr_t *attr, int with_b
     cJSON_AddStringToObject(params, "requests", bb_requests_name(attr->requests));
     if (attr->metrics != BB_METRICS_TIMED)
         cJSON_AddStringToObject(params, "metrics", bb_metrics_name(attr->metrics));
-
 }

@@ -6,8 +6,9 @@
 #include "config.h"
 #include "runner.h"
 #include "policy.h"
+#include "allreduce-ref.h"
+#include "row-part.h"
 #include "bbench-hooks.h"
-#include "mpi-compat.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,20 +17,9 @@
 /* The protocol and the references, each differing from its neighbour in the
  * ratio chain in one thing (the mode of a point, in this order). */
 enum { V_PROTOCOL, V_RAW, V_RAW_NB, V_RAW_FRESH, V_ADMISSION, V_RAW_PERSISTENT, V_RAW_COPY,
-       V_N };
+       V_FIXED_RAW, V_RAW_USER_OP, V_N };
 enum { MODE_PROTOCOL = 1u << V_PROTOCOL, MODE_RAW = 1u << V_RAW,
        MODE_BOTH = MODE_PROTOCOL | MODE_RAW };
-
-/* -T/--type: the raw references' datatype.  The protocol sums doubles by
- * contract; a point is one size in bytes, the same for every row. */
-enum { TYPE_DOUBLE, TYPE_FLOAT, TYPE_INT, TYPE_N };
-static const char *const type_names[TYPE_N] = { "mpi_double", "mpi_float", "mpi_int" };
-static const int64_t type_bytes[TYPE_N] = { 8, 4, 4 };
-
-static MPI_Datatype type_mpi(int type)
-{
-    return type == TYPE_FLOAT ? MPI_FLOAT : type == TYPE_INT ? MPI_INT : MPI_DOUBLE;
-}
 
 enum { MISMATCH_NONE, MISMATCH_PHASE_ID, MISMATCH_EPOCH, MISMATCH_COUNT,
        MISMATCH_CAP, MISMATCH_SEQUENCE, MISMATCH_N };
@@ -64,18 +54,17 @@ typedef struct sum_state {
     int refuse_rank, mismatch_rank, mismatch_field;
     int delay_prepare_rank, delay_post_rank;
     double delay_prepare_s, delay_post_s;
-    int type;                 /* of the raw references (TYPE_*) */
+    bb_reduce_type_t type;    /* -T: of the raw references; the protocol sums
+                                 doubles by contract, at the same bytes */
     /* the run */
     bb_run_t *run;
-    bb_sum_phase_t *phases[BB_POLICY_MAX];       /* one per policy measured */
+    bb_sum_phase_t *phases[BB_POLICY_MAX];       /* one per policy measured (fixed
+                                                    shape: made per point) */
     bb_agreement_t *agreements[BB_POLICY_MAX];   /* the admission references' */
-    MPI_Request raw_request;  /* raw-persistent: made per point */
     provider_state_t provider_state;
     bb_sum_provider_t provider;
-    void *raw_send, *raw_recv;  /* of type */
-    void *raw_copy;           /* raw-copy's send buffer */
+    bb_allreduce_ref_t raw;   /* the raw references' buffers */
     int64_t count, phase_id;  /* the point being measured: doubles, the protocol's */
-    int64_t raw_count;        /* the same bytes in elements of type */
 } sum_state_t;
 
 static int provider_prepare(void *arg, const double **data_out, int64_t *len_out)
@@ -97,35 +86,10 @@ static void provider_release(void *arg, const double *data)
     bb_run_returned(p->run);
 }
 
-static double value_of(int64_t i, int rank) { return (double)(i % 1024 + rank); }
-
-/* Number of values where result (count elements of type) differs from the
- * exact sum over ranks; every value is an integer below 2^24, exact in each
- * type. */
-static int64_t sum_errors(const void *result, int type, int64_t count, int ranks)
+static int sum_refusal_asked(const void *state)
 {
-    double rank_sum = (double)ranks * (ranks - 1) / 2.0;
-    int64_t bad = 0;
-    for (int64_t i = 0; i < count; i++) {
-        double v = type == TYPE_FLOAT ? (double)((const float *)result)[i]
-                 : type == TYPE_INT ? (double)((const int *)result)[i]
-                 : ((const double *)result)[i];
-        if (v != (double)ranks * (double)(i % 1024) + rank_sum)
-            bad++;
-    }
-    return bad;
-}
-
-/* Element i of a contribution of type. */
-static void fill_value(void *buf, int type, int64_t i, int rank)
-{
-    double v = value_of(i, rank);
-    if (type == TYPE_FLOAT)
-        ((float *)buf)[i] = (float)v;
-    else if (type == TYPE_INT)
-        ((int *)buf)[i] = (int)v;
-    else
-        ((double *)buf)[i] = v;
+    const sum_state_t *s = state;
+    return s->refuse_rank >= 0 || s->mismatch_rank >= 0;
 }
 
 /* ---- the variants' calls ------------------------------------------------ */
@@ -188,73 +152,26 @@ static bb_status_t protocol_call(bb_run_t *run, void *state, bb_row_t *row, doub
     }
     pt->ok_calls++;
     pt->test_completed += m.test_completed;
-    pt->wrong += sum_errors(result, TYPE_DOUBLE, s->count, bb_run_size(run));
+    pt->wrong += bb_allreduce_ref_errors(result, BB_REDUCE_DOUBLE, s->count, bb_run_size(run));
     if (s->policies[row->policy].buffers == BB_BUFFERS_FRESH)
-        bb_free(result);  /* retained: lent by the phase until its next call */
+        bb_free(result);  /* retained, borrowed: lent by the phase until its next call */
     return BB_OK;
 }
 
-/* The warm-buffer references, each differing from its neighbour in one
- * thing: raw blocks, raw-copy first copies the contribution, raw-nb posts
- * MPI_Iallreduce and tests once, raw-persistent starts the point's
- * persistent request instead.  The sum is checked outside the timing. */
-static bb_status_t warm_call(bb_run_t *run, void *state, bb_row_t *row, double *t,
-                             double *counts)
+/* The plain MPI_Allreduce references (harness/allreduce-ref.c), checked
+ * outside the timing. */
+static bb_status_t raw_call(bb_run_t *run, void *state, bb_row_t *row, double *t,
+                           double *counts)
 {
+    static const bb_allreduce_kind_t kind[V_N] = {
+        [V_RAW] = BB_ALLREDUCE_RAW, [V_RAW_NB] = BB_ALLREDUCE_NB,
+        [V_RAW_FRESH] = BB_ALLREDUCE_FRESH, [V_RAW_PERSISTENT] = BB_ALLREDUCE_PERSISTENT,
+        [V_RAW_COPY] = BB_ALLREDUCE_COPY, [V_RAW_USER_OP] = BB_ALLREDUCE_USER_OP
+    };
     sum_state_t *s = state;
-    int v = row->variant, n = (int)s->raw_count, done = 0, rc;
-    MPI_Request req = MPI_REQUEST_NULL;
-    MPI_Request *r = v == V_RAW_PERSISTENT ? &s->raw_request : &req;
-    const void *send = v == V_RAW_COPY ? s->raw_copy : s->raw_send;
     (void)counts;
-    double t0 = bb_time_now();
-    if (v == V_RAW_COPY)
-        memcpy(s->raw_copy, s->raw_send, (size_t)n * (size_t)type_bytes[s->type]);
-    if (v == V_RAW || v == V_RAW_COPY)
-        done = (rc = MPI_Allreduce(send, s->raw_recv, n, type_mpi(s->type), MPI_SUM,
-                                   bb_run_comm(run))) == MPI_SUCCESS;
-    else if (v == V_RAW_NB)
-        rc = MPI_Iallreduce(send, s->raw_recv, n, type_mpi(s->type), MPI_SUM,
-                            bb_run_comm(run), r);
-    else
-        rc = MPI_Start(r);
-    if (rc == MPI_SUCCESS && !done)
-        rc = MPI_Test(r, &done, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS && !done)
-        rc = MPI_Wait(r, MPI_STATUS_IGNORE);
-    t[T_ELAPSED] += bb_time_now() - t0;
-    if (rc != MPI_SUCCESS)
-        bb_run_fatal(run, "%s: an MPI call failed", row->label);
-    row->local.ok_calls++;
-    row->local.wrong += sum_errors(s->raw_recv, s->type, s->raw_count, bb_run_size(run));
-    return BB_OK;
-}
-
-/* Fresh buffers per call, as the protocol's own; the fill is the copy the
- * protocol makes of the contribution. */
-static bb_status_t raw_fresh_call(bb_run_t *run, void *state, bb_row_t *row, double *t,
-                               double *counts)
-{
-    sum_state_t *s = state;
-    (void)run;
-    (void)counts;
-    size_t bytes = (size_t)(s->raw_count > 0 ? s->raw_count : 1)
-                   * (size_t)type_bytes[s->type];
-    double t0 = bb_time_now();
-    void *send = malloc(bytes), *recv = malloc(bytes);
-    if (send == NULL || recv == NULL)
-        bb_run_fatal(s->run, "raw-fresh: cannot allocate %zu bytes", bytes);
-    memcpy(send, s->raw_send, bytes);
-    int rc = MPI_Allreduce(send, recv, (int)s->raw_count, type_mpi(s->type), MPI_SUM,
-                           bb_run_comm(s->run));
-    double t1 = bb_time_now();
-    if (rc != MPI_SUCCESS)
-        bb_run_fatal(s->run, "MPI_Allreduce (raw-fresh) failed");
-    row->local.wrong += sum_errors(recv, s->type, s->raw_count, bb_run_size(s->run));
-    double t2 = bb_time_now();
-    free(send);
-    free(recv);
-    t[T_ELAPSED] += (t1 - t0) + (bb_time_now() - t2);
+    row->local.wrong += bb_allreduce_ref_call(run, &s->raw, kind[row->variant], row->label,
+                                              &t[T_ELAPSED]);
     row->local.ok_calls++;
     return BB_OK;
 }
@@ -279,24 +196,45 @@ static bb_status_t admission_call(bb_run_t *run, void *state, bb_row_t *row, dou
     return BB_OK;
 }
 
+/* The fixed-shape phase's combined reduction alone: no provider, no copy,
+ * no fields, no verdict (its buffers hold the point's first call). */
+static bb_status_t combined_call(bb_run_t *run, void *state, bb_row_t *row, double *t,
+                                 double *counts)
+{
+    sum_state_t *s = state;
+    const double *result = NULL;
+    (void)counts;
+    double t0 = bb_time_now();
+    int rc = bb_sum_phase_combined_raw(s->phases[row->policy], &result);
+    t[T_ELAPSED] += bb_time_now() - t0;
+    if (rc != MPI_SUCCESS)
+        bb_run_fatal(run, "%s: the combined reduction failed", row->label);
+    row->local.ok_calls++;
+    if (!sum_refusal_asked(s))  /* a refused first call left zeros */
+        row->local.wrong += bb_allreduce_ref_errors(result, BB_REDUCE_DOUBLE, s->count, bb_run_size(run));
+    return BB_OK;
+}
+
 /* ---- the variants --------------------------------------------------------- */
 
 /* The protocol and the references, each differing from its neighbour in the
  * ratio chain in one thing (the modes of a point, in this order). */
 static const bb_variant_t variants[V_N] = {
     { "protocol", "the bounded sum phase: the six-field admission, the contribution copied "
-      "into the phase's buffer, the payload posted (MPI_Iallreduce, or MPI_Start of a "
+      "into the phase's buffer (borrowed: not copied; fixed shape: one combined reduction "
+      "instead of admission and payload), the payload posted (MPI_Iallreduce, or MPI_Start of a "
       "persistent MPI_Allreduce_init), one MPI_Test, MPI_Wait",
       protocol_call, (1u << T_N) - 1u, NULL, BB_COLUMNS_TIMES, 1,
-      { { "_ratio", V_RAW, "ratio" } } },
+      { { "_ratio", V_RAW, "ratio" }, { "_vs_combined", V_FIXED_RAW, NULL },
+        { "_vs_free", V_PROTOCOL, NULL } } },
     { "raw", "MPI_Allreduce on warm buffers: no admission, no copy, blocking",
-      warm_call, 1u, "raw mode: a plain MPI_Allreduce has no protocol phases",
+      raw_call, 1u, "raw mode: a plain MPI_Allreduce has no protocol phases",
       BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } } },
     { "raw-nb", "raw made nonblocking: MPI_Iallreduce, one MPI_Test, MPI_Wait, on warm "
-      "buffers", warm_call, 1u, "raw-nb reference: it has no protocol phases",
+      "buffers", raw_call, 1u, "raw-nb reference: it has no protocol phases",
       BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } } },
     { "raw-fresh", "raw on fresh buffers: both allocated, filled and freed around each "
-      "MPI_Allreduce (page faults, transport registration)", raw_fresh_call, 1u,
+      "MPI_Allreduce (page faults, transport registration)", raw_call, 1u,
       "raw-fresh reference: it has no protocol phases", BB_COLUMNS_TIMES, 1,
       { { NULL, 0, NULL } } },
     { "admission", "the admission alone: the six-field agreement of the protocol, no "
@@ -304,11 +242,19 @@ static const bb_variant_t variants[V_N] = {
       "phases and no payload", BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL } } },
     { "raw-persistent", "raw-nb made persistent: MPI_Allreduce_init once per point "
       "(untimed), then MPI_Start, one MPI_Test, MPI_Wait, on warm buffers",
-      warm_call, 1u, "raw-persistent reference: it has no protocol phases",
+      raw_call, 1u, "raw-persistent reference: it has no protocol phases",
       BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } } },
     { "raw-copy", "raw with the protocol's copy: the contribution copied into a warm send "
-      "buffer before each MPI_Allreduce", warm_call, 1u,
+      "buffer before each MPI_Allreduce", raw_call, 1u,
       "raw-copy reference: it has no protocol phases", BB_COLUMNS_TIMES, 1,
+      { { NULL, 0, NULL } } },
+    { "fixed-raw", "the fixed-shape phase's one combined reduction alone (the payload, "
+      "the six fields and their complements under its user op) on its warm buffers: no "
+      "copy, no verdict", combined_call, 1u, "fixed-raw reference: it has no protocol "
+      "phases", BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } } },
+    { "raw-user-op", "raw under a user-defined SUM (MPI_Op_create) instead of the built-in "
+      "MPI_SUM: the price of the fixed shape's user op alone", raw_call, 1u,
+      "raw-user-op reference: it has no protocol phases", BB_COLUMNS_TIMES, 1,
       { { NULL, 0, NULL } } },
 };
 
@@ -318,52 +264,82 @@ static int64_t sum_point_begin(bb_run_t *run, void *state, size_t i)
 {
     sum_state_t *s = state;
     s->count = s->counts.values[i];
-    s->raw_count = s->count * 8 / type_bytes[s->type];
     s->phase_id = (int64_t)i;
-    /* Made outside the timing, once per point: the count changes. */
-    if ((s->mode & (1u << V_RAW_PERSISTENT))
-        && bb_mpi_allreduce_init(s->raw_send, s->raw_recv, (int)s->raw_count, type_mpi(s->type),
-                                 MPI_SUM, bb_run_comm(s->run), MPI_INFO_NULL, &s->raw_request)
-               != MPI_SUCCESS)
-        bb_run_fatal(run, "MPI_Allreduce_init (raw-persistent) failed");
+    bb_allreduce_ref_point(run, &s->raw, 8 * s->count, (s->mode & (1u << V_RAW_PERSISTENT)) != 0);
+    /* A fixed-shape phase is made for the point's count (collective,
+     * untimed) and called once, so that fixed-raw reduces a contribution. */
+    int64_t cap = s->max_elements > s->count ? s->max_elements : s->count;
+    for (int p = 0; p < s->npolicies; p++) {
+        bb_phase_attr_t a = s->policies[p];
+        if (a.shape != BB_SHAPE_FIXED)
+            continue;
+        a.shape_count = s->count;
+        a.shape_cap = cap;
+        bb_sum_contract_t k = { s->phase_id, 1, s->count, cap };
+        double *r = NULL;
+        s->provider_state.len = s->count;
+        if (bb_sum_phase_destroy(s->phases[p]) != BB_OK
+            || bb_sum_phase_create_attr(bb_bench_world(bb_run_bench(run)), &a, &s->phases[p])
+                   != BB_OK
+            || bb_sum_phase_run(s->phases[p], &s->provider, &k, &r, NULL) == BB_ERR_MPI)
+            bb_run_fatal(run, "cannot make the fixed-shape phase of count %lld",
+                         (long long)s->count);
+        if (a.buffers == BB_BUFFERS_FRESH)
+            bb_free(r);
+        if (bb_run_rank(run) == s->delay_post_rank)
+            bb_sum_phase_set_post_delay(s->phases[p], s->delay_post_s);
+    }
     return 8 * s->count;
+}
+
+/* A ratio's reference: raw for every protocol row; a fixed-shape row's
+ * combined reduction alone (its own phase), and the free-shape phase of
+ * the same buffers, requests and metrics (the two-collective design). */
+static int sum_ratio_match(const void *state, const bb_row_t *row, const bb_row_t *ref)
+{
+    const sum_state_t *s = state;
+    const bb_phase_attr_t *a = &s->policies[row->policy], *b = &s->policies[ref->policy];
+    if (ref->variant == V_FIXED_RAW)
+        return a->shape == BB_SHAPE_FIXED && row->policy == ref->policy;
+    if (ref->variant == V_PROTOCOL)
+        return a->shape == BB_SHAPE_FIXED && b->shape == BB_SHAPE_FREE
+               && a->buffers == b->buffers && a->requests == b->requests
+               && a->metrics == b->metrics;
+    return 1;
 }
 
 static void sum_point_end(bb_run_t *run, void *state)
 {
-    sum_state_t *s = state;
     (void)run;
-    if (s->mode & (1u << V_RAW_PERSISTENT))
-        MPI_Request_free(&s->raw_request);
-}
-
-static int sum_refusal_asked(const void *state)
-{
-    const sum_state_t *s = state;
-    return s->refuse_rank >= 0 || s->mismatch_rank >= 0;
+    bb_allreduce_ref_point_end(&((sum_state_t *)state)->raw);
 }
 
 /* The row's datatype: the raw references' -T, doubles for the protocol and
  * the admission (whose count is the protocol's). */
-static int row_type(const sum_state_t *s, const bb_row_t *row)
+static bb_reduce_type_t row_type(const sum_state_t *s, const bb_row_t *row)
 {
-    return row->variant == V_PROTOCOL || row->variant == V_ADMISSION ? TYPE_DOUBLE : s->type;
+    return row->variant == V_PROTOCOL || row->variant == V_ADMISSION
+                   || row->variant == V_FIXED_RAW ? BB_REDUCE_DOUBLE : s->type;
 }
 
 static cJSON *sum_parameters(bb_run_t *run, void *state, const bb_row_t *row)
 {
     const sum_state_t *s = state;
-    int type = row_type(s, row);
+    bb_reduce_type_t type = row_type(s, row);
     cJSON *p = cJSON_CreateObject();
     (void)run;
-    cJSON_AddNumberToObject(p, "count", (double)(type == TYPE_DOUBLE ? s->count
-                                                                     : s->raw_count));
+    cJSON_AddNumberToObject(p, "count", (double)(8 * s->count / bb_reduce_type_bytes(type)));
     cJSON_AddNumberToObject(p, "max_elements",
                             (double)(s->max_elements >= 0 ? s->max_elements : s->count));
-    cJSON_AddNumberToObject(p, "element_bytes", (double)type_bytes[type]);
-    cJSON_AddStringToObject(p, "type", type_names[type]);
-    if (row->variant == V_PROTOCOL || row->variant == V_ADMISSION)
-        bb_policy_parameters(p, &s->policies[row->policy], row->variant == V_PROTOCOL);
+    cJSON_AddNumberToObject(p, "element_bytes", (double)bb_reduce_type_bytes(type));
+    cJSON_AddStringToObject(p, "type", bb_reduce_type_name(type));
+    /* The shape once a run measures the fixed one (first: plots then keep
+     * it, and the admission, as what tells series apart). */
+    if ((s->choice.shape & 2u) && (row->variant == V_PROTOCOL || row->variant == V_FIXED_RAW))
+        cJSON_AddStringToObject(p, "shape", bb_shape_name(s->policies[row->policy].shape));
+    if (row->variant == V_PROTOCOL || row->variant == V_ADMISSION
+        || row->variant == V_FIXED_RAW)
+        bb_policy_parameters(p, &s->policies[row->policy], row->variant != V_ADMISSION);
     return p;
 }
 
@@ -373,19 +349,9 @@ static cJSON *sum_quantities(bb_run_t *run, void *state, const bb_row_t *row, cJ
     const sum_state_t *s = state;
     const char *scope = "call/max-rank";
     const bb_tally_t *pt = &row->agreed;
-    char why[160];
     (void)run;
     if (row->variant != V_PROTOCOL) {
-        const char *name = variants[row->variant].name;
-        if (row->variant == V_RAW)
-            snprintf(why, sizeof why, "raw mode: blocking call, requests are internal to MPI");
-        else
-            snprintf(why, sizeof why, "%s reference: no request counted by a phase", name);
-        bb_quantities_add(q, "communication.max_inflight", bb_quantity_null("count", scope,
-                                                                            why));
-        snprintf(why, sizeof why, "%s%s: buffers are the benchmark's, not counted by a phase",
-                 name, row->variant == V_RAW ? " mode" : " reference");
-        bb_quantities_add(q, "memory.tracked_live", bb_quantity_null("byte", scope, why));
+        bb_allreduce_ref_quantities(q, variants[row->variant].name, row->variant == V_RAW);
         return NULL;
     }
     bb_quantities_add(q, "communication.max_inflight",
@@ -414,25 +380,16 @@ static void sum_key_cells(bb_run_t *run, void *state)
 
 static void sum_row_columns(bb_run_t *run, void *state, const bb_row_t *row)
 {
-    char name[96], legend[256];
     (void)state;
-    if (row->variant != V_PROTOCOL)
-        return;
-    snprintf(name, sizeof name, "%s_admission", row->label);
-    snprintf(legend, sizeof legend, "median of the admission part of %s_us; part and whole "
-             "are medians taken separately, each a rank maximum", row->label);
-    bb_table_column(bb_run_table(run), name, "us", legend, 10);
+    if (row->variant == V_PROTOCOL)
+        bb_row_part_column(run, row, "admission", "admission");
 }
 
 static void sum_row_cells(bb_run_t *run, void *state, const bb_row_t *row)
 {
     (void)state;
-    if (row->variant != V_PROTOCOL)
-        return;
-    if (row->parts == 1u)
-        bb_table_missing(bb_run_table(run));
-    else
-        bb_table_number(bb_run_table(run), bb_row_median(row, T_ADMISSION) * 1e6, 2);
+    if (row->variant == V_PROTOCOL)
+        bb_row_part_cell(run, row, T_ADMISSION);
 }
 
 /* ---- the descriptor ------------------------------------------------------- */
@@ -448,10 +405,12 @@ static const bb_option_t sum_options[] = {
     {"max-elements", OPT_MAX, "N", "the cap presented (default: each count)"},
     {"mode", OPT_MODE, "LIST", "what to measure, a comma list of protocol, raw,\n"
                                "raw-nb, raw-fresh, admission, raw-persistent,\n"
-                               "raw-copy; both (= protocol,raw, the default)\n"
-                               "or all"},
+                               "raw-copy, fixed-raw (with --shape fixed),\n"
+                               "raw-user-op; both (= protocol,raw, the\n"
+                               "default) or all"},
     BB_POLICY_OPTIONS("call"),
     BB_POLICY_METRICS_OPTION,
+    BB_POLICY_SHAPE_OPTION,
     {"refuse-rank", OPT_REFUSE, "R", "provider failure on rank R (a refusal demo)"},
     {"mismatch-rank", OPT_MISMATCH, "R:FIELD", "rank R presents another phase_id, epoch,\n"
                                                "count, cap or sequence"},
@@ -466,6 +425,7 @@ static void sum_defaults(void *state)
     s->max_elements = -1;
     s->mode = MODE_BOTH;
     bb_policy_defaults(&s->choice);
+    s->choice.sum = 1;
     s->refuse_rank = s->mismatch_rank = s->delay_prepare_rank = s->delay_post_rank = -1;
 }
 
@@ -476,13 +436,7 @@ static void sum_parse(bb_run_t *run, void *state, int key, const char *value)
         return;
     switch (key) {
     case 'c': bb_run_parse_size_list(run, "count", value, 0, INT32_MAX, &s->counts); break;
-    case 'T': {
-        unsigned t = bb_run_parse_choices(run, "type", value, type_names, TYPE_N);
-        if (t != 1u && t != 2u && t != 4u)
-            bb_run_usage(run, "--type: one of mpi_double, mpi_float or mpi_int");
-        s->type = t == 1u ? TYPE_DOUBLE : t == 2u ? TYPE_FLOAT : TYPE_INT;
-        break;
-    }
+    case 'T': s->type = bb_reduce_type_parse(run, "type", value); break;
     case OPT_MAX: s->max_elements = bb_run_parse_size(run, "max-elements", value, 0,
                                                       INT32_MAX);
         break;
@@ -522,17 +476,23 @@ static void sum_add_row(bb_run_t *run, const sum_state_t *s, int v, int p)
         attr.buffers = BB_BUFFERS_FRESH;
         attr.metrics = BB_METRICS_TIMED;
     }
-    if (v == V_PROTOCOL || v == V_ADMISSION)
+    if (v == V_FIXED_RAW) {  /* its name says the shape; no clock inside */
+        attr.shape = BB_SHAPE_FREE;
+        attr.metrics = BB_METRICS_TIMED;
+    }
+    if (v == V_PROTOCOL || v == V_ADMISSION || v == V_FIXED_RAW)
         bb_policy_label(variants[v].name, &attr, label, sizeof label);
     else
         snprintf(label, sizeof label, "%s", variants[v].name);
-    if (v == V_PROTOCOL || v == V_ADMISSION)
+    if (v == V_FIXED_RAW)
+        snprintf(legend, sizeof legend, "%s (%s)", variants[v].differs, policy);
+    else if (v == V_PROTOCOL || v == V_ADMISSION)
         snprintf(legend, sizeof legend, "%s (%s)", variants[v].differs,
                  v == V_PROTOCOL ? policy : strchr(policy, ',') + 2);
     else
         snprintf(legend, sizeof legend, "%s%s%s", variants[v].differs,
-                 s->type != TYPE_DOUBLE ? "; of " : "",
-                 s->type != TYPE_DOUBLE ? type_names[s->type] : "");
+                 s->type != BB_REDUCE_DOUBLE ? "; of " : "",
+                 s->type != BB_REDUCE_DOUBLE ? bb_reduce_type_name(s->type) : "");
     bb_row_t *row = bb_run_add_row(run, v, p, label, legend);
     if (v == V_PROTOCOL && attr.metrics != BB_METRICS_TIMED) {
         row->parts = 1u;
@@ -552,28 +512,37 @@ static size_t sum_validate(bb_run_t *run, void *state)
                          &s->counts);
     if (s->counts.n == 0)
         bb_run_parse_size_list(run, "count", counts, 0, INT32_MAX, &s->counts);
-    for (size_t i = 0; i < s->counts.n && s->type != TYPE_DOUBLE; i++)
+    for (size_t i = 0; i < s->counts.n && s->type != BB_REDUCE_DOUBLE; i++)
         if (s->counts.values[i] > INT32_MAX / 2)
             bb_run_usage(run, "--count: %lld doubles are more than INT32_MAX elements of %s",
-                         (long long)s->counts.values[i], type_names[s->type]);
+                         (long long)s->counts.values[i], bb_reduce_type_name(s->type));
     /* The rows of every point: the protocol under each policy asked for,
      * then the references in their order, the admission once per admission
      * and requests policy (buffers and metrics do not apply). */
     s->npolicies = bb_policy_list(&s->choice, s->policies);
     for (int v = V_PROTOCOL; v < V_N; v++) {
-        int per_policy = v == V_PROTOCOL || v == V_ADMISSION;
+        int per_policy = v == V_PROTOCOL || v == V_ADMISSION || v == V_FIXED_RAW;
         for (int p = 0; (s->mode & (1u << v)) && p < (per_policy ? s->npolicies : 1); p++) {
-            int seen = 0;
-            for (int q = 0; q < p && v == V_ADMISSION; q++)
-                seen |= s->policies[q].admission == s->policies[p].admission
-                        && s->policies[q].requests == s->policies[p].requests;
+            /* The admission: free-shape policies; the combined reduction:
+             * fixed-shape ones, once per buffers and requests. */
+            const bb_phase_attr_t *a = &s->policies[p];
+            int seen = (v == V_ADMISSION) == (a->shape == BB_SHAPE_FIXED)
+                       && (v == V_ADMISSION || v == V_FIXED_RAW);
+            for (int q = 0; q < p && (v == V_ADMISSION || v == V_FIXED_RAW); q++)
+                seen |= s->policies[q].shape == a->shape
+                        && s->policies[q].requests == a->requests
+                        && (v == V_ADMISSION ? s->policies[q].admission == a->admission
+                                             : s->policies[q].buffers == a->buffers);
             if (!seen)
                 sum_add_row(run, s, v, p);
         }
     }
-    if (!(s->mode & MODE_PROTOCOL) && (s->choice.buffers != 1u || s->choice.metrics != 1u))
-        bb_run_usage(run, "--buffers and --metrics choose the protocol's phase: --mode must "
-                     "include protocol");
+    if (!(s->mode & (MODE_PROTOCOL | 1u << V_FIXED_RAW))
+        && (s->choice.buffers != 1u || s->choice.metrics != 1u || s->choice.shape != 1u))
+        bb_run_usage(run, "--buffers, --metrics and --shape choose the protocol's phase: "
+                     "--mode must include protocol or fixed-raw");
+    if (s->mode == 1u << V_FIXED_RAW && !(s->choice.shape & 2u))
+        bb_run_usage(run, "--mode fixed-raw: the fixed shape's reference needs --shape fixed");
     if (!(s->mode & (MODE_PROTOCOL | 1u << V_ADMISSION)) && bb_policy_given(&s->choice))
         bb_run_usage(run, "--admission and --requests choose the agreement: --mode must "
                      "include protocol or admission");
@@ -595,17 +564,12 @@ static void sum_setup(bb_run_t *run, void *state)
         if (s->counts.values[i] > max_count)
             max_count = s->counts.values[i];
     /* Raw buffers hold the same bytes in elements of the type. */
-    int64_t max_raw = max_count * 8 / type_bytes[s->type];
+    bb_allreduce_ref_setup(run, &s->raw, s->type, 8 * max_count);
     s->provider_state.data = malloc((size_t)(max_count + 1) * sizeof(double));
-    s->raw_send = malloc((size_t)(max_raw + 1) * (size_t)type_bytes[s->type]);
-    s->raw_recv = malloc((size_t)(max_raw + 1) * (size_t)type_bytes[s->type]);
-    s->raw_copy = malloc((size_t)(max_raw + 1) * (size_t)type_bytes[s->type]);
-    if (!s->provider_state.data || !s->raw_send || !s->raw_recv || !s->raw_copy)
+    if (!s->provider_state.data)
         bb_run_fatal(run, "cannot allocate %lld elements", (long long)max_count);
     for (int64_t i = 0; i <= max_count; i++)
-        s->provider_state.data[i] = value_of(i, rank);
-    for (int64_t i = 0; i <= max_raw; i++)
-        fill_value(s->raw_send, s->type, i, rank);
+        s->provider_state.data[i] = bb_allreduce_ref_value(i, rank);
     s->provider_state.fail = rank == s->refuse_rank;
     s->provider_state.run = run;
     s->provider_state.delay_s = rank == s->delay_prepare_rank ? s->delay_prepare_s : 0.0;
@@ -613,6 +577,8 @@ static void sum_setup(bb_run_t *run, void *state)
     /* One phase and one agreement per policy (the references use policy
      * 0's phase for the tracked-bytes figure only). */
     for (int p = 0; p < s->npolicies; p++) {
+        if (s->policies[p].shape == BB_SHAPE_FIXED)  /* made per point */
+            continue;
         if (bb_sum_phase_create_attr(bb_bench_world(bb_run_bench(run)), &s->policies[p],
                                      &s->phases[p]) != BB_OK
             || bb_agreement_create(bb_run_comm(run), BB_SUM_FIELDS, &s->policies[p],
@@ -625,11 +591,11 @@ static void sum_setup(bb_run_t *run, void *state)
     bb_table_note(t, "times: microseconds per call over %lld samples; a sample is the mean "
                   "over a block of calls, the maximum over ranks; the rows' samples "
                   "interleaved", (long long)bb_run_settings(run)->samples);
-    if (s->type != TYPE_DOUBLE)
+    if (s->type != BB_REDUCE_DOUBLE)
         bb_table_note(t, "-T %s: the raw references reduce %s, bytes / %lld elements; the "
                       "protocol sums mpi_double by contract, so it is measured at the same "
-                      "bytes (count = bytes / 8)", type_names[s->type], type_names[s->type],
-                      (long long)type_bytes[s->type]);
+                      "bytes (count = bytes / 8)", bb_reduce_type_name(s->type),
+                      bb_reduce_type_name(s->type), (long long)bb_reduce_type_bytes(s->type));
     bb_table_column(t, "count", NULL, "elements of mpi_double per rank (the protocol's "
                     "count)", 8);
     bb_table_column(t, "size", "B", "bytes per rank and call (count x 8)", 8);
@@ -651,9 +617,7 @@ static void sum_teardown(void *state)
         bb_agreement_destroy(s->agreements[p]);
     }
     free(s->provider_state.data);
-    free(s->raw_send);
-    free(s->raw_copy);
-    free(s->raw_recv);
+    bb_allreduce_ref_free(&s->raw);
     bb_size_list_clear(&s->counts);
 }
 
@@ -680,6 +644,7 @@ static const bb_bench_desc_t sum_bench = {
     .nparts = T_N,
     .point_begin = sum_point_begin,
     .point_end = sum_point_end,
+    .ratio_match = sum_ratio_match,
     .refusal_asked = sum_refusal_asked,
     .key_cells = sum_key_cells,
     .row_columns = sum_row_columns,

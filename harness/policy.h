@@ -15,7 +15,7 @@
 
 /* The three options' keys, above any benchmark's own. */
 enum { BB_OPT_BUFFERS = BB_OPT_LONG + 200, BB_OPT_ADMISSION, BB_OPT_REQUESTS,
-       BB_OPT_METRICS };
+       BB_OPT_METRICS, BB_OPT_SHAPE };
 
 /* The three rows of an option table (what a call or a ticket is, for the
  * help text: "call" or "ticket"). */
@@ -32,17 +32,26 @@ enum { BB_OPT_BUFFERS = BB_OPT_LONG + 200, BB_OPT_ADMISSION, BB_OPT_REQUESTS,
                                           "default) or persistent (MPI_Allreduce_init\n"   \
                                           "once, MPI_Start per " per "), or both"}
 
-/* The option row of --metrics (the sum phase's only). */
+/* The option rows of --metrics and --shape (the sum phase's only). */
+#define BB_POLICY_SHAPE_OPTION                                                        \
+    {"shape", BB_OPT_SHAPE, "LIST", "the sum phase's shape: free (agreement, then\n"     \
+                                    "payload: the default) or fixed (count and cap\n"   \
+                                    "agreed at creation, one combined reduction per\n" \
+                                    "call; the admission does not apply), or both"}
+
 #define BB_POLICY_METRICS_OPTION                                                      \
     {"metrics", BB_OPT_METRICS, "LIST", "the phase's own metrics: timed (every part, the\n" \
                                         "default) or untimed (no clock read inside the\n" \
                                         "phase: elapsed only), or both"}
 
-enum { BB_POLICY_MAX = 2 * 3 * 2 * 2 };
+/* Free shape: 3 buffers x 3 admissions x 2 requests x 2 metrics; fixed
+ * shape: fresh or retained x 2 requests x 2 metrics (no admission). */
+enum { BB_POLICY_MAX = 3 * 3 * 2 * 2 + 2 * 2 * 2 };
 
 /* What was asked for: bit v of each mask is the policy value v. */
 typedef struct bb_policy_choice {
-    unsigned buffers, admission, requests, metrics;
+    unsigned buffers, admission, requests, metrics, shape;
+    int sum;  /* set by the sum benchmark: borrowed buffers and --shape apply */
 } bb_policy_choice_t;
 
 /* The defaults: one policy, the seed's (every value 0). */
@@ -56,20 +65,22 @@ int bb_policy_parse(bb_run_t *run, int key, const char *value, bb_policy_choice_
 int bb_policy_given(const bb_policy_choice_t *choice);
 
 /* Every combination asked for into out[BB_POLICY_MAX]: buffers varies
- * fastest, then admission, requests, metrics (the defaults first).  Returns
- * how many. */
+ * fastest, then admission, requests, metrics, shape (the defaults first;
+ * a fixed shape takes admission spec, unused, and never borrowed buffers;
+ * its shape_count and shape_cap are left 0 for the benchmark's point).
+ * Returns how many. */
 int bb_policy_list(const bb_policy_choice_t *choice, bb_phase_attr_t *out);
 
-/* base, then "-retained", "-fused" or "-fused-op", "-persistent",
- * "-untimed" for what differs from the defaults. */
+/* base, then "-retained" or "-borrowed", "-fixed", "-fused" or "-fused-op",
+ * "-persistent", "-untimed" for what differs from the defaults. */
 void bb_policy_label(const char *base, const bb_phase_attr_t *attr, char *buf, size_t len);
 
 /* "buffers fresh, admission spec, requests per-call". */
 void bb_policy_describe(const bb_phase_attr_t *attr, char *buf, size_t len);
 
-/* The record parameters "buffers", "admission" and "requests" into params,
- * and "metrics" for an untimed phase; with_buffers 0 leaves buffers out (a
- * reference that has none). */
+/* The record parameters "buffers", "admission" (free shape only) and
+ * "requests" into params, and "metrics" for an untimed phase; with_buffers 0
+ * leaves buffers out (a reference that has none). */
 void bb_policy_parameters(cJSON *params, const bb_phase_attr_t *attr, int with_buffers);
 
 #endif

@@ -105,11 +105,19 @@ BB_EXPORT int bb_agree_fields_equal(const int64_t *min, const int64_t *max, int 
 typedef enum bb_buffers {
     BB_BUFFERS_FRESH = 0,  /* default: payload buffers allocated per call and
                               released on return (the result is the caller's) */
-    BB_BUFFERS_RETAINED    /* kept between calls with capacity for the largest
+    BB_BUFFERS_RETAINED,   /* kept between calls with capacity for the largest
                               admitted cap, grown only when a larger cap is
                               admitted (a refused call keeps the old ones),
                               released at destroy; the result is lent until
                               the next call or destroy: do not free it */
+    BB_BUFFERS_BORROWED    /* sum phase, free shape only: no copy; the payload
+                              is posted from the provider's own array, which
+                              the provider must keep unchanged (and alive)
+                              until its release callback, called once at the
+                              end of the call, after the payload completed
+                              (or after a refusal; never after poisoning: the
+                              array may still be MPI's).  The receive side
+                              is retained (grown to the cap, result lent) */
 } bb_buffers_t;
 
 typedef enum bb_admission {
@@ -144,11 +152,32 @@ typedef enum bb_metrics {
                               an 8-byte Allreduce); every time field is -1 */
 } bb_metrics_t;
 
+/* The sum phase's shape: whether the count may change from call to call. */
+typedef enum bb_shape {
+    BB_SHAPE_FREE = 0,     /* default: any count up to the cap; the agreement
+                              first, then the payload (two collectives) */
+    BB_SHAPE_FIXED         /* every call presents the count and cap agreed at
+                              creation: ONE reduction per call carries the
+                              six fields (value and complement under MIN) and
+                              the payload (SUM), as one element of a derived
+                              datatype under a user-defined op; see
+                              doc/protocol.md 2.1 and doc/sum.md */
+} bb_shape_t;
+
 typedef struct bb_phase_attr {
     bb_buffers_t buffers;
     bb_admission_t admission;
     bb_requests_t requests;
     bb_metrics_t metrics;   /* the transfer phase takes BB_METRICS_TIMED only */
+    /* Sum phase only (the transfer phase and agreement objects take the
+     * free shape only).  Fixed: shape_count elements in [0, 268435443]
+     * (the combined element, 8*count + 96 bytes, within INT32_MAX) and
+     * shape_cap in [shape_count, INT32_MAX], agreed at creation; the
+     * admission policy is then unused (the fields ride in the one
+     * reduction) and buffers may be fresh or retained, not borrowed. */
+    bb_shape_t shape;
+    int64_t shape_count;
+    int64_t shape_cap;
 } bb_phase_attr_t;
 
 /* Static names of the policies ("fresh", "fused-op", "persistent"), as the
@@ -157,6 +186,7 @@ BB_EXPORT const char *bb_buffers_name(bb_buffers_t buffers);
 BB_EXPORT const char *bb_admission_name(bb_admission_t admission);
 BB_EXPORT const char *bb_requests_name(bb_requests_t requests);
 BB_EXPORT const char *bb_metrics_name(bb_metrics_t metrics);
+BB_EXPORT const char *bb_shape_name(bb_shape_t shape);  /* "free", "fixed" */
 
 /* ------------------------------------------------------------------------ */
 /* Policies agreed at creation                                              */
@@ -164,7 +194,8 @@ BB_EXPORT const char *bb_metrics_name(bb_metrics_t metrics);
 
 /* Creating a phase or an agreement object is collective: every rank
  * presents its policy codes and the creation makes one MPI_Allreduce (MIN
- * over the codes and their complements, bb_agree_minmax_fused) over them,
+ * over the eight codes, its local status and their complements, 18 int64,
+ * bb_agree_minmax_fused) over them,
  * the same on every rank whatever its policy, before the object exists.  A
  * policy that changes the wire (the number, order, type or op of the
  * collectives) must be the same on every rank; one that stays on a rank
@@ -183,6 +214,11 @@ typedef enum bb_attr_id {
     BB_ATTR_METRICS,       /* may differ (no MPI call depends on it); the
                               transfer phase takes timed only */
     BB_ATTR_FIELDS,        /* agreement objects: n, the reductions' length */
+    BB_ATTR_SHAPE,         /* sum phase, agreed: fixed makes one combined
+                              reduction per call, free two collectives; the
+                              others take free only */
+    BB_ATTR_SHAPE_COUNT,   /* sum phase, agreed: the fixed count (0 when free) */
+    BB_ATTR_SHAPE_CAP,     /* sum phase, agreed: the fixed cap (0 when free) */
     BB_ATTR_COUNT
 } bb_attr_id_t;
 
@@ -276,7 +312,10 @@ typedef struct bb_sum_provider {
      * refused). */
     int (*prepare)(void *arg, const double **data_out, int64_t *len_out);
     /* Called exactly once for every non-NULL array prepare produced, after
-     * the phase copied it, on success and on refusal alike.  May be NULL. */
+     * the phase copied it, on success and on refusal alike.  Borrowed
+     * buffers: at the end of the call instead, after the payload completed
+     * (or after the refusal), and never after an MPI error (the array stays
+     * MPI's).  May be NULL. */
     void (*release)(void *arg, const double *data);
     void *arg;
 } bb_sum_provider_t;
@@ -308,7 +347,9 @@ typedef struct bb_sum_metrics {
     int rank, ranks;
     /* Seconds; each -1 when the phase is untimed (BB_METRICS_UNTIMED). */
     double prepare_s;      /* prepare callback, copy and validation */
-    double admission_s;    /* the agreement (one or two Allreduces) */
+    double admission_s;    /* the agreement (one or two Allreduces); fixed
+                              shape: the one combined reduction, payload
+                              included (post, test and wait are then 0) */
     double post_s;         /* the verdict, MPI_Iallreduce or (persistent)
                               MPI_Start, with MPI_Allreduce_init when the
                               payload request is made */
@@ -317,9 +358,13 @@ typedef struct bb_sum_metrics {
     double total_s;        /* whole call, inclusive of all of the above */
     int test_completed;    /* 1: the Test alone completed the request */
     int64_t payload_bytes; /* 8*count contributed by this rank, 0 if refused */
-    int64_t tracked_bytes; /* peak counted bytes: 144 + 16*count */
+    int64_t tracked_bytes; /* peak counted bytes: 144 + 16*count (borrowed:
+                              144 + 8*capacity; fixed shape: 144 + 2 or,
+                              fresh, 3 times 8*count + 96) */
     int max_inflight;      /* requests live at once (0 or 1) */
-    int requests_posted;   /* payload requests posted by this call */
+    int requests_posted;   /* payload requests posted by this call (fixed
+                              shape: 1 whenever the reduction was made,
+                              refused calls included: it carries both) */
     bb_sum_local_t local_cause;
     bb_refusal_t refusal;  /* stage NONE on success */
     const char *mpi_call;  /* BB_ERR_MPI: the MPI call that failed (static
@@ -356,9 +401,20 @@ BB_EXPORT bb_status_t bb_sum_phase_create_checked(bb_world_t *world,
  * admission one MPI_Iallreduce(SUM), or one MPI_Start of the persistent
  * payload request, with one MPI_Test then MPI_Wait.  On BB_OK, *result_out is an array of count doubles: with
  * fresh buffers a new one the caller owns (bb_free; NULL when count is 0);
- * with retained buffers the phase's own, lent until the next call or
- * destroy (do not free it).  On BB_REFUSED every rank
- * refused, nothing was posted, and the sequence is consumed.  BB_ERR_MPI
+ * with retained or borrowed buffers the phase's own, lent until the next
+ * call or destroy (do not free it).  On BB_REFUSED every rank
+ * refused, nothing was posted, and the sequence is consumed.
+ * Fixed shape (BB_SHAPE_FIXED): no admission before the payload; ONE
+ * reduction per call (MPI_Allreduce per call; persistent: MPI_Start, one
+ * MPI_Test, MPI_Wait) of one element of count doubles and the six fields
+ * with their complements, under a user op (SUM, MIN).  A rank with a local
+ * refusal, or whose count or cap is not the shape's, contributes zeros.
+ * The verdict is the contract phase's, read from the reduced fields, plus
+ * a contract refusal when every rank agrees on a count or cap other than
+ * the shape's.  On refusal the payload DID cross the wire but the received
+ * sum is discarded: *result_out stays NULL.  The fresh result (never NULL,
+ * even for count 0) has 8*count + 96 bytes, the fields after the doubles;
+ * bb_free it.  BB_ERR_MPI
  * poisons the phase.  *result_out is set to NULL on every return that took
  * part in the admission (BB_REFUSED, BB_ERR_MPI) and left alone otherwise.
  * A NULL provider, prepare, contract or result_out, on any subset of the
@@ -378,7 +434,11 @@ BB_EXPORT bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
 BB_EXPORT int64_t bb_sum_phase_sequence(const bb_sum_phase_t *phase);
 /* Local.  Counted bytes the phase holds now: fresh, the 144 control bytes
  * between calls and 144 + 16*count during one; retained, 144 + 16*capacity
- * between calls (plus the grown buffers during a call that grows them). */
+ * between calls (plus the grown buffers during a call that grows them);
+ * borrowed, 144 + 8*capacity (the receive side only).  Fixed shape: the
+ * combined send and receive buffers from creation on, 144 + 2*(8*count +
+ * 96), and during a fresh call the spare receive buffer that replaces the
+ * one handed out, 8*count + 96 more. */
 BB_EXPORT int64_t bb_sum_phase_tracked_live(const bb_sum_phase_t *phase);
 BB_EXPORT int bb_sum_phase_poisoned(const bb_sum_phase_t *phase);
 

@@ -68,6 +68,7 @@ const char *bb_buffers_name(bb_buffers_t buffers)
     switch (buffers) {
     case BB_BUFFERS_FRESH: return "fresh";
     case BB_BUFFERS_RETAINED: return "retained";
+    case BB_BUFFERS_BORROWED: return "borrowed";
     }
     return "unknown";
 }
@@ -91,6 +92,15 @@ const char *bb_requests_name(bb_requests_t requests)
     return "unknown";
 }
 
+const char *bb_shape_name(bb_shape_t shape)
+{
+    switch (shape) {
+    case BB_SHAPE_FREE: return "free";
+    case BB_SHAPE_FIXED: return "fixed";
+    }
+    return "unknown";
+}
+
 const char *bb_metrics_name(bb_metrics_t metrics)
 {
     switch (metrics) {
@@ -110,6 +120,9 @@ const char *bb_attr_name(bb_attr_id_t attr)
     case BB_ATTR_BUFFERS: return "buffers";
     case BB_ATTR_METRICS: return "metrics";
     case BB_ATTR_FIELDS: return "fields";
+    case BB_ATTR_SHAPE: return "shape";
+    case BB_ATTR_SHAPE_COUNT: return "shape count";
+    case BB_ATTR_SHAPE_CAP: return "shape cap";
     case BB_ATTR_COUNT: break;
     }
     return "unknown";
@@ -128,9 +141,23 @@ int bb_attr_codes(const bb_phase_attr_t *attr, int fields, int64_t code_out[BB_A
     bb_phase_attr_t a = attr ? *attr : (bb_phase_attr_t){ 0 };
     code_out[BB_ATTR_ADMISSION] = attr_code((int)a.admission, BB_ADMISSION_FUSED_OP);
     code_out[BB_ATTR_REQUESTS] = attr_code((int)a.requests, BB_REQUESTS_PERSISTENT);
-    code_out[BB_ATTR_BUFFERS] = attr_code((int)a.buffers, BB_BUFFERS_RETAINED);
+    code_out[BB_ATTR_BUFFERS] = attr_code((int)a.buffers, BB_BUFFERS_BORROWED);
     code_out[BB_ATTR_METRICS] = attr_code((int)a.metrics, BB_METRICS_UNTIMED);
     code_out[BB_ATTR_FIELDS] = fields >= 1 && fields <= AGREEMENT_FIELDS_MAX ? fields : -1;
+    code_out[BB_ATTR_SHAPE] = attr_code((int)a.shape, BB_SHAPE_FIXED);
+    /* Free: the count and cap are the call's, code 0.  Fixed: the count and
+     * cap every call presents; borrowed buffers cannot be combined (the
+     * fields would have to lie next to the provider's array). */
+    int fixed = a.shape == BB_SHAPE_FIXED;
+    /* The combined element's size (8*count + 96 bytes) is an int for
+     * MPI_Type_size in the user op. */
+    int count_ok = a.shape_count >= 0 && a.shape_count <= (INT32_MAX - 96) / 8;
+    code_out[BB_ATTR_SHAPE_COUNT] = !fixed ? 0 : count_ok ? a.shape_count : -1;
+    code_out[BB_ATTR_SHAPE_CAP] = !fixed ? 0
+                                  : count_ok && a.shape_cap >= a.shape_count
+                                            && a.shape_cap <= INT32_MAX ? a.shape_cap : -1;
+    if (fixed && a.buffers == BB_BUFFERS_BORROWED)
+        code_out[BB_ATTR_BUFFERS] = -1;
     int valid = 1;
     for (int i = 0; i < BB_ATTR_COUNT; i++)
         valid &= code_out[i] >= 0;
@@ -147,6 +174,9 @@ static const char *code_text(int attr, int64_t code, char *buf, size_t len)
     case BB_ATTR_REQUESTS: return bb_requests_name((bb_requests_t)code);
     case BB_ATTR_BUFFERS: return bb_buffers_name((bb_buffers_t)code);
     case BB_ATTR_METRICS: return bb_metrics_name((bb_metrics_t)code);
+    case BB_ATTR_SHAPE: return bb_shape_name((bb_shape_t)code);
+    case BB_ATTR_SHAPE_COUNT:
+    case BB_ATTR_SHAPE_CAP:
     case BB_ATTR_FIELDS:
     case BB_ATTR_COUNT: break;
     }
@@ -311,6 +341,10 @@ bb_status_t bb_agreement_create_checked(MPI_Comm comm, int n, const bb_phase_att
     policy.metrics = BB_METRICS_TIMED;
     int64_t code[BB_ATTR_COUNT];
     int valid = bb_attr_codes(&policy, n, code);
+    if (policy.shape != BB_SHAPE_FREE) {  /* the sum phase's alone */
+        code[BB_ATTR_SHAPE] = -1;
+        valid = 0;
+    }
     /* Made before the agreement, so that a rank that cannot make it says so
      * in the agreement and every rank returns the same status. */
     bb_agreement_t *a = NULL;

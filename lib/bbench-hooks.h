@@ -23,6 +23,14 @@ BB_EXPORT size_t bb_poisoned_count(void);
 BB_EXPORT void bb_sum_phase_set_sequence(bb_sum_phase_t *phase, int64_t sequence);
 BB_EXPORT void bb_sum_phase_set_post_delay(bb_sum_phase_t *phase, double seconds);
 
+/* Benchmark reference, collective: a fixed-shape phase's combined reduction
+ * alone, on its buffers as the last call left them (no provider, no copy,
+ * no fields written, no verdict), per call or persistent as the phase
+ * makes it.  *result_out is the phase's receive buffer (lent).  Returns the
+ * MPI error code; MPI_ERR_ARG for a phase that is not fixed-shape, busy or
+ * poisoned; a failed reduction poisons the phase. */
+BB_EXPORT int bb_sum_phase_combined_raw(bb_sum_phase_t *phase, const double **result_out);
+
 /* Local.  Phases (this process) that hold a posted ticket: the module-level
  * registry that keeps them reachable until they retire.  Poisoned phases
  * never retire. */

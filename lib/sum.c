@@ -4,7 +4,14 @@
  * cap, refusal]; their MIN and MAX (two Allreduces, or one under the fused
  * admissions) decide admission.  Only an admitted phase posts its one
  * MPI_Iallreduce (or starts its persistent one), so a bad input on one rank
- * is a clean refusal on all ranks.  The phase performs no I/O. */
+ * is a clean refusal on all ranks.
+ *
+ * The fixed shape (count and cap agreed at creation) needs no admission
+ * before the payload: every rank always reduces the same combined element
+ * [count doubles | six fields | their complements] under one user op (SUM
+ * over the doubles, MIN over the int64), a rank that cannot contribute
+ * sends zeros, and the verdict is read from the reduced fields afterwards;
+ * a refused result is never published.  The phase performs no I/O. */
 #include "config.h"
 #include "internal.h"
 #include "mpi-compat.h"
@@ -46,8 +53,84 @@ struct bb_sum_phase {
     double *req_recv;
     int64_t req_count;
     double zero_send, zero_recv;  /* count 0: addresses that outlive a call */
+    /* Borrowed buffers: the provider's array posted this call, released at
+     * its end (never after poisoning). */
+    const double *lent;
+    bb_sum_provider_t lent_by;
+    /* Fixed shape: send and recv hold COMBINED_BYTES(shape_count) from
+     * creation on; fresh buffers make a spare recv per call, which replaces
+     * the one handed to the caller. */
+    bb_shape_t shape;
+    int64_t shape_count, shape_cap;
+    double *spare;
+    MPI_Datatype combined_type;
+    MPI_Op combined_op;
     bb_poison_node_t poison;  /* fatal-list link; used once if poisoned */
 };
+
+/* The combined element of the fixed shape: count doubles, then the six
+ * fields and their complements (int64, reduced by MIN, as the fused
+ * admission does). */
+enum { COMBINED_FIELDS = 2 * BB_SUM_FIELDS };
+#define COMBINED_BYTES(count) (8 * (int64_t)(count) + 8 * COMBINED_FIELDS)
+
+/* The user op: SUM over the doubles, MIN over the fields, for len elements
+ * of the combined type (its size says the count). */
+static void combined_fn(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    int size = 0;
+    MPI_Type_size(*type, &size);
+    int64_t count = ((int64_t)size - 8 * COMBINED_FIELDS) / 8;
+    char *a = in, *b = inout;
+    for (int e = 0; e < *len; e++, a += size, b += size) {
+        const double *x = (const double *)a;
+        double *y = (double *)b;
+        for (int64_t i = 0; i < count; i++)
+            y[i] += x[i];
+        const int64_t *fx = (const int64_t *)(x + count);
+        int64_t *fy = (int64_t *)(y + count);
+        for (int i = 0; i < COMBINED_FIELDS; i++)
+            if (fx[i] < fy[i])
+                fy[i] = fx[i];
+    }
+}
+
+/* Fixed shape, at creation: the combined type and op, and both buffers. */
+static bb_status_t fixed_make(bb_sum_phase_t *phase)
+{
+    int64_t count = phase->shape_count;
+    int blocks[2] = { (int)count, COMBINED_FIELDS };
+    MPI_Aint displ[2] = { 0, (MPI_Aint)(8 * count) };
+    MPI_Datatype types[2] = { MPI_DOUBLE, MPI_INT64_T };
+    phase->send = calloc(1, (size_t)COMBINED_BYTES(count));
+    phase->recv = calloc(1, (size_t)COMBINED_BYTES(count));
+    if (phase->send == NULL || phase->recv == NULL)
+        return BB_ERR_NOMEM;
+    phase->capacity = count;
+    if (MPI_Type_create_struct(2, blocks, displ, types, &phase->combined_type) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    if (MPI_Type_commit(&phase->combined_type) != MPI_SUCCESS
+        || MPI_Op_create(combined_fn, 1, &phase->combined_op) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    return BB_OK;
+}
+
+static void tracked_update(bb_sum_phase_t *phase);
+
+/* Frees what a phase holds (not the phase): requests, type, op, buffers. */
+static void phase_free_parts(bb_sum_phase_t *phase)
+{
+    if (phase->request != MPI_REQUEST_NULL)  /* an inactive persistent request */
+        MPI_Request_free(&phase->request);
+    if (phase->combined_op != MPI_OP_NULL)
+        MPI_Op_free(&phase->combined_op);
+    if (phase->combined_type != MPI_DATATYPE_NULL)
+        MPI_Type_free(&phase->combined_type);
+    bb_agreement_destroy(phase->agreement);
+    free(phase->send);
+    free(phase->recv);
+    free(phase->spare);
+}
 
 bb_status_t bb_sum_phase_create(bb_world_t *world, bb_sum_phase_t **phase_out)
 {
@@ -70,7 +153,8 @@ bb_status_t bb_sum_phase_create_checked(bb_world_t *world, const bb_phase_attr_t
     static const bb_attr_rule_t rule[BB_ATTR_COUNT] = {
         [BB_ATTR_ADMISSION] = BB_ATTR_RULE_EQUAL, [BB_ATTR_REQUESTS] = BB_ATTR_RULE_EQUAL,
         [BB_ATTR_BUFFERS] = BB_ATTR_RULE_IF_PERSISTENT, [BB_ATTR_METRICS] = BB_ATTR_RULE_VALID,
-        [BB_ATTR_FIELDS] = BB_ATTR_RULE_EQUAL
+        [BB_ATTR_FIELDS] = BB_ATTR_RULE_EQUAL, [BB_ATTR_SHAPE] = BB_ATTR_RULE_EQUAL,
+        [BB_ATTR_SHAPE_COUNT] = BB_ATTR_RULE_EQUAL, [BB_ATTR_SHAPE_CAP] = BB_ATTR_RULE_EQUAL
     };
     if (world == NULL)
         return BB_ERR_ARG;
@@ -86,16 +170,29 @@ bb_status_t bb_sum_phase_create_checked(bb_world_t *world, const bb_phase_attr_t
     bb_sum_phase_t *phase = NULL;
     if (local == BB_OK && valid) {
         phase = calloc(1, sizeof *phase);
-        local = phase == NULL ? BB_ERR_NOMEM
-                              : bb_agreement_make(bb_world_comm(world), BB_SUM_FIELDS,
-                                                  a.admission, a.requests, &phase->agreement);
+        if (phase == NULL) {
+            local = BB_ERR_NOMEM;
+        } else {
+            phase->request = MPI_REQUEST_NULL;
+            phase->combined_type = MPI_DATATYPE_NULL;
+            phase->combined_op = MPI_OP_NULL;
+            phase->shape = a.shape;
+            phase->shape_count = a.shape_count;
+            phase->shape_cap = a.shape_cap;
+            /* The fixed shape makes no agreement of its own: its fields
+             * ride in the combined reduction. */
+            local = a.shape == BB_SHAPE_FIXED
+                        ? fixed_make(phase)
+                        : bb_agreement_make(bb_world_comm(world), BB_SUM_FIELDS,
+                                            a.admission, a.requests, &phase->agreement);
+        }
     }
     bb_status_t st = bb_attr_agree(bb_world_comm(world), code, rule, local, refusal_out);
     /* BB_OK means this rank made its phase too (the test is for the
      * compiler). */
     if (st != BB_OK || phase == NULL) {
         if (phase != NULL)
-            bb_agreement_destroy(phase->agreement);
+            phase_free_parts(phase);
         free(phase);
         return st != BB_OK ? st : BB_ERR_STATE;
     }
@@ -103,8 +200,7 @@ bb_status_t bb_sum_phase_create_checked(bb_world_t *world, const bb_phase_attr_t
     phase->buffers = a.buffers;
     phase->requests = a.requests;
     phase->timed = a.metrics == BB_METRICS_TIMED;
-    phase->request = MPI_REQUEST_NULL;
-    phase->tracked_live = BB_SUM_CONTROL_BYTES;
+    tracked_update(phase);
     *phase_out = phase;
     return BB_OK;
 }
@@ -132,11 +228,7 @@ bb_status_t bb_sum_phase_destroy(bb_sum_phase_t *phase)
         return BB_ERR_POISONED;  /* stays on the fatal list, never freed */
     if (phase->active)
         return BB_ERR_STATE;
-    if (phase->request != MPI_REQUEST_NULL)  /* an inactive persistent request */
-        MPI_Request_free(&phase->request);
-    bb_agreement_destroy(phase->agreement);
-    free(phase->send);
-    free(phase->recv);
+    phase_free_parts(phase);
     free(phase);
     return BB_OK;
 }
@@ -155,8 +247,14 @@ static bb_sum_local_t contract_check(const bb_sum_contract_t *c)
 
 static void tracked_update(bb_sum_phase_t *phase)
 {
-    phase->tracked_live = BB_SUM_CONTROL_BYTES
-                          + 16 * (phase->capacity + phase->old_capacity);
+    if (phase->shape == BB_SHAPE_FIXED) {  /* send, recv and a fresh call's spare */
+        phase->tracked_live = BB_SUM_CONTROL_BYTES
+                              + (2 + (phase->spare != NULL)) * COMBINED_BYTES(phase->shape_count);
+        return;
+    }
+    /* Borrowed: the receive side only; the send side is the provider's. */
+    int64_t per = phase->buffers == BB_BUFFERS_BORROWED ? 8 : 16;
+    phase->tracked_live = BB_SUM_CONTROL_BYTES + per * (phase->capacity + phase->old_capacity);
 }
 
 /* After a refusal, or once a fresh phase has published: a fresh phase gives
@@ -191,17 +289,20 @@ static void payload_admitted(bb_sum_phase_t *phase)
  * grown to cap (keeping the previous until admission) when too small. */
 static int payload_reserve(bb_sum_phase_t *phase, int64_t count, int64_t cap)
 {
-    if (phase->buffers == BB_BUFFERS_RETAINED && phase->capacity >= count)
+    int keeps = phase->buffers != BB_BUFFERS_FRESH;  /* retained, or borrowed's recv */
+    if (keeps && phase->capacity >= count)
         return 0;
-    int64_t want = phase->buffers == BB_BUFFERS_RETAINED ? cap : count;
-    double *send = malloc((size_t)want * sizeof(double));
+    int64_t want = keeps ? cap : count;
+    /* Borrowed: the send side is the provider's array. */
+    double *send = phase->buffers == BB_BUFFERS_BORROWED
+                       ? NULL : malloc((size_t)want * sizeof(double));
     double *recv = malloc((size_t)want * sizeof(double));
-    if (send == NULL || recv == NULL) {
+    if ((send == NULL && phase->buffers != BB_BUFFERS_BORROWED) || recv == NULL) {
         free(send);
         free(recv);
         return -1;
     }
-    if (phase->buffers == BB_BUFFERS_RETAINED) {
+    if (keeps) {
         phase->old_send = phase->send;
         phase->old_recv = phase->recv;
         phase->old_capacity = phase->capacity;
@@ -214,8 +315,18 @@ static int payload_reserve(bb_sum_phase_t *phase, int64_t count, int64_t cap)
     return 0;
 }
 
-/* Prepare and copy this rank's contribution into owned buffers.  Every
- * provider array is released exactly once, whatever happens. */
+/* The borrowed array goes back to its provider: once, at the end of a call
+ * that did not poison the phase. */
+static void lent_release(bb_sum_phase_t *phase)
+{
+    if (phase->lent != NULL && phase->lent_by.release != NULL)
+        phase->lent_by.release(phase->lent_by.arg, phase->lent);
+    phase->lent = NULL;
+}
+
+/* Prepare this rank's contribution: copied into owned buffers (fresh,
+ * retained), or lent to the phase until the call ends (borrowed).  Every
+ * provider array is released exactly once, except by a poisoned call. */
 static bb_sum_local_t contribution_prepare(bb_sum_phase_t *phase,
                                            const bb_sum_provider_t *provider,
                                            const bb_sum_contract_t *contract)
@@ -231,9 +342,45 @@ static bb_sum_local_t contribution_prepare(bb_sum_phase_t *phase,
     if (cause == BB_SUM_LOCAL_NONE && count > 0) {
         if (payload_reserve(phase, count, contract->max_elements) != 0)
             cause = BB_SUM_LOCAL_NOMEM;
-        else
+        else if (phase->buffers != BB_BUFFERS_BORROWED)
             memcpy(phase->send, data, (size_t)count * sizeof(double));
     }
+    if (data != NULL && phase->buffers == BB_BUFFERS_BORROWED) {
+        phase->lent = data;
+        phase->lent_by = *provider;
+    } else if (data != NULL && provider->release != NULL) {
+        provider->release(provider->arg, data);
+    }
+    return cause;
+}
+
+/* Fixed shape: the contribution copied into the combined send buffer, or
+ * zeros when this rank cannot give it (a local refusal, or a count or cap
+ * other than the shape's); fresh buffers also make this call's spare recv
+ * (without it this rank refuses, but still reduces in its current one). */
+static bb_sum_local_t fixed_prepare(bb_sum_phase_t *phase, const bb_sum_provider_t *provider,
+                                    const bb_sum_contract_t *contract, bb_sum_local_t cause)
+{
+    int64_t count = phase->shape_count;
+    const double *data = NULL;
+    int64_t len = 0;
+    if (cause == BB_SUM_LOCAL_NONE) {
+        if (provider->prepare(provider->arg, &data, &len) != 0)
+            cause = BB_SUM_LOCAL_PROVIDER;
+        else if (len != contract->count || (len > 0 && data == NULL))
+            cause = BB_SUM_LOCAL_LENGTH;
+    }
+    if (cause == BB_SUM_LOCAL_NONE && phase->buffers == BB_BUFFERS_FRESH) {
+        phase->spare = malloc((size_t)COMBINED_BYTES(count));
+        if (phase->spare == NULL)
+            cause = BB_SUM_LOCAL_NOMEM;
+        tracked_update(phase);
+    }
+    int shaped = contract->count == count && contract->max_elements == phase->shape_cap;
+    if (cause == BB_SUM_LOCAL_NONE && shaped)
+        memcpy(phase->send, data, (size_t)count * sizeof(double));
+    else
+        memset(phase->send, 0, (size_t)count * sizeof(double));
     if (data != NULL && provider->release != NULL)
         provider->release(provider->arg, data);
     return cause;
@@ -244,7 +391,9 @@ static bb_sum_local_t contribution_prepare(bb_sum_phase_t *phase,
  * changed.  NULL, or the MPI call that failed. */
 static const char *payload_post(bb_sum_phase_t *phase, MPI_Comm comm, int64_t count)
 {
-    const double *send = phase->send ? phase->send : &phase->zero_send;
+    const double *send = phase->lent && count > 0 ? phase->lent
+                         : phase->send             ? phase->send
+                                                   : &phase->zero_send;
     double *recv = phase->recv ? phase->recv : &phase->zero_recv;
     if (phase->requests == BB_REQUESTS_PER_CALL)
         return MPI_Iallreduce(send, recv, (int)count, MPI_DOUBLE, MPI_SUM, comm,
@@ -282,6 +431,63 @@ static double clock_read(const bb_sum_phase_t *phase)
     return phase != NULL && phase->timed ? bb_time_now() : 0.0;
 }
 
+/* Fixed shape: the one combined reduction, blocking per call, or the
+ * persistent request (made anew when its recv buffer changed) started,
+ * tested once and waited for.  NULL, or the MPI call that failed. */
+static const char *fixed_reduce(bb_sum_phase_t *phase, MPI_Comm comm)
+{
+    if (phase->requests == BB_REQUESTS_PER_CALL)
+        return MPI_Allreduce(phase->send, phase->recv, 1, phase->combined_type,
+                             phase->combined_op, comm) == MPI_SUCCESS ? NULL : "MPI_Allreduce";
+    if (phase->request != MPI_REQUEST_NULL && phase->req_recv != phase->recv
+        && MPI_Request_free(&phase->request) != MPI_SUCCESS)
+        return "MPI_Request_free";
+    if (phase->request == MPI_REQUEST_NULL) {
+        if (bb_mpi_allreduce_init(phase->send, phase->recv, 1, phase->combined_type,
+                                  phase->combined_op, comm, MPI_INFO_NULL, &phase->request)
+            != MPI_SUCCESS)
+            return "MPI_Allreduce_init";
+        phase->req_recv = phase->recv;
+    }
+    int done = 0;
+    if (MPI_Start(&phase->request) != MPI_SUCCESS)
+        return "MPI_Start";
+    if (MPI_Test(&phase->request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return "MPI_Test";
+    return done || MPI_Wait(&phase->request, MPI_STATUS_IGNORE) == MPI_SUCCESS ? NULL
+                                                                               : "MPI_Wait";
+}
+
+int bb_sum_phase_combined_raw(bb_sum_phase_t *phase, const double **result_out)
+{
+    if (phase == NULL || phase->shape != BB_SHAPE_FIXED || phase->poisoned || phase->active)
+        return MPI_ERR_ARG;
+    if (fixed_reduce(phase, bb_world_comm(phase->world)) != NULL) {
+        phase->poisoned = 1;  /* kept reachable, as a failed call's */
+        bb_poison_retain(&phase->poison, BB_POISON_SUM, phase);
+        return MPI_ERR_OTHER;
+    }
+    *result_out = phase->recv;
+    return MPI_SUCCESS;
+}
+
+/* The agreed verdict from the MIN and MAX of the six fields, the same on
+ * every rank; the fixed shape also refuses a count or cap other than its
+ * own (stage contract: the call's contract is not the phase's). */
+static void sum_verdict(const bb_sum_phase_t *phase, bb_sum_metrics_t *m)
+{
+    const int64_t *min = phase->min, *max = phase->max;
+    int fixed = phase->shape == BB_SHAPE_FIXED;
+    if (bb_agree_fields_equal(min, max, 0, BB_SUM_REFUSAL) && max[BB_SUM_REFUSAL] == 0
+        && (!fixed || (min[BB_SUM_COUNT] == phase->shape_count
+                       && min[BB_SUM_CAP] == phase->shape_cap)))
+        return;
+    m->status = BB_REFUSED;
+    m->refusal.stage = max[BB_SUM_REFUSAL] != 0 ? BB_STAGE_PREFLIGHT : BB_STAGE_CONTRACT;
+    m->refusal.rank = -1;  /* one bit per rank: no rank is attributed */
+    m->refusal.sequence = max[BB_SUM_SEQUENCE];
+}
+
 bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
                              const bb_sum_provider_t *provider,
                              const bb_sum_contract_t *contract,
@@ -310,6 +516,7 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     }
 
     MPI_Comm comm = bb_world_comm(phase->world);
+    int fixed = phase->shape == BB_SHAPE_FIXED;
     phase->active = 1;
     if (result_out != NULL)
         *result_out = NULL;  /* documented: NULL unless published */
@@ -329,38 +536,63 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     /* 1. Local preflight; a failure becomes a refusal bit, not an early
      * return, so that every rank still reaches admission. */
     m.local_cause = bad_arg ? BB_SUM_LOCAL_ARGUMENT : contract_check(contract);
-    if (m.local_cause == BB_SUM_LOCAL_NONE)
+    if (fixed)
+        m.local_cause = fixed_prepare(phase, provider, contract, m.local_cause);
+    else if (m.local_cause == BB_SUM_LOCAL_NONE)
         m.local_cause = contribution_prepare(phase, provider, contract);
     double t_prepared = clock_read(phase);
     m.prepare_s = t_prepared - t_start;
     m.tracked_bytes = phase->tracked_live;
 
-    /* 2. Admission: MIN and MAX over the six fields. */
+    /* 2. Admission: MIN and MAX over the six fields; in the fixed shape,
+     * the one reduction that also carries the payload. */
     phase->local[BB_SUM_SEQUENCE] = m.sequence;
     phase->local[BB_SUM_PHASE_ID] = contract->phase_id;
     phase->local[BB_SUM_EPOCH] = contract->epoch;
     phase->local[BB_SUM_COUNT] = contract->count;
     phase->local[BB_SUM_CAP] = contract->max_elements;
     phase->local[BB_SUM_REFUSAL] = m.local_cause != BB_SUM_LOCAL_NONE;
-    int rc = bb_agreement_minmax(phase->agreement, phase->local, phase->min, phase->max);
+    const char *call = "MPI_Allreduce (admission)";
+    int rc = MPI_SUCCESS;
+    if (fixed) {
+        int64_t *f = (int64_t *)(phase->send + phase->shape_count);
+        const int64_t *g = (const int64_t *)(phase->recv + phase->shape_count);
+        for (int i = 0; i < BB_SUM_FIELDS; i++) {
+            f[i] = phase->local[i];
+            f[BB_SUM_FIELDS + i] = ~phase->local[i];  /* min(~x) = ~max(x) */
+        }
+        call = fixed_reduce(phase, comm);
+        rc = call == NULL ? MPI_SUCCESS : MPI_ERR_OTHER;
+        for (int i = 0; i < BB_SUM_FIELDS && call == NULL; i++) {
+            phase->min[i] = g[i];
+            phase->max[i] = ~g[BB_SUM_FIELDS + i];
+        }
+        m.requests_posted = 1;  /* the one reduction, refused or not */
+        m.max_inflight = 1;
+    } else {
+        rc = bb_agreement_minmax(phase->agreement, phase->local, phase->min, phase->max);
+    }
     double t_admitted = clock_read(phase);
     m.admission_s = t_admitted - t_prepared;
     if (rc != MPI_SUCCESS) {
-        phase_poison(phase, &m, "MPI_Allreduce (admission)");
+        phase_poison(phase, &m, call);
         goto out_metrics;
     }
     /* The sequence is consumed whether or not the phase is admitted. */
     phase->sequence++;
-    if (!bb_agree_fields_equal(phase->min, phase->max, 0, BB_SUM_REFUSAL)
-        || phase->max[BB_SUM_REFUSAL] != 0) {
-        payload_release(phase);
-        m.status = BB_REFUSED;
-        m.refusal.stage = phase->max[BB_SUM_REFUSAL] != 0 ? BB_STAGE_PREFLIGHT
-                                                           : BB_STAGE_CONTRACT;
-        m.refusal.rank = -1;  /* one bit per rank: no rank is attributed */
-        m.refusal.sequence = phase->max[BB_SUM_SEQUENCE];
+    sum_verdict(phase, &m);
+    if (m.status == BB_REFUSED) {
+        if (fixed) {  /* the received sum is discarded, never published */
+            free(phase->spare);
+            phase->spare = NULL;
+            tracked_update(phase);
+        } else {
+            payload_release(phase);
+        }
         goto out_inactive;
     }
+    if (fixed)
+        goto publish;
 
     /* 3. Payload: one Iallreduce (or a start of the persistent request),
      * one Test, Wait if incomplete.  No callback runs while the request is
@@ -370,7 +602,7 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
         bb_time_sleep(phase->post_delay_s);
         t_post = clock_read(phase);
     }
-    const char *call = payload_post(phase, comm, contract->count);
+    call = payload_post(phase, comm, contract->count);
     double t_posted = clock_read(phase);
     m.post_s = t_posted - t_post;
     if (call != NULL) {
@@ -395,8 +627,9 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     }
     m.test_completed = done;
 
+publish:
     /* 4. Publish only now: the receive buffer becomes the caller's (fresh),
-     * or is lent to the caller until the next call (retained). */
+     * or is lent to the caller until the next call (retained, borrowed). */
     *result_out = phase->recv;
     if (phase->buffers == BB_BUFFERS_FRESH) {
         /* A persistent request lives as long as the buffers it names. */
@@ -406,15 +639,22 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
             phase_poison(phase, &m, "MPI_Request_free");
             goto out_metrics;
         }
-        phase->recv = NULL;
-        payload_release(phase);
-    } else {
+        if (fixed) {  /* the spare made in prepare replaces the recv handed out */
+            phase->recv = phase->spare;
+            phase->spare = NULL;
+            tracked_update(phase);
+        } else {
+            phase->recv = NULL;
+            payload_release(phase);
+        }
+    } else if (!fixed) {
         payload_admitted(phase);
     }
     m.payload_bytes = 8 * contract->count;
     m.status = BB_OK;
 
 out_inactive:
+    lent_release(phase);  /* borrowed: after completion or refusal, once */
     phase->active = 0;
 out_metrics:
     m.total_s = clock_read(phase) - t_start;

@@ -343,6 +343,11 @@ bb_status_t bb_transfer_phase_create_checked(bb_world_t *world, const bb_phase_a
         code[BB_ATTR_METRICS] = -1;
         valid = 0;
     }
+    /* Borrowed buffers and the fixed shape are the sum phase's alone. */
+    if (a.buffers == BB_BUFFERS_BORROWED || a.shape != BB_SHAPE_FREE) {
+        code[a.shape != BB_SHAPE_FREE ? BB_ATTR_SHAPE : BB_ATTR_BUFFERS] = -1;
+        valid = 0;
+    }
     MPI_Comm comm = MPI_COMM_NULL;
     if (MPI_Comm_dup(bb_world_comm(world), &comm) != MPI_SUCCESS)
         return BB_ERR_MPI;

@@ -78,12 +78,13 @@ bb_expect_rc 0 $? "--delay-post 1:0.05"
 # Usage errors: exit 2 on every rank, a message, no record.
 # Every policy and reference in one run: retained buffers under the three
 # admissions, per call and persistent, then raw, raw-nb, raw-fresh, one
-# admission reference per admission and requests pair, raw-persistent, raw-copy.
+# admission reference per admission and requests pair, raw-persistent, raw-copy,
+# raw-user-op (fixed-raw has no row without --shape fixed).
 bb_mpirun 2 "$sum" --count 8 --samples 3 --reps 3 --mode all --buffers retained \
     --admission all --requests both --output "$rec" > "$out" 2> "$err"
 bb_expect_rc 0 $? "--mode all --admission all --requests both"
-bb_expect_true "17 rows: 6 protocol, 3 raw, 6 admission, raw-persistent, raw-copy" \
-    test "$("$get" "$rec" points.#)" = 17
+bb_expect_true "18 rows: 6 protocol, 3 raw, 6 admission, raw-persistent, raw-copy, raw-user-op" \
+    test "$("$get" "$rec" points.#)" = 18
 policy() {  # point index: mode buffers admission requests (- when absent)
     for k in mode buffers admission requests; do
         printf '%s ' "$("$get" "$rec" "points.$1.parameters.$k" 2> /dev/null || echo -)"
@@ -97,11 +98,39 @@ bb_expect_true "row 14: the fused-op admission, persistent" \
     test "$(policy 14)" = "admission - fused-op persistent "
 bb_expect_true "row 15: raw-persistent, no policy" test "$(policy 15)" = "raw-persistent - - - "
 bb_expect_true "row 16: raw-copy, no policy" test "$(policy 16)" = "raw-copy - - - "
+bb_expect_true "row 17: raw-user-op, no policy" test "$(policy 17)" = "raw-user-op - - - "
 bb_expect_true "every row measured its sums right" \
     test "$(grep -c ' ok$' "$out")" = 1
 bb_expect_grep "protocol-retained-fused-op-persistent_ratio" "$out" "a ratio per policy"
 bb_expect_grep "admission-fused-op-persistent_us" "$out" "the admission column per policy"
 bb_expect_grep "requests persistent" "$out" "the legend names the policy"
+
+# The fixed shape and borrowed buffers (issue 25): every row ok with the
+# exact sum, the combined reduction's reference and the two-collective phase
+# as ratios, the census of the fixed phase (144 + 2 * (8 * 64 + 96)); a
+# mismatch refused by the fixed phase too, stage contract.
+bb_mpirun 2 "$sum" --count 64 --reps 3 --mode protocol,raw,fixed-raw --shape both \
+    --buffers retained,borrowed --requests both --output "$rec" > "$out" 2> "$err"
+bb_expect_rc 0 $? "--shape both --buffers retained,borrowed"
+bb_expect_grep "protocol-retained-fixed_vs_combined" "$out" "fixed against its combined reduction"
+bb_expect_grep "protocol-retained-fixed-persistent_vs_free" "$out" "fixed against the free shape"
+bb_expect_grep "^ *64 *512 .* ok$" "$out" "every row ok"
+n=$("$get" "$rec" points.#)
+bb_expect_true "9 points (6 protocol, raw, 2 fixed-raw)" test "$n" = 9
+i=0
+while [ "$i" -lt "$n" ]; do
+    if [ "$("$get" "$rec" points.$i.parameters.shape 2>/dev/null)" = fixed ] \
+        && [ "$("$get" "$rec" points.$i.parameters.mode)" = protocol ]; then
+        bb_expect_true "fixed point $i: census of the combined buffers" \
+            test "$("$get" "$rec" points.$i.quantities.memory.tracked_live.value)" = 1360
+    fi
+    i=$((i + 1))
+done
+bb_mpirun 2 "$sum" --count 16 --reps 2 --mode protocol --shape fixed --mismatch-rank 1:epoch \
+    --output "$rec" > "$out" 2> "$err"
+bb_expect_rc 0 $? "--shape fixed --mismatch-rank 1:epoch"
+bb_expect_true "fixed shape: a mismatch is a contract refusal" \
+    test "$("$get" "$rec" points.0.refusal.stage)" = contract
 
 usage() {
     what=$1; shift

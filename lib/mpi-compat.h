@@ -39,10 +39,9 @@ static inline int bb_mpi_allreduce_unsupported(MPI_Request *request)
  * MPI directly.
  *
  * bb_mpi_is_thread_main: SMPI 3.32's MPI_Is_thread_main answers true on
- * rank 0 only (it compares the caller with the first simulated process,
- * not with the thread that initialized the caller's own MPI).  Every SMPI
- * rank is a simulated process whose only code runs in the context that
- * called MPI_Init_thread, so the caller is its main thread by construction.
+ * rank 0 only, though every rank calls it from the one context that called
+ * MPI_Init_thread (tried with a small program).  A simulated rank's code
+ * runs in that context only, so the caller is its main thread.
  *
  * bb_mpi_query_thread: SMPI 3.32 answers MPI_THREAD_SINGLE to a request for
  * MPI_THREAD_FUNNELED (it supports no threads calling MPI).  bbench asks

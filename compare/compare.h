@@ -35,6 +35,10 @@ void bb_plain(bb_buf_t *b, const cJSON *item);
 int bb_json_equal(const cJSON *a, const cJSON *b);
 const cJSON *bb_json_path(const cJSON *doc, const char *dotted);
 const char *bb_get_str(const cJSON *o, const char *name);
+/* simulated.c: " simulated=VERSION/PLATFORM-HASH" into b when doc's
+ * runtime.simulated is an object (SimGrid SMPI), nothing for a measured
+ * record; in the points' matching keys and labels. */
+void bb_simulated_key(bb_buf_t *b, const cJSON *doc);
 
 /* load.c: record sets */
 

@@ -45,6 +45,7 @@ static char *bb_point_label(const bb_set_record_t *r, const cJSON *params,
     bb_buf_printf(&b, "%s n=%lld", r->benchmark, (long long)r->ranks);
     if (r->hosts != 1)
         bb_buf_printf(&b, " hosts=%lld", (long long)r->hosts);
+    bb_simulated_key(&b, r->doc);
     const cJSON *e;
     cJSON_ArrayForEach(e, params) {
         if (options && bb_ignored(options, e->string))
@@ -94,6 +95,8 @@ bb_status_t bb_points_collect(const bb_record_set_t *set,
             bb_buf_t kb = {0};
             bb_canon_string(&kb, r->benchmark);
             bb_buf_printf(&kb, " %lld %lld ", (long long)r->ranks, (long long)r->hosts);
+            /* never a simulated point against a measured one */
+            bb_simulated_key(&kb, r->doc);
             if (options->n_ignore == 0) {
                 bb_canon(&kb, params);
             } else {

@@ -350,9 +350,11 @@ void bb_bench_capture(bb_bench_t *bench)
                                            &runtime, &topology, &bench->topology);
     if (st != BB_OK)
         bb_bench_fatal(bench, "provenance capture failed: %s", bb_status_string(st));
+    bb_simulated_topology(topology, &bench->topology);
     if (bench->rank != 0)
         return;
     cJSON_AddItemToObject(runtime, "launcher", bb_launcher_json(topology));
+    bb_simulated_runtime(runtime);
     bb_record_set(bench->record, "runtime", runtime);
     bb_record_set(bench->record, "topology", topology);
     bb_record_set(bench->record, "system", bb_system_json());
@@ -363,10 +365,17 @@ void bb_bench_capture(bb_bench_t *bench)
                  "timings include time-sharing", t->max_ranks_per_machine,
                  t->machines < t->hosts ? "machine (shared by hosts)" : "host",
                  t->cores_per_host);
-    bench_header(bench, "%s %s: %d rank%s on %d host%s (%d cores, %d PUs on rank 0's "
-                 "host)%s", bench->name, bb_version(), t->ranks, t->ranks == 1 ? "" : "s",
-                 t->hosts, t->hosts == 1 ? "" : "s", t->cores_per_host, t->pus_per_host,
-                 over);
+    if (bb_simulated())
+        bench_header(bench, "%s %s: %d rank%s on %d simulated host%s (SimGrid SMPI; "
+                     "%d core%s on rank 0's host of the platform; the record's "
+                     "runtime.simulated)", bench->name, bb_version(), t->ranks,
+                     t->ranks == 1 ? "" : "s", t->hosts, t->hosts == 1 ? "" : "s",
+                     t->cores_per_host, t->cores_per_host == 1 ? "" : "s");
+    else
+        bench_header(bench, "%s %s: %d rank%s on %d host%s (%d cores, %d PUs on rank 0's "
+                     "host)%s", bench->name, bb_version(), t->ranks, t->ranks == 1 ? "" : "s",
+                     t->hosts, t->hosts == 1 ? "" : "s", t->cores_per_host, t->pus_per_host,
+                     over);
     bench_header(bench, "thread level %s requested, %s provided",
                  bb_thread_level_name(bench->thread_requested),
                  bb_thread_level_name(bb_world_thread_level(bench->world)));
@@ -394,6 +403,8 @@ int bb_bench_finish(bb_bench_t *bench, int exit_code)
         if (load != NULL)
             cJSON_ReplaceItemInObjectCaseSensitive(load, "after", bb_load_average());
     }
+    if (bench->rank == 0)
+        bb_simulated_points(bb_record_json(bench->record));
     if (bench->rank == 0 && bench->output != NULL) {
         char err[512] = "";
         if (bb_record_write(bench->record, bench->output, err, sizeof err) != BB_OK) {

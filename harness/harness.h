@@ -57,6 +57,23 @@ int64_t bb_rss_peak_bytes(void);
 int64_t bb_rss_current_bytes(void);
 
 /* ------------------------------------------------------------------------ */
+/* Simulated runs (simulated.c): SimGrid SMPI builds, configure --with-smpi  */
+/* ------------------------------------------------------------------------ */
+
+/* 1 in an SMPI build, else 0. */
+int bb_simulated(void);
+/* Rank 0.  Adds runtime.simulated (null with a reason in an ordinary
+ * build); in an SMPI build also replaces runtime.launcher by null. */
+void bb_simulated_runtime(cJSON *runtime);
+/* Every rank (topology NULL but on rank 0).  In an SMPI build: the
+ * topology of the platform, without the simulating host's hwloc, cpusets
+ * or oversubscription verdict; nothing in an ordinary build. */
+void bb_simulated_topology(cJSON *topology, bb_topology_info_t *info);
+/* Rank 0, before the record is written.  In an SMPI build the points'
+ * memory.rss_* become null with a reason; nothing in an ordinary build. */
+void bb_simulated_points(cJSON *record);
+
+/* ------------------------------------------------------------------------ */
 /* Redistribution layouts (layout.c)                                        */
 /* ------------------------------------------------------------------------ */
 

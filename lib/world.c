@@ -1,6 +1,7 @@
 /* world.c: binding the world communicator and its owner thread. */
 #include "config.h"
 #include "internal.h"
+#include "mpi-compat.h"
 
 #include <stdlib.h>
 
@@ -14,10 +15,10 @@ bb_status_t bb_world_bind(MPI_Comm comm, bb_world_t **world_out)
     MPI_Finalized(&finalized);
     if (!initialized || finalized)
         return BB_ERR_STATE;
-    MPI_Is_thread_main(&is_main);
+    bb_mpi_is_thread_main(&is_main);
     if (!is_main)
         return BB_ERR_THREAD;
-    MPI_Query_thread(&level);
+    bb_mpi_query_thread(&level);
     if (level < MPI_THREAD_FUNNELED)
         return BB_ERR_THREAD;
 

@@ -19,6 +19,9 @@
 # scripts/ci-compare.sh) and make distcheck; it also installs Slurm (slurmd
 # slurmctld slurm-client munge) and starts a one-node cluster for the tests'
 # srun tier (scripts/slurm-local.sh; the tier is skipped if it does not start).
+# CI=true also installs SimGrid (libsimgrid-dev): make check then runs a
+# tiny simulated job (tests/simulate/smpi-sum.sh), and an SMPI build
+# ($BUILD-smpi: configure --with-smpi, doc/simulate.md) is built with -Werror.
 set -eu
 
 mode=${1:-run}
@@ -34,6 +37,7 @@ python3"
 
 openmpi_packages="openmpi-bin libopenmpi-dev"
 slurm_packages="slurmd slurmctld slurm-client munge"
+simgrid_packages="libsimgrid-dev"
 [ "${CI:-}" = true ] && OPENMPI=yes
 openmpi=${OPENMPI:-no}
 
@@ -78,7 +82,7 @@ if [ "$openmpi" = yes ]; then
     fi
 fi
 if [ "${CI:-}" = true ]; then
-    m=$(missing $slurm_packages)
+    m=$(missing $slurm_packages $simgrid_packages)
     # shellcheck disable=SC2086
     [ -z "$m" ] || install $m
 fi
@@ -141,6 +145,11 @@ if [ "${CI:-}" = true ]; then
         && make -C "$ompi" -j"$(nproc)" && make -C "$ompi" check || status=1
     [ -f "$ompi/test-suite.log" ] && summary "$ompi/test-suite.log" "make check (Open MPI)" \
         >> "$build/check-summary.txt"
+    step "SMPI build (simulated runs: configure --with-smpi)"
+    smpi="$build-smpi"
+    mkdir -p "$smpi"
+    (cd "$smpi" && "$src/configure" --enable-werror --with-smpi) \
+        && make -C "$smpi" -j"$(nproc)" || status=1
     step "quick sweep compared with results/ (report mode: timings never fail)"
     sh "$src/scripts/ci-compare.sh" "$build" "$src/results" || status=1
     step "the same with Open MPI (report mode; its records into $ompi/artifacts/)"

@@ -7,7 +7,7 @@
  * simulator's version and the platform's SHA-256: they match only points
  * simulated alike, and are unmatched against measured ones. */
 #include "config.h"
-#include "common.h"
+#include "bbtext.h"
 #include "bbrecord.h"
 #include "compare.h"
 

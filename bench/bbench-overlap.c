@@ -589,7 +589,7 @@ static void overlap_setup(bb_run_t *run, void *state)
                   c->destination, c->kernel.slowest_rate, c->kernel.slowest_rate,
                   c->kernel.fastest_rate);
     bb_table_note(t, "times: microseconds per call, medians of %lld samples, each the "
-                  "rank maximum; parts and wholes are medians taken separately; figures "
+                  "slowest rank's (its parts the same rank's); figures "
                   "are ratios (1 = 100%%), - where undefined (the record says why)",
                   (long long)bb_run_settings(run)->samples);
     bb_table_column(t, "kind", NULL, "transfer: the bounded transfer phase (ticket API), "

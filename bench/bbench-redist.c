@@ -102,8 +102,8 @@ struct run_ctx {
 static void setup_push(run_ctx_t *ctx, method_result_t *mr, const bb_redist_setup_t *su)
 {
     double local[S_N] = {su->total_s, su->validate_s, su->map_transfer_s, su->plan_build_s};
-    double max[S_N];
-    if (bb_stats_reduce_max(ctx->comm, local, S_N, max) != MPI_SUCCESS)
+    double max[S_N];  /* the parts of the rank with the slowest total */
+    if (bb_stats_reduce_critical(ctx->comm, local, S_N, max, NULL) != MPI_SUCCESS)
         bb_bench_fatal(ctx->bench, "MPI_Allreduce of setup times failed");
     if (mr->nsetup == mr->setup_cap) {
         mr->setup_cap = mr->setup_cap ? 2 * mr->setup_cap : 8;

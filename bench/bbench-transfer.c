@@ -733,9 +733,9 @@ static void transfer_row_columns(bb_run_t *run, void *state, const bb_row_t *row
     if (row->variant != V_PROTOCOL)
         return;
     snprintf(name, sizeof name, "%s_agree", row->label);
-    bb_table_column(bb_run_table(run), name, "us", "median admission + status + terminal "
-                    "agreements, each a rank maximum taken separately (a part of the "
-                    "whole, not the critical path)", 0);
+    bb_table_column(bb_run_table(run), name, "us", "admission + status + terminal "
+                    "agreements in the median sample of the whole (the same calls on "
+                    "the rank with the slowest whole: never more than it)", 0);
     snprintf(name, sizeof name, "%s_done", row->label);
     bb_table_column(bb_run_table(run), name, NULL, "fraction of calls where a poll after a "
                     "batch saw the local payload complete", 0);

@@ -22,6 +22,15 @@
 int bb_stats_reduce_max(MPI_Comm comm, const double *local, int n,
                         double *max_out);
 
+/* Collective.  The parts of a whole from one rank: local[0] is this rank's
+ * whole (a time), local[1..n-1] its parts; out[0..n-1] receives the values
+ * of the rank whose whole is largest (the lowest such rank on a tie: the
+ * critical path), and *rank_out (may be NULL) that rank.  Unlike a maximum
+ * per element, parts taken so never add up to more than their whole.  out
+ * may be local.  Returns the MPI error code. */
+int bb_stats_reduce_critical(MPI_Comm comm, const double *local, int n, double *out,
+                             int *rank_out);
+
 /* ------------------------------------------------------------------------ */
 /* Provenance and topology (topo.c)                                         */
 /* ------------------------------------------------------------------------ */

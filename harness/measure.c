@@ -25,6 +25,35 @@ const double *bb_measure_count(const bb_measure_result_t *result, int c)
     return result->counts + (size_t)c * (size_t)result->samples;
 }
 
+/* The samples of the whole in order, by index: insertion sort, as samples
+ * are few. */
+static void order_by_whole(const double *whole, int64_t n, int64_t *idx)
+{
+    for (int64_t i = 0; i < n; i++) {
+        int64_t j = i;
+        while (j > 0 && whole[idx[j - 1]] > whole[i]) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = i;
+    }
+}
+
+double bb_measure_part_at_median(const bb_measure_result_t *result, int p)
+{
+    int64_t n = result->samples;
+    int64_t stack[64], *idx = n <= 64 ? stack : malloc((size_t)n * sizeof *idx);
+    if (n < 1 || idx == NULL)
+        return 0.0;
+    order_by_whole(result->parts, n, idx);
+    const double *part = bb_measure_part(result, p);
+    /* The same arithmetic as bb_stats_median: part 0 gives the median. */
+    double v = n % 2 ? part[idx[n / 2]] : 0.5 * part[idx[n / 2 - 1]] + 0.5 * part[idx[n / 2]];
+    if (idx != stack)
+        free(idx);
+    return v;
+}
+
 void bb_measure_result_clear(bb_measure_result_t *result)
 {
     if (result == NULL)
@@ -33,6 +62,7 @@ void bb_measure_result_clear(bb_measure_result_t *result)
     free(result->parts);
     free(result->local_parts);
     free(result->counts);
+    free(result->critical);
     memset(result, 0, sizeof *result);
 }
 
@@ -141,11 +171,15 @@ static bb_status_t call_start(MPI_Comm comm, block_sync_t *sync, double start, i
 
 /* One block of calls: per-call means of parts then counts, then the wall
  * time of a whole call (with the untimed work inside it: what a budget and a
- * window must allow for), MAX over ranks, into max_out[nparts + ncounts + 1].
- * scratch holds as many doubles, and keeps this rank's means. */
+ * window must allow for), into max_out[nparts + ncounts + 1].  The parts are
+ * those of the rank with the slowest whole (the block's critical path, the
+ * lowest such rank on a tie, *critical_out): parts taken from one rank and
+ * the same calls as their whole never add up to more than it, where a
+ * maximum per part would mix ranks.  Counts and the wall time are maxima
+ * over ranks.  scratch holds as many doubles, and keeps this rank's means. */
 static bb_status_t measure_block(MPI_Comm comm, const bb_measure_variant_t *v,
                                  block_sync_t *sync, int64_t calls, double *scratch,
-                                 double *max_out)
+                                 double *max_out, int *critical_out)
 {
     int n = v->nparts + v->ncounts;
     double start = 0.0, wall = 0.0;
@@ -173,7 +207,9 @@ static bb_status_t measure_block(MPI_Comm comm, const bb_measure_variant_t *v,
     scratch[n] = wall;
     for (int i = 0; i <= n; i++)
         scratch[i] /= (double)calls;
-    if (MPI_Allreduce(scratch, max_out, n + 1, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS)
+    if (MPI_Allreduce(scratch, max_out, n + 1, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS
+        || bb_stats_reduce_critical(comm, scratch, v->nparts, max_out, critical_out)
+               != MPI_SUCCESS)
         return BB_ERR_MPI;
     return BB_OK;
 }
@@ -207,7 +243,9 @@ static bb_status_t result_alloc(const bb_measure_variant_t *v, int64_t samples,
     r->parts = calloc((size_t)v->nparts * per_part, sizeof *r->parts);
     r->local_parts = calloc((size_t)v->nparts * per_part, sizeof *r->local_parts);
     r->counts = calloc((size_t)(v->ncounts ? v->ncounts : 1) * per_part, sizeof *r->counts);
-    return r->first && r->parts && r->local_parts && r->counts ? BB_OK : BB_ERR_NOMEM;
+    r->critical = calloc(per_part, sizeof *r->critical);
+    return r->first && r->parts && r->local_parts && r->counts && r->critical ? BB_OK
+                                                                               : BB_ERR_NOMEM;
 }
 
 /* The cold first call, the warm-up and, when reps must be chosen here, the
@@ -218,13 +256,13 @@ static bb_status_t variant_prepare(MPI_Comm comm, const bb_measure_settings_t *s
 {
     int n = v->nparts + v->ncounts;  /* block[n]: a whole call's wall time */
     double *block = vr->scratch + n + 1;
-    bb_status_t st = measure_block(comm, v, &vr->sync, 1, vr->scratch, r->first);
+    bb_status_t st = measure_block(comm, v, &vr->sync, 1, vr->scratch, r->first, NULL);
     if (st != BB_OK)
         return st;
     r->calls = 1;
     vr->warm_s = r->first[n];
     for (int64_t w = 0; w < s->warmup; w++, r->calls++) {
-        if ((st = measure_block(comm, v, &vr->sync, 1, vr->scratch, block)) != BB_OK)
+        if ((st = measure_block(comm, v, &vr->sync, 1, vr->scratch, block, NULL)) != BB_OK)
             return st;
         vr->warm_s = w == 0 || block[n] > vr->warm_s ? block[n] : vr->warm_s;
     }
@@ -233,7 +271,7 @@ static bb_status_t variant_prepare(MPI_Comm comm, const bb_measure_settings_t *s
     if (probe) {
         /* The probe is a call like the others: its block is already
          * MAX-reduced, so every rank chooses the same reps. */
-        if ((st = measure_block(comm, v, &vr->sync, 1, vr->scratch, block)) != BB_OK)
+        if ((st = measure_block(comm, v, &vr->sync, 1, vr->scratch, block, NULL)) != BB_OK)
             return st;
         r->calls++;
         if (s->warmup == 0 || block[n] > vr->warm_s)
@@ -244,16 +282,19 @@ static bb_status_t variant_prepare(MPI_Comm comm, const bb_measure_settings_t *s
     return BB_OK;
 }
 
-/* Sample k of one variant: the block's rank maxima and this rank's means. */
+/* Sample k of one variant: the block's figures (measure_block) and this
+ * rank's means. */
 static bb_status_t variant_sample(MPI_Comm comm, const bb_measure_variant_t *v,
                                   variant_run_t *vr, int64_t k, bb_measure_result_t *r)
 {
     int n = v->nparts + v->ncounts;
     double *block = vr->scratch + n + 1;
-    bb_status_t st = measure_block(comm, v, &vr->sync, r->reps, vr->scratch, block);
+    int critical = 0;
+    bb_status_t st = measure_block(comm, v, &vr->sync, r->reps, vr->scratch, block, &critical);
     if (st != BB_OK)
         return st;
     r->calls += r->reps;
+    r->critical[k] = critical;
     size_t S = (size_t)r->samples;
     for (int p = 0; p < v->nparts; p++) {
         r->parts[(size_t)p * S + (size_t)k] = block[p];

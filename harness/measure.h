@@ -87,11 +87,16 @@ typedef struct bb_measure_result {
     int64_t reps;              /* calls per sample */
     bb_reps_source_t reps_from;
     int64_t calls;             /* every call made: first + warmup + probe + samples x reps */
-    double *first;             /* [nparts + ncounts] the cold first call, rank maxima */
-    double *parts;             /* part p of sample s at parts[p * samples + s] */
+    double *first;             /* [nparts + ncounts] the cold first call: as a sample */
+    double *parts;             /* part p of sample s at parts[p * samples + s]: every
+                                  part of a sample from the rank with the slowest
+                                  whole (critical[s]), so disjoint parts add up to
+                                  at most their whole */
     double *local_parts;       /* the same, this rank's own per-call means (not
                                   reduced: they differ between ranks) */
     double *counts;            /* count c of sample s at counts[c * samples + s] */
+    int *critical;             /* [samples] the rank whose parts sample s holds:
+                                  the one with the slowest whole (parts[0]) */
     double probe_wall_s;       /* the probe call's wall time, rank maximum: what
                                   chose reps (0 when reps was given) */
     double warm_wall_s;        /* the slowest warm call's wall time, rank maximum */
@@ -124,7 +129,11 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
 
 /* The samples of part p (borrowed, result->samples values). */
 const double *bb_measure_part(const bb_measure_result_t *result, int p);
-/* The samples of count c (borrowed). */
+/* Part p of the median sample of the whole (parts[0]); with an even number
+ * of samples the mean of the two middle samples' parts, so that part p is
+ * read from the same samples as the whole's median (0 with no samples). */
+double bb_measure_part_at_median(const bb_measure_result_t *result, int p);
+/* The samples of count c (borrowed, rank maxima). */
 const double *bb_measure_count(const bb_measure_result_t *result, int c);
 
 /* Local.  Frees what a result holds and zeroes it; NULL or a zeroed result

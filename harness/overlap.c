@@ -152,7 +152,7 @@ static const char *const set_scopes[BB_OVERLAP_F_N] = {
 };
 static const char *const set_notes[BB_OVERLAP_F_N] = {
     "bbench's headline: t_comm and t_compute measured alone, t_polled with one "
-    "progress poll after each batch, every time a rank maximum per sample",
+    "progress poll after each batch, every time the slowest rank's per sample",
     "the same formula on the run without polls: the difference to 'overlap' is "
     "what the polls bought",
     "OSU osu_iallreduce style (osu_util_mpi.c, print_stats_nbc): t_total = "
@@ -380,7 +380,7 @@ static const int set_cols[] = { BB_OVERLAP_F_OVERLAP, BB_OVERLAP_F_UNPOLLED, BB_
                                 BB_OVERLAP_F_IMB, BB_OVERLAP_F_SPEEDUP };
 static const char *const set_col_names[] = { "overlap", "unpolled", "osu", "imb", "speedup" };
 static const char *const set_col_legends[] = {
-    "overlap = " BB_OVERLAP_FORMULA " (t_polled; rank maxima)",
+    "overlap = " BB_OVERLAP_FORMULA " (t_polled; the slowest rank's)",
     "the same from t_unpolled (no poll between batches)",
     "OSU's overlap = " BB_OVERLAP_OSU_FORMULA " (rank means)",
     "IMB's overlap = " BB_OVERLAP_IMB_FORMULA " (the rank with the largest t_unpolled)",

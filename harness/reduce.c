@@ -3,6 +3,8 @@
 #include "config.h"
 #include "harness.h"
 
+#include <string.h>
+
 int bb_stats_reduce_max(MPI_Comm comm, const double *local, int n,
                         double *max_out)
 {
@@ -11,4 +13,22 @@ int bb_stats_reduce_max(MPI_Comm comm, const double *local, int n,
     /* MPI forbids aliased buffers; reducing in place is a natural use. */
     const void *send = (local == max_out) ? MPI_IN_PLACE : (const void *)local;
     return MPI_Allreduce(send, max_out, n, MPI_DOUBLE, MPI_MAX, comm);
+}
+
+int bb_stats_reduce_critical(MPI_Comm comm, const double *local, int n, double *out,
+                             int *rank_out)
+{
+    if (n < 1 || local == NULL || out == NULL)
+        return MPI_ERR_ARG;
+    struct { double whole; int rank; } mine = { local[0], 0 }, slowest;
+    MPI_Comm_rank(comm, &mine.rank);
+    int rc = MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (slowest.rank == mine.rank && out != local)
+        memcpy(out, local, (size_t)n * sizeof *out);
+    rc = MPI_Bcast(out, n, MPI_DOUBLE, slowest.rank, comm);
+    if (rc == MPI_SUCCESS && rank_out != NULL)
+        *rank_out = slowest.rank;
+    return rc;
 }

@@ -307,7 +307,8 @@ bb_row_t *bb_run_add_row(bb_run_t *run, int variant, int policy, const char *lab
                          const char *legend);
 int bb_run_rows(const bb_run_t *run);
 bb_row_t *bb_run_row(bb_run_t *run, int r);
-/* The median of part p of a row's samples at the current point. */
+/* Part p of a row at the current point in the median sample of its whole
+ * (part 0: the whole's median; bb_measure_part_at_median). */
 double bb_row_median(const bb_row_t *row, int p);
 
 /* Rank 0: the record's run section (created at first use); NULL elsewhere. */

@@ -37,7 +37,7 @@ bb_row_t *bb_run_row(bb_run_t *run, int r) { return &run->rows[r]; }
 
 double bb_row_median(const bb_row_t *row, int p)
 {
-    return bb_stats_median(bb_measure_part(&row->m, p), (size_t)row->m.samples);
+    return bb_measure_part_at_median(&row->m, p);
 }
 
 void bb_run_lent(bb_run_t *run) { run->lent++; }
@@ -231,8 +231,11 @@ static cJSON *part_timing(const bb_bench_desc_t *d, const bb_row_t *row, int i)
         if (j != i && (row->parts & (1u << j)) && part_parent(d, row->parts, j) == i)
             inc[n++] = d->part_names[j];
     inc[n] = NULL;
-    return bb_quantity_timing(bb_measure_part(&row->m, i), (size_t)row->m.samples, scope_call,
-                              n > 0 ? inc : NULL);
+    cJSON *q = bb_quantity_timing(bb_measure_part(&row->m, i), (size_t)row->m.samples,
+                                  scope_call, n > 0 ? inc : NULL);
+    if (q != NULL && i > 0)
+        cJSON_AddNumberToObject(q, "at_whole_median", bb_measure_part_at_median(&row->m, i));
+    return q;
 }
 
 /* Record point of rows [from, to): one row, or every row of a merged

@@ -14,7 +14,9 @@
  * number elsewhere), "min" / "max" on a number, "within": NAME (each sample
  * at most that quantity's sample)}.  A null value always needs a reason.
  * Every record must count its measurements (run.measurement.measurements
- * and .calls above 0): a benchmark that measured around the runner fails.
+ * and .calls above 0): a benchmark that measured around the runner fails;
+ * and in every sample of a timing that lists what it includes, those parts
+ * must add up to at most it.
  *
  * Reads RECORD with the record validator (bb_record_read).  Prints every
  * failure and a summary; exit 0 all passed, 1 a check failed, 2 usage or an
@@ -130,6 +132,37 @@ static void check_within(const cJSON *q, const cJSON *outer, const char *where)
             check(0, where, "a sample exceeds the same sample of its whole");
             return;
         }
+}
+
+/* Every timing that lists what it includes: in each sample its parts add up
+ * to at most it (the runner takes a sample's parts from the rank with the
+ * slowest whole; a maximum per part would not keep this), and so do their
+ * values at the whole's median sample. */
+static void check_parts_add_up(const cJSON *quantities, const char *where)
+{
+    const cJSON *q;
+    cJSON_ArrayForEach(q, quantities) {
+        const cJSON *inc = get(q, "includes"), *whole = get(q, "samples"), *name;
+        if (!cJSON_IsArray(inc) || !cJSON_IsArray(whole))
+            continue;
+        int n = cJSON_GetArraySize(whole), over = 0;
+        for (int k = 0; k < n; k++) {
+            double sum = 0.0;
+            cJSON_ArrayForEach(name, inc) {
+                const cJSON *part = get(get(quantities, cJSON_GetStringValue(name)
+                                                            ? name->valuestring : ""),
+                                        "samples");
+                if (cJSON_IsArray(part) && cJSON_GetArraySize(part) == n)
+                    sum += cJSON_GetArrayItem(part, k)->valuedouble;
+            }
+            /* Rounding of the means only: the parts are the same clock's. */
+            over |= sum > cJSON_GetArrayItem(whole, k)->valuedouble * (1.0 + 1e-9) + 1e-15;
+        }
+        char what[160];
+        snprintf(what, sizeof what, "the parts of %s add up to more than it in a sample",
+                 q->string);
+        check(!over, where, what);
+    }
 }
 
 static void check_rule(const cJSON *rule, const cJSON *params, const cJSON *quantities,
@@ -278,6 +311,7 @@ int main(int argc, char **argv)
         cJSON_ArrayForEach(p, get(expect, "parameters"))
             check(get(params, cJSON_GetStringValue(p) ? p->valuestring : "") != NULL, where,
                   "a parameter is missing");
+        check_parts_add_up(quantities, where);
         const cJSON *rule;
         cJSON_ArrayForEach(rule, get(expect, "quantities"))
             if (get(rule, "where") == NULL || point_matches(params, get(rule, "where")))

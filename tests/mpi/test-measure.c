@@ -2,7 +2,8 @@
  * (not its speed).  A fake call adds a known time, so what the engine
  * computes from it is exact: the calls it makes, the reductions and barriers
  * it issues (counted by the interposer it is linked with), the reps a budget
- * chooses, the rank maxima, window timing's records, and its errors. */
+ * chooses, the slowest rank's parts and the counts' rank maxima, window
+ * timing's records, and its errors. */
 #include "config.h"
 #include "measure.h"
 #include "fault.h"
@@ -12,7 +13,7 @@
 #include <string.h>
 
 typedef struct fake {
-    int rank;
+    int rank, size;
     int64_t calls;
     int64_t fail_at;          /* > 0: this call returns BB_ERR_VALIDATION */
     int64_t blocks_ended;
@@ -20,7 +21,9 @@ typedef struct fake {
     int *log, *nlog;
 } fake_t;
 
-/* Rank r's call "takes" (r + 1) us in part 0 and 1 us in part 1. */
+/* Rank r's call "takes" (r + 1) us in part 0 and (size - r) x 0.1 us in part
+ * 1: the whole is slowest on the last rank, the part largest on rank 0, so a
+ * part reduced on its own would not be the slowest rank's. */
 static bb_status_t fake_call(void *arg, double *parts, double *counts)
 {
     fake_t *f = arg;
@@ -32,7 +35,7 @@ static bb_status_t fake_call(void *arg, double *parts, double *counts)
     while (bb_time_now() - t0 < 1e-6) {
     }
     parts[0] += (f->rank + 1) * 1e-6;
-    parts[1] += 1e-6;
+    parts[1] += (f->size - f->rank) * 1e-7;
     counts[0] += 2.0;
     return BB_OK;
 }
@@ -60,7 +63,7 @@ static counted_t counted_now(void)
 static void run_case(const char *what, bb_timing_t timing, int64_t reps, double budget_s,
                      int size)
 {
-    fake_t f = { .rank = 0 };
+    fake_t f = { .rank = 0, .size = size };
     MPI_Comm_rank(MPI_COMM_WORLD, &f.rank);
     bb_measure_settings_t s = { .samples = 3, .reps = reps, .budget_s = budget_s,
                                 .warmup = 2, .timing = timing };
@@ -93,16 +96,23 @@ static void run_case(const char *what, bb_timing_t timing, int64_t reps, double 
               (long long)f.calls);
     CHECK_MSG(f.blocks_ended == blocks, "%s: block_end %lld times", what,
               (long long)f.blocks_ended);
-    /* The rank maximum of the per-call means, exactly. */
+    /* Every part from the rank with the slowest whole (the last), exactly,
+     * though rank 0's part 1 is larger; counts are rank maxima. */
     for (int k = 0; k < 3; k++) {
         CHECK(fabs(bb_measure_part(&r, 0)[k] - size * 1e-6) < 1e-12);
-        CHECK(fabs(bb_measure_part(&r, 1)[k] - 1e-6) < 1e-12);
+        CHECK_MSG(fabs(bb_measure_part(&r, 1)[k] - 1e-7) < 1e-12, "%s: part 1 %g, want the "
+                  "slowest rank's 1e-7", what, bb_measure_part(&r, 1)[k]);
+        CHECK(bb_measure_part(&r, 1)[k] <= bb_measure_part(&r, 0)[k]);
+        CHECK(r.critical[k] == size - 1);
         CHECK(fabs(bb_measure_count(&r, 0)[k] - 2.0) < 1e-12);
     }
-    CHECK(fabs(r.first[0] - size * 1e-6) < 1e-12);
-    /* One MAX reduction per block; window timing adds the clock exchange's
-     * reduction and the missed-window sum. */
-    long want_allreduce = (long)blocks + (timing == BB_TIMING_WINDOW ? 2 : 0);
+    CHECK(fabs(bb_measure_part_at_median(&r, 1) - 1e-7) < 1e-12);
+    CHECK(bb_measure_part_at_median(&r, 0) == bb_stats_median(bb_measure_part(&r, 0), 3));
+    CHECK(fabs(r.first[0] - size * 1e-6) < 1e-12 && fabs(r.first[1] - 1e-7) < 1e-12);
+    /* Per block a MAX reduction (counts, wall), a MAXLOC (the slowest rank)
+     * and that rank's broadcast of its parts; window timing adds the clock
+     * exchange's reduction and the missed-window sum. */
+    long want_allreduce = 2 * (long)blocks + (timing == BB_TIMING_WINDOW ? 2 : 0);
     CHECK_MSG(after.allreduce - before.allreduce == want_allreduce,
               "%s: %ld MPI_Allreduce, want %ld", what, after.allreduce - before.allreduce,
               want_allreduce);
@@ -111,7 +121,7 @@ static void run_case(const char *what, bb_timing_t timing, int64_t reps, double 
     CHECK_MSG(after.barrier - before.barrier == want_barrier,
               "%s: %ld MPI_Barrier, want %ld", what, after.barrier - before.barrier,
               want_barrier);
-    long want_bcast = timing == BB_TIMING_WINDOW ? 3 : 0;
+    long want_bcast = (long)blocks + (timing == BB_TIMING_WINDOW ? 3 : 0);
     CHECK_MSG(after.bcast - before.bcast == want_bcast, "%s: %ld MPI_Bcast, want %ld", what,
               after.bcast - before.bcast, want_bcast);
     if (timing == BB_TIMING_WINDOW) {
@@ -147,7 +157,7 @@ int main(int argc, char **argv)
 
     /* A given window is used as given. */
     {
-        fake_t f = { .rank = rank };
+        fake_t f = { .rank = rank, .size = size };
         bb_measure_settings_t s = { .samples = 3, .reps = 2, .warmup = 0,
                                     .timing = BB_TIMING_WINDOW, .window_s = 1e-3 };
         bb_measure_variant_t v = { .nparts = 2, .ncounts = 1, .call = fake_call, .arg = &f };
@@ -158,7 +168,7 @@ int main(int argc, char **argv)
     }
     /* A call's error stops the measurement on every rank and is returned. */
     {
-        fake_t f = { .rank = rank, .fail_at = 4 };
+        fake_t f = { .rank = rank, .size = size, .fail_at = 4 };
         bb_measure_settings_t s = { .samples = 3, .reps = 5, .warmup = 2 };
         bb_measure_variant_t v = { .nparts = 2, .ncounts = 1, .call = fake_call, .arg = &f };
         bb_measure_result_t r = {0};
@@ -167,7 +177,7 @@ int main(int argc, char **argv)
     }
     /* Bad settings: BB_ERR_ARG, and no MPI call. */
     {
-        fake_t f = { .rank = rank };
+        fake_t f = { .rank = rank, .size = size };
         bb_measure_variant_t v = { .nparts = 1, .call = fake_call, .arg = &f };
         bb_measure_settings_t bad[] = {
             { .samples = 0, .reps = 1 }, { .samples = 3, .reps = -1 },
@@ -192,8 +202,8 @@ int main(int argc, char **argv)
      * reps shared from the first variant, each result its own. */
     {
         int order[64], norder = 0;
-        fake_t f[2] = { { .rank = rank, .id = 0, .log = order, .nlog = &norder },
-                        { .rank = rank, .id = 1, .log = order, .nlog = &norder } };
+        fake_t f[2] = { { .rank = rank, .size = size, .id = 0, .log = order, .nlog = &norder },
+                        { .rank = rank, .size = size, .id = 1, .log = order, .nlog = &norder } };
         bb_measure_settings_t s = { .samples = 3, .reps = 0, .budget_s = 1e-3, .warmup = 1 };
         bb_measure_variant_t v[2];
         for (int i = 0; i < 2; i++)

@@ -17,8 +17,8 @@ bb_mpirun 2 "$tr" --bytes 8,64K --batches 0,2 $quick --output "$rec" > "$out" 2>
 bb_expect_rc 0 $? "2 ranks, 8 B and 64 KiB, batches 0 and 2"
 bb_expect_grep "protocol_us.*raw_us.*protocol_raw_ratio" "$out" "table header with both modes"
 bb_expect_grep "^ *65536  *2 .* ok$" "$out" "a row for 64K, 2 batches"
-bb_expect_grep "^# protocol_agree_us: .*rank maximum taken separately" "$out" \
-    "the agreements' column says its parts are separate rank maxima"
+bb_expect_grep "^# protocol_agree_us: .*in the median sample of the whole" "$out" \
+    "the agreements' column says its parts come from the whole's median sample"
 bb_expect_grep "census (measured.*source 65768 B, 2 requests; destination 65768 B, 1 requests; within the bound" \
     "$out" "census line: 232 + 64K bytes, credit 2 and 1"
 bb_expect_true "record schema" test "$("$get" "$rec" schema)" = bbench.record/1

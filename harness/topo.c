@@ -147,7 +147,7 @@ static cJSON *bb_runtime_json(int requested, int provided)
         else
             cJSON_AddNullToObject(timer, "resolution_s");
         /* Each rank reads its own clock; times are compared only as
-         * per-rank durations, reduced with MAX. */
+         * per-rank durations, a sample's taken from its slowest rank. */
         cJSON_AddFalseToObject(timer, "is_global");
         cJSON_AddNumberToObject(timer, "mpi_wtick", MPI_Wtick());
         cJSON_AddItemToObject(rt, "timer", timer);

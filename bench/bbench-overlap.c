@@ -76,7 +76,7 @@ typedef struct overlap_state {
     /* The polled way: per call of a block, whether this rank saw its payload
      * complete during the batches; per sample, the calls all ranks saw. */
     int *done;
-    int64_t ndone, done_cap, blocks, skip;
+    int64_t ndone, done_cap, blocks;  /* blocks: sample blocks of t_polled */
     int64_t *sample_done;
     bb_overlap_set_t figures;
 } overlap_state_t;
@@ -250,15 +250,15 @@ static bb_status_t way_call(bb_run_t *run, void *state, bb_row_t *row, double *p
 
 /* After each block of the polled way, outside the timing: the number of
  * calls in which every rank saw its payload complete during the batches
- * (MIN over ranks per call).  The engine's blocks come in its documented
- * order (first call, warm-up, probe, samples), so sample k is block skip + k. */
+ * (MIN over ranks per call), kept for the engine's samples (k >= 0). */
 static bb_status_t overlap_block_end(bb_run_t *run, void *state, bb_row_t *row,
-                                     int64_t calls)
+                                     int64_t calls, int64_t k)
 {
     overlap_state_t *c = state;
     if (row->variant != V_POLLED)
         return BB_OK;
-    int64_t k = c->blocks++ - c->skip, all = 0;
+    int64_t all = 0;
+    c->blocks += k >= 0;
     if (!c->refused) {
         if (c->ndone != calls)
             return BB_ERR_ARG;
@@ -316,7 +316,6 @@ static int64_t overlap_point_begin(bb_run_t *run, void *state, size_t i)
     c->refused = 0;
     c->phase_id++;
     c->blocks = c->ndone = 0;
-    c->skip = 1 + settings->warmup + (settings->reps == 0);
     memset(c->sample_done, 0, (size_t)settings->samples * sizeof *c->sample_done);
     return c->kind == KIND_IALLREDUCE ? 8 * (c->bytes / 8) : c->bytes;
 }
@@ -349,9 +348,9 @@ static void overlap_point_end(bb_run_t *run, void *state)
     const bb_row_t *row[V_N];
     for (int v = 0; v < V_N; v++)
         row[v] = bb_run_row(run, v);
-    if (c->blocks != c->skip + S)
-        bb_run_fatal(run, "t_polled: %lld blocks, not %lld", (long long)c->blocks,
-                     (long long)(c->skip + S));
+    if (c->blocks != S)
+        bb_run_fatal(run, "t_polled: %lld sample blocks, not %lld", (long long)c->blocks,
+                     (long long)S);
     double *local = malloc((size_t)(G * S) * sizeof *local);
     double *all = malloc((size_t)(c->size * G * S) * sizeof *all);
     if (local == NULL || all == NULL)

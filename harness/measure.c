@@ -2,6 +2,7 @@
 #include "config.h"
 #include "measure.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,8 +179,8 @@ static bb_status_t call_start(MPI_Comm comm, block_sync_t *sync, double start, i
  * maximum per part would mix ranks.  Counts and the wall time are maxima
  * over ranks.  scratch holds as many doubles, and keeps this rank's means. */
 static bb_status_t measure_block(MPI_Comm comm, const bb_measure_variant_t *v,
-                                 block_sync_t *sync, int64_t calls, double *scratch,
-                                 double *max_out, int *critical_out)
+                                 block_sync_t *sync, int64_t calls, int64_t sample,
+                                 double *scratch, double *max_out, int *critical_out)
 {
     int n = v->nparts + v->ncounts;
     double start = 0.0, wall = 0.0;
@@ -200,7 +201,7 @@ static bb_status_t measure_block(MPI_Comm comm, const bb_measure_variant_t *v,
             return st;
     }
     if (v->block_end != NULL) {
-        bb_status_t st = v->block_end(v->arg, calls);
+        bb_status_t st = v->block_end(v->arg, calls, sample);
         if (st != BB_OK)
             return st;
     }
@@ -217,6 +218,7 @@ static bb_status_t measure_block(MPI_Comm comm, const bb_measure_variant_t *v,
 static int settings_ok(const bb_measure_settings_t *s)
 {
     return s != NULL && s->samples >= 1 && s->reps >= 0 && s->warmup >= 0
+           && s->steady_max >= 0
            && (s->reps > 0 || s->budget_s > 0.0) && s->timing >= BB_TIMING_BLOCK
            && s->timing <= BB_TIMING_WINDOW && s->window_s >= 0.0;
 }
@@ -230,6 +232,7 @@ static int variant_ok(const bb_measure_variant_t *v)
 typedef struct variant_run {
     block_sync_t sync;
     double warm_s;            /* the slowest warm call (wall), for the window */
+    double warm_whole_s;      /* the last warm-up block's whole (until steady) */
     double *scratch;          /* [2 x (nparts + ncounts + 1)]: local, then maxima */
 } variant_run_t;
 
@@ -256,13 +259,13 @@ static bb_status_t variant_prepare(MPI_Comm comm, const bb_measure_settings_t *s
 {
     int n = v->nparts + v->ncounts;  /* block[n]: a whole call's wall time */
     double *block = vr->scratch + n + 1;
-    bb_status_t st = measure_block(comm, v, &vr->sync, 1, vr->scratch, r->first, NULL);
+    bb_status_t st = measure_block(comm, v, &vr->sync, 1, -1, vr->scratch, r->first, NULL);
     if (st != BB_OK)
         return st;
     r->calls = 1;
     vr->warm_s = r->first[n];
     for (int64_t w = 0; w < s->warmup; w++, r->calls++) {
-        if ((st = measure_block(comm, v, &vr->sync, 1, vr->scratch, block, NULL)) != BB_OK)
+        if ((st = measure_block(comm, v, &vr->sync, 1, -1, vr->scratch, block, NULL)) != BB_OK)
             return st;
         vr->warm_s = w == 0 || block[n] > vr->warm_s ? block[n] : vr->warm_s;
     }
@@ -271,7 +274,7 @@ static bb_status_t variant_prepare(MPI_Comm comm, const bb_measure_settings_t *s
     if (probe) {
         /* The probe is a call like the others: its block is already
          * MAX-reduced, so every rank chooses the same reps. */
-        if ((st = measure_block(comm, v, &vr->sync, 1, vr->scratch, block, NULL)) != BB_OK)
+        if ((st = measure_block(comm, v, &vr->sync, 1, -1, vr->scratch, block, NULL)) != BB_OK)
             return st;
         r->calls++;
         if (s->warmup == 0 || block[n] > vr->warm_s)
@@ -290,7 +293,8 @@ static bb_status_t variant_sample(MPI_Comm comm, const bb_measure_variant_t *v,
     int n = v->nparts + v->ncounts;
     double *block = vr->scratch + n + 1;
     int critical = 0;
-    bb_status_t st = measure_block(comm, v, &vr->sync, r->reps, vr->scratch, block, &critical);
+    bb_status_t st = measure_block(comm, v, &vr->sync, r->reps, k, vr->scratch, block,
+                                   &critical);
     if (st != BB_OK)
         return st;
     r->calls += r->reps;
@@ -302,6 +306,41 @@ static bb_status_t variant_sample(MPI_Comm comm, const bb_measure_variant_t *v,
     }
     for (int c = 0; c < v->ncounts; c++)
         r->counts[(size_t)c * S + (size_t)k] = block[v->nparts + c];
+    return BB_OK;
+}
+
+/* Warm-up blocks, interleaved like the samples, until each variant is
+ * steady (BB_MEASURE_STEADY_TOLERANCE) or has made steady_max blocks.  The
+ * blocks' figures are reduced, so every rank decides alike. */
+static bb_status_t warm_until_steady(MPI_Comm comm, const bb_measure_settings_t *s,
+                                     const bb_measure_variant_t *variants, int nvariants,
+                                     variant_run_t *vr, bb_measure_result_t *res)
+{
+    for (int64_t b = 0; b < s->steady_max; b++) {
+        int unsteady = 0;
+        for (int i = 0; i < nvariants; i++) {
+            const bb_measure_variant_t *v = &variants[i];
+            bb_measure_result_t *r = &res[i];
+            if (r->steady)
+                continue;
+            int n = v->nparts + v->ncounts;
+            double *block = vr[i].scratch + n + 1;
+            int64_t calls = (r->reps + 1) / 2;
+            bb_status_t st = measure_block(comm, v, &vr[i].sync, calls, -1, vr[i].scratch, block,
+                                           NULL);
+            if (st != BB_OK)
+                return st;
+            r->calls += calls;
+            if (r->warm_blocks++ > 0
+                && fabs(block[0] - vr[i].warm_whole_s)
+                       <= BB_MEASURE_STEADY_TOLERANCE * vr[i].warm_whole_s)
+                r->steady = 1;
+            vr[i].warm_whole_s = block[0];
+            unsteady |= !r->steady;
+        }
+        if (!unsteady)
+            break;
+    }
     return BB_OK;
 }
 
@@ -352,6 +391,8 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
             res[i].window_s = vr[i].sync.window_s;
         }
     }
+    if ((st = warm_until_steady(comm, s, variants, nvariants, vr, res)) != BB_OK)
+        goto free_runs;
     /* Sample k of every variant before sample k + 1 of any: a drift in the
      * machine's speed shows in all of them alike. */
     for (int64_t k = 0; k < s->samples; k++)

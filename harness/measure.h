@@ -51,11 +51,19 @@ typedef enum bb_timing {
 /* Static name of a timing method ("block", "barrier", "window"). */
 const char *bb_timing_name(bb_timing_t timing);
 
+/* Warm-up until steady: after the warm-up calls and the probe, blocks of
+ * half a sample's calls (at least one) are timed and dropped until two
+ * consecutive blocks' wholes (the slowest rank's per-call mean) differ by at
+ * most this fraction of the earlier one, or steady_max blocks were made. */
+#define BB_MEASURE_STEADY_TOLERANCE 0.05
+
 typedef struct bb_measure_settings {
     int64_t samples;     /* samples per point, >= 1 */
     int64_t reps;        /* calls per sample; 0: chosen from budget_s */
     double budget_s;     /* target duration of one sample when reps is 0 */
     int64_t warmup;      /* calls after the first call, before sampling */
+    int64_t steady_max;  /* warm-up blocks until steady: at most this many
+                            (0: none); see BB_MEASURE_STEADY_TOLERANCE */
     bb_timing_t timing;  /* how the calls of a block start */
     double window_s;     /* window timing: W; 0 chooses it */
 } bb_measure_settings_t;
@@ -68,9 +76,11 @@ typedef struct bb_measure_settings {
 typedef bb_status_t (*bb_measure_call_fn)(void *arg, double *parts, double *counts);
 
 /* Optional.  Called on every rank after each block, outside the timing, with
- * the block's number of calls: where a variant reduces per-call facts across
- * ranks (collective calls are allowed here). */
-typedef bb_status_t (*bb_measure_block_fn)(void *arg, int64_t calls);
+ * the block's number of calls and the sample it is (0 .. samples - 1), or -1
+ * for a block that is no sample (the first call, warm-up, probe, warm-up
+ * until steady): where a variant reduces per-call facts across ranks
+ * (collective calls are allowed here). */
+typedef bb_status_t (*bb_measure_block_fn)(void *arg, int64_t calls, int64_t sample);
 
 typedef struct bb_measure_variant {
     int nparts;                    /* >= 1 */
@@ -86,7 +96,11 @@ typedef struct bb_measure_result {
     int64_t samples;
     int64_t reps;              /* calls per sample */
     bb_reps_source_t reps_from;
-    int64_t calls;             /* every call made: first + warmup + probe + samples x reps */
+    int64_t calls;             /* every call made: first + warmup + probe + warm
+                                  blocks + samples x reps */
+    int64_t warm_blocks;       /* warm-up blocks made (0 with steady_max 0) */
+    int steady;                /* 1: the last two warm-up blocks agreed; 0: the
+                                  cap came first (or steady_max is 0) */
     double *first;             /* [nparts + ncounts] the cold first call: as a sample */
     double *parts;             /* part p of sample s at parts[p * samples + s]: every
                                   part of a sample from the rank with the slowest

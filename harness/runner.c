@@ -17,7 +17,10 @@
 static void *volatile live_state;  /* volatile: a store no compiler drops */
 
 /* Long-only shared options, just below the benchmarks' codes. */
-enum { OPT_BUDGET = BB_OPT_LONG - 5, OPT_TIMING, OPT_WINDOW, OPT_FORMAT, OPT_FULL_SWEEP };
+enum { OPT_BUDGET = BB_OPT_LONG - 6, OPT_TIMING, OPT_WINDOW, OPT_FORMAT, OPT_FULL_SWEEP,
+       OPT_WARMUP_BLOCKS };
+/* Warm-up blocks until steady, at most (--warmup-blocks). */
+enum { RUN_STEADY_MAX = 8 };
 static const char *const timing_names[] = { "block", "barrier", "window" };
 
 static const bb_option_t common_options[] = {
@@ -27,6 +30,9 @@ static const bb_option_t common_options[] = {
     {"budget", OPT_BUDGET, "SECONDS", "time per sample when --reps is not given"},
     {"warmup", 'w', "N", "calls after the first call, before sampling"},
     {"warmup-calls", 'x', "N", "the same as --warmup (OSU's -x)"},
+    {"warmup-blocks", OPT_WARMUP_BLOCKS, "N", "then warm-up blocks of half a sample until two\n"
+                                             "in a row agree within 5%, at most N (default 8;\n"
+                                             "0: none)"},
     {"full", 'f', NULL, "more columns per time: min, max, mean, median and\n"
                         "the calls timed (OSU's -f)"},
     {"message-size", 'm', "MIN:MAX", "message sizes in bytes (OSU's -m): powers of two\n"
@@ -103,6 +109,8 @@ static void run_account(bb_run_t *run, const bb_measure_result_t *r)
     if (r->reps > run->reps_max)
         run->reps_max = r->reps;
     run->calls += r->calls;
+    run->warm_blocks += r->warm_blocks;
+    run->unsteady += run->settings.steady_max > 0 && !r->steady;
     run->windows_missed += r->windows_missed;
     if (r->window_s > run->window_max_s)
         run->window_max_s = r->window_s;
@@ -473,7 +481,9 @@ static bb_measure_settings_t default_settings(const bb_bench_desc_t *d)
 {
     static const bb_measure_settings_t runner = { .samples = 3, .reps = 0,
                                                   .budget_s = 0.05, .warmup = 2 };
-    return d->settings ? *d->settings : runner;
+    bb_measure_settings_t s = d->settings ? *d->settings : runner;
+    s.steady_max = RUN_STEADY_MAX;  /* the runner's, for every benchmark */
+    return s;
 }
 
 /* The --help text, built from the tables (caller frees). */
@@ -491,13 +501,15 @@ static char *help_text(const bb_bench_desc_t *d)
         help_option(f, &d->options[i]);
     for (size_t i = 0; i < option_count(common_options); i++)
         help_option(f, &common_options[i]);
-    fprintf(f, "\nDefaults: %lld samples, reps fitted to a %g s budget, %lld warm-up calls,\n"
-               "%s timing.\n", (long long)s->samples, s->budget_s, (long long)s->warmup,
+    fprintf(f, "\nDefaults: %lld samples, reps fitted to a %g s budget, %lld warm-up calls\n"
+               "and up to %lld warm-up blocks, %s timing.\n", (long long)s->samples,
+            s->budget_s, (long long)s->warmup, (long long)s->steady_max,
             bb_timing_name(s->timing));
     if (d->notes != NULL)
         fprintf(f, "\n%s\n", d->notes);
     fprintf(f, "\nA sample is the mean time per call over a block of calls on each rank,\n"
-               "then the maximum over ranks.  With n samples the [min, max] range covers\n"
+               "taken from the rank with the slowest whole call (its parts that rank's\n"
+               "too).  With n samples the [min, max] range covers\n"
                "the median with probability 1 - 2^(1-n): 75%% for 3.  Exit: 0 ok,\n"
                "1 measured failure, 2 usage, 3 fatal (MPI error or out of memory: job\n"
                "aborted, no record).\n");
@@ -580,6 +592,9 @@ static void parse_options(bb_run_t *run, void *state, int argc, char **argv)
         case 'w':
         case 'x': run->settings.warmup = parse_integer(run, c == 'w' ? "warmup" : "warmup-calls",
                                                        optarg, 0, 1000000);
+            break;
+        case OPT_WARMUP_BLOCKS:
+            run->settings.steady_max = parse_integer(run, "warmup-blocks", optarg, 0, 1000);
             break;
         case 'f': run->full = 1; break;
         case 'm': parse_message_size(run, optarg); break;
@@ -668,6 +683,13 @@ static void add_run_settings(bb_run_t *run)
     cJSON_AddItemToObject(m, "budget_s", number_or_null(s->budget_s, s->reps == 0));
     cJSON_AddNumberToObject(m, "reps_cap", BB_MEASURE_REPS_CAP);
     cJSON_AddNumberToObject(m, "warmup", (double)s->warmup);
+    cJSON *st = cJSON_CreateObject();
+    cJSON_AddNumberToObject(st, "blocks_max", (double)s->steady_max);
+    cJSON_AddNumberToObject(st, "tolerance", BB_MEASURE_STEADY_TOLERANCE);
+    cJSON_AddStringToObject(st, "block_calls", "half a sample's reps, at least 1");
+    cJSON_AddNumberToObject(st, "blocks", (double)run->warm_blocks);
+    cJSON_AddNumberToObject(st, "unsteady", (double)run->unsteady);
+    cJSON_AddItemToObject(m, "warmup_until_steady", st);
     cJSON_AddStringToObject(m, "timing", bb_timing_name(s->timing));
     cJSON_AddNumberToObject(m, "measurements", (double)run->measurements);
     cJSON_AddItemToObject(m, "reps_min", number_or_null((double)run->reps_min,
@@ -687,15 +709,21 @@ static void add_run_settings(bb_run_t *run)
     }
     cJSON_AddItemToObject(section, "measurement", m);
     /* The table's closing line: how many calls each sample timed. */
+    char steady[160] = "";
+    if (s->steady_max > 0)
+        snprintf(steady, sizeof steady, " and until steady (%lld blocks in all; %lld of %lld "
+                 "measurements not steady after %lld)", (long long)run->warm_blocks,
+                 (long long)run->unsteady, (long long)run->measurements,
+                 (long long)s->steady_max);
     if (run->measurements > 0 && run->table != NULL) {
         if (s->reps > 0)
-            bb_table_note(run->table, "reps per sample: %lld (--reps); warmup %d; timing %s",
-                          (long long)s->reps, (int)s->warmup, bb_timing_name(s->timing));
+            bb_table_note(run->table, "reps per sample: %lld (--reps); warmup %d%s; timing %s",
+                          (long long)s->reps, (int)s->warmup, steady, bb_timing_name(s->timing));
         else
             bb_table_note(run->table, "reps per sample: %lld to %lld (chosen by --budget %g s "
-                          "a sample); warmup %lld; timing %s", (long long)run->reps_min,
+                          "a sample); warmup %lld%s; timing %s", (long long)run->reps_min,
                           (long long)run->reps_max, s->budget_s, (long long)s->warmup,
-                          bb_timing_name(s->timing));
+                          steady, bb_timing_name(s->timing));
     }
     if (!cJSON_HasObjectItem(section, "range_note"))
         cJSON_AddStringToObject(section, "range_note",

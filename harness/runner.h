@@ -207,9 +207,10 @@ typedef struct bb_bench_desc {
      * NULL. */
     void (*point_ready)(bb_run_t *run, void *state);
     /* Collective, after each block of a row's calls, outside the timing
-     * (bb_measure_block_fn): where per-call facts are reduced over ranks.
-     * May be NULL. */
-    bb_status_t (*block_end)(bb_run_t *run, void *state, bb_row_t *row, int64_t calls);
+     * (bb_measure_block_fn: sample is the block's sample, -1 for none):
+     * where per-call facts are reduced over ranks.  May be NULL. */
+    bb_status_t (*block_end)(bb_run_t *run, void *state, bb_row_t *row, int64_t calls,
+                             int64_t sample);
     /* Rank 0.  The point's own columns after the rows' and their ratios,
      * before the status, and their cells.  May be NULL. */
     void (*point_columns)(bb_run_t *run, void *state);

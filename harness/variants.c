@@ -58,10 +58,10 @@ static bb_status_t row_call(void *arg, double *parts, double *counts)
     return v->call(a->run, a->state, a->row, parts, counts);
 }
 
-static bb_status_t row_block_end(void *arg, int64_t calls)
+static bb_status_t row_block_end(void *arg, int64_t calls, int64_t sample)
 {
     row_arg_t *a = arg;
-    return a->run->desc->block_end(a->run, a->state, a->row, calls);
+    return a->run->desc->block_end(a->run, a->state, a->row, calls, sample);
 }
 
 /* Collective.  The facts that decide status and checks, MAX over ranks:

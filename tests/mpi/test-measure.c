@@ -17,6 +17,7 @@ typedef struct fake {
     int64_t calls;
     int64_t fail_at;          /* > 0: this call returns BB_ERR_VALIDATION */
     int64_t blocks_ended;
+    int64_t samples_seen;     /* the samples' indices, 1-based, as decimal digits */
     int id;                   /* logged at each block end, when log is set */
     int *log, *nlog;
 } fake_t;
@@ -40,14 +41,60 @@ static bb_status_t fake_call(void *arg, double *parts, double *counts)
     return BB_OK;
 }
 
-static bb_status_t fake_block_end(void *arg, int64_t calls)
+static bb_status_t fake_block_end(void *arg, int64_t calls, int64_t sample)
 {
     fake_t *f = arg;
     (void)calls;
+    /* The samples' blocks come last, in order. */
+    if (sample >= 0)
+        f->samples_seen = f->samples_seen * 10 + sample + 1;
     f->blocks_ended++;
     if (f->log != NULL && *f->nlog < 64)
         f->log[(*f->nlog)++] = f->id;
     return BB_OK;
+}
+
+/* Warm-up until steady: a call whose time depends on the block it is in.
+ * Blocks before the warm-up blocks: the first call and 2 warm-up calls
+ * (reps given, no probe). */
+enum { BLOCKS_BEFORE_WARM = 3 };
+
+typedef struct settling {
+    fake_t f;
+    const double *factor;     /* per warm-up block; 1 after */
+    int nfactor;
+    int alternate;            /* 1: 1 and 2 us in turn, never steady */
+} settling_t;
+
+static bb_status_t settling_call(void *arg, double *parts, double *counts)
+{
+    settling_t *g = arg;
+    int64_t b = g->f.blocks_ended - BLOCKS_BEFORE_WARM;
+    double factor = g->alternate ? (double)(1 + g->f.blocks_ended % 2)
+                    : b >= 0 && b < g->nfactor ? g->factor[b] : 1.0;
+    g->f.calls++;
+    parts[0] += factor * 1e-6;
+    counts[0] += 1.0;
+    return BB_OK;
+}
+
+static void steady_case(const char *what, const double *factor, int nfactor, int alternate,
+                        int64_t want_blocks, int want_steady)
+{
+    settling_t g = { .factor = factor, .nfactor = nfactor, .alternate = alternate };
+    bb_measure_settings_t s = { .samples = 3, .reps = 4, .warmup = 2, .steady_max = 6 };
+    bb_measure_variant_t v = { .nparts = 1, .ncounts = 1, .call = settling_call,
+                               .block_end = fake_block_end, .arg = &g };
+    bb_measure_result_t r;
+    CHECK(bb_measure_run(MPI_COMM_WORLD, &s, &v, &r) == BB_OK);
+    CHECK_MSG(r.warm_blocks == want_blocks && r.steady == want_steady,
+              "%s: %lld warm-up blocks, steady %d; want %lld, %d", what,
+              (long long)r.warm_blocks, r.steady, (long long)want_blocks, want_steady);
+    /* Warm-up blocks of half a sample (2 calls), counted in calls. */
+    CHECK_MSG(r.calls == 1 + 2 + 2 * want_blocks + 3 * 4 && g.f.calls == r.calls,
+              "%s: %lld calls, %lld made", what, (long long)r.calls, (long long)g.f.calls);
+    CHECK(g.f.blocks_ended == BLOCKS_BEFORE_WARM + want_blocks + 3);
+    bb_measure_result_clear(&r);
 }
 
 typedef struct counted {
@@ -96,6 +143,8 @@ static void run_case(const char *what, bb_timing_t timing, int64_t reps, double 
               (long long)f.calls);
     CHECK_MSG(f.blocks_ended == blocks, "%s: block_end %lld times", what,
               (long long)f.blocks_ended);
+    CHECK_MSG(f.samples_seen == 123, "%s: the sample blocks were %lld", what,
+              (long long)f.samples_seen);
     /* Every part from the rank with the slowest whole (the last), exactly,
      * though rank 0's part 1 is larger; counts are rank maxima. */
     for (int k = 0; k < 3; k++) {
@@ -155,6 +204,16 @@ int main(int argc, char **argv)
     run_case("window, --reps 4", BB_TIMING_WINDOW, 4, 0.0, size);
     run_case("window, budget 0.2 ms", BB_TIMING_WINDOW, 0, 2e-4, size);
 
+    /* Warm-up until steady: two blocks that agree end it, slower blocks
+     * before them prolong it, and the cap ends one that never settles. */
+    {
+        static const double flat[] = { 1.0 }, settling[] = { 4.0, 2.0, 1.0 },
+                            near[] = { 1.04 };
+        steady_case("steady at once", flat, 1, 0, 2, 1);
+        steady_case("4, 2, 1, 1 us", settling, 3, 0, 4, 1);
+        steady_case("1.04 then 1 us: within 5%", near, 1, 0, 2, 1);
+        steady_case("1 and 2 us in turn", NULL, 0, 1, 6, 0);
+    }
     /* A given window is used as given. */
     {
         fake_t f = { .rank = rank, .size = size };
@@ -185,6 +244,7 @@ int main(int argc, char **argv)
             { .samples = 3, .reps = 1, .warmup = -1 },
             { .samples = 3, .reps = 1, .timing = (bb_timing_t)7 },
             { .samples = 3, .reps = 1, .window_s = -1.0 },
+            { .samples = 3, .reps = 1, .steady_max = -1 },
         };
         counted_t before = counted_now();
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

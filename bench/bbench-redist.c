@@ -320,14 +320,18 @@ static void record_method(run_ctx_t *ctx, const method_result_t *mr, const metho
         bb_quantities_add(q, t_names[i],
                           bb_quantity_timing(bb_measure_part(&mr->m, i), (size_t)mr->m.samples,
                                              scope, i == T_ELAPSED ? elapsed_includes : NULL));
-        bb_quantities_add(first, t_names[i], bb_quantity_value(mr->m.first[i], "s", scope));
+        bb_quantities_add(first, t_names[i],
+                          bb_quantity_includes(bb_quantity_value(mr->m.first[i], "s", scope),
+                                               i == T_ELAPSED ? elapsed_includes : NULL));
     }
     for (int i = 0; i < S_N; i++) {
         bb_quantities_add(q, s_names[i],
                           bb_quantity_timing(mr->setup[i], mr->nsetup, "plan/max-rank",
                                              i == S_TOTAL ? setup_includes : NULL));
         bb_quantities_add(first, s_names[i],
-                          bb_quantity_value(mr->first_setup[i], "s", "plan/max-rank"));
+                          bb_quantity_includes(bb_quantity_value(mr->first_setup[i], "s",
+                                                                 "plan/max-rank"),
+                                               i == S_TOTAL ? setup_includes : NULL));
     }
     if (ctx->o->messages > 0)
         bb_quantities_add(q, "elapsed.amortized",
@@ -432,10 +436,7 @@ static void record_method(run_ctx_t *ctx, const method_result_t *mr, const metho
                           : bb_quantity_value(bound->bound_s / mr->median, "ratio", scope));
     bb_quantities_add(q, "memory.rss_peak",
                       bb_quantity_value((double)bb_rss_peak_bytes(), "byte", "run/rank"));
-    bb_quantities_add(q, "network.bytes",
-                      bb_quantity_null("byte", "call/rank", "not observable: MPI does "
-                                       "not report wire traffic; bytes above are the "
-                                       "buffers MPI calls name"));
+    bb_quantities_add_unobservable(q);
     bb_quantities_add(q, "redist.wrong_messages",
                       bb_quantity_value((double)mr->wrong_messages, "count", "run/all-ranks"));
     /* no refusal is asked for: one is a measured failure (exit 1) */
@@ -765,6 +766,7 @@ static void md_record(run_ctx_t *ctx, const md_row_t *row, const md_row_t *root)
     bb_quantities_add(q, "redist.remaps", remaps);
     bb_quantities_add(q, "redist.wrong_messages",
                       bb_quantity_value((double)v->wrong, "count", "run/all-ranks"));
+    bb_quantities_add_unobservable(q);
     bb_refusal_t none = {BB_STAGE_NONE, -1, 0};
     bb_record_add_point(bb_bench_record(ctx->bench), p, v->refused > 0 ? "refused" : "ok",
                         v->refused > 0 ? &none : NULL, first, q);

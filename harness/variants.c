@@ -222,15 +222,32 @@ static int part_parent(const bb_bench_desc_t *d, unsigned parts, int j)
     return parent;
 }
 
-/* A timing quantity of part i with what it includes. */
-static cJSON *part_timing(const bb_bench_desc_t *d, const bb_row_t *row, int i)
+/* The parts that part i directly holds, NULL-terminated in inc; their
+ * number. */
+static int part_includes(const bb_bench_desc_t *d, const bb_row_t *row, int i,
+                         const char *inc[BB_RUN_PARTS_MAX + 1])
 {
-    const char *inc[BB_RUN_PARTS_MAX + 1];
     int n = 0;
     for (int j = 1; j < d->nparts && n < BB_RUN_PARTS_MAX; j++)
         if (j != i && (row->parts & (1u << j)) && part_parent(d, row->parts, j) == i)
             inc[n++] = d->part_names[j];
     inc[n] = NULL;
+    return n;
+}
+
+/* The cold first call's part i, with what it includes. */
+static cJSON *part_first(const bb_bench_desc_t *d, const bb_row_t *row, int i)
+{
+    const char *inc[BB_RUN_PARTS_MAX + 1];
+    part_includes(d, row, i, inc);
+    return bb_quantity_includes(bb_quantity_value(row->m.first[i], "s", scope_call), inc);
+}
+
+/* A timing quantity of part i with what it includes. */
+static cJSON *part_timing(const bb_bench_desc_t *d, const bb_row_t *row, int i)
+{
+    const char *inc[BB_RUN_PARTS_MAX + 1];
+    int n = part_includes(d, row, i, inc);
     cJSON *q = bb_quantity_timing(bb_measure_part(&row->m, i), (size_t)row->m.samples,
                                   scope_call, n > 0 ? inc : NULL);
     if (q != NULL && i > 0)
@@ -260,7 +277,7 @@ static void record_rows(bb_run_t *run, void *state, int from, int to)
                 continue;
             }
             bb_quantities_add(q, name, part_timing(d, w, i));
-            bb_quantities_add(first, name, bb_quantity_value(w->m.first[i], "s", scope_call));
+            bb_quantities_add(first, name, part_first(d, w, i));
         }
     }
     bb_quantities_add(q, "communication.payload",

@@ -81,11 +81,15 @@ cJSON *bb_quantity_timing(const double *samples, size_t n, const char *scope,
 cJSON *bb_quantity_value(double value, const char *unit, const char *scope);
 /* Not measured: value null and the reason. */
 cJSON *bb_quantity_null(const char *unit, const char *scope, const char *reason);
+/* Set q's "includes" to the NULL-terminated names (nothing for NULL or an
+ * empty list); returns q. */
+cJSON *bb_quantity_includes(cJSON *q, const char *const *includes);
 /* Add quantity q (ownership taken) under name to the object quantities. */
 void bb_quantities_add(cJSON *quantities, const char *name, cJSON *q);
-/* Add the two quantities no MPI program can observe, as null with their
- * reasons: network.bytes (call/rank; payload bytes are not wire bytes) and
- * memory.mpi_internal (run/rank). */
+/* Add the quantities a microbenchmark cannot observe, as null with their
+ * reasons: network.bytes (call/rank; payload bytes are not wire bytes),
+ * memory.mpi_internal (run/rank) and time.full_run (run/max-rank: the time of
+ * a complete scientific run, which the adapter's record has a place for). */
 void bb_quantities_add_unobservable(cJSON *quantities);
 
 /* Local.  Atomic write: a temporary file in the same directory, fsync,

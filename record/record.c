@@ -313,6 +313,22 @@ static cJSON *bb_quantity_base(cJSON *value, const char *unit, const char *scope
     return q;
 }
 
+cJSON *bb_quantity_includes(cJSON *q, const char *const *includes)
+{
+    if (q == NULL || includes == NULL || includes[0] == NULL)
+        return q;
+    /* On a failed allocation q is left without its list (its caller sees
+     * no "includes"). */
+    cJSON *inc = cJSON_CreateArray();
+    for (size_t k = 0; inc != NULL && includes[k] != NULL; k++)
+        if (!bb_push(inc, cJSON_CreateString(includes[k]))) {
+            cJSON_Delete(inc);
+            return q;
+        }
+    bb_add(q, "includes", inc);
+    return q;
+}
+
 cJSON *bb_quantity_timing(const double *samples, size_t n, const char *scope,
                           const char *const *includes)
 {
@@ -337,12 +353,9 @@ cJSON *bb_quantity_timing(const double *samples, size_t n, const char *scope,
     ok &= bb_add(q, "range", range);
     ok &= bb_add(q, "range_confidence",
                  cJSON_CreateNumber(bb_stats_range_confidence(n)));
-    if (includes != NULL) {
-        cJSON *inc = cJSON_CreateArray();
-        for (size_t k = 0; inc != NULL && includes[k] != NULL; k++)
-            ok &= bb_push(inc, cJSON_CreateString(includes[k]));
-        ok &= bb_add(q, "includes", inc);
-    }
+    if (includes != NULL && includes[0] != NULL)
+        ok &= bb_quantity_includes(q, includes) != NULL
+              && cJSON_HasObjectItem(q, "includes");
     if (!ok) {
         cJSON_Delete(q);
         return NULL;
@@ -389,6 +402,10 @@ void bb_quantities_add_unobservable(cJSON *quantities)
     bb_quantities_add(quantities, "memory.mpi_internal",
                       bb_quantity_null("byte", "run/rank", "not observable: MPI internal "
                                        "allocations are not reported"));
+    bb_quantities_add(quantities, "time.full_run",
+                      bb_quantity_null("s", "run/max-rank", "not observable: a "
+                                       "microbenchmark times calls, not a complete "
+                                       "scientific run"));
 }
 
 /* ------------------------------------------------------------------------ */

@@ -15,8 +15,9 @@
  * at most that quantity's sample)}.  A null value always needs a reason.
  * Every record must count its measurements (run.measurement.measurements
  * and .calls above 0): a benchmark that measured around the runner fails;
- * and in every sample of a timing that lists what it includes, those parts
- * must add up to at most it.
+ * in every sample of a timing that lists what it includes, those parts
+ * must add up to at most it; and first_call's timing of the same name must
+ * list the same.
  *
  * Reads RECORD with the record validator (bb_record_read).  Prints every
  * failure and a summary; exit 0 all passed, 1 a check failed, 2 usage or an
@@ -162,6 +163,22 @@ static void check_parts_add_up(const cJSON *quantities, const char *where)
         snprintf(what, sizeof what, "the parts of %s add up to more than it in a sample",
                  q->string);
         check(!over, where, what);
+    }
+}
+
+/* The cold first call's timings list what they include, as the samples'. */
+static void check_first_includes(const cJSON *quantities, const cJSON *first,
+                                 const char *where)
+{
+    const cJSON *q;
+    cJSON_ArrayForEach(q, quantities) {
+        const cJSON *inc = get(q, "includes"), *f = get(first, q->string);
+        if (!cJSON_IsArray(inc) || f == NULL || cJSON_IsNull(get(f, "value")))
+            continue;
+        char what[160];
+        snprintf(what, sizeof what, "first_call.%s does not list what it includes as %s does",
+                 q->string, q->string);
+        check(cJSON_Compare(inc, get(f, "includes"), 1), where, what);
     }
 }
 
@@ -312,6 +329,7 @@ int main(int argc, char **argv)
             check(get(params, cJSON_GetStringValue(p) ? p->valuestring : "") != NULL, where,
                   "a parameter is missing");
         check_parts_add_up(quantities, where);
+        check_first_includes(quantities, get(pt, "first_call"), where);
         const cJSON *rule;
         cJSON_ArrayForEach(rule, get(expect, "quantities"))
             if (get(rule, "where") == NULL || point_matches(params, get(rule, "where")))

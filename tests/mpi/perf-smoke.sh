@@ -19,9 +19,14 @@ bb_expect_true "48 rows, 24 of each table" \
     test "$(grep -c '^ *\(8B\|512B\|1KiB\)  *\(fresh\|retained\)  *\(spec\|fused\|fused-op\)  *\(per-call\|persistent\) .* ok$' "$out")" -eq 48
 bb_expect_true "24 rows at 1 KiB and 512 B" \
     test "$(grep -c '^ *\(512B\|1KiB\)  *\(fresh\|retained\)' "$out")" -eq 24
-bb_expect_true "every sum row has its untimed twin, its parts' ratio and raw-copy's" \
+n='[0-9][0-9.]*'
+bb_expect_true "every sum row has its untimed twin, its parts' ratio, raw-copy's and raw-fresh's" \
     test "$(sed -n '/^# sum/,/^# transfer/p' "$out" \
-        | grep -c '^ *[0-9]*B  *[a-z]*  *[a-z-]*  *[a-z-]*  *[0-9][0-9.]*  *[0-9][0-9.]*  *[0-9][0-9.]*  *[0-9][0-9.]*  *[0-9][0-9.]*  *[0-9][0-9.]*  *[0-9][0-9.]*  *[0-9][0-9.]*  *[0-9][0-9.]*  *[0-9][0-9.]*  *ok$')" -eq 24
+        | grep -c "^ *[0-9]*B  *[a-z]*  *[a-z-]*  *[a-z-]*\(  *$n\)\{12\}  *ok  *ok\$")" -eq 24
+# Every ratio is of the figures its row prints: the check column says ok on
+# every row (a ratio more than 5% off its printed figures would be named).
+bb_expect_true "every row's ratios agree with its printed figures" \
+    test "$(grep -c ' ok$' "$out")" -eq 60 -a "$(grep -c ' off$' "$out")" -eq 0
 bb_expect_grep "protocol/(pingpong+agreements)" "$out" "the transfer ratio to its parts"
 sh "$perf" --version > "$out" 2>&1
 bb_expect_rc 0 $? "--version"

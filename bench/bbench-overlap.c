@@ -520,6 +520,11 @@ static size_t overlap_validate(bb_run_t *run, void *state)
     if (bb_run_size(run) < 2)
         bb_run_usage(run, "needs at least 2 ranks (mpiexec -n 2): on one rank there is no "
                      "peer to overlap with (see --help)");
+    /* Its overlap figures are the slowest rank's, computed from every rank's
+     * own times; means over ranks would not be the rows' figures. */
+    if (bb_run_settings(run)->rank_stat != BB_RANK_STAT_MAX)
+        bb_run_usage(run, "--rank-stat mean: the overlap figures are the slowest rank's "
+                     "(doc/overlap.md); only max is measured here");
     /* The quick default lists (seconds at -n 2), or the long ones. */
     int sweep = bb_run_full_sweep(run);
     if (sweep && (c->bytes_list.n > 0 || c->batches_list.n > 0))

@@ -102,8 +102,9 @@ struct run_ctx {
 static void setup_push(run_ctx_t *ctx, method_result_t *mr, const bb_redist_setup_t *su)
 {
     double local[S_N] = {su->total_s, su->validate_s, su->map_transfer_s, su->plan_build_s};
-    double max[S_N];  /* the parts of the rank with the slowest total */
-    if (bb_stats_reduce_critical(ctx->comm, local, S_N, max, NULL) != MPI_SUCCESS)
+    double max[S_N];  /* the parts of the rank with the slowest total (or their means) */
+    if (bb_stats_reduce_rank(ctx->comm, bb_run_settings(ctx->run)->rank_stat, local, S_N, max,
+                             NULL) != MPI_SUCCESS)
         bb_bench_fatal(ctx->bench, "MPI_Allreduce of setup times failed");
     if (mr->nsetup == mr->setup_cap) {
         mr->setup_cap = mr->setup_cap ? 2 * mr->setup_cap : 8;
@@ -314,7 +315,9 @@ static void record_method(run_ctx_t *ctx, const method_result_t *mr, const metho
                           const bb_redist_traffic_t *direct, const bb_redist_bound_t *bound,
                           const bb_measure_result_t *probe)
 {
-    const char *scope = "call/max-rank";
+    const char *scope = bb_measure_scope(&mr->m);
+    const char *plan_scope = bb_run_settings(ctx->run)->rank_stat == BB_RANK_STAT_MEAN
+                             ? "plan/mean-rank" : "plan/max-rank";
     cJSON *q = cJSON_CreateObject(), *first = cJSON_CreateObject();
     for (int i = 0; i < T_N; i++) {
         bb_quantities_add(q, t_names[i],
@@ -326,11 +329,11 @@ static void record_method(run_ctx_t *ctx, const method_result_t *mr, const metho
     }
     for (int i = 0; i < S_N; i++) {
         bb_quantities_add(q, s_names[i],
-                          bb_quantity_timing(mr->setup[i], mr->nsetup, "plan/max-rank",
+                          bb_quantity_timing(mr->setup[i], mr->nsetup, plan_scope,
                                              i == S_TOTAL ? setup_includes : NULL));
         bb_quantities_add(first, s_names[i],
                           bb_quantity_includes(bb_quantity_value(mr->first_setup[i], "s",
-                                                                 "plan/max-rank"),
+                                                                 plan_scope),
                                                i == S_TOTAL ? setup_includes : NULL));
     }
     if (ctx->o->messages > 0)

@@ -38,6 +38,19 @@ static void bb_label_add(bb_buf_t *b, const cJSON *e)
     free(v);
 }
 
+/* " rank_stat=mean" into b when doc's samples are means over ranks: such a
+ * point matches only points taken alike (a mean is below the slowest
+ * rank's time by construction, never an improvement).  Nothing for max, the
+ * default, which records older than --rank-stat took too. */
+static void bb_rank_stat_key(bb_buf_t *b, const cJSON *doc)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(doc, "run"), "measurement");
+    const cJSON *stat = cJSON_GetObjectItemCaseSensitive(m, "rank_stat");
+    if (cJSON_IsString(stat) && strcmp(stat->valuestring, "max") != 0)
+        bb_buf_printf(b, " rank_stat=%.16s", stat->valuestring);
+}
+
 static char *bb_point_label(const bb_set_record_t *r, const cJSON *params,
                             const bb_compare_options_t *options)
 {
@@ -46,6 +59,7 @@ static char *bb_point_label(const bb_set_record_t *r, const cJSON *params,
     if (r->hosts != 1)
         bb_buf_printf(&b, " hosts=%lld", (long long)r->hosts);
     bb_simulated_key(&b, r->doc);
+    bb_rank_stat_key(&b, r->doc);
     const cJSON *e;
     cJSON_ArrayForEach(e, params) {
         if (options && bb_ignored(options, e->string))
@@ -97,6 +111,7 @@ bb_status_t bb_points_collect(const bb_record_set_t *set,
             bb_buf_printf(&kb, " %lld %lld ", (long long)r->ranks, (long long)r->hosts);
             /* never a simulated point against a measured one */
             bb_simulated_key(&kb, r->doc);
+            bb_rank_stat_key(&kb, r->doc);
             if (options->n_ignore == 0) {
                 bb_canon(&kb, params);
             } else {

@@ -31,6 +31,23 @@ int bb_stats_reduce_max(MPI_Comm comm, const double *local, int n,
 int bb_stats_reduce_critical(MPI_Comm comm, const double *local, int n, double *out,
                              int *rank_out);
 
+/* How a sample is taken across ranks (--rank-stat): the slowest rank's
+ * whole with its own parts (the collective's critical path, the default),
+ * or the mean over ranks of each (what osu_allreduce prints without -f). */
+typedef enum bb_rank_stat {
+    BB_RANK_STAT_MAX = 0,
+    BB_RANK_STAT_MEAN
+} bb_rank_stat_t;
+
+/* Static name of a rank statistic ("max", "mean"). */
+const char *bb_rank_stat_name(bb_rank_stat_t stat);
+
+/* Collective.  As bb_stats_reduce_critical for BB_RANK_STAT_MAX; for
+ * BB_RANK_STAT_MEAN out[i] is the mean over ranks of local[i] (parts so
+ * taken still add up to at most their whole) and *rank_out is -1. */
+int bb_stats_reduce_rank(MPI_Comm comm, bb_rank_stat_t stat, const double *local, int n,
+                         double *out, int *rank_out);
+
 /* ------------------------------------------------------------------------ */
 /* Provenance and topology (topo.c)                                         */
 /* ------------------------------------------------------------------------ */

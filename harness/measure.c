@@ -21,6 +21,11 @@ const double *bb_measure_part(const bb_measure_result_t *result, int p)
     return result->parts + (size_t)p * (size_t)result->samples;
 }
 
+const char *bb_measure_scope(const bb_measure_result_t *result)
+{
+    return result->rank_stat == BB_RANK_STAT_MEAN ? "call/mean-rank" : "call/max-rank";
+}
+
 const double *bb_measure_count(const bb_measure_result_t *result, int c)
 {
     return result->counts + (size_t)c * (size_t)result->samples;
@@ -91,6 +96,7 @@ bb_status_t bb_measure_reps_for_budget(MPI_Comm comm, double call_s, double budg
  * clock offset to rank 0 and the window (0: barriers instead). */
 typedef struct block_sync {
     bb_timing_t timing;
+    bb_rank_stat_t rank_stat;
     double offset_s;
     double window_s;
     int64_t missed;           /* this rank's late starts */
@@ -176,8 +182,9 @@ static bb_status_t call_start(MPI_Comm comm, block_sync_t *sync, double start, i
  * those of the rank with the slowest whole (the block's critical path, the
  * lowest such rank on a tie, *critical_out): parts taken from one rank and
  * the same calls as their whole never add up to more than it, where a
- * maximum per part would mix ranks.  Counts and the wall time are maxima
- * over ranks.  scratch holds as many doubles, and keeps this rank's means. */
+ * maximum per part would mix ranks; or, with rank_stat mean, every part's
+ * mean over ranks.  Counts and the wall time are maxima over ranks.  scratch
+ * holds as many doubles, and keeps this rank's means. */
 static bb_status_t measure_block(MPI_Comm comm, const bb_measure_variant_t *v,
                                  block_sync_t *sync, int64_t calls, int64_t sample,
                                  double *scratch, double *max_out, int *critical_out)
@@ -209,8 +216,8 @@ static bb_status_t measure_block(MPI_Comm comm, const bb_measure_variant_t *v,
     for (int i = 0; i <= n; i++)
         scratch[i] /= (double)calls;
     if (MPI_Allreduce(scratch, max_out, n + 1, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS
-        || bb_stats_reduce_critical(comm, scratch, v->nparts, max_out, critical_out)
-               != MPI_SUCCESS)
+        || bb_stats_reduce_rank(comm, sync->rank_stat, scratch, v->nparts, max_out,
+                                critical_out) != MPI_SUCCESS)
         return BB_ERR_MPI;
     return BB_OK;
 }
@@ -220,7 +227,8 @@ static int settings_ok(const bb_measure_settings_t *s)
     return s != NULL && s->samples >= 1 && s->reps >= 0 && s->warmup >= 0
            && s->steady_max >= 0
            && (s->reps > 0 || s->budget_s > 0.0) && s->timing >= BB_TIMING_BLOCK
-           && s->timing <= BB_TIMING_WINDOW && s->window_s >= 0.0;
+           && s->timing <= BB_TIMING_WINDOW && s->window_s >= 0.0
+           && (s->rank_stat == BB_RANK_STAT_MAX || s->rank_stat == BB_RANK_STAT_MEAN);
 }
 
 static int variant_ok(const bb_measure_variant_t *v)
@@ -237,10 +245,10 @@ typedef struct variant_run {
 } variant_run_t;
 
 static bb_status_t result_alloc(const bb_measure_variant_t *v, int64_t samples,
-                                bb_measure_result_t *r)
+                                bb_rank_stat_t rank_stat, bb_measure_result_t *r)
 {
     *r = (bb_measure_result_t){ .nparts = v->nparts, .ncounts = v->ncounts,
-                                .samples = samples };
+                                .rank_stat = rank_stat, .samples = samples };
     size_t per_part = (size_t)samples;
     r->first = calloc((size_t)(v->nparts + v->ncounts + 1), sizeof *r->first);
     r->parts = calloc((size_t)v->nparts * per_part, sizeof *r->parts);
@@ -364,8 +372,9 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
     for (int i = 0; i < nvariants; i++) {
         const bb_measure_variant_t *v = &variants[i];
         vr[i].sync.timing = s->timing;
+        vr[i].sync.rank_stat = s->rank_stat;
         vr[i].scratch = malloc(2 * (size_t)(v->nparts + v->ncounts + 1) * sizeof(double));
-        if (vr[i].scratch == NULL || (st = result_alloc(v, s->samples, &res[i])) != BB_OK)
+        if (vr[i].scratch == NULL || (st = result_alloc(v, s->samples, s->rank_stat, &res[i])) != BB_OK)
             goto free_runs;
     }
     if (s->timing == BB_TIMING_WINDOW) {

@@ -9,9 +9,10 @@
  *      whole call, with any untimed work inside it) chooses the calls per
  *      sample that fit `budget_s`, clamped to [1, BB_MEASURE_REPS_CAP];
  *   4. `samples` blocks of reps calls.
- * A block's per-call means are reduced with MAX over the communicator after
- * the block, outside the timed region, so every sample is the critical path
- * of the collective operation.
+ * A block's per-call means are reduced over the communicator after the
+ * block, outside the timed region: by default a sample is the slowest
+ * rank's (the critical path of the collective operation), with that rank's
+ * parts; with rank_stat BB_RANK_STAT_MEAN it is the mean over ranks.
  *
  * How the calls of a block start (bb_timing_t):
  *   block    back to back, as an application calls them;
@@ -66,6 +67,7 @@ typedef struct bb_measure_settings {
                             (0: none); see BB_MEASURE_STEADY_TOLERANCE */
     bb_timing_t timing;  /* how the calls of a block start */
     double window_s;     /* window timing: W; 0 chooses it */
+    bb_rank_stat_t rank_stat; /* how a sample's parts are taken across ranks */
 } bb_measure_settings_t;
 
 /* One call of a variant.  It ADDS the seconds of each timed part to
@@ -93,6 +95,7 @@ typedef struct bb_measure_variant {
 /* What one measurement produced, identical on every rank. */
 typedef struct bb_measure_result {
     int nparts, ncounts;
+    bb_rank_stat_t rank_stat;  /* how the parts were taken across ranks */
     int64_t samples;
     int64_t reps;              /* calls per sample */
     bb_reps_source_t reps_from;
@@ -104,13 +107,15 @@ typedef struct bb_measure_result {
     double *first;             /* [nparts + ncounts] the cold first call: as a sample */
     double *parts;             /* part p of sample s at parts[p * samples + s]: every
                                   part of a sample from the rank with the slowest
-                                  whole (critical[s]), so disjoint parts add up to
-                                  at most their whole */
+                                  whole (critical[s]), or with rank_stat mean every
+                                  part's mean over ranks; either way disjoint parts
+                                  add up to at most their whole */
     double *local_parts;       /* the same, this rank's own per-call means (not
                                   reduced: they differ between ranks) */
     double *counts;            /* count c of sample s at counts[c * samples + s] */
     int *critical;             /* [samples] the rank whose parts sample s holds:
-                                  the one with the slowest whole (parts[0]) */
+                                  the one with the slowest whole (parts[0]); -1
+                                  with rank_stat mean */
     double probe_wall_s;       /* the probe call's wall time, rank maximum: what
                                   chose reps (0 when reps was given) */
     double warm_wall_s;        /* the slowest warm call's wall time, rank maximum */
@@ -147,7 +152,10 @@ const double *bb_measure_part(const bb_measure_result_t *result, int p);
  * of samples the mean of the two middle samples' parts, so that part p is
  * read from the same samples as the whole's median (0 with no samples). */
 double bb_measure_part_at_median(const bb_measure_result_t *result, int p);
-/* The samples of count c (borrowed, rank maxima). */
+/* The record's scope of a timing of this result: "call/max-rank" (the
+ * slowest rank's) or "call/mean-rank" (the mean over ranks). */
+const char *bb_measure_scope(const bb_measure_result_t *result);
+/* The samples of count c (borrowed, rank maxima under either statistic). */
 const double *bb_measure_count(const bb_measure_result_t *result, int c);
 
 /* Local.  Frees what a result holds and zeroes it; NULL or a zeroed result

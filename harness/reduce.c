@@ -32,3 +32,27 @@ int bb_stats_reduce_critical(MPI_Comm comm, const double *local, int n, double *
         *rank_out = slowest.rank;
     return rc;
 }
+
+const char *bb_rank_stat_name(bb_rank_stat_t stat)
+{
+    return stat == BB_RANK_STAT_MEAN ? "mean" : "max";
+}
+
+int bb_stats_reduce_rank(MPI_Comm comm, bb_rank_stat_t stat, const double *local, int n,
+                         double *out, int *rank_out)
+{
+    if (stat != BB_RANK_STAT_MEAN)
+        return bb_stats_reduce_critical(comm, local, n, out, rank_out);
+    if (n < 1 || local == NULL || out == NULL)
+        return MPI_ERR_ARG;
+    int size, rc = MPI_Allreduce(local == out ? MPI_IN_PLACE : (const void *)local, out, n,
+                                 MPI_DOUBLE, MPI_SUM, comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    MPI_Comm_size(comm, &size);
+    for (int i = 0; i < n; i++)
+        out[i] /= (double)size;
+    if (rank_out != NULL)
+        *rank_out = -1;
+    return MPI_SUCCESS;
+}

@@ -240,7 +240,8 @@ static cJSON *part_first(const bb_bench_desc_t *d, const bb_row_t *row, int i)
 {
     const char *inc[BB_RUN_PARTS_MAX + 1];
     part_includes(d, row, i, inc);
-    return bb_quantity_includes(bb_quantity_value(row->m.first[i], "s", scope_call), inc);
+    return bb_quantity_includes(bb_quantity_value(row->m.first[i], "s",
+                                                  bb_measure_scope(&row->m)), inc);
 }
 
 /* A timing quantity of part i with what it includes. */
@@ -249,7 +250,7 @@ static cJSON *part_timing(const bb_bench_desc_t *d, const bb_row_t *row, int i)
     const char *inc[BB_RUN_PARTS_MAX + 1];
     int n = part_includes(d, row, i, inc);
     cJSON *q = bb_quantity_timing(bb_measure_part(&row->m, i), (size_t)row->m.samples,
-                                  scope_call, n > 0 ? inc : NULL);
+                                  bb_measure_scope(&row->m), n > 0 ? inc : NULL);
     if (q != NULL && i > 0)
         cJSON_AddNumberToObject(q, "at_whole_median", bb_measure_part_at_median(&row->m, i));
     return q;

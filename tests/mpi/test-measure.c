@@ -214,6 +214,36 @@ int main(int argc, char **argv)
         steady_case("1.04 then 1 us: within 5%", near, 1, 0, 2, 1);
         steady_case("1 and 2 us in turn", NULL, 0, 1, 6, 0);
     }
+    /* --rank-stat mean: every part the mean over ranks, from the same blocks
+     * (rank r's whole (r + 1) us and part (size - r) x 0.1 us: means (size + 1)
+     * / 2 us and (size + 1) / 2 x 0.1 us), counts still rank maxima; per block
+     * one MAX (counts, wall) and one SUM, no broadcast. */
+    {
+        fake_t f = { .rank = rank, .size = size };
+        bb_measure_settings_t s = { .samples = 3, .reps = 2, .warmup = 1,
+                                    .rank_stat = BB_RANK_STAT_MEAN };
+        bb_measure_variant_t v = { .nparts = 2, .ncounts = 1, .call = fake_call, .arg = &f };
+        bb_measure_result_t r;
+        counted_t before = counted_now();
+        CHECK(bb_measure_run(MPI_COMM_WORLD, &s, &v, &r) == BB_OK);
+        counted_t after = counted_now();
+        double whole = 0.5 * (size + 1) * 1e-6, part = 0.5 * (size + 1) * 1e-7;
+        for (int k = 0; k < 3; k++) {
+            CHECK_MSG(fabs(bb_measure_part(&r, 0)[k] - whole) < 1e-12, "mean: whole %g, want %g",
+                      bb_measure_part(&r, 0)[k], whole);
+            CHECK(fabs(bb_measure_part(&r, 1)[k] - part) < 1e-12);
+            CHECK(r.critical[k] == -1);
+            CHECK(fabs(bb_measure_count(&r, 0)[k] - 2.0) < 1e-12);
+        }
+        CHECK(fabs(r.first[0] - whole) < 1e-12 && fabs(r.first[1] - part) < 1e-12);
+        long blocks = 1 + 1 + 3;
+        CHECK_MSG(after.allreduce - before.allreduce == 2 * blocks && after.bcast == before.bcast,
+                  "mean: %ld MPI_Allreduce, %ld MPI_Bcast; want %ld, 0",
+                  after.allreduce - before.allreduce, after.bcast - before.bcast, 2 * blocks);
+        bb_measure_result_clear(&r);
+        CHECK(strcmp(bb_rank_stat_name(BB_RANK_STAT_MEAN), "mean") == 0
+              && strcmp(bb_rank_stat_name(BB_RANK_STAT_MAX), "max") == 0);
+    }
     /* A given window is used as given. */
     {
         fake_t f = { .rank = rank, .size = size };
@@ -245,6 +275,7 @@ int main(int argc, char **argv)
             { .samples = 3, .reps = 1, .timing = (bb_timing_t)7 },
             { .samples = 3, .reps = 1, .window_s = -1.0 },
             { .samples = 3, .reps = 1, .steady_max = -1 },
+            { .samples = 3, .reps = 1, .rank_stat = (bb_rank_stat_t)2 },
         };
         counted_t before = counted_now();
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -96,8 +96,10 @@ chmod +x "$BB_TMP/bin/ip"
 for sig in INT:2 TERM:15 HUP:1; do
     name=${sig%:*} num=${sig#*:}
     rm -f "$BB_TMP/paused" "$BB_TMP/resume"
-    # A background job starts with SIGINT ignored: give it back its default.
-    PATH="$BB_TMP/bin:$PATH" env --default-signal=INT sh "$NC" up 16 >"$out" 2>"$err" &
+    # A background job starts with SIGINT ignored, and a run under nohup with
+    # SIGHUP ignored (a shell cannot trap a signal ignored on entry): give
+    # both back their default.
+    PATH="$BB_TMP/bin:$PATH" env --default-signal=INT,HUP sh "$NC" up 16 >"$out" 2>"$err" &
     pid=$!
     ( sleep 90; kill -KILL $pid 2>/dev/null ) &
     watchdog=$!

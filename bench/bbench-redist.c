@@ -488,8 +488,9 @@ static void table_header(run_ctx_t *ctx)
         bb_table_note(t, "intra: %d ranks, layouts 'from' ('>' from) and 'to' ('<' from), "
                       "%lld-byte elements", ranks, (long long)o->element_bytes);
     bb_table_note(t, "methods and the bound are measured interleaved, sample by sample; "
-                  "%lld samples, each the per-message mean of a block, rank maximum",
-                  (long long)bb_run_settings(ctx->run)->samples);
+                  "%lld samples, each the per-message mean of a block, %s",
+                  (long long)bb_run_settings(ctx->run)->samples,
+                  bb_run_rank_stat_words(ctx->run));
     bb_table_column(t, "N", NULL, "global elements", 8);
     bb_table_column(t, "dir", NULL, "'>' driver to engine, '<' engine to driver", 3);
     bb_table_column(t, "from", NULL, "the driver's layout", 16);
@@ -501,8 +502,10 @@ static void table_header(run_ctx_t *ctx)
                           full);
     bb_table_column(t, "payload", "us", "median of the payload phase alone (medians of "
                     "parts do not add up to msg_us)", 0);
-    bb_table_column(t, "setup", "us", "median plan setup (validation, map transfer, build), "
-                    "rank maximum", 0);
+    char setup_legend[128];
+    snprintf(setup_legend, sizeof setup_legend, "median plan setup (validation, map "
+             "transfer, build), %s", bb_run_rank_stat_words(ctx->run));
+    bb_table_column(t, "setup", "us", setup_legend, 0);
     bb_table_column(t, "root_x", NULL, "root's msg_us / this msg_us (> 1: faster than root)",
                     0);
     bb_table_column(t, "breakeven", NULL, "messages K from which setup + K messages cost less "

@@ -589,8 +589,9 @@ static void sum_setup(bb_run_t *run, void *state)
     }
     bb_table_t *t = bb_run_table(run);
     bb_table_note(t, "times: microseconds per call over %lld samples; a sample is the mean "
-                  "over a block of calls, the maximum over ranks; the rows' samples "
-                  "interleaved", (long long)bb_run_settings(run)->samples);
+                  "over a block of calls, the %s over ranks; the rows' samples interleaved",
+                  (long long)bb_run_settings(run)->samples,
+                  bb_run_settings(run)->rank_stat == BB_RANK_STAT_MEAN ? "mean" : "maximum");
     if (s->type != BB_REDUCE_DOUBLE)
         bb_table_note(t, "-T %s: the raw references reduce %s, bytes / %lld elements; the "
                       "protocol sums mpi_double by contract, so it is measured at the same "

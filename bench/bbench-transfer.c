@@ -733,9 +733,13 @@ static void transfer_row_columns(bb_run_t *run, void *state, const bb_row_t *row
     if (row->variant != V_PROTOCOL)
         return;
     snprintf(name, sizeof name, "%s_agree", row->label);
-    bb_table_column(bb_run_table(run), name, "us", "admission + status + terminal "
-                    "agreements in the median sample of the whole (the same calls on "
-                    "the rank with the slowest whole: never more than it)", 0);
+    bb_table_column(bb_run_table(run), name, "us",
+                    bb_run_settings(run)->rank_stat == BB_RANK_STAT_MEAN
+                        ? "admission + status + terminal agreements in the median sample of "
+                          "the whole (the same calls, the mean over ranks: never more than it)"
+                        : "admission + status + terminal agreements in the median sample of "
+                          "the whole (the same calls on the rank with the slowest whole: "
+                          "never more than it)", 0);
     snprintf(name, sizeof name, "%s_done", row->label);
     bb_table_column(bb_run_table(run), name, NULL, "fraction of calls where a poll after a "
                     "batch saw the local payload complete", 0);
@@ -901,7 +905,7 @@ static void transfer_add_row(bb_run_t *run, const run_ctx_t *ctx, int v, int p)
     bb_policy_describe(&attr, policy, sizeof policy);
     if (v == V_PROTOCOL)
         snprintf(legend, sizeof legend, "the phase (%s): time per call (median, min, max of "
-                 "the samples; each sample the rank maximum)", policy);
+                 "the samples; each sample the %s)", policy, bb_run_rank_stat_words(run));
     else if (v == V_RAW)
         snprintf(legend, sizeof legend, "raw stream: time per call (median, min, max)");
     else if (HAS_ADMISSION(v))
@@ -1029,8 +1033,8 @@ static void transfer_setup(bb_run_t *run, void *state)
                   o->api == API_RUN ? "run" : "ticket", o->compute_s,
                   (long long)ctx->fx.iterations, ctx->kernel.slowest_rate,
                   ctx->kernel.batch_measured_s);
-    bb_table_note(t, "times in microseconds per call, each sample the rank maximum; the "
-                  "rows' samples interleaved, %lld per point",
+    bb_table_note(t, "times in microseconds per call, each sample the %s; the "
+                  "rows' samples interleaved, %lld per point", bb_run_rank_stat_words(run),
                   (long long)bb_run_settings(run)->samples);
     for (int v = 0; v < V_N; v++)
         if (o->mode & (1u << v))

@@ -75,6 +75,10 @@ void bb_run_format_refusal(const bb_refusal_t *refusal, char *buf, size_t len)
              (long long)refusal->sequence, who);
 }
 int bb_run_full_sweep(const bb_run_t *run) { return run->full_sweep; }
+const char *bb_run_rank_stat_words(const bb_run_t *run)
+{
+    return run->settings.rank_stat == BB_RANK_STAT_MEAN ? "rank mean" : "rank maximum";
+}
 
 /* The message of a printf-style call into buf (a char array). */
 #define RUN_FORMAT(buf, fmt)                      \

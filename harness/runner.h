@@ -236,6 +236,9 @@ int bb_run_full(const bb_run_t *run);
 /* --full-sweep: the benchmark uses its long default lists (minutes) instead
  * of the quick ones (seconds). */
 int bb_run_full_sweep(const bb_run_t *run);
+/* How a sample is taken across ranks, in a legend's words: "rank maximum"
+ * or, with --rank-stat mean, "rank mean" (static). */
+const char *bb_run_rank_stat_words(const bb_run_t *run);
 
 /* -m/--message-size, OSU's: MIN:MAX in bytes, the sizes MIN, 2 MIN, 4 MIN,
  * ... up to MAX (from 0: 0, 1, 2, 4, ...); "MIN:" and ":MAX" take the open

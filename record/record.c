@@ -252,6 +252,133 @@ static void bb_quantities_declare(cJSON *quantities)
     }
 }
 
+/* The number of a member that is a finite number, or NAN. */
+static double bb_number(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : (double)NAN;
+}
+
+/* The sum over the names in includes of member key of each part in
+ * quantities (sample k of its samples when k >= 0); NAN when a part lacks
+ * it. */
+static double bb_parts_sum(const cJSON *quantities, const cJSON *includes, const char *key,
+                           int k, int n)
+{
+    double sum = 0.0;
+    const cJSON *name;
+    cJSON_ArrayForEach(name, includes) {
+        const cJSON *part = cJSON_GetObjectItemCaseSensitive(
+            quantities, cJSON_IsString(name) ? name->valuestring : "");
+        if (k < 0) {
+            sum += bb_number(part, key);
+            continue;
+        }
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(part, key);
+        if (!cJSON_IsArray(s) || cJSON_GetArraySize(s) != n)
+            return NAN;
+        sum += cJSON_GetArrayItem(s, k)->valuedouble;
+    }
+    return sum;
+}
+
+/* A remainder: what a whole leaves to its parts, never negative (its parts
+ * come from the same calls on the same rank, so only rounding can make it
+ * so). */
+static double bb_remainder(double whole, double parts)
+{
+    return whole - parts > 0.0 ? whole - parts : 0.0;
+}
+
+enum { BB_REMAINDERS_MAX = 8 };
+
+/* Every timing that lists what it includes gets its remainder as a named
+ * part, NAME.other: the whole minus its parts in each sample and at the
+ * whole's median (at_whole_median), listed among the includes, so that the
+ * parts account for the whole exactly.  first_call's value likewise. */
+static void bb_quantities_remainders(cJSON *quantities, cJSON *first_call)
+{
+    cJSON *wholes[BB_REMAINDERS_MAX], *q;
+    int nwholes = 0;
+    cJSON_ArrayForEach(q, quantities)
+        if (nwholes < BB_REMAINDERS_MAX
+            && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(q, "includes"))
+            && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(q, "samples")))
+            wholes[nwholes++] = q;
+    for (int w = 0; w < nwholes; w++) {
+        cJSON *whole = wholes[w];
+        cJSON *inc = cJSON_GetObjectItemCaseSensitive(whole, "includes");
+        const cJSON *samples = cJSON_GetObjectItemCaseSensitive(whole, "samples");
+        int n = cJSON_GetArraySize(samples);
+        char name[128];
+        if (n < 1 || n > 100000 || strlen(whole->string) + 7 >= sizeof name)
+            continue;
+        snprintf(name, sizeof name, "%s.other", whole->string);
+        if (cJSON_GetObjectItemCaseSensitive(quantities, name) != NULL)
+            continue;
+        double *other = malloc((size_t)n * sizeof *other);
+        if (other == NULL)
+            continue;
+        int ok = 1;
+        for (int k = 0; k < n && ok; k++) {
+            double parts = bb_parts_sum(quantities, inc, "samples", k, n);
+            ok = !isnan(parts);
+            other[k] = bb_remainder(cJSON_GetArrayItem(samples, k)->valuedouble, parts);
+        }
+        const cJSON *scope = cJSON_GetObjectItemCaseSensitive(whole, "scope");
+        cJSON *rq = ok ? bb_quantity_timing(other, (size_t)n, cJSON_GetStringValue(scope), NULL)
+                       : NULL;
+        free(other);
+        if (rq == NULL)
+            continue;
+        double at = bb_parts_sum(quantities, inc, "at_whole_median", -1, n);
+        if (!isnan(at))
+            cJSON_AddNumberToObject(rq, "at_whole_median",
+                                    bb_remainder(bb_number(whole, "median"), at));
+        /* first_call: the same remainder of the cold call, when it has the whole. */
+        cJSON *fw = cJSON_GetObjectItemCaseSensitive(first_call, whole->string);
+        cJSON *finc = cJSON_GetObjectItemCaseSensitive(fw, "includes");
+        double fparts = cJSON_IsArray(finc) ? bb_parts_sum(first_call, finc, "value", -1, 0)
+                                            : (double)NAN;
+        if (!isnan(fparts) && !isnan(bb_number(fw, "value"))
+            && bb_push(finc, cJSON_CreateString(name)))
+            bb_quantities_add(first_call, name,
+                              bb_quantity_value(bb_remainder(bb_number(fw, "value"), fparts),
+                                                "s", cJSON_GetStringValue(scope)));
+        if (bb_push(inc, cJSON_CreateString(name)))
+            bb_quantities_add(quantities, name, rq);
+        else
+            cJSON_Delete(rq);
+    }
+}
+
+/* A part within this many clock reads of zero is noted so: a bound, not a
+ * duration. */
+enum { BB_NEAR_ZERO_READS = 4 };
+
+/* Each timed part whose figure (at_whole_median, else its median) is within
+ * BB_NEAR_ZERO_READS clock reads of read_s seconds of zero gets a note. */
+static void bb_quantities_near_zero(cJSON *quantities, double read_s)
+{
+    if (!(read_s > 0.0))
+        return;
+    cJSON *q;
+    cJSON_ArrayForEach(q, quantities) {
+        double fig = bb_number(q, "at_whole_median");
+        if (isnan(fig))
+            continue;  /* only a part of a whole */
+        if (fig < BB_NEAR_ZERO_READS * read_s) {
+            const char *had = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(q, "note"));
+            char note[512];
+            snprintf(note, sizeof note, "%.300s%swithin %d clock reads (%.0f ns each) of "
+                     "zero: a bound, not a duration", had ? had : "", had ? "; " : "",
+                     BB_NEAR_ZERO_READS, read_s * 1e9);
+            cJSON_DeleteItemFromObjectCaseSensitive(q, "note");
+            cJSON_AddStringToObject(q, "note", note);
+        }
+    }
+}
+
 bb_status_t bb_record_add_point(bb_record_t *record, cJSON *parameters,
                                 const char *status, const bb_refusal_t *refusal,
                                 cJSON *first_call, cJSON *quantities)
@@ -264,6 +391,11 @@ bb_status_t bb_record_add_point(bb_record_t *record, cJSON *parameters,
         cJSON_Delete(quantities);
         return BB_ERR_ARG;
     }
+    bb_quantities_remainders(quantities, first_call);
+    bb_quantities_near_zero(quantities,
+                            bb_number(cJSON_GetObjectItemCaseSensitive(
+                                          cJSON_GetObjectItemCaseSensitive(record->doc, "runtime"),
+                                          "timer"), "read_s"));
     bb_quantities_declare(first_call);
     bb_quantities_declare(quantities);
     cJSON *point = cJSON_CreateObject();

@@ -792,6 +792,70 @@ static void test_hostile_targets(void)
     bb_record_free(rec);
 }
 
+/* A timing that lists its parts gets its remainder, NAME.other, in each
+ * sample, at the whole's median and in first_call, listed last among the
+ * includes; a part within 4 clock reads of zero gets a note.  Exact
+ * figures: whole 10, 12, 11 us; parts a 4, 5, 4 and b 5, 6.5, 6 us. */
+/* Within 1e-18 s: a difference of microsecond figures rounds at about 1e-21. */
+static int close_to(const cJSON *item, double want)
+{
+    return cJSON_IsNumber(item) && fabs(item->valuedouble - want) <= 1e-18;
+}
+
+static void test_remainders(void)
+{
+    char a0[] = "bbench-sum";
+    char *argv[] = {a0, NULL};
+    bb_record_t *rec = NULL;
+    CHECK(bb_record_create("sum", 1, argv, &rec) == BB_OK);
+    if (rec == NULL)
+        return;
+    cJSON *rt = cJSON_CreateObject(), *timer = cJSON_AddObjectToObject(rt, "timer");
+    cJSON_AddNumberToObject(timer, "read_s", 25e-9);
+    CHECK(bb_record_set(rec, "runtime", rt) == BB_OK);
+    static const double whole[] = {10e-6, 12e-6, 11e-6}, a[] = {4e-6, 5e-6, 4e-6},
+                        b[] = {5e-6, 6.5e-6, 6e-6}, tiny[] = {5e-8, 6e-8, 4e-8};
+    static const char *const inc[] = {"a", "b", NULL}, *const inc2[] = {"tiny", NULL};
+    cJSON *qs = cJSON_CreateObject(), *first = cJSON_CreateObject();
+    bb_quantities_add(qs, "elapsed", bb_quantity_timing(whole, 3, "call/max-rank", inc));
+    cJSON *qa = bb_quantity_timing(a, 3, "call/max-rank", NULL);
+    cJSON_AddNumberToObject(qa, "at_whole_median", 4e-6);  /* the sample of 11 us */
+    bb_quantities_add(qs, "a", qa);
+    cJSON *qb = bb_quantity_timing(b, 3, "call/max-rank", NULL);
+    cJSON_AddNumberToObject(qb, "at_whole_median", 6e-6);
+    bb_quantities_add(qs, "b", qb);
+    /* A whole whose part is 50 ns at its median: within 4 reads of 25 ns. */
+    bb_quantities_add(qs, "w2", bb_quantity_timing(whole, 3, "call/max-rank", inc2));
+    cJSON *qt = bb_quantity_timing(tiny, 3, "call/max-rank", NULL);
+    cJSON_AddNumberToObject(qt, "at_whole_median", 5e-8);
+    bb_quantities_add(qs, "tiny", qt);
+    bb_quantities_add(first, "elapsed", bb_quantity_includes(
+                                            bb_quantity_value(20e-6, "s", "call/max-rank"), inc));
+    bb_quantities_add(first, "a", bb_quantity_value(8e-6, "s", "call/max-rank"));
+    bb_quantities_add(first, "b", bb_quantity_value(9e-6, "s", "call/max-rank"));
+    CHECK(bb_record_add_point(rec, NULL, "ok", NULL, first, qs) == BB_OK);
+
+    const cJSON *p = cJSON_GetArrayItem(get(bb_record_json(rec), "points"), 0);
+    const cJSON *q = get(p, "quantities"), *other = get(q, "elapsed.other");
+    const cJSON *s = get(other, "samples");
+    CHECK(cJSON_GetArraySize(s) == 3 && close_to(cJSON_GetArrayItem(s, 0), 1e-6)
+          && close_to(cJSON_GetArrayItem(s, 1), 0.5e-6) && close_to(cJSON_GetArrayItem(s, 2), 1e-6));
+    CHECK(close_to(get(other, "at_whole_median"), 1e-6) && is_str(get(other, "unit"), "s")
+          && is_str(get(other, "scope"), "call/max-rank"));
+    const cJSON *inc_out = get(get(q, "elapsed"), "includes");
+    CHECK(cJSON_GetArraySize(inc_out) == 3
+          && is_str(cJSON_GetArrayItem(inc_out, 2), "elapsed.other"));
+    CHECK(close_to(get(get(get(p, "first_call"), "elapsed.other"), "value"), 3e-6));
+    CHECK(cJSON_GetArraySize(get(get(get(p, "first_call"), "elapsed"), "includes")) == 3);
+    /* The near-zero note: on tiny (50 ns < 100 ns), not on a (4 us). */
+    CHECK(cJSON_IsString(get(get(q, "tiny"), "note"))
+          && strstr(get(get(q, "tiny"), "note")->valuestring, "within 4 clock reads") != NULL);
+    CHECK(get(get(q, "a"), "note") == NULL && get(get(q, "elapsed"), "note") == NULL);
+    /* w2's remainder: 11 us - 50 ns at the median, its samples every one positive. */
+    CHECK(close_to(get(get(q, "w2.other"), "at_whole_median"), 11e-6 - 5e-8));
+    bb_record_free(rec);
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR");
@@ -803,6 +867,7 @@ int main(void)
         return 1;
     }
     test_quantity_edges();
+    test_remainders();
     test_write_read();
     test_parse_rejects();
     test_hostile_targets();

@@ -487,8 +487,9 @@ static void table_header(run_ctx_t *ctx)
     else
         bb_table_note(t, "intra: %d ranks, layouts 'from' ('>' from) and 'to' ('<' from), "
                       "%lld-byte elements", ranks, (long long)o->element_bytes);
-    bb_table_note(t, "methods and the bound are measured interleaved, sample by sample; "
-                  "%lld samples, each the per-message mean of a block, %s",
+    bb_table_note(t, "methods and the bound are measured interleaved, sample by sample, with "
+                  "one reps figure (the fewest any fits to the budget); %lld samples, each "
+                  "the per-message mean of a block, %s",
                   (long long)bb_run_settings(ctx->run)->samples,
                   bb_run_rank_stat_words(ctx->run));
     bb_table_column(t, "N", NULL, "global elements", 8);
@@ -808,7 +809,7 @@ static int md_point(bb_run_t *run, run_ctx_t *ctx)
                                          .arg = &rows[nv].v };
         nv++;
     }
-    bb_run_measure_set(run, "measuring the md step", mv, nv, 0, res);
+    bb_run_measure_set(run, "measuring the md step", mv, nv, BB_SHARE_MIN, res);
     int best = -1;
     for (int i = 0; i < nv; i++) {
         md_row_t *row = &rows[i];
@@ -969,7 +970,7 @@ static int redist_point(bb_run_t *run, void *state, size_t i)
                                        .arg = &st->mrs[m] };
     v[nm] = (bb_measure_variant_t){ .nparts = BB_PROBE_PARTS, .ncounts = 0,
                                     .call = bb_redist_probe_call, .arg = probe };
-    bb_run_measure_set(run, "measuring the methods", v, nm + 1, 0, res);
+    bb_run_measure_set(run, "measuring the methods", v, nm + 1, BB_SHARE_MIN, res);
     const method_result_t *root = NULL;
     for (int m = 0; m < nm; m++) {
         st->mrs[m].m = res[m];

@@ -3,6 +3,7 @@
 #include "measure.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -352,12 +353,31 @@ static bb_status_t warm_until_steady(MPI_Comm comm, const bb_measure_settings_t 
     return BB_OK;
 }
 
+/* BB_TRACE_BLOCKS=FILE: rank 0 appends the order of every measurement's
+ * sample blocks to FILE ("set NVARIANTS", then "sample K variant I reps R"
+ * per block), so that a test can check from outside that a benchmark's rows
+ * are interleaved (tests/mpi/interleave.sh).  NULL when unset or not rank 0;
+ * a file that cannot be opened is no trace (the measurement goes on). */
+static FILE *trace_open(MPI_Comm comm, int nvariants)
+{
+    const char *path = getenv("BB_TRACE_BLOCKS");
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    if (path == NULL || path[0] == '\0' || rank != 0)
+        return NULL;
+    FILE *f = fopen(path, "a");
+    if (f != NULL)
+        fprintf(f, "set %d\n", nvariants);
+    return f;
+}
+
 bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *settings,
                                const bb_measure_variant_t *variants, int nvariants,
-                               int share_reps, bb_measure_result_t *results_out)
+                               bb_share_t share, bb_measure_result_t *results_out)
 {
     const bb_measure_settings_t *s = settings;
-    if (!settings_ok(s) || variants == NULL || results_out == NULL || nvariants < 1)
+    if (!settings_ok(s) || variants == NULL || results_out == NULL || nvariants < 1
+        || share < BB_SHARE_NONE || share > BB_SHARE_MIN)
         return BB_ERR_ARG;
     for (int i = 0; i < nvariants; i++)
         if (!variant_ok(&variants[i]))
@@ -374,7 +394,8 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
         vr[i].sync.timing = s->timing;
         vr[i].sync.rank_stat = s->rank_stat;
         vr[i].scratch = malloc(2 * (size_t)(v->nparts + v->ncounts + 1) * sizeof(double));
-        if (vr[i].scratch == NULL || (st = result_alloc(v, s->samples, s->rank_stat, &res[i])) != BB_OK)
+        if (vr[i].scratch == NULL
+            || (st = result_alloc(v, s->samples, s->rank_stat, &res[i])) != BB_OK)
             goto free_runs;
     }
     if (s->timing == BB_TIMING_WINDOW) {
@@ -387,12 +408,15 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
             res[i].offset_error_s = error;
         }
     }
+    int64_t fewest = 0;
     for (int i = 0; i < nvariants; i++) {
-        int probe = s->reps == 0 && (!share_reps || i == 0);
+        int probe = s->reps == 0 && (share != BB_SHARE_FIRST || i == 0);
         if ((st = variant_prepare(comm, s, &variants[i], probe, &vr[i], &res[i])) != BB_OK)
             goto free_runs;
-        if (share_reps && i > 0)
+        if (share == BB_SHARE_FIRST && i > 0)
             res[i].reps = res[0].reps;
+        if (i == 0 || res[i].reps < fewest)
+            fewest = res[i].reps;
         res[i].warm_wall_s = vr[i].warm_s;
         if (s->timing == BB_TIMING_WINDOW) {
             vr[i].sync.window_s = s->window_s > 0.0 ? s->window_s
@@ -400,14 +424,23 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
             res[i].window_s = vr[i].sync.window_s;
         }
     }
+    for (int i = 0; share == BB_SHARE_MIN && i < nvariants; i++)
+        res[i].reps = fewest;  /* every rank probed alike: the same on all */
     if ((st = warm_until_steady(comm, s, variants, nvariants, vr, res)) != BB_OK)
         goto free_runs;
     /* Sample k of every variant before sample k + 1 of any: a drift in the
      * machine's speed shows in all of them alike. */
-    for (int64_t k = 0; k < s->samples; k++)
-        for (int i = 0; i < nvariants; i++)
-            if ((st = variant_sample(comm, &variants[i], &vr[i], k, &res[i])) != BB_OK)
-                goto free_runs;
+    FILE *trace = trace_open(comm, nvariants);
+    for (int64_t k = 0; k < s->samples && st == BB_OK; k++)
+        for (int i = 0; i < nvariants && st == BB_OK; i++)
+            if ((st = variant_sample(comm, &variants[i], &vr[i], k, &res[i])) == BB_OK
+                && trace != NULL)
+                fprintf(trace, "sample %lld variant %d reps %lld\n", (long long)k, i,
+                        (long long)res[i].reps);
+    if (trace != NULL)
+        fclose(trace);
+    if (st != BB_OK)
+        goto free_runs;
     if (s->timing == BB_TIMING_WINDOW)
         for (int i = 0; i < nvariants; i++) {
             long long missed = (long long)vr[i].sync.missed, total = 0;
@@ -439,5 +472,5 @@ bb_status_t bb_measure_run(MPI_Comm comm, const bb_measure_settings_t *settings,
 {
     if (variant == NULL)
         return BB_ERR_ARG;
-    return bb_measure_run_set(comm, settings, variant, 1, 0, result_out);
+    return bb_measure_run_set(comm, settings, variant, 1, BB_SHARE_NONE, result_out);
 }

@@ -134,17 +134,28 @@ bb_status_t bb_measure_run(MPI_Comm comm, const bb_measure_settings_t *settings,
                            const bb_measure_variant_t *variant,
                            bb_measure_result_t *result_out);
 
+/* How a set's variants share their reps (bb_measure_run_set). */
+typedef enum bb_share {
+    BB_SHARE_NONE = 0,
+    BB_SHARE_FIRST,
+    BB_SHARE_MIN
+} bb_share_t;
+
 /* Collective.  Several variants of one point, their sample blocks
  * interleaved: sample k of every variant before sample k + 1 of any, so that
  * a drift in the machine's speed shows in all of them alike.  Each
  * variant's first call, warm-up and (reps 0) probe come first, variant by
- * variant.  With share_reps the reps of variants[0] (given or probed) serve
- * every variant, so that every column is a mean over as many calls.
+ * variant.  share (bb_share_t): BB_SHARE_NONE, each variant its own reps;
+ * BB_SHARE_FIRST, the reps of variants[0] (given or probed) serve every
+ * variant, so that every column is a mean over as many calls; BB_SHARE_MIN,
+ * every variant probes and the fewest reps serve all (each sample then fits
+ * the budget on the slowest variant too: for variants whose times differ
+ * by orders of magnitude).
  * results_out[nvariants]: caller owns each (bb_measure_result_clear).
  * Errors as bb_measure_run; on error no result is left to clear. */
 bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *settings,
                                const bb_measure_variant_t *variants, int nvariants,
-                               int share_reps, bb_measure_result_t *results_out);
+                               bb_share_t share, bb_measure_result_t *results_out);
 
 /* The samples of part p (borrowed, result->samples values). */
 const double *bb_measure_part(const bb_measure_result_t *result, int p);

@@ -140,10 +140,10 @@ void bb_run_measure(bb_run_t *run, const char *what, const bb_measure_variant_t 
 
 void bb_run_measure_set(bb_run_t *run, const char *what,
                         const bb_measure_variant_t *variants, int nvariants,
-                        int share_reps, bb_measure_result_t *results_out)
+                        bb_share_t share, bb_measure_result_t *results_out)
 {
     bb_status_t st = bb_measure_run_set(bb_run_comm(run), &run->settings, variants,
-                                        nvariants, share_reps, results_out);
+                                        nvariants, share, results_out);
     if (st != BB_OK)
         bb_run_fatal(run, "%s: %s", what, bb_status_string(st));
     for (int v = 0; v < nvariants; v++)

@@ -277,7 +277,7 @@ void bb_run_measure(bb_run_t *run, const char *what, const bb_measure_variant_t 
  * the run's settings, counted in the run summary like bb_run_measure. */
 void bb_run_measure_set(bb_run_t *run, const char *what,
                         const bb_measure_variant_t *variants, int nvariants,
-                        int share_reps, bb_measure_result_t *results_out);
+                        bb_share_t share, bb_measure_result_t *results_out);
 
 /* --mode: a comma list of the descriptor's variant names, "all", or
  * "both" (the set given). */

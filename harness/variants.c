@@ -355,7 +355,7 @@ int bb_variants_point(bb_run_t *run, void *state, size_t i)
                 sv[n] = mv[r], set[n++] = r;
         }
     if (n > 0)
-        bb_run_measure_set(run, d->benchmark, sv, n, 1, res);
+        bb_run_measure_set(run, d->benchmark, sv, n, BB_SHARE_FIRST, res);
     for (int k = 0; k < n; k++)
         run->rows[set[k]].m = res[k];
     if (d->point_end != NULL)

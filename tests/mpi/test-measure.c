@@ -19,6 +19,7 @@ typedef struct fake {
     int64_t blocks_ended;
     int64_t samples_seen;     /* the samples' indices, 1-based, as decimal digits */
     int id;                   /* logged at each block end, when log is set */
+    double busy_s;            /* real wall time per call; 0: 1 us */
     int *log, *nlog;
 } fake_t;
 
@@ -32,8 +33,8 @@ static bb_status_t fake_call(void *arg, double *parts, double *counts)
     if (f->fail_at > 0 && f->calls == f->fail_at)
         return BB_ERR_VALIDATION;
     /* Real wall time, at least 1 us, for the engine to size blocks by. */
-    double t0 = bb_time_now();
-    while (bb_time_now() - t0 < 1e-6) {
+    double t0 = bb_time_now(), busy = f->busy_s > 0.0 ? f->busy_s : 1e-6;
+    while (bb_time_now() - t0 < busy) {
     }
     parts[0] += (f->rank + 1) * 1e-6;
     parts[1] += (f->size - f->rank) * 1e-7;
@@ -301,7 +302,7 @@ int main(int argc, char **argv)
             v[i] = (bb_measure_variant_t){ .nparts = 2, .ncounts = 1, .call = fake_call,
                                            .block_end = fake_block_end, .arg = &f[i] };
         bb_measure_result_t r[2];
-        CHECK(bb_measure_run_set(MPI_COMM_WORLD, &s, v, 2, 1, r) == BB_OK);
+        CHECK(bb_measure_run_set(MPI_COMM_WORLD, &s, v, 2, BB_SHARE_FIRST, r) == BB_OK);
         int64_t reps = r[0].reps;
         CHECK(reps >= 1 && r[1].reps == reps && r[0].probe_wall_s > 0.0);
         CHECK(r[1].reps_from == BB_REPS_BUDGET);
@@ -317,7 +318,35 @@ int main(int argc, char **argv)
         CHECK(norder == 11 && memcmp(order, want, sizeof want) == 0);
         bb_measure_result_clear(&r[0]);
         bb_measure_result_clear(&r[1]);
-        CHECK(bb_measure_run_set(MPI_COMM_WORLD, &s, v, 0, 1, r) == BB_ERR_ARG);
+        CHECK(bb_measure_run_set(MPI_COMM_WORLD, &s, v, 0, BB_SHARE_FIRST, r) == BB_ERR_ARG);
+        CHECK(bb_measure_run_set(MPI_COMM_WORLD, &s, v, 2, (bb_share_t)3, r) == BB_ERR_ARG);
+    }
+    /* BB_SHARE_MIN: each variant probes, and the fewest reps (the slower
+     * variant's fit to the budget) serve both. */
+    {
+        fake_t f[2] = { { .rank = rank, .size = size },
+                        { .rank = rank, .size = size, .busy_s = 20e-6 } };
+        bb_measure_settings_t s = { .samples = 3, .reps = 0, .budget_s = 1e-3, .warmup = 1 };
+        bb_measure_variant_t v[2];
+        for (int i = 0; i < 2; i++)
+            v[i] = (bb_measure_variant_t){ .nparts = 2, .ncounts = 1, .call = fake_call,
+                                           .arg = &f[i] };
+        bb_measure_result_t r[2];
+        CHECK(bb_measure_run_set(MPI_COMM_WORLD, &s, v, 2, BB_SHARE_MIN, r) == BB_OK);
+        int64_t fit[2];
+        for (int i = 0; i < 2; i++) {
+            double x = s.budget_s / r[i].probe_wall_s;
+            fit[i] = x < BB_MEASURE_REPS_CAP ? (int64_t)x : BB_MEASURE_REPS_CAP;
+            fit[i] = fit[i] < 1 ? 1 : fit[i];
+        }
+        int64_t want = fit[0] < fit[1] ? fit[0] : fit[1];
+        CHECK(r[0].probe_wall_s > 0.0 && r[1].probe_wall_s > 0.0);
+        CHECK_MSG(r[0].reps == want && r[1].reps == want, "min: reps %lld and %lld, want %lld",
+                  (long long)r[0].reps, (long long)r[1].reps, (long long)want);
+        CHECK(r[0].calls == 3 + 3 * want && r[1].calls == 3 + 3 * want);
+        CHECK(f[0].calls == r[0].calls && f[1].calls == r[1].calls);
+        bb_measure_result_clear(&r[0]);
+        bb_measure_result_clear(&r[1]);
     }
     CHECK(strcmp(bb_timing_name(BB_TIMING_WINDOW), "window") == 0);
 

@@ -1,0 +1,59 @@
+#!/bin/sh
+# Every benchmark interleaves the rows of a point sample by sample with
+# shared reps: the engine's block trace (BB_TRACE_BLOCKS, harness/measure.c)
+# must show, in every measurement set, sample k of every variant before
+# sample k + 1 of any, in the same variant order each time, and one reps
+# figure for all of a set's variants.  Each benchmark must measure at least
+# one set of two or more variants; a set of one is overlap's t_comm alone
+# (it sizes the others' compute).  Bookkeeping only, never speed.
+. "$(dirname "$0")/../lib.sh"
+
+# check TRACE SAMPLES: the trace's sets, each "NVARIANTS:ok" or a complaint.
+check() {
+    python3 - "$1" "$2" <<'PY'
+import sys
+samples = int(sys.argv[2])
+sets, cur = [], None
+for line in open(sys.argv[1]):
+    w = line.split()
+    if w[0] == "set":
+        cur = {"n": int(w[1]), "blocks": []}
+        sets.append(cur)
+    else:
+        cur["blocks"].append((int(w[1]), int(w[3]), int(w[5])))
+for s in sets:
+    want = [(k, i) for k in range(samples) for i in range(s["n"])]
+    got = [(k, i) for k, i, _ in s["blocks"]]
+    reps = {r for _, _, r in s["blocks"]}
+    if got != want:
+        print("%d:order %s" % (s["n"], got))
+    elif len(reps) != 1:
+        print("%d:reps %s" % (s["n"], sorted(reps)))
+    else:
+        print("%d:ok" % s["n"])
+PY
+}
+
+for b in "sum --count 1,64 --mode all" "transfer --bytes 8,1K --batches 0,2 --mode all" \
+         "overlap --bytes 1K --batches 1" "redist --elements 1000"; do
+    name=${b%% *}
+    trace="$BB_TMP/trace.$name"
+    # The launcher's own flag sets the variable in every rank (rank 0 writes).
+    # shellcheck disable=SC2046,SC2086
+    timeout -k 5 "$BB_TIMEOUT" $MPIEXEC $(bb_launcher_np_flags "$BB_LAUNCHER_KIND" 2) \
+        $(bb_launcher_root_flags "$BB_LAUNCHER_KIND") \
+        $(bb_launcher_env_flags "$BB_LAUNCHER_KIND" "BB_TRACE_BLOCKS=$trace") \
+        $B/bench/bbench-$b --samples 3 -q > "$BB_TMP/out" 2> "$BB_TMP/err"
+    bb_expect_rc 0 $? "bbench-$b"
+    check "$trace" 3 > "$BB_TMP/sets"
+    bb_expect_true "bbench-$name: every set interleaved, sample by sample, one reps figure" \
+        test -s "$BB_TMP/sets" -a "$(grep -vc ':ok$' "$BB_TMP/sets")" -eq 0
+    grep -v ':ok$' "$BB_TMP/sets" | head -3 | sed 's/^/    /' >&2
+    bb_expect_true "bbench-$name: a set of two or more variants" \
+        grep -q '^\([2-9]\|[1-9][0-9]\):ok$' "$BB_TMP/sets"
+    if [ "$name" != overlap ]; then
+        bb_expect_true "bbench-$name: no variant measured alone" \
+            sh -c "! grep -q '^1:' '$BB_TMP/sets'"
+    fi
+done
+bb_finish

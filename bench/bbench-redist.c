@@ -327,6 +327,7 @@ static void record_method(run_ctx_t *ctx, const method_result_t *mr, const metho
                           bb_quantity_includes(bb_quantity_value(mr->m.first[i], "s", scope),
                                                i == T_ELAPSED ? elapsed_includes : NULL));
     }
+    bb_quantities_add(q, "window.calls_excluded", bb_run_excluded_quantity(ctx->run, &mr->m));
     for (int i = 0; i < S_N; i++) {
         bb_quantities_add(q, s_names[i],
                           bb_quantity_timing(mr->setup[i], mr->nsetup, plan_scope,

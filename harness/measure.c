@@ -70,6 +70,7 @@ void bb_measure_result_clear(bb_measure_result_t *result)
     free(result->local_parts);
     free(result->counts);
     free(result->critical);
+    free(result->excluded);
     memset(result, 0, sizeof *result);
 }
 
@@ -101,6 +102,8 @@ typedef struct block_sync {
     double offset_s;
     double window_s;
     int64_t missed;           /* this rank's late starts */
+    int64_t late, overrun;    /* this rank's flagged calls, by flag, in sample
+                                 and warm-up blocks timed in windows */
 } block_sync_t;
 
 enum { CLOCK_PINGPONGS = 10, CLOCK_TAG = 7001 };
@@ -159,22 +162,62 @@ static bb_status_t clock_offsets(MPI_Comm comm, double *offset_out, double *spre
     return BB_OK;
 }
 
-/* Before call r of a block: a barrier, or the wait for this call's window
- * (start is rank 0's clock). */
-static bb_status_t call_start(MPI_Comm comm, block_sync_t *sync, double start, int64_t r)
+/* Is the block timed in windows (not its preparation, which uses barriers)? */
+static int in_windows(const block_sync_t *sync)
 {
+    return sync->timing == BB_TIMING_WINDOW && sync->window_s > 0.0;
+}
+
+/* Before call r of a block: a barrier, or the wait for this call's window
+ * (start is rank 0's clock); *late_out 1 when the window had begun. */
+static bb_status_t call_start(MPI_Comm comm, block_sync_t *sync, double start, int64_t r,
+                              int *late_out)
+{
+    *late_out = 0;
     if (sync->timing == BB_TIMING_BLOCK)
         return BB_OK;
-    if (sync->timing == BB_TIMING_BARRIER || sync->window_s == 0.0)
+    if (!in_windows(sync))
         return MPI_Barrier(comm) == MPI_SUCCESS ? BB_OK : BB_ERR_MPI;
     double target = start + (double)r * sync->window_s + sync->offset_s;
     if (bb_time_now() > target) {
         sync->missed++;
+        *late_out = 1;
         return BB_OK;
     }
     while (bb_time_now() < target) {
     }
     return BB_OK;
+}
+
+/* Window timing: this block's calls flagged on any rank (a late start or an
+ * overrun of the call's window) are left out of every rank's means, which
+ * are then taken over the calls kept.  flag[calls] is this rank's (1: late,
+ * 2: overrun), percall[calls x n] its calls' parts and counts.  Returns the
+ * calls left out, the same on every rank, or -1 when the reduction fails. */
+static int64_t window_exclude(MPI_Comm comm, block_sync_t *sync, int64_t calls, int n,
+                              int *flag, const double *percall, double *scratch)
+{
+    for (int64_t r = 0; r < calls; r++) {
+        sync->late += flag[r] & 1;
+        sync->overrun += (flag[r] & 2) != 0;
+    }
+    if (MPI_Allreduce(MPI_IN_PLACE, flag, (int)calls, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+        return -1;
+    int64_t kept = 0;
+    memset(scratch, 0, (size_t)n * sizeof *scratch);
+    for (int64_t r = 0; r < calls; r++)
+        if (flag[r] == 0) {
+            kept++;
+            for (int j = 0; j < n; j++)
+                scratch[j] += percall[r * n + j];
+        }
+    if (kept == 0)  /* every call flagged: the sample keeps them all, and says so */
+        for (int64_t r = 0; r < calls; r++)
+            for (int j = 0; j < n; j++)
+                scratch[j] += percall[r * n + j];
+    for (int j = 0; j < n; j++)
+        scratch[j] /= (double)(kept > 0 ? kept : calls);
+    return calls - kept;
 }
 
 /* One block of calls: per-call means of parts then counts, then the wall
@@ -185,42 +228,88 @@ static bb_status_t call_start(MPI_Comm comm, block_sync_t *sync, double start, i
  * the same calls as their whole never add up to more than it, where a
  * maximum per part would mix ranks; or, with rank_stat mean, every part's
  * mean over ranks.  Counts and the wall time are maxima over ranks.  scratch
- * holds as many doubles, and keeps this rank's means. */
+ * holds as many doubles, and keeps this rank's means.
+ * Window timing leaves flagged calls out (window_exclude): *excluded_out
+ * (may be NULL) receives their number, and when they are more than
+ * BB_WINDOW_DROP_MAX of the block and retry is set, *retry_out is 1: the
+ * block is then no sample, and its block_end is told -1. */
 static bb_status_t measure_block(MPI_Comm comm, const bb_measure_variant_t *v,
                                  block_sync_t *sync, int64_t calls, int64_t sample,
-                                 double *scratch, double *max_out, int *critical_out)
+                                 double *scratch, double *max_out, int *critical_out,
+                                 int retry, int64_t *excluded_out, int *retry_out)
 {
-    int n = v->nparts + v->ncounts;
+    int n = v->nparts + v->ncounts, windows = in_windows(sync);
     double start = 0.0, wall = 0.0;
-    if (sync->timing == BB_TIMING_WINDOW && sync->window_s > 0.0) {
+    int *flag = NULL;
+    double *percall = NULL, *one = scratch;
+    bb_status_t st = BB_OK;
+    if (windows) {
         /* Rank 0 sets the first instant far enough ahead for the broadcast. */
         start = bb_time_now() + 2.0 * sync->window_s + 1e-4;
-        if (MPI_Bcast(&start, 1, MPI_DOUBLE, 0, comm) != MPI_SUCCESS)
-            return BB_ERR_MPI;
+        flag = calloc((size_t)calls, sizeof *flag);
+        percall = calloc((size_t)calls * (size_t)n + 1, sizeof *percall);
+        one = malloc(((size_t)n + 1) * sizeof *one);
+        if (flag == NULL || percall == NULL || one == NULL) {
+            st = BB_ERR_NOMEM;  /* every rank's calloc of the same sizes; a rank
+                                   short of memory aborts the job (fatal) */
+            goto free_window;
+        }
+        if (MPI_Bcast(&start, 1, MPI_DOUBLE, 0, comm) != MPI_SUCCESS) {
+            st = BB_ERR_MPI;
+            goto free_window;
+        }
     }
     memset(scratch, 0, (size_t)n * sizeof *scratch);
     for (int64_t r = 0; r < calls; r++) {
-        bb_status_t st = call_start(comm, sync, start, r);
+        int late = 0;
+        st = call_start(comm, sync, start, r, &late);
+        if (windows)
+            memset(one, 0, (size_t)n * sizeof *one);
         double t0 = bb_time_now();
         if (st == BB_OK)
-            st = v->call(v->arg, scratch, scratch + v->nparts);
-        wall += bb_time_now() - t0;
+            st = v->call(v->arg, one, one + v->nparts);
+        double t1 = bb_time_now();
+        wall += t1 - t0;
         if (st != BB_OK && st != BB_REFUSED)
-            return st;
+            goto free_window;
+        st = BB_OK;
+        if (windows) {
+            /* Overrun: the call ended after its window, into the next one's. */
+            int over = t1 > start + (double)(r + 1) * sync->window_s + sync->offset_s;
+            flag[r] = late | (over << 1);
+            memcpy(percall + r * n, one, (size_t)n * sizeof *one);
+        }
     }
-    if (v->block_end != NULL) {
-        bb_status_t st = v->block_end(v->arg, calls, sample);
-        if (st != BB_OK)
-            return st;
+    int64_t excluded = 0;
+    if (windows && (excluded = window_exclude(comm, sync, calls, n, flag, percall,
+                                              scratch)) < 0) {
+        st = BB_ERR_MPI;
+        goto free_window;
     }
-    scratch[n] = wall;
-    for (int i = 0; i <= n; i++)
-        scratch[i] /= (double)calls;
+    int again = windows && retry && (double)excluded > BB_WINDOW_DROP_MAX * (double)calls;
+    if (excluded_out != NULL)
+        *excluded_out = excluded;
+    if (retry_out != NULL)
+        *retry_out = again;
+    if (v->block_end != NULL && (st = v->block_end(v->arg, calls, again ? -1 : sample))
+                                    != BB_OK)
+        goto free_window;
+    scratch[n] = wall / (double)calls;
+    if (!windows)
+        for (int i = 0; i < n; i++)
+            scratch[i] /= (double)calls;
     if (MPI_Allreduce(scratch, max_out, n + 1, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS
         || bb_stats_reduce_rank(comm, sync->rank_stat, scratch, v->nparts, max_out,
                                 critical_out) != MPI_SUCCESS)
-        return BB_ERR_MPI;
-    return BB_OK;
+        st = BB_ERR_MPI;
+
+free_window:
+    if (windows) {
+        free(flag);
+        free(percall);
+        free(one);
+    }
+    return st;
 }
 
 static int settings_ok(const bb_measure_settings_t *s)
@@ -256,8 +345,9 @@ static bb_status_t result_alloc(const bb_measure_variant_t *v, int64_t samples,
     r->local_parts = calloc((size_t)v->nparts * per_part, sizeof *r->local_parts);
     r->counts = calloc((size_t)(v->ncounts ? v->ncounts : 1) * per_part, sizeof *r->counts);
     r->critical = calloc(per_part, sizeof *r->critical);
-    return r->first && r->parts && r->local_parts && r->counts && r->critical ? BB_OK
-                                                                               : BB_ERR_NOMEM;
+    r->excluded = calloc(per_part, sizeof *r->excluded);
+    return r->first && r->parts && r->local_parts && r->counts && r->critical && r->excluded
+               ? BB_OK : BB_ERR_NOMEM;
 }
 
 /* The cold first call, the warm-up and, when reps must be chosen here, the
@@ -268,13 +358,15 @@ static bb_status_t variant_prepare(MPI_Comm comm, const bb_measure_settings_t *s
 {
     int n = v->nparts + v->ncounts;  /* block[n]: a whole call's wall time */
     double *block = vr->scratch + n + 1;
-    bb_status_t st = measure_block(comm, v, &vr->sync, 1, -1, vr->scratch, r->first, NULL);
+    bb_status_t st = measure_block(comm, v, &vr->sync, 1, -1, vr->scratch, r->first, NULL, 0,
+                                   NULL, NULL);
     if (st != BB_OK)
         return st;
     r->calls = 1;
     vr->warm_s = r->first[n];
     for (int64_t w = 0; w < s->warmup; w++, r->calls++) {
-        if ((st = measure_block(comm, v, &vr->sync, 1, -1, vr->scratch, block, NULL)) != BB_OK)
+        if ((st = measure_block(comm, v, &vr->sync, 1, -1, vr->scratch, block, NULL, 0,
+                                    NULL, NULL)) != BB_OK)
             return st;
         vr->warm_s = w == 0 || block[n] > vr->warm_s ? block[n] : vr->warm_s;
     }
@@ -283,7 +375,8 @@ static bb_status_t variant_prepare(MPI_Comm comm, const bb_measure_settings_t *s
     if (probe) {
         /* The probe is a call like the others: its block is already
          * MAX-reduced, so every rank chooses the same reps. */
-        if ((st = measure_block(comm, v, &vr->sync, 1, -1, vr->scratch, block, NULL)) != BB_OK)
+        if ((st = measure_block(comm, v, &vr->sync, 1, -1, vr->scratch, block, NULL, 0,
+                                    NULL, NULL)) != BB_OK)
             return st;
         r->calls++;
         if (s->warmup == 0 || block[n] > vr->warm_s)
@@ -301,12 +394,26 @@ static bb_status_t variant_sample(MPI_Comm comm, const bb_measure_variant_t *v,
 {
     int n = v->nparts + v->ncounts;
     double *block = vr->scratch + n + 1;
-    int critical = 0;
-    bb_status_t st = measure_block(comm, v, &vr->sync, r->reps, k, vr->scratch, block,
-                                   &critical);
-    if (st != BB_OK)
-        return st;
-    r->calls += r->reps;
+    int critical = 0, again = 1;
+    int64_t excluded = 0;
+    /* Window timing: a block that left out more than BB_WINDOW_DROP_MAX of
+     * its calls is taken again in windows twice as long, at most
+     * BB_WINDOW_RETRIES times (every rank decides alike from the reduced
+     * flags). */
+    for (int attempt = 0; again; attempt++) {
+        bb_status_t st = measure_block(comm, v, &vr->sync, r->reps, k, vr->scratch, block,
+                                       &critical, attempt < BB_WINDOW_RETRIES, &excluded,
+                                       &again);
+        if (st != BB_OK)
+            return st;
+        r->calls += r->reps;
+        if (again) {
+            r->window_retries++;
+            vr->sync.window_s *= 2.0;
+            r->window_s = vr->sync.window_s;
+        }
+    }
+    r->excluded[k] = excluded;
     r->critical[k] = critical;
     size_t S = (size_t)r->samples;
     for (int p = 0; p < v->nparts; p++) {
@@ -335,8 +442,8 @@ static bb_status_t warm_until_steady(MPI_Comm comm, const bb_measure_settings_t 
             int n = v->nparts + v->ncounts;
             double *block = vr[i].scratch + n + 1;
             int64_t calls = (r->reps + 1) / 2;
-            bb_status_t st = measure_block(comm, v, &vr[i].sync, calls, -1, vr[i].scratch, block,
-                                           NULL);
+            bb_status_t st = measure_block(comm, v, &vr[i].sync, calls, -1, vr[i].scratch,
+                                           block, NULL, 0, NULL, NULL);
             if (st != BB_OK)
                 return st;
             r->calls += calls;
@@ -443,13 +550,15 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
         goto free_runs;
     if (s->timing == BB_TIMING_WINDOW)
         for (int i = 0; i < nvariants; i++) {
-            long long missed = (long long)vr[i].sync.missed, total = 0;
-            if (MPI_Allreduce(&missed, &total, 1, MPI_LONG_LONG, MPI_SUM, comm)
-                != MPI_SUCCESS) {
+            long long mine[3] = { (long long)vr[i].sync.missed, (long long)vr[i].sync.late,
+                                  (long long)vr[i].sync.overrun }, total[3];
+            if (MPI_Allreduce(mine, total, 3, MPI_LONG_LONG, MPI_SUM, comm) != MPI_SUCCESS) {
                 st = BB_ERR_MPI;
                 goto free_runs;
             }
-            res[i].windows_missed = (int64_t)total;
+            res[i].windows_missed = (int64_t)total[0];
+            res[i].calls_late = (int64_t)total[1];
+            res[i].calls_overrun = (int64_t)total[2];
         }
     for (int i = 0; i < nvariants; i++)
         results_out[i] = res[i];

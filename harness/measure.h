@@ -23,7 +23,8 @@
  *            clocks synchronized at the start of the measurement (ReproMPI's
  *            scheme: the offset to rank 0 from the fastest of several
  *            ping-pongs); a rank that arrives after its instant counts a
- *            missed window and calls at once.  W is settings->window_s, or
+ *            missed window and calls at once.  Late and overrunning calls
+ *            are flagged and left out (BB_WINDOW_DROP_MAX below).  W is settings->window_s, or
  *            when 0 twice the slowest warm call (wall time) plus 10 us.  The first call,
  *            warm-up and probe start after barriers.
  *
@@ -33,6 +34,15 @@
 #define BB_MEASURE_H
 
 #include "harness.h"
+
+/* Window timing (ReproMPI's rule): a call that starts after its window
+ * began, or ends after it closed, is flagged on its rank; a call flagged on
+ * any rank is left out of every rank's sample.  A sample block that leaves
+ * out more than this fraction of its calls is taken again with the window
+ * doubled, at most BB_WINDOW_RETRIES times (then kept as it is; a block
+ * with every call flagged keeps them all). */
+#define BB_WINDOW_DROP_MAX 0.25
+enum { BB_WINDOW_RETRIES = 3 };
 
 /* The one cap on calls per sample chosen from a budget. */
 enum { BB_MEASURE_REPS_CAP = 100000 };
@@ -120,11 +130,17 @@ typedef struct bb_measure_result {
                                   chose reps (0 when reps was given) */
     double warm_wall_s;        /* the slowest warm call's wall time, rank maximum */
     /* Window timing only (0 otherwise): */
-    double window_s;           /* W used for the samples */
+    double window_s;           /* W of the last sample (doubled by each retake) */
     int64_t windows_missed;    /* sample calls that started late, summed over ranks */
     double offset_spread_s;    /* max - min of the clock offsets to rank 0 */
     double offset_error_s;     /* half the slowest rank's best ping-pong: the
                                   offsets' uncertainty */
+    int64_t *excluded;         /* [samples] calls left out of sample k: flagged on
+                                  some rank (late or overrun); 0 without windows */
+    int64_t calls_late, calls_overrun; /* flagged calls of the sample and warm-up
+                                  blocks in windows, summed over ranks (a call
+                                  can be both) */
+    int64_t window_retries;    /* sample blocks taken again in a doubled window */
 } bb_measure_result_t;
 
 /* Collective over comm.  Measures variant with settings into *result_out

@@ -75,6 +75,26 @@ void bb_run_format_refusal(const bb_refusal_t *refusal, char *buf, size_t len)
              (long long)refusal->sequence, who);
 }
 int bb_run_full_sweep(const bb_run_t *run) { return run->full_sweep; }
+cJSON *bb_run_excluded_quantity(const bb_run_t *run, const bb_measure_result_t *m)
+{
+    if (run->settings.timing != BB_TIMING_WINDOW || m->excluded == NULL)
+        return NULL;
+    cJSON *per = cJSON_CreateArray();
+    int64_t total = 0;
+    for (int64_t k = 0; k < m->samples; k++) {
+        total += m->excluded[k];
+        cJSON_AddItemToArray(per, cJSON_CreateNumber((double)m->excluded[k]));
+    }
+    cJSON *q = bb_quantity_value((double)total, "count", "point/any-rank");
+    if (q == NULL) {
+        cJSON_Delete(per);
+        return NULL;
+    }
+    cJSON_AddItemToObject(q, "per_sample", per);
+    cJSON_AddFalseToObject(q, "deterministic");  /* late calls depend on load */
+    return q;
+}
+
 const char *bb_run_rank_stat_words(const bb_run_t *run)
 {
     return run->settings.rank_stat == BB_RANK_STAT_MEAN ? "rank mean" : "rank maximum";
@@ -121,6 +141,11 @@ static void run_account(bb_run_t *run, const bb_measure_result_t *r)
     run->warm_blocks += r->warm_blocks;
     run->unsteady += run->settings.steady_max > 0 && !r->steady;
     run->windows_missed += r->windows_missed;
+    run->calls_late += r->calls_late;
+    run->calls_overrun += r->calls_overrun;
+    run->window_retries += r->window_retries;
+    for (int64_t k = 0; r->excluded != NULL && k < r->samples; k++)
+        run->calls_excluded += r->excluded[k];
     if (r->window_s > run->window_max_s)
         run->window_max_s = r->window_s;
     if (r->offset_spread_s > run->offset_spread_max_s)
@@ -721,6 +746,12 @@ static void add_run_settings(bb_run_t *run)
                                                                   s->window_s > 0.0));
         cJSON_AddNumberToObject(w, "window_s_max", run->window_max_s);
         cJSON_AddNumberToObject(w, "windows_missed", (double)run->windows_missed);
+        cJSON_AddNumberToObject(w, "calls_late", (double)run->calls_late);
+        cJSON_AddNumberToObject(w, "calls_overrun", (double)run->calls_overrun);
+        cJSON_AddNumberToObject(w, "calls_excluded", (double)run->calls_excluded);
+        cJSON_AddNumberToObject(w, "samples_retaken", (double)run->window_retries);
+        cJSON_AddNumberToObject(w, "drop_max", BB_WINDOW_DROP_MAX);
+        cJSON_AddNumberToObject(w, "retries_max", BB_WINDOW_RETRIES);
         cJSON_AddNumberToObject(w, "clock_offset_spread_s_max", run->offset_spread_max_s);
         cJSON_AddNumberToObject(w, "clock_offset_error_s_max", run->offset_error_max_s);
         cJSON_AddItemToObject(m, "window", w);

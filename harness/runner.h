@@ -239,6 +239,10 @@ int bb_run_full_sweep(const bb_run_t *run);
 /* How a sample is taken across ranks, in a legend's words: "rank maximum"
  * or, with --rank-stat mean, "rank mean" (static). */
 const char *bb_run_rank_stat_words(const bb_run_t *run);
+/* Rank 0.  Under --timing window, the quantity window.calls_excluded of a
+ * measurement: the calls left out of its samples (flagged late or overrun
+ * on some rank), in all and per sample; NULL under other timings. */
+cJSON *bb_run_excluded_quantity(const bb_run_t *run, const bb_measure_result_t *m);
 
 /* -m/--message-size, OSU's: MIN:MAX in bytes, the sizes MIN, 2 MIN, 4 MIN,
  * ... up to MAX (from 0: 0, 1, 2, 4, ...); "MIN:" and ":MAX" take the open

@@ -280,6 +280,8 @@ static void record_rows(bb_run_t *run, void *state, int from, int to)
             bb_quantities_add(q, name, part_timing(d, w, i));
             bb_quantities_add(first, name, part_first(d, w, i));
         }
+        if (!d->merged)
+            bb_quantities_add(q, "window.calls_excluded", bb_run_excluded_quantity(run, &w->m));
     }
     bb_quantities_add(q, "communication.payload",
                       !payload ? bb_quantity_null("byte", "call/rank", row->absent)

@@ -28,6 +28,28 @@ bb_expect_true "network.bytes is null with a reason" \
     test "$("$get" "$rec" points.2.quantities.network.bytes.value)" = null
 bb_expect_true "first call kept apart" "$get" "$rec" points.0.first_call.elapsed.value
 bb_expect_true "mpi library recorded" "$get" "$rec" runtime.mpi_library
+
+# Window timing's bookkeeping (its counts depend on load; their shape does not):
+# the run's late, overrun and left-out calls and retakes, and per point the
+# calls left out of each sample, adding up to their total.
+bb_mpirun 2 "$sum" --count 1 --samples 3 --reps 4 --timing window -q --output "$BB_TMP/w.json" \
+    > "$out" 2> "$err"
+bb_expect_rc 0 $? "--timing window"
+for m in calls_late calls_overrun calls_excluded samples_retaken; do
+    bb_expect_true "run.measurement.window.$m recorded" \
+        test "$("$get" "$BB_TMP/w.json" "run.measurement.window.$m")" -ge 0
+done
+bb_expect_true "window.calls_excluded: 3 per-sample counts adding up to the total" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+run = d["run"]["measurement"]["window"]
+tot = 0
+for p in d["points"]:
+    q = p["quantities"]["window.calls_excluded"]
+    assert len(q["per_sample"]) == 3 and sum(q["per_sample"]) == q["value"], q
+    assert q["deterministic"] is False
+    tot += q["value"]
+assert tot == run["calls_excluded"], (tot, run)' "$BB_TMP/w.json"
 bb_expect_true "record meets tests/expect/sum.json" \
     "$B/tests/check-record" --expect "$S/tests/expect/sum.json" "$rec"
 

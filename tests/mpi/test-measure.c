@@ -20,6 +20,9 @@ typedef struct fake {
     int64_t samples_seen;     /* the samples' indices, 1-based, as decimal digits */
     int id;                   /* logged at each block end, when log is set */
     double busy_s;            /* real wall time per call; 0: 1 us */
+    int64_t overrun_at;       /* > 0: on the last rank this call lasts overrun_s
+                                 and adds 1 s to part 0 (a call to leave out) */
+    double overrun_s;
     int *log, *nlog;
 } fake_t;
 
@@ -33,10 +36,11 @@ static bb_status_t fake_call(void *arg, double *parts, double *counts)
     if (f->fail_at > 0 && f->calls == f->fail_at)
         return BB_ERR_VALIDATION;
     /* Real wall time, at least 1 us, for the engine to size blocks by. */
-    double t0 = bb_time_now(), busy = f->busy_s > 0.0 ? f->busy_s : 1e-6;
+    int outlier = f->overrun_at > 0 && f->calls == f->overrun_at && f->rank == f->size - 1;
+    double t0 = bb_time_now(), busy = outlier ? f->overrun_s : f->busy_s > 0.0 ? f->busy_s : 1e-6;
     while (bb_time_now() - t0 < busy) {
     }
-    parts[0] += (f->rank + 1) * 1e-6;
+    parts[0] += (f->rank + 1) * 1e-6 + (outlier ? 1.0 : 0.0);
     parts[1] += (f->size - f->rank) * 1e-7;
     counts[0] += 2.0;
     return BB_OK;
@@ -139,10 +143,14 @@ static void run_case(const char *what, bb_timing_t timing, int64_t reps, double 
     CHECK_MSG(r.reps == want_reps, "%s: reps %lld, want %lld", what, (long long)r.reps,
               (long long)want_reps);
     CHECK(r.reps_from == (reps > 0 ? BB_REPS_GIVEN : BB_REPS_BUDGET));
-    CHECK_MSG(r.calls == 1 + 2 + probe + 3 * want_reps && f.calls == r.calls,
+    /* Window timing may take a sample block again (its retakes counted). */
+    int64_t retakes = r.window_retries;
+    CHECK(timing == BB_TIMING_WINDOW || retakes == 0);
+    CHECK(retakes <= 3 * BB_WINDOW_RETRIES);
+    CHECK_MSG(r.calls == 1 + 2 + probe + (3 + retakes) * want_reps && f.calls == r.calls,
               "%s: %lld calls recorded, %lld made", what, (long long)r.calls,
               (long long)f.calls);
-    CHECK_MSG(f.blocks_ended == blocks, "%s: block_end %lld times", what,
+    CHECK_MSG(f.blocks_ended == blocks + retakes, "%s: block_end %lld times", what,
               (long long)f.blocks_ended);
     CHECK_MSG(f.samples_seen == 123, "%s: the sample blocks were %lld", what,
               (long long)f.samples_seen);
@@ -162,7 +170,10 @@ static void run_case(const char *what, bb_timing_t timing, int64_t reps, double 
     /* Per block a MAX reduction (counts, wall), a MAXLOC (the slowest rank)
      * and that rank's broadcast of its parts; window timing adds the clock
      * exchange's reduction and the missed-window sum. */
-    long want_allreduce = 2 * (long)blocks + (timing == BB_TIMING_WINDOW ? 2 : 0);
+    /* Window timing: the clock exchange's and the end's flag sums, and per
+     * sample block (retakes too) the flags' MAX. */
+    long want_allreduce = 2 * (long)(blocks + retakes)
+                        + (timing == BB_TIMING_WINDOW ? 2 + 3 + (long)retakes : 0);
     CHECK_MSG(after.allreduce - before.allreduce == want_allreduce,
               "%s: %ld MPI_Allreduce, want %ld", what, after.allreduce - before.allreduce,
               want_allreduce);
@@ -171,14 +182,19 @@ static void run_case(const char *what, bb_timing_t timing, int64_t reps, double 
     CHECK_MSG(after.barrier - before.barrier == want_barrier,
               "%s: %ld MPI_Barrier, want %ld", what, after.barrier - before.barrier,
               want_barrier);
-    long want_bcast = (long)blocks + (timing == BB_TIMING_WINDOW ? 3 : 0);
+    long want_bcast = (long)(blocks + retakes)
+                      + (timing == BB_TIMING_WINDOW ? 3 + (long)retakes : 0);
     CHECK_MSG(after.bcast - before.bcast == want_bcast, "%s: %ld MPI_Bcast, want %ld", what,
               after.bcast - before.bcast, want_bcast);
     if (timing == BB_TIMING_WINDOW) {
-        /* W from the slowest warm call's wall time: 2 x that + 10 us. */
-        CHECK_MSG(fabs(r.window_s - (2.0 * r.warm_wall_s + 1e-5)) < 1e-15, "%s: window %g",
-                  what, r.window_s);
-        CHECK(r.windows_missed >= 0 && r.windows_missed <= 3 * r.reps * size);
+        /* W from the slowest warm call's wall time: 2 x that + 10 us, doubled
+         * by each retake (under load: late calls). */
+        CHECK_MSG(fabs(r.window_s - ldexp(2.0 * r.warm_wall_s + 1e-5, (int)retakes)) < 1e-15,
+                  "%s: window %g after %lld retakes", what, r.window_s, (long long)retakes);
+        CHECK(r.windows_missed >= 0 && r.windows_missed <= (3 + retakes) * r.reps * size);
+        CHECK(r.calls_late == r.windows_missed && r.calls_overrun >= 0);
+        for (int k = 0; k < 3; k++)
+            CHECK(r.excluded[k] >= 0 && r.excluded[k] <= r.reps);
         CHECK(isfinite(r.offset_spread_s) && r.offset_spread_s >= 0.0);
         CHECK(isfinite(r.offset_error_s) && r.offset_error_s >= 0.0);
         CHECK(bbfault_same_everywhere(r.windows_missed));
@@ -245,6 +261,29 @@ int main(int argc, char **argv)
         CHECK(strcmp(bb_rank_stat_name(BB_RANK_STAT_MEAN), "mean") == 0
               && strcmp(bb_rank_stat_name(BB_RANK_STAT_MAX), "max") == 0);
     }
+    /* Window timing leaves out a call that overruns its window (the last
+     * rank's 2nd call of sample 1, 5 ms in 2 ms windows, adding 1 s) and the
+     * two late calls after it: 3 of 4 is more than BB_WINDOW_DROP_MAX, so
+     * the block is taken again in 4 ms windows.  Every sample stays exact. */
+    {
+        fake_t f = { .rank = rank, .size = size, .overrun_at = 1 + 4 + 2, .overrun_s = 5e-3 };
+        bb_measure_settings_t s = { .samples = 3, .reps = 4, .warmup = 0,
+                                    .timing = BB_TIMING_WINDOW, .window_s = 2e-3 };
+        bb_measure_variant_t v = { .nparts = 2, .ncounts = 1, .call = fake_call, .arg = &f };
+        bb_measure_result_t r;
+        CHECK(bb_measure_run(MPI_COMM_WORLD, &s, &v, &r) == BB_OK);
+        for (int k = 0; k < 3; k++)
+            CHECK_MSG(fabs(bb_measure_part(&r, 0)[k] - size * 1e-6) < 1e-12,
+                      "window: sample %d is %g s: the overrun call was kept", k,
+                      bb_measure_part(&r, 0)[k]);
+        CHECK_MSG(r.window_retries >= 1 && r.window_s >= 4e-3, "window: %lld retakes, W %g",
+                  (long long)r.window_retries, r.window_s);
+        CHECK(r.calls_overrun >= 1 && r.calls_late >= 2);
+        CHECK(r.calls == 1 + (3 + r.window_retries) * 4 && f.calls == r.calls);
+        CHECK(bbfault_same_everywhere(r.window_retries)
+              && bbfault_same_everywhere(r.excluded[1]));
+        bb_measure_result_clear(&r);
+    }
     /* A given window is used as given. */
     {
         fake_t f = { .rank = rank, .size = size };
@@ -253,7 +292,7 @@ int main(int argc, char **argv)
         bb_measure_variant_t v = { .nparts = 2, .ncounts = 1, .call = fake_call, .arg = &f };
         bb_measure_result_t r;
         CHECK(bb_measure_run(MPI_COMM_WORLD, &s, &v, &r) == BB_OK);
-        CHECK(r.window_s == 1e-3);
+        CHECK(r.window_s == ldexp(1e-3, (int)r.window_retries));  /* doubled by retakes */
         bb_measure_result_clear(&r);
     }
     /* A call's error stops the measurement on every rank and is returned. */

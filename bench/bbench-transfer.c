@@ -151,6 +151,8 @@ typedef struct census {
     int64_t *per_rank;        /* rank 0: [size][K_N] */
     int over_bound;           /* some rank exceeded its bound or its credit */
     int64_t bound_payload;    /* the payload bytes a data rank may hold */
+    int64_t control;          /* the control bytes every rank holds during a
+                                 ticket (BB_TRANSFER_TRACKED_CONTROL_BYTES) */
     int64_t worst[4][K_N];    /* by role: the largest tracked/inflight seen */
 } census_t;
 
@@ -499,9 +501,10 @@ static int role_of(const options_t *o, int r)
     return BB_TRANSFER_ROLE_NONE;
 }
 
-/* Collective.  Fresh buffers: a data rank holds 232 + nbytes during a
- * ticket and nothing between; retained: 232 + the largest cap presented
- * (its buffer's capacity) during one and at most that cap between. */
+/* Collective.  Fresh buffers: a data rank holds its control bytes (464
+ * spec, 536 fused and fused-op) + nbytes during a ticket and nothing
+ * between; retained: those + the largest cap presented (its buffer's
+ * capacity) during one and at most that cap between. */
 static void census_gather(run_ctx_t *ctx, const bb_row_t *row, census_t *cs)
 {
     const bb_tally_t *pr = &row->local;
@@ -512,6 +515,7 @@ static void census_gather(run_ctx_t *ctx, const bb_row_t *row, census_t *cs)
     memset(cs, 0, sizeof *cs);
     cs->bound_payload = retained ? cap_of(ctx) + (ctx->o.mismatch_field == MISMATCH_CAP)
                                  : ctx->nbytes;
+    cs->control = BB_TRANSFER_TRACKED_CONTROL_BYTES(row_attr(ctx, row)->admission);
     if (ctx->rank == 0 && (cs->per_rank = calloc((size_t)ctx->size * K_N, sizeof(int64_t))) == NULL)
         bb_run_fatal(ctx->run, "out of memory");
     if (MPI_Gather(mine, K_N, MPI_INT64_T, cs->per_rank, K_N, MPI_INT64_T, 0,
@@ -525,7 +529,7 @@ static void census_gather(run_ctx_t *ctx, const bb_row_t *row, census_t *cs)
         int64_t payload = role != BB_TRANSFER_ROLE_NONE ? cs->bound_payload : 0;
         int credit = role == BB_TRANSFER_ROLE_SOURCE ? 2
                      : role == BB_TRANSFER_ROLE_DESTINATION ? 1 : 0;
-        if (k[K_TRACKED] > BB_TRANSFER_CENSUS_BYTES + payload || k[K_INFLIGHT] > credit
+        if (k[K_TRACKED] > cs->control + payload || k[K_INFLIGHT] > credit
             || k[K_BETWEEN] > (retained ? payload : 0))
             cs->over_bound = 1;
         for (int j = 0; j < K_N; j++)
@@ -537,15 +541,16 @@ static void census_gather(run_ctx_t *ctx, const bb_row_t *row, census_t *cs)
 static cJSON *census_json(const run_ctx_t *ctx, const census_t *cs, int retained)
 {
     cJSON *c = cJSON_CreateObject();
-    cJSON_AddStringToObject(c, "bound", retained
-                            ? "retained buffers: 232 bytes of control and receipt per "
-                              "rank plus the largest cap presented on data ranks during "
-                              "a ticket, at most that cap between tickets; at most 2 "
-                              "requests live on the source, 1 on the destination, 0 "
-                              "elsewhere"
-                            : "232 bytes of control and receipt per rank plus nbytes on "
-                              "data ranks, nothing between tickets; at most 2 requests "
-                              "live on the source, 1 on the destination, 0 elsewhere");
+    char bound[512];
+    snprintf(bound, sizeof bound, "%s%lld bytes of control per rank (232 of control arrays "
+             "and receipt, %lld of the agreements' staging) plus %s; at most 2 requests live "
+             "on the source, 1 on the destination, 0 elsewhere",
+             retained ? "retained buffers: " : "", (long long)cs->control,
+             (long long)(cs->control - BB_TRANSFER_CENSUS_BYTES),
+             retained ? "the largest cap presented on data ranks during a ticket, at most "
+                        "that cap between tickets"
+                      : "nbytes on data ranks, nothing between tickets");
+    cJSON_AddStringToObject(c, "bound", bound);
     cJSON_AddBoolToObject(c, "within_bound", !cs->over_bound);
     cJSON *arr = cJSON_AddArrayToObject(c, "per_rank");
     for (int r = 0; r < ctx->size; r++) {

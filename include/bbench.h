@@ -301,6 +301,16 @@ enum {
 };
 /* Control bytes: three 48-byte arrays (local, MIN, MAX). */
 #define BB_SUM_CONTROL_BYTES (3 * BB_SUM_FIELDS * 8)
+/* The bytes an admission of n fields hands its collectives (its staging,
+ * held from creation to destroy): spec 3n int64 (x; MIN and MAX), fused and
+ * fused-op 4n ([x, ~x] in and out). */
+#define BB_AGREE_STAGING_BYTES(n, admission) \
+    (8 * ((admission) == BB_ADMISSION_SPEC ? 3 * (n) : 4 * (n)))
+/* The sum phase's counted control bytes, in every tracked figure: the
+ * arrays and the admission's staging, 288 (spec) or 336 (fused, fused-op);
+ * the fixed shape has no admission of its own (BB_SUM_CONTROL_BYTES). */
+#define BB_SUM_TRACKED_CONTROL_BYTES(admission) \
+    (BB_SUM_CONTROL_BYTES + BB_AGREE_STAGING_BYTES(BB_SUM_FIELDS, (admission)))
 
 typedef struct bb_sum_phase bb_sum_phase_t;
 
@@ -358,9 +368,10 @@ typedef struct bb_sum_metrics {
     double total_s;        /* whole call, inclusive of all of the above */
     int test_completed;    /* 1: the Test alone completed the request */
     int64_t payload_bytes; /* 8*count contributed by this rank, 0 if refused */
-    int64_t tracked_bytes; /* peak counted bytes: 144 + 16*count (borrowed:
-                              144 + 8*capacity; fixed shape: 144 + 2 or,
-                              fresh, 3 times 8*count + 96) */
+    int64_t tracked_bytes; /* peak counted bytes: C + 16*count with C =
+                              BB_SUM_TRACKED_CONTROL_BYTES (borrowed: C +
+                              8*capacity; fixed shape: 144 + 2 or, fresh, 3
+                              times 8*count + 96) */
     int max_inflight;      /* requests live at once (0 or 1) */
     int requests_posted;   /* payload requests posted by this call (fixed
                               shape: 1 whenever the reduction was made,
@@ -432,10 +443,11 @@ BB_EXPORT bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
 
 /* Local.  The sequence the next call will present. */
 BB_EXPORT int64_t bb_sum_phase_sequence(const bb_sum_phase_t *phase);
-/* Local.  Counted bytes the phase holds now: fresh, the 144 control bytes
- * between calls and 144 + 16*count during one; retained, 144 + 16*capacity
- * between calls (plus the grown buffers during a call that grows them);
- * borrowed, 144 + 8*capacity (the receive side only).  Fixed shape: the
+/* Local.  Counted bytes the phase holds now, with C its control bytes
+ * (BB_SUM_TRACKED_CONTROL_BYTES of its admission): fresh, C between calls
+ * and C + 16*count during one; retained, C + 16*capacity between calls
+ * (plus the grown buffers during a call that grows them); borrowed, C +
+ * 8*capacity (the receive side only).  Fixed shape: the
  * combined send and receive buffers from creation on, 144 + 2*(8*count +
  * 96), and during a fresh call the spare receive buffer that replaces the
  * one handed out, 8*count + 96 more. */
@@ -470,6 +482,11 @@ enum {
 #define BB_TRANSFER_RECEIPT_BYTES 16
 #define BB_TRANSFER_CENSUS_BYTES \
     (BB_TRANSFER_CONTROL_BYTES + BB_TRANSFER_RECEIPT_BYTES)  /* 232 */
+/* The counted control bytes while a ticket is live: the census bytes, the
+ * admission's staging and the status MAX's (one field: 16 bytes), 464
+ * (spec) or 536 (fused, fused-op). */
+#define BB_TRANSFER_TRACKED_CONTROL_BYTES(admission) \
+    (BB_TRANSFER_CENSUS_BYTES + BB_AGREE_STAGING_BYTES(BB_TRANSFER_FIELDS, (admission)) + 16)
 #define BB_TRANSFER_TAG_PAYLOAD 0
 #define BB_TRANSFER_TAG_RECEIPT 1
 
@@ -593,9 +610,10 @@ typedef struct bb_transfer_metrics {
                                      no payload request */
     int64_t payload_bytes;    /* bytes this rank sent or received (nbytes
                                  on data ranks once admitted, else 0) */
-    int64_t tracked_bytes;    /* peak counted bytes: 232 + owned payload
-                                 (retained: its capacity, plus the old
-                                 buffer while a begin grows it) */
+    int64_t tracked_bytes;    /* peak counted bytes: the control bytes
+                                 (BB_TRANSFER_TRACKED_CONTROL_BYTES) + owned
+                                 payload (retained: its capacity, plus the
+                                 old buffer while a begin grows it) */
     int max_inflight;         /* peak live requests (<= 2 src, <= 1 dst) */
     int requests_posted;      /* point-to-point requests posted */
     int64_t code;             /* the agreed status word (0: success) */
@@ -706,8 +724,9 @@ BB_EXPORT bb_status_t bb_transfer_phase_run(bb_transfer_phase_t *phase,
                                             void **value_out,
                                             bb_transfer_metrics_t *metrics_out);
 
-/* Local accessors.  tracked_live: counted bytes held now (232 + owned
- * payload while a ticket is live; between tickets 0 with fresh buffers, the
+/* Local accessors.  tracked_live: counted bytes held now (the control
+ * bytes, BB_TRANSFER_TRACKED_CONTROL_BYTES, + owned payload while a ticket
+ * is live; between tickets 0 with fresh buffers, the
  * retained payload capacity with retained ones); inflight: requests live
  * now. */
 BB_EXPORT int64_t bb_transfer_phase_sequence(const bb_transfer_phase_t *phase);

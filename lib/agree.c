@@ -266,9 +266,13 @@ struct bb_agreement {
     /* Persistent only: spec MIN and MAX, or fused's one request; and MAX. */
     MPI_Request minmax_req[2];
     MPI_Request max_req;
-    /* Staging the requests are bound to: in[2n] ([x] or [x, ~x]), out[2n]
-     * (MIN then MAX, or MIN of [x, ~x]), max_in[n], max_out[n]. */
+    /* Staging the requests are bound to, in one allocation: min/max in[n]
+     * ([x], spec) or in[2n] ([x, ~x]) and out[2n] (MIN then MAX, or MIN of
+     * [x, ~x]); max max_in[n], max_out[n].  What the object does not serve
+     * is NULL. */
     int64_t *in, *out, *max_in, *max_out;
+    int64_t *storage;           /* owns them all */
+    int64_t staged;             /* int64 in storage */
 };
 
 /* Elementwise MIN of int64 over len elements of a contiguous int64 type. */
@@ -285,20 +289,32 @@ static void pair_min_fn(void *in, void *inout, int *len, MPI_Datatype *type)
 }
 
 bb_status_t bb_agreement_make(MPI_Comm comm, int n, bb_admission_t admission,
-                              bb_requests_t requests, bb_agreement_t **agreement_out)
+                              bb_requests_t requests, unsigned ops,
+                              bb_agreement_t **agreement_out)
 {
+    int64_t in_n = admission == BB_ADMISSION_SPEC ? n : 2 * (int64_t)n;
+    int64_t staged = (ops & BB_AGREE_MINMAX ? in_n + 2 * (int64_t)n : 0)
+                     + (ops & BB_AGREE_MAX ? 2 * (int64_t)n : 0);
     bb_agreement_t *a = calloc(1, sizeof *a);
-    int64_t *storage = calloc(6 * (size_t)n, sizeof *storage);
+    int64_t *storage = calloc(staged > 0 ? (size_t)staged : 1, sizeof *storage);
     if (a == NULL || storage == NULL)
         goto free_storage;
     a->comm = comm;
     a->n = n;
     a->admission = admission;
     a->requests = requests;
-    a->in = storage;
-    a->out = storage + 2 * n;
-    a->max_in = storage + 4 * n;
-    a->max_out = storage + 5 * n;
+    a->storage = storage;
+    a->staged = staged;
+    int64_t *next = storage;
+    if (ops & BB_AGREE_MINMAX) {
+        a->in = next;
+        a->out = next + in_n;
+        next += in_n + 2 * (int64_t)n;
+    }
+    if (ops & BB_AGREE_MAX) {
+        a->max_in = next;
+        a->max_out = next + n;
+    }
     a->minmax_req[0] = a->minmax_req[1] = a->max_req = MPI_REQUEST_NULL;
     a->pair_type = MPI_DATATYPE_NULL;
     a->pair_min = MPI_OP_NULL;
@@ -351,7 +367,8 @@ bb_status_t bb_agreement_create_checked(MPI_Comm comm, int n, const bb_phase_att
     bb_status_t local = agreement_out == NULL ? BB_ERR_ARG : BB_OK;
     if (local == BB_OK && valid)
         local = bb_agreement_make(comm, n, (bb_admission_t)code[BB_ATTR_ADMISSION],
-                                  (bb_requests_t)code[BB_ATTR_REQUESTS], &a);
+                                  (bb_requests_t)code[BB_ATTR_REQUESTS],
+                                  BB_AGREE_MINMAX | BB_AGREE_MAX, &a);
     bb_status_t st = bb_attr_agree(comm, code, rule, local, refusal_out);
     if (st != BB_OK) {
         bb_agreement_destroy(a);
@@ -410,10 +427,15 @@ static int minmax_reduce(bb_agreement_t *a)
     return reduce(a->comm, &both, r);
 }
 
+int64_t bb_agreement_bytes(const bb_agreement_t *a)
+{
+    return a == NULL ? 0 : 8 * a->staged;
+}
+
 int bb_agreement_minmax(bb_agreement_t *a, const int64_t *local, int64_t *min_out,
                         int64_t *max_out)
 {
-    if (a == NULL || local == NULL || min_out == NULL || max_out == NULL)
+    if (a == NULL || local == NULL || min_out == NULL || max_out == NULL || a->in == NULL)
         return MPI_ERR_ARG;
     int n = a->n;
     int fused = a->admission != BB_ADMISSION_SPEC;
@@ -434,7 +456,7 @@ int bb_agreement_minmax(bb_agreement_t *a, const int64_t *local, int64_t *min_ou
 
 int bb_agreement_max(bb_agreement_t *a, const int64_t *local, int64_t *max_out)
 {
-    if (a == NULL || local == NULL || max_out == NULL)
+    if (a == NULL || local == NULL || max_out == NULL || a->max_in == NULL)
         return MPI_ERR_ARG;
     reduction_t x = { a->max_in, a->max_out, a->n, MPI_INT64_T, MPI_MAX };
     memcpy(a->max_in, local, (size_t)a->n * sizeof *local);
@@ -457,6 +479,6 @@ void bb_agreement_destroy(bb_agreement_t *a)
         MPI_Op_free(&a->pair_min);
     if (a->pair_type != MPI_DATATYPE_NULL)
         MPI_Type_free(&a->pair_type);
-    free(a->in);
+    free(a->storage);
     free(a);
 }

@@ -56,10 +56,19 @@ bb_status_t bb_attr_agree(MPI_Comm comm, const int64_t code[BB_ATTR_COUNT],
                           const bb_attr_rule_t rule[BB_ATTR_COUNT], bb_status_t local,
                           bb_attr_refusal_t *out);
 
+/* What an agreement object serves: its staging is made for these alone. */
+enum { BB_AGREE_MINMAX = 1, BB_AGREE_MAX = 2 };
+
 /* Local: an agreement object without the creation's agreement (the phases
- * agree their policies once, themselves).  The policies must be valid. */
+ * agree their policies once, themselves), serving ops (BB_AGREE_*).  The
+ * policies must be valid. */
 bb_status_t bb_agreement_make(MPI_Comm comm, int n, bb_admission_t admission,
-                              bb_requests_t requests, bb_agreement_t **agreement_out);
+                              bb_requests_t requests, unsigned ops,
+                              bb_agreement_t **agreement_out);
+
+/* Local: the bytes of its staging, every one of which its collectives are
+ * handed (BB_AGREE_STAGING_BYTES for min/max, 16n for max); 0 for NULL. */
+int64_t bb_agreement_bytes(const bb_agreement_t *agreement);
 
 /* A map's storage (redist-map.c); plans copy and read maps directly. */
 struct bb_map {

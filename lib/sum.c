@@ -184,7 +184,8 @@ bb_status_t bb_sum_phase_create_checked(bb_world_t *world, const bb_phase_attr_t
             local = a.shape == BB_SHAPE_FIXED
                         ? fixed_make(phase)
                         : bb_agreement_make(bb_world_comm(world), BB_SUM_FIELDS,
-                                            a.admission, a.requests, &phase->agreement);
+                                            a.admission, a.requests, BB_AGREE_MINMAX,
+                                            &phase->agreement);
         }
     }
     bb_status_t st = bb_attr_agree(bb_world_comm(world), code, rule, local, refusal_out);
@@ -252,9 +253,12 @@ static void tracked_update(bb_sum_phase_t *phase)
                               + (2 + (phase->spare != NULL)) * COMBINED_BYTES(phase->shape_count);
         return;
     }
-    /* Borrowed: the receive side only; the send side is the provider's. */
+    /* Borrowed: the receive side only; the send side is the provider's.  The
+     * admission's staging (what its collectives are handed) counts with the
+     * contract's three arrays. */
     int64_t per = phase->buffers == BB_BUFFERS_BORROWED ? 8 : 16;
-    phase->tracked_live = BB_SUM_CONTROL_BYTES + per * (phase->capacity + phase->old_capacity);
+    phase->tracked_live = BB_SUM_CONTROL_BYTES + bb_agreement_bytes(phase->agreement)
+                          + per * (phase->capacity + phase->old_capacity);
 }
 
 /* After a refusal, or once a fresh phase has published: a fresh phase gives

@@ -310,10 +310,10 @@ static bb_status_t phase_make(bb_transfer_phase_t *phase, const bb_phase_attr_t 
 {
     /* The status agreements take one field MAX, whatever the admission. */
     bb_status_t st = bb_agreement_make(phase->comm, BB_TRANSFER_FIELDS, a->admission,
-                                       a->requests, &phase->admission);
+                                       a->requests, BB_AGREE_MINMAX, &phase->admission);
     if (st == BB_OK)
         st = bb_agreement_make(phase->comm, 1, BB_ADMISSION_SPEC, a->requests,
-                               &phase->status_max);
+                               BB_AGREE_MAX, &phase->status_max);
     return st;
 }
 
@@ -550,7 +550,10 @@ bb_status_t bb_transfer_phase_begin(bb_transfer_phase_t *phase,
     phase->role = BB_TRANSFER_ROLE_NONE;
     phase->tracked_live = payload_held(phase);  /* retained payload, or 0 */
     phase->inflight = 0;
-    track(phase, BB_TRANSFER_CENSUS_BYTES);
+    /* The control bytes and the agreements' staging their collectives are
+     * handed (BB_TRANSFER_TRACKED_CONTROL_BYTES). */
+    track(phase, BB_TRANSFER_CENSUS_BYTES + bb_agreement_bytes(phase->admission)
+                     + bb_agreement_bytes(phase->status_max));
 
     bb_transfer_local_t cause = bad_arg ? BB_TRANSFER_CAUSE_ARGUMENT
                                         : preflight(phase, provider, contract);

@@ -123,9 +123,65 @@ int MPI_Iallreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op,
                                    : PMPI_Iallreduce(s, r, n, t, op, c, req);
 }
 
+/* The buffers handed to MPI_Allreduce and MPI_Allreduce_init in any type
+ * but MPI_DOUBLE (the agreements', not a sum's payload), as byte ranges. */
+enum { SEEN_MAX = 64 };
+static struct { const char *lo, *hi; } seen[SEEN_MAX];
+static int nseen, seen_lost;
+
+static void seen_add(const void *buf, int n, MPI_Datatype t)
+{
+    int size = 0;
+    if (buf == NULL || buf == MPI_IN_PLACE || t == MPI_DOUBLE || n <= 0
+        || PMPI_Type_size(t, &size) != MPI_SUCCESS || size <= 0)
+        return;
+    const char *lo = buf, *hi = lo + (size_t)n * (size_t)size;
+    for (int i = 0; i < nseen; i++)
+        if (seen[i].lo == lo && seen[i].hi == hi)
+            return;
+    if (nseen == SEEN_MAX) {
+        seen_lost = 1;
+        return;
+    }
+    seen[nseen].lo = lo;
+    seen[nseen].hi = hi;
+    nseen++;
+}
+
+void bbfault_buffers_reset(void)
+{
+    nseen = seen_lost = 0;
+}
+
+int64_t bbfault_buffer_bytes(void)
+{
+    if (seen_lost)
+        return -1;
+    /* The union of the ranges: sort by start (few), then sweep. */
+    for (int i = 1; i < nseen; i++)
+        for (int j = i; j > 0 && seen[j - 1].lo > seen[j].lo; j--) {
+            const char *lo = seen[j].lo, *hi = seen[j].hi;
+            seen[j] = seen[j - 1];
+            seen[j - 1].lo = lo;
+            seen[j - 1].hi = hi;
+        }
+    int64_t bytes = 0;
+    const char *end = NULL;
+    for (int i = 0; i < nseen; i++) {
+        const char *lo = end != NULL && seen[i].lo < end ? end : seen[i].lo;
+        if (seen[i].hi > lo)
+            bytes += seen[i].hi - lo;
+        if (end == NULL || seen[i].hi > end)
+            end = seen[i].hi;
+    }
+    return bytes;
+}
+
 int MPI_Allreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op,
                   MPI_Comm c)
 {
+    seen_add(s, n, t);
+    seen_add(r, n, t);
     return fault_hit(F_ALLREDUCE) ? MPI_ERR_OTHER : PMPI_Allreduce(s, r, n, t, op, c);
 }
 
@@ -174,6 +230,8 @@ int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm c)
 int bb_mpi_allreduce_init(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c,
                           MPI_Info info, MPI_Request *req)
 {
+    seen_add(s, n, t);
+    seen_add(r, n, t);
     return fault_hit(F_ALLREDUCE_INIT) ? MPI_ERR_OTHER
                                        : bb_pmpi_allreduce_init(s, r, n, t, op, c, info, req);
 }

@@ -18,4 +18,11 @@ typedef struct bbfault_collectives {
 bbfault_collectives_t bbfault_collectives(void);
 bbfault_collectives_t bbfault_collectives_since(bbfault_collectives_t before);
 int bbfault_all_true(int v);
+
+/* The bytes of the buffers handed to MPI_Allreduce and MPI_Allreduce_init in
+ * any type but MPI_DOUBLE since the last reset (the union of their ranges,
+ * each counted once): what the agreements' collectives were handed.  -1
+ * when more distinct buffers came than it keeps. */
+void bbfault_buffers_reset(void);
+int64_t bbfault_buffer_bytes(void);
 #endif

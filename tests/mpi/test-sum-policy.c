@@ -19,6 +19,9 @@
 #include "fault.h"
 #include "../check.h"
 
+/* The default (spec) admission's counted control bytes: 288. */
+#define CTL BB_SUM_TRACKED_CONTROL_BYTES(BB_ADMISSION_SPEC)
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,40 +78,40 @@ static void retained_cases(bb_world_t *world)
     bb_sum_metrics_t m;
     double *r = NULL, *first = NULL;
 
-    CHECK(bb_sum_phase_tracked_live(phase) == 144);
+    CHECK(bb_sum_phase_tracked_live(phase) == CTL);
     CHECK(run(phase, &p, 0, 100, 100, &r, &m) == BB_OK && sum_ok(r, 100));
     first = r;
-    CHECK_MSG(bb_sum_phase_tracked_live(phase) == 144 + 16 * 100,
+    CHECK_MSG(bb_sum_phase_tracked_live(phase) == CTL + 16 * 100,
               "retained after count 100: %lld", (long long)bb_sum_phase_tracked_live(phase));
     /* Smaller counts reuse the capacity: nothing grows, the result is lent. */
     CHECK(run(phase, &p, 1, 50, 80, &r, &m) == BB_OK && sum_ok(r, 50));
     CHECK(r == first);
-    CHECK(m.tracked_bytes == 144 + 16 * 100);
-    CHECK(bb_sum_phase_tracked_live(phase) == 144 + 16 * 100);
+    CHECK(m.tracked_bytes == CTL + 16 * 100);
+    CHECK(bb_sum_phase_tracked_live(phase) == CTL + 16 * 100);
     /* A larger cap grows to the cap. */
     CHECK(run(phase, &p, 2, 150, 200, &r, &m) == BB_OK && sum_ok(r, 150));
-    CHECK(m.tracked_bytes == 144 + 16 * (100 + 200));  /* old and new during the call */
-    CHECK(bb_sum_phase_tracked_live(phase) == 144 + 16 * 200);
+    CHECK(m.tracked_bytes == CTL + 16 * (100 + 200));  /* old and new during the call */
+    CHECK(bb_sum_phase_tracked_live(phase) == CTL + 16 * 200);
     /* A refused call that would have grown holds no extra bytes after it. */
     p.fail = rank == ranks - 1;
     CHECK(run(phase, &p, 3, 300, 300, &r, &m) == BB_REFUSED);
     CHECK(m.refusal.stage == BB_STAGE_PREFLIGHT);
-    CHECK_MSG(bb_sum_phase_tracked_live(phase) == 144 + 16 * 200,
+    CHECK_MSG(bb_sum_phase_tracked_live(phase) == CTL + 16 * 200,
               "after a refusal: %lld", (long long)bb_sum_phase_tracked_live(phase));
     p.fail = 0;
     /* A count over the cap is refused before anything is reserved. */
     CHECK(run(phase, &p, 4, 300, 250, &r, &m) == BB_REFUSED);
-    CHECK(bb_sum_phase_tracked_live(phase) == 144 + 16 * 200);
+    CHECK(bb_sum_phase_tracked_live(phase) == CTL + 16 * 200);
     /* Still correct after the refusals, in the retained buffers. */
     CHECK(run(phase, &p, 5, 200, 200, &r, &m) == BB_OK && sum_ok(r, 200));
-    CHECK(bb_sum_phase_tracked_live(phase) == 144 + 16 * 200);
+    CHECK(bb_sum_phase_tracked_live(phase) == CTL + 16 * 200);
     CHECK(bb_sum_phase_destroy(phase) == BB_OK);
 
     /* Fresh (the default) holds only its control bytes between calls. */
     CHECK(bb_sum_phase_create(world, &phase) == BB_OK);
     CHECK(run(phase, &p, 0, 100, 100, &r, &m) == BB_OK && sum_ok(r, 100));
-    CHECK(m.tracked_bytes == 144 + 16 * 100);
-    CHECK(bb_sum_phase_tracked_live(phase) == 144);
+    CHECK(m.tracked_bytes == CTL + 16 * 100);
+    CHECK(bb_sum_phase_tracked_live(phase) == CTL);
     bb_free(r);
     CHECK(bb_sum_phase_destroy(phase) == BB_OK);
 
@@ -194,7 +197,10 @@ static void equivalence_cases(bb_world_t *world)
                       "%s: refusal differs: spec %s/%lld, this %s/%lld", name,
                       bb_stage_name(m[0].refusal.stage), (long long)m[0].refusal.sequence,
                       bb_stage_name(m[i].refusal.stage), (long long)m[i].refusal.sequence);
-            CHECK_MSG(m[0].tracked_bytes == m[i].tracked_bytes
+            /* The same census but for the admission's own staging. */
+            CHECK_MSG(m[0].tracked_bytes - CTL
+                              == m[i].tracked_bytes
+                                     - BB_SUM_TRACKED_CONTROL_BYTES(attr[i].admission)
                           && m[0].payload_bytes == m[i].payload_bytes
                           && m[0].requests_posted == m[i].requests_posted,
                       "%s: census differs", name);
@@ -283,13 +289,13 @@ static void persistent_cases(bb_world_t *world)
     CHECK(run(phase, &p, 3, 60, 100, &r, &m) == BB_REFUSED);
     bbfault_collectives_t t4 = bbfault_collectives();
     CHECK(t4.start - t3.start == 1 && t4.init == t3.init && t4.request_free == t3.request_free);
-    CHECK(bb_sum_phase_tracked_live(phase) == 144 + 16 * 100);
+    CHECK(bb_sum_phase_tracked_live(phase) == BB_SUM_TRACKED_CONTROL_BYTES(BB_ADMISSION_FUSED_OP) + 16 * 100);
     p.fail = 0;
     /* Grown buffers: a new request on the new buffers. */
     CHECK(run(phase, &p, 4, 300, 300, &r, &m) == BB_OK && sum_ok(r, 300));
     bbfault_collectives_t t5 = bbfault_collectives();
     CHECK(t5.init - t4.init == 1 && t5.request_free - t4.request_free == 1);
-    CHECK(bb_sum_phase_tracked_live(phase) == 144 + 16 * 300);
+    CHECK(bb_sum_phase_tracked_live(phase) == BB_SUM_TRACKED_CONTROL_BYTES(BB_ADMISSION_FUSED_OP) + 16 * 300);
     /* Count 0 is admitted and posted like any other. */
     CHECK(run(phase, &p, 5, 0, 300, &r, &m) == BB_OK);
     CHECK(run(phase, &p, 6, 300, 300, &r, &m) == BB_OK && sum_ok(r, 300));
@@ -320,7 +326,7 @@ static int poison_case(bb_world_t *world, const char *verdict_path, bb_requests_
     bb_status_t st = run(phase, &p, 0, 100, 100, &r, &m);
     if (st == BB_ERR_MPI) {
         CHECK(bb_sum_phase_poisoned(phase));
-        CHECK_MSG(bb_sum_phase_tracked_live(phase) == 144 + 16 * 100,
+        CHECK_MSG(bb_sum_phase_tracked_live(phase) == CTL + 16 * 100,
                   "poisoned retained phase holds %lld bytes",
                   (long long)bb_sum_phase_tracked_live(phase));
         CHECK(bb_sum_phase_destroy(phase) == BB_ERR_POISONED);
@@ -333,6 +339,40 @@ static int poison_case(bb_world_t *world, const char *verdict_path, bb_requests_
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
     return 1;
+}
+
+/* The census is exact: under every admission and request policy the
+ * staging it counts (BB_SUM_TRACKED_CONTROL_BYTES less the contract's
+ * arrays) is the bytes the agreement's collectives were handed, as the
+ * interposer saw them (the payload, in MPI_DOUBLE, apart), and the tracked
+ * figure is those control bytes and the payload's. */
+static void census_cases(bb_world_t *world)
+{
+    for (int i = 0; i < 6; i++) {
+        bb_phase_attr_t attr = { .admission = (bb_admission_t)(i % 3),
+                                 .requests = (bb_requests_t)(i / 3) };
+        const char *how = bb_admission_name(attr.admission);
+        bb_sum_phase_t *phase = NULL;
+        CHECK(bb_sum_phase_create_attr(world, &attr, &phase) == BB_OK);
+        bbfault_buffers_reset();  /* after the creation's own agreement */
+        provider_t p = { .data = values(100) };
+        bb_sum_metrics_t m;
+        double *r = NULL;
+        CHECK(run(phase, &p, 0, 100, 100, &r, &m) == BB_OK && sum_ok(r, 100));
+        bb_free(r);
+        CHECK(run(phase, &p, 1, 100, 100, &r, &m) == BB_OK);
+        bb_free(r);
+        int64_t handed = bbfault_buffer_bytes();
+        int64_t staging = BB_SUM_TRACKED_CONTROL_BYTES(attr.admission) - BB_SUM_CONTROL_BYTES;
+        CHECK_MSG(handed == staging && staging == BB_AGREE_STAGING_BYTES(BB_SUM_FIELDS,
+                                                                          attr.admission),
+                  "%s %s: %lld bytes handed to MPI, %lld counted", how,
+                  bb_requests_name(attr.requests), (long long)handed, (long long)staging);
+        CHECK_MSG(m.tracked_bytes == BB_SUM_TRACKED_CONTROL_BYTES(attr.admission) + 16 * 100,
+                  "%s: tracked %lld", how, (long long)m.tracked_bytes);
+        CHECK(bb_sum_phase_destroy(phase) == BB_OK);
+        free(p.data);
+    }
 }
 
 int main(int argc, char **argv)
@@ -359,6 +399,7 @@ int main(int argc, char **argv)
     retained_cases(world);
     equivalence_cases(world);
     persistent_cases(world);
+    census_cases(world);
     int ok = bbfault_all_true(failed == 0) && !bbfault_all_true(passed == 0);
     if (rank == 0)
         printf("test-sum-policy on %d ranks: %d passed, %d failed\n", ranks, passed, failed);

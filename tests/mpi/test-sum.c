@@ -17,6 +17,9 @@
 #include "fault.h"
 #include "../check.h"
 
+/* The default (spec) admission's counted control bytes: 288. */
+#define CTL BB_SUM_TRACKED_CONTROL_BYTES(BB_ADMISSION_SPEC)
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,7 +108,7 @@ static int run_success(bb_sum_phase_t *phase, provider_t *p, int64_t count,
     int ok = st == BB_OK && sum_ok(r, count) && (count > 0 || r == NULL)
              && bbfault_calls("MPI_Iallreduce") - posted == 1
              && m.requests_posted == 1 && m.max_inflight == 1
-             && m.payload_bytes == 8 * count && m.tracked_bytes == 144 + 16 * count
+             && m.payload_bytes == 8 * count && m.tracked_bytes == CTL + 16 * count
              && m.ranks == ranks && m.rank == rank && m.phase_id == phase_id;
     bb_free(r);
     return bbfault_all_true(ok);
@@ -116,7 +119,7 @@ static void case_success(bb_world_t *world)
     bb_sum_phase_t *phase;
     provider_t p = { 0 };
     CHECK_MSG(bb_sum_phase_create(world, &phase) == BB_OK, "create");
-    CHECK_MSG(bb_sum_phase_tracked_live(phase) == BB_SUM_CONTROL_BYTES, "144 control bytes");
+    CHECK_MSG(bb_sum_phase_tracked_live(phase) == CTL, "288 control bytes");
     const int64_t counts[] = { 0, 1, 7, 1000, 65536 };
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
         int64_t seq = bb_sum_phase_sequence(phase);
@@ -204,8 +207,7 @@ static void case_refusal(bb_world_t *world, perturb_t what, int who,
     CHECK_MSG(m.refusal.sequence == want_seq, "%s: sequence %lld, want max presented %lld",
               name, (long long)m.refusal.sequence, (long long)want_seq);
     CHECK_MSG(bb_sum_phase_sequence(phase) == seq + 1, "%s: sequence consumed", name);
-    CHECK_MSG(bb_sum_phase_tracked_live(phase) == BB_SUM_CONTROL_BYTES,
-              "%s: payload buffers released", name);
+    CHECK_MSG(bb_sum_phase_tracked_live(phase) == CTL, "%s: payload buffers released", name);
     long want_released = (p.prepared > 0 && (!p.fail || p.fail_with_data)) ? 1 : 0;
     if (what == P_OVER_CAP || what == P_NEGATIVE_ID || what == P_NEGATIVE_EPOCH
         || what == P_RANGE)
@@ -264,11 +266,11 @@ static void case_reuse(bb_world_t *world)
         bb_free(r);
         if (m.tracked_bytes > tracked_max)
             tracked_max = m.tracked_bytes;
-        ok &= bb_sum_phase_tracked_live(phase) == BB_SUM_CONTROL_BYTES;
+        ok &= bb_sum_phase_tracked_live(phase) == CTL;
     }
     int64_t rss_end = bb_rss_current_bytes();
-    CHECK_MSG(bbfault_all_true(ok), "%d reused phases all correct, 144 bytes between calls", calls);
-    CHECK_MSG(tracked_max == 144 + 16 * 1000, "tracked peak %lld", (long long)tracked_max);
+    CHECK_MSG(bbfault_all_true(ok), "%d reused phases all correct, 288 bytes between calls", calls);
+    CHECK_MSG(tracked_max == CTL + 16 * 1000, "tracked peak %lld", (long long)tracked_max);
 #ifdef __SANITIZE_ADDRESS__
     /* ASan's quarantine keeps freed blocks resident: RSS says nothing here;
      * the tracked bytes above still must be flat. */

@@ -241,7 +241,8 @@ static void check_success(bb_transfer_phase_t *phase, int64_t src, int64_t dst,
                         : role == BB_TRANSFER_ROLE_DESTINATION ? 1 : 0;
     CHECK_MSG(m.max_inflight == want_inflight, "%s: max_inflight %d want %d", what,
               m.max_inflight, want_inflight);
-    CHECK_MSG(m.tracked_bytes == BB_TRANSFER_CENSUS_BYTES + (data ? n : 0),
+    CHECK_MSG(m.tracked_bytes
+                  == BB_TRANSFER_TRACKED_CONTROL_BYTES(BB_ADMISSION_SPEC) + (data ? n : 0),
               "%s: tracked %lld", what, (long long)m.tracked_bytes);
     CHECK_MSG(m.payload_bytes == (data ? n : 0), "%s: payload %lld", what,
               (long long)m.payload_bytes);
@@ -730,7 +731,8 @@ static void case_reuse(bb_world_t *world, int tickets)
     consumer_t cs = { 0 };
     compute_t cp = { -1, -1, 0, NULL, BB_OK };
     bb_transfer_contract_t c = contract(0, last, 8192, 1);
-    int64_t want = BB_TRANSFER_CENSUS_BYTES + (role_of(0, last) ? c.nbytes : 0);
+    int64_t want = BB_TRANSFER_TRACKED_CONTROL_BYTES(BB_ADMISSION_SPEC)
+                   + (role_of(0, last) ? c.nbytes : 0);
     int ok = 1, ok_live = 1;
     int64_t rss_early = 0;
     for (int i = 0; i < tickets; i++) {

@@ -738,13 +738,10 @@ static void transfer_row_columns(bb_run_t *run, void *state, const bb_row_t *row
     if (row->variant != V_PROTOCOL)
         return;
     snprintf(name, sizeof name, "%s_agree", row->label);
-    bb_table_column(bb_run_table(run), name, "us",
-                    bb_run_settings(run)->rank_stat == BB_RANK_STAT_MEAN
-                        ? "admission + status + terminal agreements in the median sample of "
-                          "the whole (the same calls, the mean over ranks: never more than it)"
-                        : "admission + status + terminal agreements in the median sample of "
-                          "the whole (the same calls on the rank with the slowest whole: "
-                          "never more than it)", 0);
+    char legend[256];
+    snprintf(legend, sizeof legend, "admission + status + terminal agreements in the median "
+             "sample of the whole (%s: never more than it)", bb_run_parts_words(run));
+    bb_table_column(bb_run_table(run), name, "us", legend, 0);
     snprintf(name, sizeof name, "%s_done", row->label);
     bb_table_column(bb_run_table(run), name, NULL, "fraction of calls where a poll after a "
                     "batch saw the local payload complete", 0);

@@ -102,8 +102,7 @@ typedef struct block_sync {
     double offset_s;
     double window_s;
     int64_t missed;           /* this rank's late starts */
-    int64_t late, overrun;    /* this rank's flagged calls, by flag, in sample
-                                 and warm-up blocks timed in windows */
+    int64_t overrun;          /* this rank's calls that overran their window */
 } block_sync_t;
 
 enum { CLOCK_PINGPONGS = 10, CLOCK_TAG = 7001 };
@@ -197,10 +196,8 @@ static bb_status_t call_start(MPI_Comm comm, block_sync_t *sync, double start, i
 static int64_t window_exclude(MPI_Comm comm, block_sync_t *sync, int64_t calls, int n,
                               int *flag, const double *percall, double *scratch)
 {
-    for (int64_t r = 0; r < calls; r++) {
-        sync->late += flag[r] & 1;
+    for (int64_t r = 0; r < calls; r++)  /* late starts: sync->missed counts them */
         sync->overrun += (flag[r] & 2) != 0;
-    }
     if (MPI_Allreduce(MPI_IN_PLACE, flag, (int)calls, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
         return -1;
     int64_t kept = 0;
@@ -550,15 +547,14 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
         goto free_runs;
     if (s->timing == BB_TIMING_WINDOW)
         for (int i = 0; i < nvariants; i++) {
-            long long mine[3] = { (long long)vr[i].sync.missed, (long long)vr[i].sync.late,
-                                  (long long)vr[i].sync.overrun }, total[3];
-            if (MPI_Allreduce(mine, total, 3, MPI_LONG_LONG, MPI_SUM, comm) != MPI_SUCCESS) {
+            long long mine[2] = { (long long)vr[i].sync.missed,
+                                  (long long)vr[i].sync.overrun }, total[2];
+            if (MPI_Allreduce(mine, total, 2, MPI_LONG_LONG, MPI_SUM, comm) != MPI_SUCCESS) {
                 st = BB_ERR_MPI;
                 goto free_runs;
             }
             res[i].windows_missed = (int64_t)total[0];
-            res[i].calls_late = (int64_t)total[1];
-            res[i].calls_overrun = (int64_t)total[2];
+            res[i].calls_overrun = (int64_t)total[1];
         }
     for (int i = 0; i < nvariants; i++)
         results_out[i] = res[i];

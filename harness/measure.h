@@ -137,9 +137,10 @@ typedef struct bb_measure_result {
                                   offsets' uncertainty */
     int64_t *excluded;         /* [samples] calls left out of sample k: flagged on
                                   some rank (late or overrun); 0 without windows */
-    int64_t calls_late, calls_overrun; /* flagged calls of the sample and warm-up
-                                  blocks in windows, summed over ranks (a call
-                                  can be both) */
+    int64_t calls_overrun;     /* calls of the sample and warm-up blocks that
+                                  ended after their window, summed over ranks
+                                  (late starts: windows_missed; a call can be
+                                  both) */
     int64_t window_retries;    /* sample blocks taken again in a doubled window */
 } bb_measure_result_t;
 

@@ -10,10 +10,7 @@ void bb_row_part_column(bb_run_t *run, const bb_row_t *row, const char *suffix,
     char name[96], legend[256];
     snprintf(name, sizeof name, "%s_%s", row->label, suffix);
     snprintf(legend, sizeof legend, "the %s part of %s_us in its median sample (%s)",
-             part_name, row->label,
-             bb_run_settings(run)->rank_stat == BB_RANK_STAT_MEAN
-                 ? "the same calls, the mean over ranks"
-                 : "the same calls on the same rank, the one with the slowest whole");
+             part_name, row->label, bb_run_parts_words(run));
     bb_table_column(bb_run_table(run), name, "us", legend, 10);
 }
 

@@ -23,7 +23,7 @@ struct bb_run {
     /* Over every measurement of the run, for the record's run section. */
     int64_t measurements, reps_min, reps_max, calls;
     int64_t windows_missed;
-    int64_t calls_late, calls_overrun, calls_excluded, window_retries;
+    int64_t calls_overrun, calls_excluded, window_retries;
     int64_t warm_blocks, unsteady;  /* warm-up until steady, over the run */
     double window_max_s, offset_spread_max_s, offset_error_max_s;
     /* The rows of every point (benchmarks of variants). */

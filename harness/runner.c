@@ -95,6 +95,13 @@ cJSON *bb_run_excluded_quantity(const bb_run_t *run, const bb_measure_result_t *
     return q;
 }
 
+const char *bb_run_parts_words(const bb_run_t *run)
+{
+    return run->settings.rank_stat == BB_RANK_STAT_MEAN
+           ? "the same calls, the mean over ranks"
+           : "the same calls on the same rank, the one with the slowest whole";
+}
+
 const char *bb_run_rank_stat_words(const bb_run_t *run)
 {
     return run->settings.rank_stat == BB_RANK_STAT_MEAN ? "rank mean" : "rank maximum";
@@ -141,7 +148,6 @@ static void run_account(bb_run_t *run, const bb_measure_result_t *r)
     run->warm_blocks += r->warm_blocks;
     run->unsteady += run->settings.steady_max > 0 && !r->steady;
     run->windows_missed += r->windows_missed;
-    run->calls_late += r->calls_late;
     run->calls_overrun += r->calls_overrun;
     run->window_retries += r->window_retries;
     for (int64_t k = 0; r->excluded != NULL && k < r->samples; k++)
@@ -746,7 +752,6 @@ static void add_run_settings(bb_run_t *run)
                                                                   s->window_s > 0.0));
         cJSON_AddNumberToObject(w, "window_s_max", run->window_max_s);
         cJSON_AddNumberToObject(w, "windows_missed", (double)run->windows_missed);
-        cJSON_AddNumberToObject(w, "calls_late", (double)run->calls_late);
         cJSON_AddNumberToObject(w, "calls_overrun", (double)run->calls_overrun);
         cJSON_AddNumberToObject(w, "calls_excluded", (double)run->calls_excluded);
         cJSON_AddNumberToObject(w, "samples_retaken", (double)run->window_retries);

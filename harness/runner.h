@@ -239,6 +239,10 @@ int bb_run_full_sweep(const bb_run_t *run);
 /* How a sample is taken across ranks, in a legend's words: "rank maximum"
  * or, with --rank-stat mean, "rank mean" (static). */
 const char *bb_run_rank_stat_words(const bb_run_t *run);
+/* Where a part's figure comes from, in a legend's words: "the same calls on
+ * the same rank, the one with the slowest whole" or, with --rank-stat mean,
+ * "the same calls, the mean over ranks" (static). */
+const char *bb_run_parts_words(const bb_run_t *run);
 /* Rank 0.  Under --timing window, the quantity window.calls_excluded of a
  * measurement: the calls left out of its samples (flagged late or overrun
  * on some rank), in all and per sample; NULL under other timings. */

@@ -35,7 +35,7 @@ bb_expect_true "mpi library recorded" "$get" "$rec" runtime.mpi_library
 bb_mpirun 2 "$sum" --count 1 --samples 3 --reps 4 --timing window -q --output "$BB_TMP/w.json" \
     > "$out" 2> "$err"
 bb_expect_rc 0 $? "--timing window"
-for m in calls_late calls_overrun calls_excluded samples_retaken; do
+for m in windows_missed calls_overrun calls_excluded samples_retaken; do
     bb_expect_true "run.measurement.window.$m recorded" \
         test "$("$get" "$BB_TMP/w.json" "run.measurement.window.$m")" -ge 0
 done

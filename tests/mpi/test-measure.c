@@ -192,7 +192,7 @@ static void run_case(const char *what, bb_timing_t timing, int64_t reps, double 
         CHECK_MSG(fabs(r.window_s - ldexp(2.0 * r.warm_wall_s + 1e-5, (int)retakes)) < 1e-15,
                   "%s: window %g after %lld retakes", what, r.window_s, (long long)retakes);
         CHECK(r.windows_missed >= 0 && r.windows_missed <= (3 + retakes) * r.reps * size);
-        CHECK(r.calls_late == r.windows_missed && r.calls_overrun >= 0);
+        CHECK(r.calls_overrun >= 0);
         for (int k = 0; k < 3; k++)
             CHECK(r.excluded[k] >= 0 && r.excluded[k] <= r.reps);
         CHECK(isfinite(r.offset_spread_s) && r.offset_spread_s >= 0.0);
@@ -278,7 +278,7 @@ int main(int argc, char **argv)
                       bb_measure_part(&r, 0)[k]);
         CHECK_MSG(r.window_retries >= 1 && r.window_s >= 4e-3, "window: %lld retakes, W %g",
                   (long long)r.window_retries, r.window_s);
-        CHECK(r.calls_overrun >= 1 && r.calls_late >= 2);
+        CHECK(r.calls_overrun >= 1 && r.windows_missed >= 2);
         CHECK(r.calls == 1 + (3 + r.window_retries) * 4 && f.calls == r.calls);
         CHECK(bbfault_same_everywhere(r.window_retries)
               && bbfault_same_everywhere(r.excluded[1]));

@@ -128,6 +128,20 @@ struct bb_row {
     void *data;               /* the benchmark's, per row */
 };
 
+/* A table of one line per row: its label and time columns, the status
+ * column's legend, a row's status cell and the lines after a point's rows. */
+typedef struct bb_long_table {
+    const char *label_column, *label_legend;
+    int label_width;
+    const char *time_column, *time_legend;
+    const char *status_legend;
+    /* Rank 0.  A row's status cell; NULL: the runner's (ok, refused:...,
+     * payload-mismatch).  May be NULL. */
+    const char *(*row_status)(bb_run_t *run, void *state, const bb_row_t *row);
+    /* Rank 0.  Lines and notes after the point's rows.  May be NULL. */
+    void (*point_lines)(bb_run_t *run, void *state);
+} bb_long_table_t;
+
 typedef struct bb_bench_desc {
     const char *program;        /* "bbench-sum": messages and --version */
     const char *benchmark;      /* "sum": the record's benchmark */
@@ -215,6 +229,29 @@ typedef struct bb_bench_desc {
      * before the status, and their cells.  May be NULL. */
     void (*point_columns)(bb_run_t *run, void *state);
     void (*point_cells)(bb_run_t *run, void *state);
+
+    /* Optional, for a table of one line per row (bbench-redist). */
+    /* The line of a row (long): the key cells, the row's label under
+     * label_column, its times under time_column, its own cells
+     * (row_columns is called once, with row NULL), then its status. */
+    const bb_long_table_t *long_table;
+    /* How the point's set shares reps; 0: the first row's (BB_SHARE_FIRST). */
+    bb_share_t share;
+    /* Bit v: variant v's rows are measured in the point's set but neither
+     * shown nor recorded by the runner (a reference the benchmark derives
+     * its own figure from); their calls may time hidden_nparts parts. */
+    unsigned hidden;
+    int hidden_nparts;
+    /* Rank 0.  A row's own first-call figures (beside the runner's).  May be
+     * NULL. */
+    void (*first_call)(bb_run_t *run, void *state, const bb_row_t *row, cJSON *first);
+    /* Rank 0.  After a row's record point is added: what stands beside its
+     * quantities.  May be NULL. */
+    void (*point_added)(bb_run_t *run, void *state, const bb_row_t *row, cJSON *point);
+    /* The parameters' key for the variant's name; NULL: "mode". */
+    const char *mode_key;
+    /* 1: it lends no provider arrays; the run section does not count them. */
+    int no_provider;
 } bb_bench_desc_t;
 
 /* The whole program: returns main()'s exit code (every rank the same). */

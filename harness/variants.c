@@ -119,11 +119,32 @@ static int ratio_ref(const bb_run_t *run, const void *state, int r, int k)
     return -1;
 }
 
+/* The columns of a table of one line per row. */
+static void long_columns(bb_run_t *run, void *state)
+{
+    const bb_bench_desc_t *d = run->desc;
+    const bb_long_table_t *lt = d->long_table;
+    bb_table_t *t = run->table;
+    bb_table_column(t, lt->label_column, NULL, lt->label_legend, lt->label_width);
+    bb_table_time_columns(t, lt->time_column, lt->time_legend, run->full);
+    if (d->row_columns != NULL)
+        d->row_columns(run, state, NULL);
+    if (d->point_columns != NULL)
+        d->point_columns(run, state);
+    bb_table_column(t, "status", NULL, lt->status_legend, 0);
+}
+
 void bb_variants_columns(bb_run_t *run, void *state)
 {
     const bb_bench_desc_t *d = run->desc;
     bb_table_t *t = run->table;
     char name[128], legend[256];
+    if (run->nrows == 0)
+        return;  /* the benchmark's own point (desc->point) this run */
+    if (d->long_table != NULL) {
+        long_columns(run, state);
+        return;
+    }
     for (int r = 0; r < run->nrows; r++) {
         const bb_row_t *row = &run->rows[r];
         bb_columns_t c = d->variants[row->variant].columns;
@@ -155,6 +176,38 @@ void bb_variants_columns(bb_run_t *run, void *state)
     bb_table_column(t, "status", NULL, "ok, refused:STAGE:seqS:rankR (the first refusal: "
                     "its stage, sequence and the lowest rank whose own preflight refused; "
                     "a contract refusal names no rank), or payload-mismatch", 6);
+}
+
+/* One line per shown row, then the point's own lines. */
+static void long_lines(bb_run_t *run, void *state)
+{
+    const bb_bench_desc_t *d = run->desc;
+    const bb_long_table_t *lt = d->long_table;
+    bb_table_t *t = run->table;
+    for (int r = 0; r < run->nrows; r++) {
+        const bb_row_t *row = &run->rows[r];
+        if (d->hidden & (1u << row->variant))
+            continue;
+        d->key_cells(run, state);
+        bb_table_text(t, row->label);
+        bb_table_time_cells(t, bb_measure_part(&row->m, 0), (size_t)row->m.samples,
+                            row->m.reps, run->full);
+        if (d->row_cells != NULL)
+            d->row_cells(run, state, row);
+        const char *own = lt->row_status != NULL ? lt->row_status(run, state, row) : NULL;
+        char status[96];
+        if (own != NULL)
+            snprintf(status, sizeof status, "%s", own);
+        else if (row->agreed.refused_calls > 0)
+            bb_run_format_refusal(&row->agreed.refusal, status, sizeof status);
+        else
+            snprintf(status, sizeof status, "%s",
+                     row->agreed.wrong > 0 ? "payload-mismatch" : "ok");
+        bb_table_text(t, status);
+        bb_table_row_end(t);
+    }
+    if (lt->point_lines != NULL)
+        lt->point_lines(run, state);
 }
 
 static void table_row(bb_run_t *run, void *state)
@@ -293,29 +346,32 @@ static void record_rows(bb_run_t *run, void *state, int from, int to)
     bb_quantities_add_unobservable(q);
     const bb_row_t *own = d->merged ? NULL : row;
     cJSON *census = d->quantities != NULL ? d->quantities(run, state, own, q) : NULL;
+    if (d->first_call != NULL)
+        d->first_call(run, state, own, first);
     cJSON *params = d->parameters(run, state, own);
     if (!d->merged)
-        cJSON_AddStringToObject(params, "mode", d->variants[row->variant].name);
+        cJSON_AddStringToObject(params, d->mode_key ? d->mode_key : "mode",
+                                d->variants[row->variant].name);
     bb_record_t *rec = bb_bench_record(run->bench);
     bb_record_add_point(rec, params, refused ? "refused" : "ok",
                         refused ? &refused->agreed.refusal : NULL, first, q);
-    if (census != NULL) {
-        cJSON *points = cJSON_GetObjectItemCaseSensitive(bb_record_json(rec), "points");
-        cJSON *last = cJSON_GetArrayItem(points, cJSON_GetArraySize(points) - 1);
-        if (last == NULL || !cJSON_AddItemToObject(last, "census", census))
-            cJSON_Delete(census);
-    }
+    cJSON *points = cJSON_GetObjectItemCaseSensitive(bb_record_json(rec), "points");
+    cJSON *last = cJSON_GetArrayItem(points, cJSON_GetArraySize(points) - 1);
+    if (census != NULL && (last == NULL || !cJSON_AddItemToObject(last, "census", census)))
+        cJSON_Delete(census);
+    if (last != NULL && d->point_added != NULL)
+        d->point_added(run, state, own, last);
 }
 
 void bb_variants_modes(bb_run_t *run)
 {
     const bb_bench_desc_t *d = run->desc;
     cJSON *section = bb_run_section(run);
-    if (section == NULL || d->variants == NULL)
+    if (section == NULL || d->variants == NULL || run->nrows == 0)
         return;
     cJSON *modes = cJSON_CreateObject();
     for (int v = 0; v < d->nvariants; v++)
-        for (int r = 0; r < run->nrows; r++)
+        for (int r = 0; r < run->nrows && !(d->hidden & (1u << v)); r++)
             if (run->rows[r].variant == v) {
                 cJSON_AddStringToObject(modes, d->variants[v].name, d->variants[v].differs);
                 break;
@@ -338,8 +394,11 @@ int bb_variants_point(bb_run_t *run, void *state, size_t i)
         bb_row_t *row = &run->rows[r];
         memset(&row->local, 0, sizeof row->local);
         row->local.refusal.rank = -1;
+        int nparts = (d->hidden & (1u << row->variant)) && d->hidden_nparts > d->nparts
+                     ? d->hidden_nparts : d->nparts;
         args[r] = (row_arg_t){ run, state, row };
-        mv[r] = (bb_measure_variant_t){ .nparts = d->nparts, .ncounts = d->ncounts,
+        mv[r] = (bb_measure_variant_t){ .nparts = nparts,
+                                        .ncounts = d->ncounts,
                                         .call = row_call, .arg = &args[r],
                                         .block_end = d->block_end ? row_block_end : NULL };
     }
@@ -357,17 +416,22 @@ int bb_variants_point(bb_run_t *run, void *state, size_t i)
                 sv[n] = mv[r], set[n++] = r;
         }
     if (n > 0)
-        bb_run_measure_set(run, d->benchmark, sv, n, BB_SHARE_FIRST, res);
+        bb_run_measure_set(run, d->benchmark, sv, n,
+                           d->share != BB_SHARE_NONE ? d->share : BB_SHARE_FIRST, res);
     for (int k = 0; k < n; k++)
         run->rows[set[k]].m = res[k];
     if (d->point_end != NULL)
         d->point_end(run, state);
     agree_tallies(run);
     if (bb_run_rank(run) == 0) {
-        table_row(run, state);
+        if (d->long_table != NULL)
+            long_lines(run, state);
+        else
+            table_row(run, state);
         int step = d->merged ? run->nrows : 1;  /* rows per record point */
         for (int r = 0; r < run->nrows; r += step)
-            record_rows(run, state, r, r + step);
+            if (!(d->hidden & (1u << run->rows[r].variant)))
+                record_rows(run, state, r, r + step);
     }
     int code = BB_EXIT_OK;
     char point[256] = "";

@@ -1,16 +1,15 @@
 /* bbench-redist: MDI parallel communication between two data layouts.
- * Every method moves the same elements between the same maps; the methods
- * and the machine's lower bound (harness/bound.c) are measured interleaved,
- * sample by sample (bb_run_measure_set), so load drift shows in all alike;
- * each message is checked slot by slot outside the timing.  The protocol is
- * lib/redist-*.c (layouts, fixture, bound and the md workload's kernels:
- * harness/); the runner (harness/runner.c) owns options, measurement and
- * record; this file holds the message kernel, the plans around it, the
- * table and the descriptor. */
+ * Every method moves the same elements between the same maps.  Each method
+ * is a variant of the runner (harness/variants.c): one table line and one
+ * record point each; the machine's lower bound (harness/bound.c) is a hidden
+ * variant measured in the same interleaved set, its figure a line of its
+ * own.  A method at a point (plans, the message kernel checked outside its
+ * timing, its own columns and quantities) is harness/redist-candidate.c, the
+ * md workload harness/redist-md.c, the protocol lib/redist-*.c; this file
+ * holds the options, the variants and the glue. */
 #include "config.h"
-#include "runner.h"
+#include "redist-bench.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +35,22 @@ typedef struct options {
     double remap_fraction;
 } options_t;
 
+typedef struct redist_state {
+    options_t o;
+    bb_redist_link_t *link;
+    bb_redist_point_t pt;        /* the current point */
+    bb_map_t *dmap, *emap;       /* this rank's maps for it (pt borrows them) */
+    int from, to;                /* indices into the layout lists */
+    bb_map_t *md_dmap1, *md_emap1; /* <ENERGY: element 0 on each code's rank 0 */
+    /* row m < nmethods is o.methods[m]; row nmethods the bound */
+    bb_redist_candidate_t cands[BB_REDIST_METHODS];
+    bb_redist_probe_t *probe;    /* the bound's, while the point is measured */
+    bb_redist_traffic_t direct;  /* what changes owner: the direct plan's */
+    bb_redist_bound_t bound;
+    char **ratios;               /* one summary line per point (rank 0) */
+    size_t nratios;
+} redist_state_t;
+
 static void parse_layout(bb_run_t *run, const char *opt, const char *text, bb_layout_t *out)
 {
     char err[256];
@@ -54,864 +69,220 @@ static void check_layout_fits(bb_run_t *run, const char *opt, const char *text,
     bb_free(idx);
 }
 
-/* Per-message timings of one block, in this order.  (The engine sizes
- * blocks by the whole call, untimed fill, barrier and check included, so a
- * sample lasts about --budget.) */
-enum { T_ELAPSED, T_ADMISSION, T_PAYLOAD, T_N };
-static const char *const t_names[T_N] = {
-    "elapsed", "phase.admission", "phase.payload"
-};
-/* Setup timings of one plan. */
-enum { S_TOTAL, S_VALIDATE, S_MAP, S_BUILD, S_N };
-static const char *const s_names[S_N] = {
-    "setup.total", "setup.validate", "setup.map_transfer", "setup.plan_build"
-};
+/* ---- the variants: the methods and the bound ------------------------------- */
 
-typedef struct run_ctx run_ctx_t;
-
-typedef struct method_result {
-    run_ctx_t *ctx;
-    bb_redist_method_t method;
-    bb_measure_result_t m;       /* the messages: first, samples, calls */
-    double *setup[S_N];          /* [nsetup] */
-    size_t nsetup, setup_cap;
-    double first_setup[S_N];
-    int64_t messages, wrong_messages, refused;
-    bb_redist_traffic_t traffic;
-    char choice[256];            /* bb_redist_plan_choice_reason */
-    double median, setup_median;
-    /* while measured: the plan, its buffers, the message number */
-    bb_redist_plan_t *plan;
-    bb_redist_buffers_t b;
-    int64_t k, on_plan;
-} method_result_t;
-
-struct run_ctx {
-    bb_run_t *run;
-    bb_bench_t *bench;
-    const options_t *o;
-    bb_redist_link_t *link;
-    MPI_Comm comm;               /* the link's: every rank of both codes */
-    bb_map_t *dmap, *emap;       /* this rank's maps for the current point */
-    int64_t n;
-    int command;
-    int from, to;                /* indices into the layout lists */
-    bb_map_t *md_dmap1, *md_emap1; /* <ENERGY: element 0 on each code's rank 0 */
-};
-
-static void setup_push(run_ctx_t *ctx, method_result_t *mr, const bb_redist_setup_t *su)
+static bb_status_t method_call(bb_run_t *run, void *state, bb_row_t *row, double *parts,
+                               double *counts)
 {
-    double local[S_N] = {su->total_s, su->validate_s, su->map_transfer_s, su->plan_build_s};
-    double max[S_N];  /* the parts of the rank with the slowest total (or their means) */
-    if (bb_stats_reduce_rank(ctx->comm, bb_run_settings(ctx->run)->rank_stat, local, S_N, max,
-                             NULL) != MPI_SUCCESS)
-        bb_bench_fatal(ctx->bench, "MPI_Allreduce of setup times failed");
-    if (mr->nsetup == mr->setup_cap) {
-        mr->setup_cap = mr->setup_cap ? 2 * mr->setup_cap : 8;
-        for (int i = 0; i < S_N; i++) {
-            mr->setup[i] = realloc(mr->setup[i], mr->setup_cap * sizeof(double));
-            if (mr->setup[i] == NULL)
-                bb_bench_fatal(ctx->bench, "out of memory");
-        }
-    }
-    for (int i = 0; i < S_N; i++)
-        mr->setup[i][mr->nsetup] = max[i];
-    mr->nsetup++;
-}
-
-static bb_redist_plan_t *plan_build(run_ctx_t *ctx, bb_redist_method_t method,
-                                    bb_redist_setup_t *su)
-{
-    bb_redist_plan_t *plan = NULL;
-    bb_status_t st = bb_redist_plan_create(ctx->link, method, ctx->command,
-                                           ctx->o->element_bytes, ctx->dmap, ctx->emap,
-                                           &plan, su);
-    if (st == BB_REFUSED)
-        bb_bench_fatal(ctx->bench, "the generated maps were refused (a generator bug)");
-    if (st != BB_OK)
-        bb_bench_fatal(ctx->bench, "plan for %s: %s", bb_redist_method_name(method),
-                       bb_status_string(st));
-    return plan;
-}
-
-/* One message: prepared and checked outside the timing. */
-static void message(run_ctx_t *ctx, method_result_t *mr, double *t)
-{
-    int64_t eb = ctx->o->element_bytes, k = mr->k++;
-    bb_redist_buffers_t *b = &mr->b;
-    if (b->sm)
-        bb_redist_fill(b->sm, eb, k, b->send);
-    if (b->rm)
-        bb_redist_fill_sentinel(bb_map_count(b->rm), eb, b->recv);
-    bb_redist_contract_t c = {ctx->command, ctx->n, eb, ctx->n};
-    bb_redist_metrics_t m;
-    if (MPI_Barrier(ctx->comm) != MPI_SUCCESS)
-        bb_bench_fatal(ctx->bench, "MPI_Barrier failed");
-    double t0 = bb_time_now();
-    bb_status_t st = bb_redist_plan_execute(mr->plan, &c, b->send, b->recv, &m);
-    double elapsed = bb_time_now() - t0;
-    if (st == BB_REFUSED) {
-        mr->refused++;
-        return;
-    }
-    if (st != BB_OK)
-        bb_bench_fatal(ctx->bench, "%s %c: %s", bb_redist_method_name(mr->method),
-                       ctx->command, bb_status_string(st));
-    t[T_ELAPSED] += elapsed;
-    t[T_ADMISSION] += m.admission_s;
-    t[T_PAYLOAD] += m.payload_s;
-    bb_redist_check_t ck;
-    st = bb_redist_check(ctx->comm, b->rm, ctx->n, eb, k, b->recv, &ck);
-    if (st == BB_ERR_VALIDATION) {
-        if (mr->wrong_messages++ == 0)
-            bb_bench_progress(ctx->bench, "error: %s %c N=%lld message %lld: %lld wrong "
-                              "slots (first element %lld), checksum %s",
-                              bb_redist_method_name(mr->method), ctx->command,
-                              (long long)ctx->n, (long long)k, (long long)ck.bad_slots,
-                              (long long)ck.first_bad_index,
-                              ck.checksum_ok ? "right" : "wrong");
-    } else if (st != BB_OK) {
-        bb_bench_fatal(ctx->bench, "check: %s", bb_status_string(st));
-    }
-}
-
-/* The kernel: one message.  After K messages (--messages) the plan is
- * rebuilt first, its setup timed apart and outside the message's time. */
-static bb_status_t message_call(void *arg, double *t, double *counts)
-{
-    method_result_t *mr = arg;
-    run_ctx_t *ctx = mr->ctx;
-    (void)counts;
-    if (ctx->o->messages > 0 && mr->on_plan >= ctx->o->messages) {
-        bb_redist_setup_t su;
-        bb_redist_buffers_free(&mr->b);
-        bb_redist_plan_destroy(mr->plan);
-        mr->plan = plan_build(ctx, mr->method, &su);
-        setup_push(ctx, mr, &su);
-        bb_redist_buffers_get(ctx->bench, mr->plan, ctx->o->element_bytes, &mr->b);
-        mr->on_plan = 0;
-    }
-    message(ctx, mr, t);
-    mr->on_plan++;
+    (void)run, (void)state, (void)counts;
+    bb_redist_candidate_message(row->data, &row->local, parts);
     return BB_OK;
 }
 
-/* A method's setup: samples plans built and freed, then the one that is
- * measured; its traffic and (auto) its choice. */
-static void method_prepare(run_ctx_t *ctx, bb_redist_method_t method, method_result_t *mr)
+/* One burst of the bound's probe (parts BB_PROBE_*). */
+static bb_status_t bound_call(bb_run_t *run, void *state, bb_row_t *row, double *parts,
+                              double *counts)
 {
-    int64_t samples = bb_run_settings(ctx->run)->samples;
-    memset(mr, 0, sizeof *mr);
-    mr->ctx = ctx;
-    mr->method = method;
-    bb_redist_setup_t su;
-    bb_redist_plan_t *plan = plan_build(ctx, method, &su);
-    setup_push(ctx, mr, &su);
-    for (int i = 0; i < S_N; i++)
-        mr->first_setup[i] = mr->setup[i][0];
-    for (int64_t s = 1; s < samples; s++) {
-        bb_redist_plan_destroy(plan);
-        plan = plan_build(ctx, method, &su);
-        setup_push(ctx, mr, &su);
-    }
-    if (bb_redist_plan_traffic(plan, &mr->traffic) != BB_OK)
-        bb_bench_fatal(ctx->bench, "traffic: MPI error");
-    const char *why = bb_redist_plan_choice_reason(plan);
-    snprintf(mr->choice, sizeof mr->choice, "%s", why ? why : "");
-    mr->plan = plan;
-    bb_redist_buffers_get(ctx->bench, plan, ctx->o->element_bytes, &mr->b);
-    mr->setup_median = bb_stats_median(mr->setup[S_TOTAL], mr->nsetup);
+    (void)run, (void)row;
+    return bb_redist_probe_call(((redist_state_t *)state)->probe, parts, counts);
 }
 
-/* After the measurement: agreed failures, the median, the plan freed. */
-static void method_conclude(run_ctx_t *ctx, method_result_t *mr)
-{
-    int64_t local[2] = {mr->wrong_messages, mr->refused}, agreed[2];
-    if (bb_agree_max(ctx->comm, local, 2, agreed) != MPI_SUCCESS)
-        bb_bench_fatal(ctx->bench, "MPI_Allreduce failed");
-    mr->wrong_messages = agreed[0];
-    mr->refused = agreed[1];
-    /* every message the engine made was checked, unless it was refused */
-    mr->messages = mr->m.calls - mr->refused;
-    mr->median = bb_stats_median(bb_measure_part(&mr->m, T_ELAPSED), (size_t)mr->m.samples);
-    bb_redist_buffers_free(&mr->b);
-    bb_redist_plan_destroy(mr->plan);
-    mr->plan = NULL;
-}
-
-static void method_result_free(method_result_t *mr)
-{
-    bb_measure_result_clear(&mr->m);
-    for (int i = 0; i < S_N; i++)
-        free(mr->setup[i]);
-    memset(mr, 0, sizeof *mr);
-}
-
-/* Messages after which setup + K messages cost less than root's: 0 when
- * the method is root or never pays (why says which). */
-static int64_t break_even(const method_result_t *mr, const method_result_t *root,
-                          const char **why)
-{
-    *why = NULL;
-    if (root == NULL) {
-        *why = "root was not measured (--methods)";
-        return 0;
-    }
-    if (mr == root) {
-        *why = "root is the reference";
-        return 0;
-    }
-    if (!(mr->median < root->median)) {
-        *why = "never pays: its message is not faster than root's";
-        return 0;
-    }
-    double k = (mr->setup_median - root->setup_median) / (root->median - mr->median);
-    return k < 0 ? 1 : (int64_t)floor(k) + 1;
-}
-
-static cJSON *parameters_new(const run_ctx_t *ctx, const method_result_t *mr)
-{
-    const options_t *o = ctx->o;
-    char from[64], to[64], dir[2] = {(char)ctx->command, '\0'};
-    int ranks = bb_bench_size(ctx->bench);
-    bb_layout_format(&o->from_layout[ctx->from], from, sizeof from);
-    bb_layout_format(&o->to_layout[ctx->to], to, sizeof to);
-    cJSON *p = cJSON_CreateObject();
-    cJSON_AddNumberToObject(p, "elements", (double)ctx->n);
-    cJSON_AddNumberToObject(p, "element_bytes", (double)o->element_bytes);
-    cJSON_AddStringToObject(p, "direction", dir);
-    cJSON_AddStringToObject(p, "method", bb_redist_method_name(mr->method));
-    cJSON_AddStringToObject(p, "mode", o->mode == BB_REDIST_MODE_MDI ? "mdi" : "intra");
-    cJSON_AddNumberToObject(p, "driver_ranks",
-                            o->mode == BB_REDIST_MODE_MDI ? o->driver_ranks : ranks);
-    cJSON_AddNumberToObject(p, "engine_ranks",
-                            o->mode == BB_REDIST_MODE_MDI ? ranks - o->driver_ranks : ranks);
-    cJSON_AddStringToObject(p, "from", from);
-    cJSON_AddStringToObject(p, "to", to);
-    cJSON_AddNumberToObject(p, "messages_per_plan", (double)o->messages);
-    return p;
-}
-
-static const char *const elapsed_includes[] = {"phase.admission", "phase.payload", NULL};
-static const char *const setup_includes[] = {
-    "setup.validate", "setup.map_transfer", "setup.plan_build", NULL
+/* In bb_redist_method_t's order (checked at setup), then the bound. */
+enum { V_BOUND = BB_REDIST_METHODS, V_N };
+#define METHOD(name, differs) { name, differs, method_call, \
+    (1u << BB_MESSAGE_ADMISSION) | (1u << BB_MESSAGE_PAYLOAD), NULL, BB_COLUMNS_TIMES, 1, \
+    { { NULL, 0, NULL } } }
+static const bb_variant_t redist_variants[V_N] = {
+    METHOD("root", "MDI today: each sender's N-element array reduced to its root, one "
+           "root-to-root message, broadcast, picked by each receiver (O(N) per rank)"),
+    METHOD("root-gatherv", "root with MPI_Gatherv and MPI_Scatterv of each rank's own "
+           "elements instead of the N-element reduce and broadcast"),
+    METHOD("two-step", "direct through the receiving code's standardized distribution: a "
+           "second MPI_Alltoallw inside the receiving code"),
+    METHOD("direct", "one MPI_Alltoallw with both maps known (slot datatypes)"),
+    METHOD("pack", "direct with a hand memcpy loop over contiguous runs and MPI_Alltoallv "
+           "instead of the slot datatypes"),
+    METHOD("sparse", "direct with MPI_Isend/MPI_Irecv to nonzero peers only, the local part "
+           "copied without MPI"),
+    METHOD("pack-mpi", "pack with MPI_Pack/MPI_Unpack through the slot datatypes instead of "
+           "the hand loop"),
+    METHOD("auto", "pack or direct, chosen per plan from its fragmentation against the "
+           "link's calibrated threshold"),
+    { "bound", "the machine's lower bound: agree + latency + max(latency, p2p, memory, "
+      "host), each its best sample", bound_call, 1u, NULL, BB_COLUMNS_TIMES, 0,
+      { { NULL, 0, NULL } } },
+};
+static const char *const redist_part_names[BB_MESSAGE_PARTS] = {
+    "elapsed", "phase.admission", "phase.payload"
 };
 
-static cJSON *run_elements(double v)
+static const bb_redist_candidate_t *root_of(const redist_state_t *st)
 {
-    return v >= 0 ? bb_quantity_value(v, "count", "call/all-ranks")
-                  : bb_quantity_null("count", "call/all-ranks",
-                                     "no slot runs on this side: the root methods move "
-                                     "whole arrays and pick elements one by one, or N = 0");
+    for (int m = 0; m < st->o.nmethods; m++)
+        if (st->o.methods[m] == BB_REDIST_ROOT)
+            return &st->cands[m];
+    return NULL;
 }
 
-/* Efficiency only where the bound held: above 1 the bound is wrong. */
-static int bound_failed(const method_result_t *mr, const bb_redist_bound_t *bound)
+/* Rank 0: method m failed when any rank saw wrong data or a refusal. */
+static int failed(bb_run_t *run, int m)
 {
-    return mr->median > 0 && bound->bound_s > mr->median;
+    const bb_tally_t *t = &bb_run_row(run, m)->agreed;
+    return t->wrong > 0 || t->refused_calls > 0;
 }
 
-static void record_method(run_ctx_t *ctx, const method_result_t *mr, const method_result_t *root,
-                          const bb_redist_traffic_t *direct, const bb_redist_bound_t *bound,
-                          const bb_measure_result_t *probe)
+/* Rank 0: the fastest method that did not fail, or -1. */
+static int fastest(bb_run_t *run, const redist_state_t *st)
 {
-    const char *scope = bb_measure_scope(&mr->m);
-    const char *plan_scope = bb_run_settings(ctx->run)->rank_stat == BB_RANK_STAT_MEAN
-                             ? "plan/mean-rank" : "plan/max-rank";
-    cJSON *q = cJSON_CreateObject(), *first = cJSON_CreateObject();
-    for (int i = 0; i < T_N; i++) {
-        bb_quantities_add(q, t_names[i],
-                          bb_quantity_timing(bb_measure_part(&mr->m, i), (size_t)mr->m.samples,
-                                             scope, i == T_ELAPSED ? elapsed_includes : NULL));
-        bb_quantities_add(first, t_names[i],
-                          bb_quantity_includes(bb_quantity_value(mr->m.first[i], "s", scope),
-                                               i == T_ELAPSED ? elapsed_includes : NULL));
-    }
-    bb_quantities_add(q, "window.calls_excluded", bb_run_excluded_quantity(ctx->run, &mr->m));
-    for (int i = 0; i < S_N; i++) {
-        bb_quantities_add(q, s_names[i],
-                          bb_quantity_timing(mr->setup[i], mr->nsetup, plan_scope,
-                                             i == S_TOTAL ? setup_includes : NULL));
-        bb_quantities_add(first, s_names[i],
-                          bb_quantity_includes(bb_quantity_value(mr->first_setup[i], "s",
-                                                                 plan_scope),
-                                               i == S_TOTAL ? setup_includes : NULL));
-    }
-    if (ctx->o->messages > 0)
-        bb_quantities_add(q, "elapsed.amortized",
-                          bb_quantity_value(mr->median + mr->setup_median
-                                            / (double)ctx->o->messages, "s", scope));
-    else
-        bb_quantities_add(q, "elapsed.amortized",
-                          bb_quantity_null("s", scope, "one plan serves every message "
-                                           "(--messages 0): see amortize.break_even_messages"));
-    const char *why;
-    int64_t k = break_even(mr, root, &why);
-    bb_quantities_add(q, "amortize.break_even_messages",
-                      why ? bb_quantity_null("count", "plan", why)
-                          : bb_quantity_value((double)k, "count", "plan"));
-    /* A duration is never negative: a method slower than root saves
-     * nothing (ratio.root says by how much it is slower). */
-    bb_quantities_add(q, "amortize.saving_per_message",
-                      root && root != mr && root->median >= mr->median
-                          ? bb_quantity_value(root->median - mr->median, "s", scope)
-                          : bb_quantity_null("s", scope,
-                                             !root ? "root was not measured"
-                                             : root == mr ? "root is the reference"
-                                             : "slower than root: no saving (see ratio.root)"));
-    bb_quantities_add(q, "ratio.root",
-                      root && mr->median > 0
-                          ? bb_quantity_value(root->median / mr->median, "ratio", scope)
-                          : bb_quantity_null("ratio", scope, root ? "no time measured"
-                                                                  : "root was not measured"));
-    const bb_redist_traffic_t *t = &mr->traffic;
-    bb_quantities_add(q, "communication.payload",
-                      bb_quantity_value((double)t->payload_bytes, "byte", "call/all-ranks"));
-    bb_quantities_add(q, "redist.bytes_changing_owner",
-                      bb_quantity_value((double)direct->moved_bytes, "byte", "call/all-ranks"));
-    bb_quantities_add(q, "redist.bytes_moved",
-                      bb_quantity_value((double)t->moved_bytes, "byte", "call/all-ranks"));
-    bb_quantities_add(q, "redist.max_in_bytes",
-                      bb_quantity_value((double)t->max_in_bytes, "byte", scope));
-    bb_quantities_add(q, "redist.max_out_bytes",
-                      bb_quantity_value((double)t->max_out_bytes, "byte", scope));
-    bb_quantities_add(q, "redist.max_local_copy_bytes",
-                      bb_quantity_value((double)t->max_self_bytes, "byte", scope));
-    bb_quantities_add(q, "redist.peers_mean",
-                      bb_quantity_value(t->mean_peers, "count", "call/mean-rank"));
-    bb_quantities_add(q, "redist.peers_max",
-                      bb_quantity_value((double)t->max_peers, "count", scope));
-    bb_quantities_add(q, "redist.send_mean_run_elements",
-                      run_elements(t->send_mean_run_elements));
-    bb_quantities_add(q, "redist.recv_mean_run_elements",
-                      run_elements(t->recv_mean_run_elements));
-    bb_quantities_add(q, "redist.send_runs_max",
-                      bb_quantity_value((double)t->send_runs_max, "count", scope));
-    bb_quantities_add(q, "redist.recv_runs_max",
-                      bb_quantity_value((double)t->recv_runs_max, "count", scope));
-    bb_quantities_add(q, "redist.steps", bb_quantity_value((double)t->steps, "count", "call"));
-    bb_quantities_add(q, "memory.plan_bytes_max",
-                      bb_quantity_value((double)t->plan_bytes_max, "byte", "plan/max-rank"));
-    bb_quantities_add(q, "memory.message_bytes_max",
-                      bb_quantity_value((double)t->message_bytes_max, "byte", scope));
-    /* How many messages were checked follows the reps (and so the budget and
-     * the machine's speed): a measurement, never a contract. */
-    cJSON *checked = bb_quantity_value((double)mr->messages, "count", "run/rank");
-    cJSON_AddFalseToObject(checked, "deterministic");
-    bb_quantities_add(q, "redist.messages_checked", checked);
-    bb_quantities_add(q, "bound.agree", bb_quantity_value(bound->agree_s, "s", "run/link"));
-    bb_quantities_add(q, "bound.latency",
-                      bound->p2p_ranks[0] != bound->p2p_ranks[1]
-                          ? bb_quantity_value(bound->latency_s, "s", "run/pair")
-                          : bb_quantity_null("s", "run/pair", "one rank: no message"));
-    bb_quantities_add(q, "bound.p2p",
-                      bound->p2p_bytes > 0 && bound->p2p_ranks[0] != bound->p2p_ranks[1]
-                          ? bb_quantity_value(bound->p2p_s, "s", "run/pair")
-                          : bb_quantity_null("s", "run/pair", "no bytes change rank"));
-    bb_quantities_add(q, "bound.p2p_bytes",
-                      bb_quantity_value((double)bound->p2p_bytes, "byte", scope));
-    bb_quantities_add(q, "bound.memcpy",
-                      bound->memcpy_bytes > 0
-                          ? bb_quantity_value(bound->memcpy_s, "s", "run/rank")
-                          : bb_quantity_null("s", "run/rank", "nothing to copy locally or "
-                                             "to pack"));
-    bb_quantities_add(q, "bound.memcpy_bytes",
-                      bb_quantity_value((double)bound->memcpy_bytes, "byte", scope));
-    bb_quantities_add(q, "bound.host",
-                      bound->ranks_per_host_max > 1 && bound->host_bytes > 0
-                          ? bb_quantity_value(bound->host_s, "s", "run/host")
-                          : bb_quantity_null("s", "run/host",
-                                             bound->ranks_per_host_max > 1
-                                                 ? "no bytes change owner"
-                                                 : "one link rank per host: the network "
-                                                   "ping-pong is the limit"));
-    bb_quantities_add(q, "bound.probe",
-                      bb_quantity_timing(bb_measure_part(probe, BB_PROBE_TOTAL),
-                                         (size_t)probe->samples, scope, NULL));
-    bb_quantities_add(q, "bound", bb_quantity_value(bound->bound_s, "s", scope));
-    bb_quantities_add(q, "efficiency",
-                      !(mr->median > 0 && bound->bound_s > 0)
-                          ? bb_quantity_null("ratio", scope, "nothing to move: the bound "
-                                             "is zero")
-                      : bound_failed(mr, bound)
-                          ? bb_quantity_null("ratio", scope, "bound failure: the bound is "
-                                             "above the measured median (a bound that "
-                                             "does not hold, not a result)")
-                          : bb_quantity_value(bound->bound_s / mr->median, "ratio", scope));
-    bb_quantities_add(q, "memory.rss_peak",
-                      bb_quantity_value((double)bb_rss_peak_bytes(), "byte", "run/rank"));
-    bb_quantities_add_unobservable(q);
-    bb_quantities_add(q, "redist.wrong_messages",
-                      bb_quantity_value((double)mr->wrong_messages, "count", "run/all-ranks"));
-    /* no refusal is asked for: one is a measured failure (exit 1) */
-    bb_refusal_t none = {BB_STAGE_NONE, -1, 0};
-    /* auto's choice follows a calibrated threshold, a measurement: what its
-     * plan holds and moves is then one too.  The break-even count follows
-     * times everywhere. */
-    cJSON *item;
-    cJSON_ArrayForEach(item, q) {
-        if (mr->method == BB_REDIST_AUTO ||
-            strcmp(item->string, "amortize.break_even_messages") == 0) {
-            cJSON_DeleteItemFromObjectCaseSensitive(item, "deterministic");
-            cJSON_AddBoolToObject(item, "deterministic", 0);
-        }
-    }
-    bb_record_t *rec = bb_bench_record(ctx->bench);
-    bb_record_add_point(rec, parameters_new(ctx, mr),
-                        mr->refused > 0 ? "refused" : "ok", mr->refused > 0 ? &none : NULL,
-                        first, q);
-    /* The method that ran, beside (not among) the parameters that name the
-     * point: auto's choice may differ between machines. */
-    cJSON *points = cJSON_GetObjectItemCaseSensitive(bb_record_json(rec), "points");
-    cJSON *point = cJSON_GetArrayItem(points, cJSON_GetArraySize(points) - 1);
-    if (point != NULL && bb_bench_rank(ctx->bench) == 0) {
-        cJSON *choice = cJSON_AddObjectToObject(point, "choice");
-        cJSON_AddStringToObject(choice, "method", bb_redist_method_name(mr->traffic.chosen));
-        if (mr->method == BB_REDIST_AUTO)
-            cJSON_AddStringToObject(choice, "reason", mr->choice);
-        else
-            cJSON_AddNullToObject(choice, "reason");
-    }
+    int best = -1;
+    for (int m = 0; m < st->o.nmethods; m++)
+        if (!failed(run, m) && st->cands[m].median > 0
+            && (best < 0 || st->cands[m].median < st->cands[best].median))
+            best = m;
+    return best;
 }
 
-/* ---- the table -------------------------------------------------------------- */
+/* ---- one point: layouts, an N and a direction -------------------------------- */
 
-static void table_header(run_ctx_t *ctx)
+/* This rank's map of one code, NULL outside it. */
+static bb_map_t *code_map(bb_run_t *run, bb_redist_link_t *l, int engine,
+                          const bb_layout_t *lay, int64_t n)
 {
-    const options_t *o = ctx->o;
-    bb_table_t *t = bb_run_table(ctx->run);
-    int ranks = bb_bench_size(ctx->bench), full = bb_run_full(ctx->run);
-    if (o->mode == BB_REDIST_MODE_MDI)
-        bb_table_note(t, "mdi: driver ranks [0, %d) ('from' layout), engine ranks [%d, %d) "
-                      "('to' layout), %lld-byte elements", o->driver_ranks, o->driver_ranks,
-                      ranks, (long long)o->element_bytes);
-    else
-        bb_table_note(t, "intra: %d ranks, layouts 'from' ('>' from) and 'to' ('<' from), "
-                      "%lld-byte elements", ranks, (long long)o->element_bytes);
-    bb_table_note(t, "methods and the bound are measured interleaved, sample by sample, with "
-                  "one reps figure (the fewest any fits to the budget); %lld samples, each "
-                  "the per-message mean of a block, %s",
-                  (long long)bb_run_settings(ctx->run)->samples,
-                  bb_run_rank_stat_words(ctx->run));
-    bb_table_column(t, "N", NULL, "global elements", 8);
-    bb_table_column(t, "dir", NULL, "'>' driver to engine, '<' engine to driver", 3);
-    bb_table_column(t, "from", NULL, "the driver's layout", 16);
-    bb_table_column(t, "to", NULL, "the engine's layout", 8);
-    bb_table_column(t, "method", NULL, "bound: the machine's lower bound "
-                    "(agree + latency + max(latency, p2p, memory, host), each its best sample)",
-                    12);
-    bb_table_time_columns(t, "msg", "one message: recv_dist flag, admission and payload",
-                          full);
-    bb_table_column(t, "payload", "us", "median of the payload phase alone (medians of "
-                    "parts do not add up to msg_us)", 0);
-    char setup_legend[128];
-    snprintf(setup_legend, sizeof setup_legend, "median plan setup (validation, map "
-             "transfer, build), %s", bb_run_rank_stat_words(ctx->run));
-    bb_table_column(t, "setup", "us", setup_legend, 0);
-    bb_table_column(t, "root_x", NULL, "root's msg_us / this msg_us (> 1: faster than root)",
-                    0);
-    bb_table_column(t, "breakeven", NULL, "messages K from which setup + K messages cost less "
-                    "than root's ('-': root itself, or its message is not faster: never pays)",
-                    0);
-    bb_table_column(t, "srun_el", NULL, "send side: mean elements per contiguous run "
-                    "(all ranks)", 0);
-    bb_table_column(t, "rrun_el", NULL, "receive side: mean elements per contiguous run", 0);
-    bb_table_column(t, "sruns", NULL, "send side: contiguous runs on the busiest rank", 0);
-    bb_table_column(t, "rruns", NULL, "receive side: contiguous runs on the busiest rank", 0);
-    bb_table_column(t, "plan", "B", "bytes the plan holds, max over ranks (library-counted; "
-                    "MPI's datatype storage not counted)", 0);
-    bb_table_column(t, "msgmem", "B", "temporary bytes one message allocates, max over ranks",
-                    0);
-    bb_table_column(t, "eff", NULL, "bound / msg_us ('-' where the bound failed)", 0);
-    bb_table_column(t, "status", NULL, "ok; fastest (this point's fastest method); "
-                    "bound-failure (bound above msg_us: the bound is wrong, not a result); "
-                    "wrong-data; refused", 0);
-}
-
-static void table_point_cells(run_ctx_t *ctx)
-{
-    const options_t *o = ctx->o;
-    bb_table_t *t = bb_run_table(ctx->run);
-    char from[64], to[64], dir[2] = {(char)ctx->command, '\0'};
-    bb_layout_format(&o->from_layout[ctx->from], from, sizeof from);
-    bb_layout_format(&o->to_layout[ctx->to], to, sizeof to);
-    bb_table_integer(t, ctx->n);
-    bb_table_text(t, dir);
-    bb_table_text(t, from);
-    bb_table_text(t, to);
-}
-
-static void table_runs(bb_table_t *t, double mean)
-{
-    if (mean >= 0)
-        bb_table_number(t, mean, 1);
-    else
-        bb_table_missing(t);
-}
-
-static void table_point(run_ctx_t *ctx, const method_result_t *mrs, int nm,
-                        const method_result_t *root, int best,
-                        const bb_redist_bound_t *bound)
-{
-    bb_table_t *t = bb_run_table(ctx->run);
-    int full = bb_run_full(ctx->run);
-    for (int i = 0; i < nm; i++) {
-        const method_result_t *mr = &mrs[i];
-        size_t n = (size_t)mr->m.samples;
-        const bb_redist_traffic_t *tr = &mr->traffic;
-        int failed = mr->wrong_messages > 0 || mr->refused > 0;
-        table_point_cells(ctx);
-        bb_table_text(t, bb_redist_method_name(mr->method));
-        bb_table_time_cells(t, bb_measure_part(&mr->m, T_ELAPSED), n, mr->m.reps, full);
-        bb_table_number(t, bb_stats_median(bb_measure_part(&mr->m, T_PAYLOAD), n) * 1e6, 1);
-        bb_table_number(t, mr->setup_median * 1e6, 1);
-        if (root && mr->median > 0 && !failed)
-            bb_table_number(t, root->median / mr->median, 2);
-        else
-            bb_table_missing(t);
-        const char *why;
-        int64_t k = break_even(mr, root, &why);
-        if (why || failed)
-            bb_table_missing(t);
-        else
-            bb_table_integer(t, k);
-        table_runs(t, tr->send_mean_run_elements);
-        table_runs(t, tr->recv_mean_run_elements);
-        if (tr->send_mean_run_elements >= 0)
-            bb_table_integer(t, tr->send_runs_max);
-        else
-            bb_table_missing(t);
-        if (tr->recv_mean_run_elements >= 0)
-            bb_table_integer(t, tr->recv_runs_max);
-        else
-            bb_table_missing(t);
-        bb_table_integer(t, tr->plan_bytes_max);
-        bb_table_integer(t, tr->message_bytes_max);
-        if (!failed && !bound_failed(mr, bound) && mr->median > 0 && bound->bound_s > 0)
-            bb_table_number(t, bound->bound_s / mr->median, 3);
-        else
-            bb_table_missing(t);
-        bb_table_text(t, mr->wrong_messages ? "wrong-data"
-                         : mr->refused ? "refused"
-                         : bound_failed(mr, bound) ? "bound-failure"
-                         : i == best ? "fastest" : "ok");
-        bb_table_row_end(t);
-    }
-    /* the bound's row: its formula's value (its parts are in the note) */
-    table_point_cells(ctx);
-    bb_table_text(t, "bound");
-    bb_table_number(t, bound->bound_s * 1e6, 1);
-    for (int c = 0; c < (full ? 4 : 2); c++)
-        bb_table_missing(t);
-    for (int c = 0; c < 11; c++)
-        bb_table_missing(t);
-    bb_table_text(t, "ok");
-    bb_table_row_end(t);
-}
-
-/* The reason of the point's fastest method, from the per-side runs and the
- * datatype against the hand pack (notes, after the rows). */
-static void note_point(run_ctx_t *ctx, const method_result_t *mrs, int nm, int best,
-                       const method_result_t *root, const bb_redist_bound_t *bound)
-{
-    bb_table_t *t = bb_run_table(ctx->run);
-    int64_t eb = ctx->o->element_bytes;
-    const method_result_t *pack = NULL, *direct = NULL, *pmpi = NULL, *aut = NULL;
-    for (int i = 0; i < nm; i++) {
-        if (mrs[i].method == BB_REDIST_PACK) pack = &mrs[i];
-        if (mrs[i].method == BB_REDIST_DIRECT) direct = &mrs[i];
-        if (mrs[i].method == BB_REDIST_PACK_MPI) pmpi = &mrs[i];
-        if (mrs[i].method == BB_REDIST_AUTO) aut = &mrs[i];
-    }
-    char dt[160] = "";
-    if (pack && pack->median > 0 && (direct || pmpi)) {
-        int len = snprintf(dt, sizeof dt, "; datatype vs hand pack:");
-        if (direct)
-            len += snprintf(dt + len, sizeof dt - (size_t)len, " direct/pack %.2f",
-                            direct->median / pack->median);
-        if (pmpi)
-            snprintf(dt + len, sizeof dt - (size_t)len, " pack-mpi/pack %.2f",
-                     pmpi->median / pack->median);
-    }
-    if (best >= 0) {
-        const method_result_t *b = &mrs[best];
-        const bb_redist_traffic_t *tr = direct ? &direct->traffic : &b->traffic;
-        bb_table_note(t, "N=%lld '%c' %s->%s: fastest %s (%.1f us%s%.2f); fragmentation "
-                      "(direct plan): send runs %.1f el = %.0f B mean, %lld on the busiest "
-                      "rank; recv runs %.1f el = %.0f B mean, %lld%s",
-                      (long long)ctx->n, ctx->command, ctx->o->from[ctx->from],
-                      ctx->o->to[ctx->to], bb_redist_method_name(b->method), b->median * 1e6,
-                      root ? ", root_x " : "", root ? root->median / b->median : 0.0,
-                      tr->send_mean_run_elements, tr->send_mean_run_elements * (double)eb,
-                      (long long)tr->send_runs_max, tr->recv_mean_run_elements,
-                      tr->recv_mean_run_elements * (double)eb, (long long)tr->recv_runs_max,
-                      dt);
-    }
-    if (aut)
-        bb_table_note(t, "  auto ran %s: %s%s", bb_redist_method_name(aut->traffic.chosen),
-                      aut->choice, best >= 0 && mrs[best].median > 0
-                          ? (aut->median <= 1.1 * mrs[best].median ? " (within 10% of the "
-                             "fastest)" : " (more than 10% slower than the fastest)") : "");
-    char host[96] = "not measured: one link rank per host", mem[96] =
-        "none: no local part and no fragmented side", p2p[96] = "none: nothing changes rank";
-    if (bound->ranks_per_host_max > 1 && bound->host_bytes > 0)
-        snprintf(host, sizeof host, "%.1f us for %lld B over %d ranks/host", bound->host_s * 1e6,
-                 (long long)bound->host_bytes, bound->ranks_per_host_max);
-    if (bound->memcpy_bytes > 0)
-        snprintf(mem, sizeof mem, "%.1f us for %lld B", bound->memcpy_s * 1e6,
-                 (long long)bound->memcpy_bytes);
-    if (bound->p2p_bytes > 0 && bound->p2p_ranks[0] != bound->p2p_ranks[1])
-        snprintf(p2p, sizeof p2p, "%.1f us for %lld B", bound->p2p_s * 1e6,
-                 (long long)bound->p2p_bytes);
-    bb_table_note(t, "  bound %.1f us = agree %.1f + flag latency %.1f + max(latency %.1f, "
-                  "p2p %s, memory %s, host %s)", bound->bound_s * 1e6, bound->agree_s * 1e6,
-                  bound->latency_s * 1e6, bound->latency_s * 1e6, p2p, mem, host);
-    for (int i = 0; i < nm; i++)
-        if (bound_failed(&mrs[i], bound))
-            bb_table_note(t, "  BOUND FAILURE: %s's median %.1f us is below the bound %.1f us: "
-                          "the bound does not hold here (efficiency not reported)",
-                          bb_redist_method_name(mrs[i].method), mrs[i].median * 1e6,
-                          bound->bound_s * 1e6);
-}
-
-static bb_map_t *code_map(run_ctx_t *ctx, int engine, const bb_layout_t *lay, int64_t n)
-{
-    bb_redist_link_t *l = ctx->link;
     if (!(engine ? bb_redist_link_is_engine(l) : bb_redist_link_is_driver(l)))
         return NULL;
     bb_map_t *m = NULL;
     if (bb_layout_map(lay, n, bb_redist_link_code_rank(l, engine),
                       bb_redist_link_code_size(l, engine), 1, &m) != BB_OK)
-        bb_bench_fatal(ctx->bench, "cannot generate the layout for N = %lld", (long long)n);
+        bb_run_fatal(run, "cannot generate the layout for N = %lld", (long long)n);
     return m;
 }
 
-/* ---- --workload md: one MD step, three commands on one map pair ----------- */
-
-/* A variant of the md point with what the engine measured of it. */
-typedef struct md_row {
-    bb_md_variant_t v;
-    bb_measure_result_t m;
-    double median;
-} md_row_t;
-
-static const char *md_remap_name(const run_ctx_t *ctx, const bb_md_variant_t *v)
+/* The point's maps (one N and layout pair serve each of its directions). */
+static void point_maps(bb_run_t *run, redist_state_t *st, size_t i)
 {
-    if (v->replicated)
-        return "n/a";
-    return ctx->o->remap_every == 0 ? "none" : v->rebuild ? "rebuild" : "update";
+    const options_t *o = &st->o;
+    bb_redist_point_t *pt = &st->pt;
+    size_t nd = (size_t)o->ndirections, nn = o->elements.n;
+    if (i % nd == 0) {
+        size_t pair = i / (nd * nn);
+        bb_map_free(st->dmap);
+        bb_map_free(st->emap);
+        pt->n = o->elements.values[(i / nd) % nn];
+        st->from = (int)(pair / (size_t)o->nto);
+        st->to = (int)(pair % (size_t)o->nto);
+        st->dmap = code_map(run, st->link, 0, &o->from_layout[st->from], pt->n);
+        st->emap = code_map(run, st->link, 1, &o->to_layout[st->to], pt->n);
+        pt->dmap = st->dmap;
+        pt->emap = st->emap;
+    }
+    pt->command = o->directions[i % nd];
 }
 
-static void md_table_header(run_ctx_t *ctx)
+/* Every method's plans, then the bound's probe for what changes owner (the
+ * direct plan's traffic). */
+static int64_t redist_point_begin(bb_run_t *run, void *state, size_t i)
 {
-    bb_table_t *t = bb_run_table(ctx->run);
-    const options_t *o = ctx->o;
-    bb_table_note(t, "md: one map pair shared by >COORDS (3 doubles), <FORCES (3 doubles) and "
-                  "<ENERGY (1 double, root only); time per step; methods interleaved");
-    if (o->remap_every > 0)
-        bb_table_note(t, "remap every %lld steps, a fraction %g of the engine's elements "
-                      "changing owner: update = set_engine_map + update_maps (MDI_Set_Map, "
-                      "MDI_Update_Maps), rebuild = the plans created again",
-                      (long long)o->remap_every, o->remap_fraction);
-    bb_table_column(t, "N", NULL, "global elements", 8);
-    bb_table_column(t, "from", NULL, "the driver's layout", 16);
-    bb_table_column(t, "to", NULL, "the engine's layout", 8);
-    bb_table_column(t, "method", NULL, NULL, 12);
-    bb_table_column(t, "remap", NULL, "none, update (map update) or rebuild (new plans)", 7);
-    bb_table_time_columns(t, "step", "one step: >COORDS, <FORCES, <ENERGY and any remap",
-                          bb_run_full(ctx->run));
-    bb_table_column(t, "coords", "us", "median of >COORDS alone (medians do not add)", 0);
-    bb_table_column(t, "forces", "us", "median of <FORCES alone", 0);
-    bb_table_column(t, "energy", "us", "median of <ENERGY alone", 0);
-    bb_table_column(t, "remap", "us", "median remap time per step (a remap every K steps, "
-                    "so about its cost / K)", 0);
-    bb_table_column(t, "setup", "us", "the three plans' setup, rank maximum", 0);
-    if (o->mode == BB_REDIST_MODE_MDI)
-        bb_table_note(t, "replicated: LAMMPS fix mdi/qm's baseline, the engine holding all N "
-                      "on every rank (coordinates MPI_Allreduce over the driver, one message, "
-                      "MPI_Bcast; forces MPI_Reduce over the engine, one message, MPI_Bcast)");
-    bb_table_column(t, "root_x", NULL, "root's (same remap) step_us / this step_us", 0);
-    bb_table_column(t, "status", NULL, "ok; fastest; wrong-data; refused", 0);
-}
-
-static void md_record(run_ctx_t *ctx, const md_row_t *row, const md_row_t *root)
-{
-    const bb_md_variant_t *v = &row->v;
-    const char *scope = "step/max-rank";
-    char from[64], to[64];
-    bb_layout_format(&ctx->o->from_layout[ctx->from], from, sizeof from);
-    bb_layout_format(&ctx->o->to_layout[ctx->to], to, sizeof to);
-    cJSON *p = cJSON_CreateObject(), *q = cJSON_CreateObject(), *first = cJSON_CreateObject();
-    cJSON_AddStringToObject(p, "workload", "md");
-    cJSON_AddNumberToObject(p, "elements", (double)ctx->n);
-    cJSON_AddStringToObject(p, "method", v->replicated ? "replicated"
-                                                       : bb_redist_method_name(v->method));
-    cJSON_AddStringToObject(p, "remap", md_remap_name(ctx, v));
-    cJSON_AddNumberToObject(p, "remap_every", (double)ctx->o->remap_every);
-    cJSON_AddNumberToObject(p, "remap_fraction", ctx->o->remap_fraction);
-    cJSON_AddStringToObject(p, "from", from);
-    cJSON_AddStringToObject(p, "to", to);
-    for (int i = 0; i < BB_MD_PARTS; i++) {
-        bb_quantities_add(q, bb_md_part_name(i),
-                          bb_quantity_timing(bb_measure_part(&row->m, i),
-                                             (size_t)row->m.samples, scope, NULL));
-        bb_quantities_add(first, bb_md_part_name(i),
-                          bb_quantity_value(row->m.first[i], "s", scope));
-    }
-    bb_quantities_add(q, "setup.total",
-                      v->replicated ? bb_quantity_null("s", "plan/max-rank", "replicated: no "
-                                                       "plan, every rank holds all N")
-                                    : bb_quantity_value(v->setup_s, "s", "plan/max-rank"));
-    bb_quantities_add(q, "ratio.root",
-                      root && row->median > 0
-                          ? bb_quantity_value(root->median / row->median, "ratio", scope)
-                          : bb_quantity_null("ratio", scope, "root was not measured"));
-    cJSON *steps = bb_quantity_value((double)v->step, "count", "run/rank");
-    cJSON_AddFalseToObject(steps, "deterministic");
-    bb_quantities_add(q, "redist.steps_checked", steps);
-    cJSON *remaps = bb_quantity_value((double)v->remaps, "count", "run/rank");
-    cJSON_AddFalseToObject(remaps, "deterministic");
-    bb_quantities_add(q, "redist.remaps", remaps);
-    bb_quantities_add(q, "redist.wrong_messages",
-                      bb_quantity_value((double)v->wrong, "count", "run/all-ranks"));
-    bb_quantities_add_unobservable(q);
-    bb_refusal_t none = {BB_STAGE_NONE, -1, 0};
-    bb_record_add_point(bb_bench_record(ctx->bench), p, v->refused > 0 ? "refused" : "ok",
-                        v->refused > 0 ? &none : NULL, first, q);
-}
-
-static int md_point(bb_run_t *run, run_ctx_t *ctx)
-{
-    const options_t *o = ctx->o;
-    int nv = 0, modes = o->remap_every > 0 ? 2 : 1, code = BB_EXIT_OK;
-    int cap = o->nmethods * modes + 1;
-    const bb_md_point_t pt = {
-        .bench = ctx->bench, .link = ctx->link, .comm = ctx->comm, .n = ctx->n,
-        .dmap = ctx->dmap, .emap = ctx->emap, .dmap1 = ctx->md_dmap1, .emap1 = ctx->md_emap1,
-        .to = &o->to_layout[ctx->to], .remap_every = o->remap_every,
-        .remap_fraction = o->remap_fraction,
-    };
-    md_row_t *rows = calloc((size_t)cap, sizeof *rows);
-    bb_measure_variant_t *mv = calloc((size_t)cap, sizeof *mv);
-    bb_measure_result_t *res = calloc((size_t)cap, sizeof *res);
-    if (rows == NULL || mv == NULL || res == NULL)
-        bb_run_fatal(run, "out of memory");
-    for (int m = 0; m < o->nmethods; m++)
-        for (int r = 0; r < modes; r++) {
-            bb_md_variant_init(&pt, &rows[nv].v, o->methods[m], r);
-            mv[nv] = (bb_measure_variant_t){ .nparts = BB_MD_PARTS, .call = bb_md_step_call,
-                                             .arg = &rows[nv].v };
-            nv++;
-        }
-    /* the replicated baseline needs two codes */
-    if (o->mode == BB_REDIST_MODE_MDI) {
-        bb_md_replicated_init(&pt, &rows[nv].v);
-        mv[nv] = (bb_measure_variant_t){ .nparts = BB_MD_PARTS, .call = bb_md_replicated_call,
-                                         .arg = &rows[nv].v };
-        nv++;
-    }
-    bb_run_measure_set(run, "measuring the md step", mv, nv, BB_SHARE_MIN, res);
-    int best = -1;
-    for (int i = 0; i < nv; i++) {
-        md_row_t *row = &rows[i];
-        bb_md_variant_t *v = &row->v;
-        row->m = res[i];
-        int64_t local[2] = {v->wrong, v->refused}, agreed[2];
-        if (bb_agree_max(ctx->comm, local, 2, agreed) != MPI_SUCCESS)
-            bb_run_fatal(run, "MPI_Allreduce failed");
-        v->wrong = agreed[0];
-        v->refused = agreed[1];
-        row->median = bb_stats_median(bb_measure_part(&row->m, BB_MD_STEP),
-                                      (size_t)row->m.samples);
-        if (v->wrong == 0 && v->refused == 0 && (best < 0 || row->median < rows[best].median))
-            best = i;
-    }
-    if (bb_run_rank(run) == 0) {
-        bb_table_t *t = bb_run_table(run);
-        for (int i = 0; i < nv; i++) {
-            const md_row_t *row = &rows[i], *root = NULL;
-            const bb_md_variant_t *v = &row->v;
-            for (int j = 0; j < nv; j++)
-                if (rows[j].v.method == BB_REDIST_ROOT && !rows[j].v.replicated
-                    && rows[j].v.rebuild == v->rebuild)
-                    root = &rows[j];
-            size_t n = (size_t)row->m.samples;
-            char from[64], to[64];
-            bb_layout_format(&o->from_layout[ctx->from], from, sizeof from);
-            bb_layout_format(&o->to_layout[ctx->to], to, sizeof to);
-            bb_table_integer(t, ctx->n);
-            bb_table_text(t, from);
-            bb_table_text(t, to);
-            bb_table_text(t, v->replicated ? "replicated" : bb_redist_method_name(v->method));
-            bb_table_text(t, md_remap_name(ctx, v));
-            bb_table_time_cells(t, bb_measure_part(&row->m, BB_MD_STEP), n, row->m.reps,
-                                bb_run_full(run));
-            for (int p = BB_MD_COORDS; p <= BB_MD_ENERGY; p++)
-                bb_table_number(t, bb_stats_median(bb_measure_part(&row->m, p), n) * 1e6, 1);
-            if (o->remap_every > 0 && !v->replicated)
-                bb_table_number(t, bb_stats_median(bb_measure_part(&row->m, BB_MD_REMAP), n)
-                                       * 1e6, 1);
-            else
-                bb_table_missing(t);
-            if (v->replicated)
-                bb_table_missing(t);  /* no plan: nothing to set up */
-            else
-                bb_table_number(t, v->setup_s * 1e6, 1);
-            if (root && row->median > 0 && !v->wrong && !v->refused)
-                bb_table_number(t, root->median / row->median, 2);
-            else
-                bb_table_missing(t);
-            bb_table_text(t, v->wrong ? "wrong-data" : v->refused ? "refused"
-                             : i == best ? "fastest" : "ok");
-            bb_table_row_end(t);
-            md_record(ctx, row, root);
+    redist_state_t *st = state;
+    const options_t *o = &st->o;
+    int have_direct = 0;
+    point_maps(run, st, i);
+    for (int m = 0; m < o->nmethods; m++) {
+        bb_redist_candidate_prepare(&st->cands[m], &st->pt, o->methods[m],
+                                    bb_run_settings(run)->samples);
+        if (o->methods[m] == BB_REDIST_DIRECT) {
+            st->direct = st->cands[m].traffic;
+            have_direct = 1;
         }
     }
-    for (int i = 0; i < nv; i++) {
-        bb_md_variant_t *v = &rows[i].v;
-        if (v->wrong > 0 || v->refused > 0) {
-            bb_run_note(run, "error: md %s (%s) N=%lld: %lld wrong messages, %lld refused",
-                        v->replicated ? "replicated" : bb_redist_method_name(v->method),
-                        md_remap_name(ctx, v), (long long)ctx->n, (long long)v->wrong,
-                        (long long)v->refused);
-            code = BB_EXIT_FAILURE;
-        }
-        bb_md_variant_free(v);
-        bb_measure_result_clear(&rows[i].m);
+    if (!have_direct) {
+        bb_redist_setup_t su;
+        bb_redist_plan_t *direct = bb_redist_point_plan(&st->pt, BB_REDIST_DIRECT, &su);
+        if (bb_redist_plan_traffic(direct, &st->direct) != BB_OK)
+            bb_run_fatal(run, "traffic: MPI error");
+        bb_redist_plan_destroy(direct);
     }
-    free(rows);
-    free(mv);
-    free(res);
-    return code;
+    bb_status_t s = bb_redist_probe_for_traffic(st->link, &st->direct, o->element_bytes,
+                                                &st->probe);
+    if (s != BB_OK)
+        bb_run_fatal(run, "bound: %s", bb_status_string(s));
+    return 0;  /* the record's payload is the plan's traffic (redist_quantities) */
 }
 
-/* ---- one point: layouts, an N and a direction -------------------------------- */
-
-typedef struct redist_state {
-    options_t o;
-    run_ctx_t ctx;
-    method_result_t mrs[BB_REDIST_METHODS];
-    char **ratios;               /* one summary line per point (rank 0) */
-    size_t nratios;
-} redist_state_t;
-
-static void ratio_line(redist_state_t *st, const method_result_t *root, int nm)
+/* The medians, the bound from its probe's samples, the plans freed. */
+static void redist_point_end(bb_run_t *run, void *state)
 {
-    run_ctx_t *ctx = &st->ctx;
+    redist_state_t *st = state;
+    for (int m = 0; m < st->o.nmethods; m++)
+        bb_redist_candidate_release(&st->cands[m], &bb_run_row(run, m)->m);
+    const bb_measure_result_t *probe = &bb_run_row(run, st->o.nmethods)->m;
+    const double *parts[BB_PROBE_PARTS];
+    for (int p = 0; p < BB_PROBE_PARTS; p++)
+        parts[p] = bb_measure_part(probe, p);
+    bb_redist_probe_bound(st->probe, parts, (size_t)probe->samples, &st->bound);
+    bb_redist_probe_free(st->probe);
+    st->probe = NULL;
+}
+
+/* ---- a method's line and record point: what the runner does not write --------- */
+
+static void layout_names(const redist_state_t *st, char *from, char *to, size_t len)
+{
+    bb_layout_format(&st->o.from_layout[st->from], from, len);
+    bb_layout_format(&st->o.to_layout[st->to], to, len);
+}
+
+static void redist_key_cells(bb_run_t *run, void *state)
+{
+    const redist_state_t *st = state;
+    bb_table_t *t = bb_run_table(run);
+    char from[64], to[64], dir[2] = {(char)st->pt.command, '\0'};
+    layout_names(st, from, to, sizeof from);
+    bb_table_integer(t, st->pt.n);
+    bb_table_text(t, dir);
+    bb_table_text(t, from);
+    bb_table_text(t, to);
+}
+
+static void redist_row_columns(bb_run_t *run, void *state, const bb_row_t *row)
+{
+    (void)state, (void)row;
+    bb_redist_candidate_columns(bb_run_table(run), bb_run_rank_stat_words(run));
+}
+
+static void redist_row_cells(bb_run_t *run, void *state, const bb_row_t *row)
+{
+    redist_state_t *st = state;
+    bb_redist_candidate_cells(bb_run_table(run), row->data, root_of(st),
+                              bb_row_median(row, BB_MESSAGE_PAYLOAD), failed(run, row->index),
+                              &st->bound);
+}
+
+static const char *redist_row_status(bb_run_t *run, void *state, const bb_row_t *row)
+{
+    redist_state_t *st = state;
+    return row->agreed.wrong ? "wrong-data" : row->agreed.refused_calls ? "refused"
+           : bb_redist_bound_failed(row->data, &st->bound) ? "bound-failure"
+           : row->index == fastest(run, st) ? "fastest" : "ok";
+}
+
+/* The point's ratios root/method, one line for the summary after the table. */
+static void ratio_line(bb_run_t *run, redist_state_t *st)
+{
+    const bb_redist_candidate_t *root = root_of(st);
     char line[512];
     int len = snprintf(line, sizeof line, "P=%d %s->%s %lldB N=%lld '%c':",
-                       bb_bench_size(ctx->bench), st->o.from[ctx->from], st->o.to[ctx->to],
-                       (long long)st->o.element_bytes, (long long)ctx->n, ctx->command);
-    for (int i = 0; i < nm && len < (int)sizeof line; i++) {
-        const method_result_t *mr = &st->mrs[i];
-        if (mr->method == BB_REDIST_ROOT)
+                       bb_run_size(run), st->o.from[st->from], st->o.to[st->to],
+                       (long long)st->o.element_bytes, (long long)st->pt.n, st->pt.command);
+    for (int i = 0; i < st->o.nmethods && len < (int)sizeof line; i++) {
+        const bb_redist_candidate_t *c = &st->cands[i];
+        if (c->method == BB_REDIST_ROOT)
             continue;
-        if (root && mr->median > 0 && !mr->wrong_messages && !mr->refused)
+        if (root && c->median > 0 && !failed(run, i))
             len += snprintf(line + len, sizeof line - (size_t)len, " %s %.2f",
-                            bb_redist_method_name(mr->method), root->median / mr->median);
+                            bb_redist_method_name(c->method), root->median / c->median);
         else
             len += snprintf(line + len, sizeof line - (size_t)len, " %s -",
-                            bb_redist_method_name(mr->method));
+                            bb_redist_method_name(c->method));
     }
     char **grown = realloc(st->ratios, (st->nratios + 1) * sizeof *grown);
     if (grown == NULL)
@@ -922,96 +293,110 @@ static void ratio_line(redist_state_t *st, const method_result_t *root, int nm)
         st->nratios++;
 }
 
-static int redist_point(bb_run_t *run, void *state, size_t i)
+/* After the methods' lines: the bound's line (its formula's value, its parts
+ * in the notes), then the point's notes. */
+static void redist_point_lines(bb_run_t *run, void *state)
 {
     redist_state_t *st = state;
+    bb_table_t *t = bb_run_table(run);
+    redist_key_cells(run, state);
+    bb_table_text(t, "bound");
+    bb_table_number(t, st->bound.bound_s * 1e6, 1);
+    for (int c = 0; c < (bb_run_full(run) ? 4 : 2) + 11; c++)
+        bb_table_missing(t);
+    bb_table_text(t, "ok");
+    bb_table_row_end(t);
+    bb_redist_candidates_note(t, st->cands, st->o.nmethods, fastest(run, st), &st->bound,
+                              st->o.from[st->from], st->o.to[st->to]);
+    ratio_line(run, st);
+}
+
+static cJSON *redist_parameters(bb_run_t *run, void *state, const bb_row_t *row)
+{
+    const redist_state_t *st = state;
     const options_t *o = &st->o;
-    run_ctx_t *ctx = &st->ctx;
-    int code = BB_EXIT_OK, nm = o->nmethods;
-    size_t nd = (size_t)o->ndirections, nn = o->elements.n;
-    /* the maps of one N and layout pair serve each of its directions */
-    if (i % nd == 0) {
-        size_t pair = i / (nd * nn);
-        bb_map_free(ctx->dmap);
-        bb_map_free(ctx->emap);
-        ctx->n = o->elements.values[(i / nd) % nn];
-        ctx->from = (int)(pair / (size_t)o->nto);
-        ctx->to = (int)(pair % (size_t)o->nto);
-        ctx->dmap = code_map(ctx, 0, &o->from_layout[ctx->from], ctx->n);
-        ctx->emap = code_map(ctx, 1, &o->to_layout[ctx->to], ctx->n);
-    }
-    ctx->command = o->directions[i % nd];
-    if (o->md)
-        return md_point(run, ctx);
-    for (int m = 0; m < nm; m++)
-        method_prepare(ctx, o->methods[m], &st->mrs[m]);
-    /* what changes owner, and so the bound, comes from the direct plan */
-    bb_redist_traffic_t dt;
-    int have_direct = 0;
-    for (int m = 0; m < nm; m++)
-        if (o->methods[m] == BB_REDIST_DIRECT) {
-            dt = st->mrs[m].traffic;
-            have_direct = 1;
+    char from[64], to[64], dir[2] = {(char)st->pt.command, '\0'};
+    int ranks = bb_run_size(run), mdi = o->mode == BB_REDIST_MODE_MDI;
+    (void)row;  /* the runner adds "method" */
+    layout_names(st, from, to, sizeof from);
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddNumberToObject(p, "elements", (double)st->pt.n);
+    cJSON_AddNumberToObject(p, "element_bytes", (double)o->element_bytes);
+    cJSON_AddStringToObject(p, "direction", dir);
+    cJSON_AddStringToObject(p, "mode", mdi ? "mdi" : "intra");
+    cJSON_AddNumberToObject(p, "driver_ranks", mdi ? o->driver_ranks : ranks);
+    cJSON_AddNumberToObject(p, "engine_ranks", mdi ? ranks - o->driver_ranks : ranks);
+    cJSON_AddStringToObject(p, "from", from);
+    cJSON_AddStringToObject(p, "to", to);
+    cJSON_AddNumberToObject(p, "messages_per_plan", (double)o->messages);
+    return p;
+}
+
+static const char *plan_scope(bb_run_t *run)
+{
+    return bb_run_settings(run)->rank_stat == BB_RANK_STAT_MEAN ? "plan/mean-rank"
+                                                                : "plan/max-rank";
+}
+
+static void redist_first_call(bb_run_t *run, void *state, const bb_row_t *row, cJSON *first)
+{
+    (void)state;
+    bb_redist_candidate_first(first, row->data, plan_scope(run));
+}
+
+static cJSON *redist_quantities(bb_run_t *run, void *state, const bb_row_t *row, cJSON *q)
+{
+    redist_state_t *st = state;
+    const bb_redist_candidate_t *c = row->data;
+    const bb_redist_bound_t *bound = &st->bound;
+    const char *scope = bb_measure_scope(&row->m);
+    bb_redist_candidate_quantities(q, c, root_of(st), &st->direct, scope, plan_scope(run));
+    /* How many messages were checked follows the reps (and so the budget and
+     * the machine's speed): a measurement, never a contract. */
+    cJSON *checked = bb_quantity_value((double)(row->m.calls - row->agreed.refused_calls),
+                                       "count", "run/rank");
+    cJSON_AddFalseToObject(checked, "deterministic");
+    bb_quantities_add(q, "redist.messages_checked", checked);
+    const bb_measure_result_t *probe = &bb_run_row(run, st->o.nmethods)->m;
+    bb_redist_bound_quantities(q, bound, bb_measure_part(probe, BB_PROBE_TOTAL),
+                               (size_t)probe->samples, scope);
+    bb_quantities_add(q, "efficiency",
+                      !(c->median > 0 && bound->bound_s > 0)
+                          ? bb_quantity_null("ratio", scope, "nothing to move: the bound "
+                                             "is zero")
+                      : bb_redist_bound_failed(c, bound)
+                          ? bb_quantity_null("ratio", scope, "bound failure: the bound is "
+                                             "above the measured median (a bound that "
+                                             "does not hold, not a result)")
+                          : bb_quantity_value(bound->bound_s / c->median, "ratio", scope));
+    bb_quantities_add(q, "redist.wrong_messages",
+                      bb_quantity_value((double)row->agreed.wrong, "count", "run/all-ranks"));
+    /* auto's choice follows a calibrated threshold, a measurement: what its
+     * plan holds and moves is then one too.  The break-even count follows
+     * times everywhere. */
+    cJSON *item;
+    cJSON_ArrayForEach(item, q) {
+        if (c->method == BB_REDIST_AUTO ||
+            strcmp(item->string, "amortize.break_even_messages") == 0) {
+            cJSON_DeleteItemFromObjectCaseSensitive(item, "deterministic");
+            cJSON_AddBoolToObject(item, "deterministic", 0);
         }
-    if (!have_direct) {
-        bb_redist_setup_t su;
-        bb_redist_plan_t *direct = plan_build(ctx, BB_REDIST_DIRECT, &su);
-        if (bb_redist_plan_traffic(direct, &dt) != BB_OK)
-            bb_run_fatal(run, "traffic: MPI error");
-        bb_redist_plan_destroy(direct);
     }
-    bb_redist_probe_t *probe = NULL;
-    bb_status_t s = bb_redist_probe_for_traffic(ctx->link, &dt, o->element_bytes, &probe);
-    if (s != BB_OK)
-        bb_run_fatal(run, "bound: %s", bb_status_string(s));
-    bb_measure_variant_t v[BB_REDIST_METHODS + 1];
-    bb_measure_result_t res[BB_REDIST_METHODS + 1];
-    for (int m = 0; m < nm; m++)
-        v[m] = (bb_measure_variant_t){ .nparts = T_N, .ncounts = 0, .call = message_call,
-                                       .arg = &st->mrs[m] };
-    v[nm] = (bb_measure_variant_t){ .nparts = BB_PROBE_PARTS, .ncounts = 0,
-                                    .call = bb_redist_probe_call, .arg = probe };
-    bb_run_measure_set(run, "measuring the methods", v, nm + 1, BB_SHARE_MIN, res);
-    const method_result_t *root = NULL;
-    for (int m = 0; m < nm; m++) {
-        st->mrs[m].m = res[m];
-        method_conclude(ctx, &st->mrs[m]);
-        if (st->mrs[m].method == BB_REDIST_ROOT)
-            root = &st->mrs[m];
-    }
-    const double *parts[BB_PROBE_PARTS];
-    for (int p = 0; p < BB_PROBE_PARTS; p++)
-        parts[p] = bb_measure_part(&res[nm], p);
-    bb_redist_bound_t bound;
-    bb_redist_probe_bound(probe, parts, (size_t)res[nm].samples, &bound);
-    bb_redist_probe_free(probe);
-    int best = -1;
-    for (int m = 0; m < nm; m++) {
-        const method_result_t *mr = &st->mrs[m];
-        if (mr->wrong_messages == 0 && mr->refused == 0 && mr->median > 0
-            && (best < 0 || mr->median < st->mrs[best].median))
-            best = m;
-    }
-    if (bb_run_rank(run) == 0) {
-        table_point(ctx, st->mrs, nm, root, best, &bound);
-        note_point(ctx, st->mrs, nm, best, root, &bound);
-        for (int m = 0; m < nm; m++)
-            record_method(ctx, &st->mrs[m], root, &dt, &bound, &res[nm]);
-        ratio_line(st, root, nm);
-    }
-    bb_measure_result_clear(&res[nm]);
-    for (int m = 0; m < nm; m++) {
-        const method_result_t *mr = &st->mrs[m];
-        if (mr->wrong_messages > 0 || mr->refused > 0) {
-            bb_run_note(run, "error: %s %c N=%lld: %lld messages with wrong data, "
-                        "%lld refused", bb_redist_method_name(mr->method), ctx->command,
-                        (long long)ctx->n, (long long)mr->wrong_messages,
-                        (long long)mr->refused);
-            code = BB_EXIT_FAILURE;
-        }
-        method_result_free(&st->mrs[m]);
-    }
-    return code;
+    return NULL;
+}
+
+/* The method that ran, beside (not among) the parameters that name the
+ * point: auto's choice may differ between machines. */
+static void redist_point_added(bb_run_t *run, void *state, const bb_row_t *row, cJSON *point)
+{
+    const bb_redist_candidate_t *c = row->data;
+    cJSON *choice = cJSON_AddObjectToObject(point, "choice");
+    (void)run, (void)state;
+    cJSON_AddStringToObject(choice, "method", bb_redist_method_name(c->traffic.chosen));
+    if (c->method == BB_REDIST_AUTO)
+        cJSON_AddStringToObject(choice, "reason", c->choice);
+    else
+        cJSON_AddNullToObject(choice, "reason");
 }
 
 /* ---- the descriptor ------------------------------------------------------- */
@@ -1225,39 +610,63 @@ static size_t redist_validate(bb_run_t *run, void *state)
         check_layout_fits(run, "--from", o->from[i], &o->from_layout[i], dr);
     for (int i = 0; i < o->nto; i++)
         check_layout_fits(run, "--to", o->to[i], &o->to_layout[i], er);
+    /* a line and a record point per method, and the bound (hidden); md
+     * measures its own variants (md_point) */
+    for (int m = 0; m < o->nmethods && !o->md; m++)
+        bb_run_add_row(run, o->methods[m], 0, NULL, NULL)->data = &st->cands[m];
+    if (!o->md)
+        bb_run_add_row(run, V_BOUND, 0, NULL, NULL);
     /* (the root methods move their arrays in pieces: no INT_MAX limit here) */
     return o->elements.n * (size_t)o->ndirections * (size_t)o->nfrom * (size_t)o->nto;
 }
-
 static void redist_setup(bb_run_t *run, void *state)
 {
     redist_state_t *st = state;
-    run_ctx_t *ctx = &st->ctx;
     const options_t *o = &st->o;
-    ctx->run = run;
-    ctx->bench = bb_run_bench(run);
-    ctx->o = o;
-    bb_status_t s = bb_redist_link_create(bb_bench_world(ctx->bench), o->mode,
+    bb_table_t *t = bb_run_table(run);
+    for (int m = 0; m < BB_REDIST_METHODS; m++)
+        if (strcmp(redist_variants[m].name, bb_redist_method_name((bb_redist_method_t)m)))
+            bb_run_fatal(run, "variant %d is '%s', the library's method '%s'", m,
+                         redist_variants[m].name, bb_redist_method_name((bb_redist_method_t)m));
+    bb_status_t s = bb_redist_link_create(bb_bench_world(bb_run_bench(run)), o->mode,
                                           o->mode == BB_REDIST_MODE_MDI ? o->driver_ranks : 0,
-                                          &ctx->link);
+                                          &st->link);
     if (s != BB_OK)
         bb_run_fatal(run, "cannot create the link: %s", bb_status_string(s));
-    ctx->comm = bb_redist_link_comm(ctx->link);
+    st->pt = (bb_redist_point_t){ .bench = bb_run_bench(run), .link = st->link,
+                                  .comm = bb_redist_link_comm(st->link),
+                                  .element_bytes = o->element_bytes,
+                                  .messages_per_plan = o->messages,
+                                  .rank_stat = bb_run_settings(run)->rank_stat };
     if (o->md) {
         /* <ENERGY: one double, on each code's rank 0 */
         int64_t zero = 0;
-        bb_redist_link_t *l = ctx->link;
+        bb_redist_link_t *l = st->link;
         if ((bb_redist_link_is_driver(l)
              && bb_map_create(1, &zero, bb_redist_link_code_rank(l, 0) == 0, 1,
-                              &ctx->md_dmap1) != BB_OK)
+                              &st->md_dmap1) != BB_OK)
             || (bb_redist_link_is_engine(l)
                 && bb_map_create(1, &zero, bb_redist_link_code_rank(l, 1) == 0, 1,
-                                 &ctx->md_emap1) != BB_OK))
+                                 &st->md_emap1) != BB_OK))
             bb_run_fatal(run, "cannot create the energy maps");
-        md_table_header(ctx);
-    } else {
-        table_header(ctx);
+        bb_md_columns(run, o->mode == BB_REDIST_MODE_MDI, o->remap_every, o->remap_fraction);
+        return;
     }
+    if (o->mode == BB_REDIST_MODE_MDI)
+        bb_table_note(t, "mdi: driver ranks [0, %d) ('from' layout), engine ranks [%d, %d) "
+                      "('to' layout), %lld-byte elements", o->driver_ranks, o->driver_ranks,
+                      bb_run_size(run), (long long)o->element_bytes);
+    else
+        bb_table_note(t, "intra: %d ranks, layouts 'from' ('>' from) and 'to' ('<' from), "
+                      "%lld-byte elements", bb_run_size(run), (long long)o->element_bytes);
+    bb_table_note(t, "methods and the bound are measured interleaved, sample by sample, with "
+                  "one reps figure (the fewest any fits to the budget); %lld samples, each "
+                  "the per-message mean of a block, %s",
+                  (long long)bb_run_settings(run)->samples, bb_run_rank_stat_words(run));
+    bb_table_column(t, "N", NULL, "global elements", 8);
+    bb_table_column(t, "dir", NULL, "'>' driver to engine, '<' engine to driver", 3);
+    bb_table_column(t, "from", NULL, "the driver's layout", 16);
+    bb_table_column(t, "to", NULL, "the engine's layout", 8);
 }
 
 static void redist_label(const void *state, size_t i, char *buf, size_t len)
@@ -1270,11 +679,29 @@ static void redist_label(const void *state, size_t i, char *buf, size_t len)
              o->directions[i % nd]);
 }
 
+/* --workload md: the point's maps, then its own variants. */
+static int redist_md_point(bb_run_t *run, void *state, size_t i)
+{
+    redist_state_t *st = state;
+    const options_t *o = &st->o;
+    char from[64], to[64];
+    point_maps(run, st, i);
+    const bb_md_point_t pt = {
+        .bench = st->pt.bench, .link = st->link, .comm = st->pt.comm, .n = st->pt.n,
+        .dmap = st->dmap, .emap = st->emap, .dmap1 = st->md_dmap1, .emap1 = st->md_emap1,
+        .to = &o->to_layout[st->to], .remap_every = o->remap_every,
+        .remap_fraction = o->remap_fraction,
+    };
+    layout_names(st, from, to, sizeof from);
+    return bb_md_point_measure(run, &pt, o->methods, o->nmethods,
+                               o->mode == BB_REDIST_MODE_MDI, from, to);
+}
+
 static int redist_finish(bb_run_t *run, void *state)
 {
     redist_state_t *st = state;
     bb_table_t *t = bb_run_table(run);
-    double thr = bb_redist_link_auto_threshold(st->ctx.link);
+    double thr = bb_redist_link_auto_threshold(st->link);
     if (!st->o.md) {
         bb_table_note(t, "auto's threshold (calibrated at link creation, a measurement): %.0f B "
                       "per contiguous run", thr);
@@ -1283,30 +710,19 @@ static int redist_finish(bb_run_t *run, void *state)
         for (size_t i = 0; i < st->nratios; i++)
             bb_table_note(t, "  %s", st->ratios[i]);
     }
-    if (bb_run_rank(run) == 0) {
-        cJSON *summary = cJSON_CreateObject();
-        cJSON_AddStringToObject(summary, "bound_note",
-                                "bound = agree + latency + max(latency, p2p, memory, host), "
-                                "each the best sample of a probe measured interleaved with "
-                                "the methods: agree = MPI_Allreduce of int64[18] over the "
-                                "link; latency = one-way time of 1 byte; p2p = one-way time "
-                                "of the largest bytes into or out of any rank; memory = memcpy "
-                                "of the largest local part or fragmented side; host = every "
-                                "rank copying its share of the bytes changing owner at once "
-                                "(only when a host holds 2 or more link ranks); efficiency = "
-                                "bound / elapsed, null where the bound is above it (a bound "
-                                "failure)");
-        cJSON_AddNumberToObject(summary, "auto_threshold_bytes", thr);
-        bb_record_set(bb_bench_record(bb_run_bench(run)), "run", summary);
+    cJSON *section = bb_run_section(run);  /* rank 0 */
+    if (section != NULL) {
+        cJSON_AddStringToObject(section, "bound_note", BB_REDIST_BOUND_NOTE);
+        cJSON_AddNumberToObject(section, "auto_threshold_bytes", thr);
     }
-    bb_map_free(st->ctx.dmap);
-    bb_map_free(st->ctx.emap);
-    bb_map_free(st->ctx.md_dmap1);
-    bb_map_free(st->ctx.md_emap1);
-    st->ctx.dmap = st->ctx.emap = st->ctx.md_dmap1 = st->ctx.md_emap1 = NULL;
-    if (bb_redist_link_destroy(st->ctx.link) != BB_OK)
+    bb_map_free(st->dmap);
+    bb_map_free(st->emap);
+    bb_map_free(st->md_dmap1);
+    bb_map_free(st->md_emap1);
+    st->dmap = st->emap = st->md_dmap1 = st->md_emap1 = NULL;
+    if (bb_redist_link_destroy(st->link) != BB_OK)
         bb_run_fatal(run, "cannot free the link");
-    st->ctx.link = NULL;
+    st->link = NULL;
     return BB_EXIT_OK;
 }
 
@@ -1319,10 +735,25 @@ static void redist_teardown(void *state)
     free(st->ratios);
     st->ratios = NULL;
     st->nratios = 0;
+    for (int m = 0; m < BB_REDIST_METHODS; m++)
+        bb_redist_candidate_clear(&st->cands[m]);
 }
 
 /* The seed's own defaults of the measurement options. */
 static const bb_measure_settings_t default_settings = { .samples = 3, .budget_s = 0.02, .warmup = 1 };
+
+static const bb_long_table_t redist_table = {
+    .label_column = "method",
+    .label_legend = "bound: the machine's lower bound (agree + latency + max(latency, p2p, "
+                    "memory, host), each its best sample)",
+    .label_width = 12,
+    .time_column = "msg",
+    .time_legend = "one message: recv_dist flag, admission and payload",
+    .status_legend = "ok; fastest (this point's fastest method); bound-failure (bound above "
+                     "msg_us: the bound is wrong, not a result); wrong-data; refused",
+    .row_status = redist_row_status,
+    .point_lines = redist_point_lines,
+};
 
 static const bb_bench_desc_t redist_bench = {
     .program = "bbench-redist",
@@ -1347,9 +778,28 @@ static const bb_bench_desc_t redist_bench = {
     .validate = redist_validate,
     .setup = redist_setup,
     .label = redist_label,
-    .point = redist_point,
+    .point = redist_md_point,
     .finish = redist_finish,
     .teardown = redist_teardown,
+    .variants = redist_variants,
+    .nvariants = V_N,
+    .part_names = redist_part_names,
+    .nparts = BB_MESSAGE_PARTS,
+    .point_begin = redist_point_begin,
+    .point_end = redist_point_end,
+    .key_cells = redist_key_cells,
+    .row_columns = redist_row_columns,
+    .row_cells = redist_row_cells,
+    .parameters = redist_parameters,
+    .quantities = redist_quantities,
+    .hidden = 1u << V_BOUND,
+    .hidden_nparts = BB_PROBE_PARTS,
+    .long_table = &redist_table,
+    .share = BB_SHARE_MIN,
+    .first_call = redist_first_call,
+    .point_added = redist_point_added,
+    .mode_key = "method",
+    .no_provider = 1,
 };
 
 int main(int argc, char **argv) { return bb_run_main(&redist_bench, argc, argv); }

@@ -6,6 +6,7 @@
 #include "redist-tags.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -254,6 +255,13 @@ bb_status_t bb_redist_probe_call(void *arg, double *parts, double *counts)
             best[BB_PROBE_HOST] = 0;
         }
     }
+    /* Each part is timed on the rank that does it (the ping on p2p_ranks[0],
+     * the copy on rank a), the others hold 0: every rank takes the part's
+     * maximum, so that the engine's sample (the parts of the rank with the
+     * slowest whole) holds each part whichever rank that is. */
+    if (MPI_Allreduce(MPI_IN_PLACE, &best[BB_PROBE_AGREE], BB_PROBE_PARTS - BB_PROBE_AGREE,
+                      MPI_DOUBLE, MPI_MAX, p->comm) != MPI_SUCCESS)
+        return BB_ERR_MPI;
     for (int i = BB_PROBE_AGREE; i < BB_PROBE_PARTS; i++)
         parts[i] += best[i];
     parts[BB_PROBE_TOTAL] += bb_time_now() - t0;
@@ -350,4 +358,95 @@ bb_status_t bb_redist_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
     b.bound_s = res[0] > res[1] ? res[0] : res[1];
     *out = b;
     return BB_OK;
+}
+
+/* ---- the bound in the record and the table ---------------------------------- */
+
+void bb_redist_bound_quantities(cJSON *q, const bb_redist_bound_t *bound,
+                                const double *probe_total, size_t samples, const char *scope)
+{
+    int pair = bound->p2p_ranks[0] != bound->p2p_ranks[1];
+    bb_quantities_add(q, "bound.agree", bb_quantity_value(bound->agree_s, "s", "run/link"));
+    bb_quantities_add(q, "bound.latency",
+                      pair ? bb_quantity_value(bound->latency_s, "s", "run/pair")
+                           : bb_quantity_null("s", "run/pair", "one rank: no message"));
+    bb_quantities_add(q, "bound.p2p",
+                      bound->p2p_bytes > 0 && pair
+                          ? bb_quantity_value(bound->p2p_s, "s", "run/pair")
+                          : bb_quantity_null("s", "run/pair", "no bytes change rank"));
+    bb_quantities_add(q, "bound.p2p_bytes",
+                      bb_quantity_value((double)bound->p2p_bytes, "byte", scope));
+    bb_quantities_add(q, "bound.memcpy",
+                      bound->memcpy_bytes > 0
+                          ? bb_quantity_value(bound->memcpy_s, "s", "run/rank")
+                          : bb_quantity_null("s", "run/rank", "nothing to copy locally or "
+                                             "to pack"));
+    bb_quantities_add(q, "bound.memcpy_bytes",
+                      bb_quantity_value((double)bound->memcpy_bytes, "byte", scope));
+    bb_quantities_add(q, "bound.host",
+                      bound->ranks_per_host_max > 1 && bound->host_bytes > 0
+                          ? bb_quantity_value(bound->host_s, "s", "run/host")
+                          : bb_quantity_null("s", "run/host",
+                                             bound->ranks_per_host_max > 1
+                                                 ? "no bytes change owner"
+                                                 : "one link rank per host: the network "
+                                                   "ping-pong is the limit"));
+    bb_quantities_add(q, "bound.probe", bb_quantity_timing(probe_total, samples, scope, NULL));
+    bb_quantities_add(q, "bound", bb_quantity_value(bound->bound_s, "s", scope));
+}
+
+void bb_redist_bound_note(bb_table_t *table, const bb_redist_bound_t *bound)
+{
+    char host[96] = "not measured: one link rank per host", mem[96] =
+        "none: no local part and no fragmented side", p2p[96] = "none: nothing changes rank";
+    if (bound->ranks_per_host_max > 1 && bound->host_bytes > 0)
+        snprintf(host, sizeof host, "%.1f us for %lld B over %d ranks/host", bound->host_s * 1e6,
+                 (long long)bound->host_bytes, bound->ranks_per_host_max);
+    if (bound->memcpy_bytes > 0)
+        snprintf(mem, sizeof mem, "%.1f us for %lld B", bound->memcpy_s * 1e6,
+                 (long long)bound->memcpy_bytes);
+    if (bound->p2p_bytes > 0 && bound->p2p_ranks[0] != bound->p2p_ranks[1])
+        snprintf(p2p, sizeof p2p, "%.1f us for %lld B", bound->p2p_s * 1e6,
+                 (long long)bound->p2p_bytes);
+    bb_table_note(table, "  bound %.1f us = agree %.1f + flag latency %.1f + max(latency %.1f, "
+                  "p2p %s, memory %s, host %s)", bound->bound_s * 1e6, bound->agree_s * 1e6,
+                  bound->latency_s * 1e6, bound->latency_s * 1e6, p2p, mem, host);
+}
+
+static cJSON *runs_mean(double v)
+{
+    return v >= 0 ? bb_quantity_value(v, "count", "call/all-ranks")
+                  : bb_quantity_null("count", "call/all-ranks",
+                                     "no slot runs on this side: the root methods move "
+                                     "whole arrays and pick elements one by one, or N = 0");
+}
+
+void bb_redist_traffic_quantities(cJSON *q, const bb_redist_traffic_t *direct,
+                                  const bb_redist_traffic_t *t, const char *scope)
+{
+    bb_quantities_add(q, "redist.bytes_changing_owner",
+                      bb_quantity_value((double)direct->moved_bytes, "byte", "call/all-ranks"));
+    bb_quantities_add(q, "redist.bytes_moved",
+                      bb_quantity_value((double)t->moved_bytes, "byte", "call/all-ranks"));
+    bb_quantities_add(q, "redist.max_in_bytes",
+                      bb_quantity_value((double)t->max_in_bytes, "byte", scope));
+    bb_quantities_add(q, "redist.max_out_bytes",
+                      bb_quantity_value((double)t->max_out_bytes, "byte", scope));
+    bb_quantities_add(q, "redist.max_local_copy_bytes",
+                      bb_quantity_value((double)t->max_self_bytes, "byte", scope));
+    bb_quantities_add(q, "redist.peers_mean",
+                      bb_quantity_value(t->mean_peers, "count", "call/mean-rank"));
+    bb_quantities_add(q, "redist.peers_max",
+                      bb_quantity_value((double)t->max_peers, "count", scope));
+    bb_quantities_add(q, "redist.send_mean_run_elements", runs_mean(t->send_mean_run_elements));
+    bb_quantities_add(q, "redist.recv_mean_run_elements", runs_mean(t->recv_mean_run_elements));
+    bb_quantities_add(q, "redist.send_runs_max",
+                      bb_quantity_value((double)t->send_runs_max, "count", scope));
+    bb_quantities_add(q, "redist.recv_runs_max",
+                      bb_quantity_value((double)t->recv_runs_max, "count", scope));
+    bb_quantities_add(q, "redist.steps", bb_quantity_value((double)t->steps, "count", "call"));
+    bb_quantities_add(q, "memory.plan_bytes_max",
+                      bb_quantity_value((double)t->plan_bytes_max, "byte", "plan/max-rank"));
+    bb_quantities_add(q, "memory.message_bytes_max",
+                      bb_quantity_value((double)t->message_bytes_max, "byte", scope));
 }

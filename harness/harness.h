@@ -257,6 +257,25 @@ bb_status_t bb_redist_probe_call(void *arg, double *parts, double *counts);
 void bb_redist_probe_bound(const bb_redist_probe_t *probe, const double *const parts[],
                            size_t samples, bb_redist_bound_t *bound_out);
 
+/* How the bound is derived, in the record's words (run.bound_note). */
+#define BB_REDIST_BOUND_NOTE "bound = agree + latency + max(latency, p2p, memory, host), " \
+    "each the best sample of a probe measured interleaved with the methods: agree = " \
+    "MPI_Allreduce of int64[18] over the link; latency = one-way time of 1 byte; p2p = " \
+    "one-way time of the largest bytes into or out of any rank; memory = memcpy of the " \
+    "largest local part or fragmented side; host = every rank copying its share of the " \
+    "bytes changing owner at once (only when a host holds 2 or more link ranks); " \
+    "efficiency = bound / elapsed, null where the bound is above it (a bound failure)"
+/* Rank 0.  The bound's quantities (bound.*; bound.probe from the probe's
+ * whole-call samples) into q, under scope where they are per call. */
+void bb_redist_bound_quantities(cJSON *q, const bb_redist_bound_t *bound,
+                                const double *probe_total, size_t samples, const char *scope);
+/* Rank 0.  The bound's note under a point's lines: its parts, in us. */
+void bb_redist_bound_note(bb_table_t *table, const bb_redist_bound_t *bound);
+/* Rank 0.  A plan's traffic as redist.* and memory.* quantities into q;
+ * direct is the direct plan's (what changes owner). */
+void bb_redist_traffic_quantities(cJSON *q, const bb_redist_traffic_t *direct,
+                                  const bb_redist_traffic_t *plan, const char *scope);
+
 /* ------------------------------------------------------------------------ */
 /* Overlap (overlap.c): figures of merit and the compute kernel             */
 /* ------------------------------------------------------------------------ */

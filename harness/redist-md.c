@@ -2,11 +2,12 @@
  * on one map pair (>COORDS, <FORCES, <ENERGY), the engine's remap by map
  * update or rebuild, and the replicated baseline of LAMMPS' fix mdi/qm; the
  * kernels the measurement engine calls, each message checked outside its
- * timing.  The table and record are the benchmark's. */
+ * timing; its table and record (bb_md_point_measure). */
 #include "config.h"
-#include "harness.h"
+#include "redist-bench.h"
 #include "redist-tags.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -382,4 +383,192 @@ void bb_md_variant_free(bb_md_variant_t *v)
     free(v->expect);
     free(v->mine);
     memset(v, 0, sizeof *v);
+}
+
+/* ---- the md point: its table and record -------------------------------------- */
+
+/* A variant of the md point with what the engine measured of it. */
+typedef struct md_row {
+    bb_md_variant_t v;
+    bb_measure_result_t m;
+    double median;
+} md_row_t;
+
+static const char *md_remap_name(const bb_md_variant_t *v)
+{
+    if (v->replicated)
+        return "n/a";
+    return v->pt->remap_every == 0 ? "none" : v->rebuild ? "rebuild" : "update";
+}
+
+void bb_md_columns(bb_run_t *run, int mdi, int64_t remap_every, double remap_fraction)
+{
+    bb_table_t *t = bb_run_table(run);
+    bb_table_note(t, "md: one map pair shared by >COORDS (3 doubles), <FORCES (3 doubles) and "
+                  "<ENERGY (1 double, root only); time per step; methods interleaved");
+    if (remap_every > 0)
+        bb_table_note(t, "remap every %lld steps, a fraction %g of the engine's elements "
+                      "changing owner: update = set_engine_map + update_maps (MDI_Set_Map, "
+                      "MDI_Update_Maps), rebuild = the plans created again",
+                      (long long)remap_every, remap_fraction);
+    bb_table_column(t, "N", NULL, "global elements", 8);
+    bb_table_column(t, "from", NULL, "the driver's layout", 16);
+    bb_table_column(t, "to", NULL, "the engine's layout", 8);
+    bb_table_column(t, "method", NULL, NULL, 12);
+    bb_table_column(t, "remap", NULL, "none, update (map update) or rebuild (new plans)", 7);
+    bb_table_time_columns(t, "step", "one step: >COORDS, <FORCES, <ENERGY and any remap",
+                          bb_run_full(run));
+    bb_table_column(t, "coords", "us", "median of >COORDS alone (medians do not add)", 0);
+    bb_table_column(t, "forces", "us", "median of <FORCES alone", 0);
+    bb_table_column(t, "energy", "us", "median of <ENERGY alone", 0);
+    bb_table_column(t, "remap", "us", "median remap time per step (a remap every K steps, "
+                    "so about its cost / K)", 0);
+    bb_table_column(t, "setup", "us", "the three plans' setup, rank maximum", 0);
+    if (mdi)
+        bb_table_note(t, "replicated: LAMMPS fix mdi/qm's baseline, the engine holding all N "
+                      "on every rank (coordinates MPI_Allreduce over the driver, one message, "
+                      "MPI_Bcast; forces MPI_Reduce over the engine, one message, MPI_Bcast)");
+    bb_table_column(t, "root_x", NULL, "root's (same remap) step_us / this step_us", 0);
+    bb_table_column(t, "status", NULL, "ok; fastest; wrong-data; refused", 0);
+}
+
+static void md_record(bb_run_t *run, const md_row_t *row, const md_row_t *root,
+                      const char *from, const char *to)
+{
+    const bb_md_variant_t *v = &row->v;
+    const char *scope = "step/max-rank";
+    cJSON *p = cJSON_CreateObject(), *q = cJSON_CreateObject(), *first = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "workload", "md");
+    cJSON_AddNumberToObject(p, "elements", (double)v->pt->n);
+    cJSON_AddStringToObject(p, "method", v->replicated ? "replicated"
+                                                       : bb_redist_method_name(v->method));
+    cJSON_AddStringToObject(p, "remap", md_remap_name(v));
+    cJSON_AddNumberToObject(p, "remap_every", (double)v->pt->remap_every);
+    cJSON_AddNumberToObject(p, "remap_fraction", v->pt->remap_fraction);
+    cJSON_AddStringToObject(p, "from", from);
+    cJSON_AddStringToObject(p, "to", to);
+    for (int i = 0; i < BB_MD_PARTS; i++) {
+        bb_quantities_add(q, bb_md_part_name(i),
+                          bb_quantity_timing(bb_measure_part(&row->m, i),
+                                             (size_t)row->m.samples, scope, NULL));
+        bb_quantities_add(first, bb_md_part_name(i),
+                          bb_quantity_value(row->m.first[i], "s", scope));
+    }
+    bb_quantities_add(q, "setup.total",
+                      v->replicated ? bb_quantity_null("s", "plan/max-rank", "replicated: no "
+                                                       "plan, every rank holds all N")
+                                    : bb_quantity_value(v->setup_s, "s", "plan/max-rank"));
+    bb_quantities_add(q, "ratio.root",
+                      root && row->median > 0
+                          ? bb_quantity_value(root->median / row->median, "ratio", scope)
+                          : bb_quantity_null("ratio", scope, "root was not measured"));
+    cJSON *steps = bb_quantity_value((double)v->step, "count", "run/rank");
+    cJSON_AddFalseToObject(steps, "deterministic");
+    bb_quantities_add(q, "redist.steps_checked", steps);
+    cJSON *remaps = bb_quantity_value((double)v->remaps, "count", "run/rank");
+    cJSON_AddFalseToObject(remaps, "deterministic");
+    bb_quantities_add(q, "redist.remaps", remaps);
+    bb_quantities_add(q, "redist.wrong_messages",
+                      bb_quantity_value((double)v->wrong, "count", "run/all-ranks"));
+    bb_quantities_add_unobservable(q);
+    bb_refusal_t none = {BB_STAGE_NONE, -1, 0};
+    bb_record_add_point(bb_bench_record(bb_run_bench(run)), p, v->refused > 0 ? "refused" : "ok",
+                        v->refused > 0 ? &none : NULL, first, q);
+}
+
+int bb_md_point_measure(bb_run_t *run, const bb_md_point_t *pt,
+                        const bb_redist_method_t *methods, int nmethods, int mdi,
+                        const char *from, const char *to)
+{
+    int nv = 0, modes = pt->remap_every > 0 ? 2 : 1, code = BB_EXIT_OK;
+    int cap = nmethods * modes + 1;
+    md_row_t *rows = calloc((size_t)cap, sizeof *rows);
+    bb_measure_variant_t *mv = calloc((size_t)cap, sizeof *mv);
+    bb_measure_result_t *res = calloc((size_t)cap, sizeof *res);
+    if (rows == NULL || mv == NULL || res == NULL)
+        bb_run_fatal(run, "out of memory");
+    for (int m = 0; m < nmethods; m++)
+        for (int r = 0; r < modes; r++) {
+            bb_md_variant_init(pt, &rows[nv].v, methods[m], r);
+            mv[nv] = (bb_measure_variant_t){ .nparts = BB_MD_PARTS, .call = bb_md_step_call,
+                                             .arg = &rows[nv].v };
+            nv++;
+        }
+    /* the replicated baseline needs two codes */
+    if (mdi) {
+        bb_md_replicated_init(pt, &rows[nv].v);
+        mv[nv] = (bb_measure_variant_t){ .nparts = BB_MD_PARTS, .call = bb_md_replicated_call,
+                                         .arg = &rows[nv].v };
+        nv++;
+    }
+    bb_run_measure_set(run, "measuring the md step", mv, nv, BB_SHARE_MIN, res);
+    int best = -1;
+    for (int i = 0; i < nv; i++) {
+        md_row_t *row = &rows[i];
+        bb_md_variant_t *v = &row->v;
+        row->m = res[i];
+        int64_t local[2] = {v->wrong, v->refused}, agreed[2];
+        if (bb_agree_max(pt->comm, local, 2, agreed) != MPI_SUCCESS)
+            bb_run_fatal(run, "MPI_Allreduce failed");
+        v->wrong = agreed[0];
+        v->refused = agreed[1];
+        row->median = bb_stats_median(bb_measure_part(&row->m, BB_MD_STEP),
+                                      (size_t)row->m.samples);
+        if (v->wrong == 0 && v->refused == 0 && (best < 0 || row->median < rows[best].median))
+            best = i;
+    }
+    if (bb_run_rank(run) == 0) {
+        bb_table_t *t = bb_run_table(run);
+        for (int i = 0; i < nv; i++) {
+            const md_row_t *row = &rows[i], *root = NULL;
+            const bb_md_variant_t *v = &row->v;
+            for (int j = 0; j < nv; j++)
+                if (rows[j].v.method == BB_REDIST_ROOT && !rows[j].v.replicated
+                    && rows[j].v.rebuild == v->rebuild)
+                    root = &rows[j];
+            size_t n = (size_t)row->m.samples;
+            bb_table_integer(t, pt->n);
+            bb_table_text(t, from);
+            bb_table_text(t, to);
+            bb_table_text(t, v->replicated ? "replicated" : bb_redist_method_name(v->method));
+            bb_table_text(t, md_remap_name(v));
+            bb_table_time_cells(t, bb_measure_part(&row->m, BB_MD_STEP), n, row->m.reps,
+                                bb_run_full(run));
+            for (int p = BB_MD_COORDS; p <= BB_MD_ENERGY; p++)
+                bb_table_number(t, bb_stats_median(bb_measure_part(&row->m, p), n) * 1e6, 1);
+            if (pt->remap_every > 0 && !v->replicated)
+                bb_table_number(t, bb_stats_median(bb_measure_part(&row->m, BB_MD_REMAP), n)
+                                       * 1e6, 1);
+            else
+                bb_table_missing(t);
+            if (v->replicated)
+                bb_table_missing(t);  /* no plan: nothing to set up */
+            else
+                bb_table_number(t, v->setup_s * 1e6, 1);
+            if (root && row->median > 0 && !v->wrong && !v->refused)
+                bb_table_number(t, root->median / row->median, 2);
+            else
+                bb_table_missing(t);
+            bb_table_text(t, v->wrong ? "wrong-data" : v->refused ? "refused"
+                             : i == best ? "fastest" : "ok");
+            bb_table_row_end(t);
+            md_record(run, row, root, from, to);
+        }
+    }
+    for (int i = 0; i < nv; i++) {
+        bb_md_variant_t *v = &rows[i].v;
+        if (v->wrong > 0 || v->refused > 0) {
+            bb_run_note(run, "error: md %s (%s) N=%lld: %lld wrong messages, %lld refused",
+                        v->replicated ? "replicated" : bb_redist_method_name(v->method),
+                        md_remap_name(v), (long long)pt->n, (long long)v->wrong,
+                        (long long)v->refused);
+            code = BB_EXIT_FAILURE;
+        }
+        bb_md_variant_free(v);
+        bb_measure_result_clear(&rows[i].m);
+    }
+    free(rows);
+    free(mv);
+    free(res);
+    return code;
 }

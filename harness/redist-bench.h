@@ -1,0 +1,102 @@
+/* redist-bench.h: what bbench-redist measures beyond the runner's rows, in
+ * the harness so that the benchmark file holds options and glue alone: the
+ * md workload's point (redist-md.c).  Private (not installed); rank-0 and
+ * collective rules as in runner.h. */
+#ifndef BB_REDIST_BENCH_H
+#define BB_REDIST_BENCH_H
+
+#include "runner.h"
+
+/* ---- a method measured at a point (redist-candidate.c) ---------------------- */
+
+/* A call's timed parts (the runner's part names: elapsed, phase.admission,
+ * phase.payload) and a plan's setup parts (setup.total, its parts). */
+enum { BB_MESSAGE_ELAPSED, BB_MESSAGE_ADMISSION, BB_MESSAGE_PAYLOAD, BB_MESSAGE_PARTS };
+enum { BB_SETUP_TOTAL, BB_SETUP_VALIDATE, BB_SETUP_MAP, BB_SETUP_BUILD, BB_SETUP_PARTS };
+
+/* What the methods of one point share (borrowed, alive while they are). */
+typedef struct bb_redist_point {
+    bb_bench_t *bench;             /* where errors go (fatal on every rank) */
+    bb_redist_link_t *link;
+    MPI_Comm comm;                 /* the link's */
+    const bb_map_t *dmap, *emap;   /* this rank's maps (NULL outside the code) */
+    int64_t n, element_bytes;
+    int command;                   /* BB_REDIST_SEND ('>') or BB_REDIST_RECEIVE */
+    int64_t messages_per_plan;     /* the plan is rebuilt after K; 0: never */
+    bb_rank_stat_t rank_stat;      /* how a setup is taken across ranks */
+} bb_redist_point_t;
+
+/* A method at one point: its setup samples, traffic and choice, and, while
+ * it is measured, its plan and buffers. */
+typedef struct bb_redist_candidate {
+    const bb_redist_point_t *pt;
+    bb_redist_method_t method;
+    double *setup[BB_SETUP_PARTS]; /* [nsetup] seconds, one per plan */
+    size_t nsetup, setup_cap;
+    double first_setup[BB_SETUP_PARTS];
+    bb_redist_traffic_t traffic;
+    char choice[256];              /* bb_redist_plan_choice_reason */
+    double median, setup_median;   /* seconds: a message's, a plan's */
+    bb_redist_plan_t *plan;
+    bb_redist_buffers_t b;
+    int64_t k, on_plan;            /* messages made, on this plan */
+} bb_redist_candidate_t;
+
+/* Collective.  A plan of method for the point (fatal on failure). */
+bb_redist_plan_t *bb_redist_point_plan(const bb_redist_point_t *pt, bb_redist_method_t method,
+                                       bb_redist_setup_t *setup_out);
+/* Collective.  setup_samples plans built and freed (each setup a sample),
+ * the last kept with its buffers, traffic and choice. */
+void bb_redist_candidate_prepare(bb_redist_candidate_t *c, const bb_redist_point_t *pt,
+                                 bb_redist_method_t method, int64_t setup_samples);
+/* Collective.  One message (the runner's call): its times ADDED to parts
+ * [BB_MESSAGE_PARTS]; wrong data and refusals counted in tally.  Every
+ * messages_per_plan messages the plan is rebuilt first, untimed. */
+void bb_redist_candidate_message(bb_redist_candidate_t *c, bb_tally_t *tally, double *parts);
+/* Local.  After the measurement m: the median message, plan and buffers
+ * freed. */
+void bb_redist_candidate_release(bb_redist_candidate_t *c, const bb_measure_result_t *m);
+/* Local.  Everything freed; c zeroed. */
+void bb_redist_candidate_clear(bb_redist_candidate_t *c);
+/* Messages after which setup + K messages cost less than root's: 0 when c
+ * is root or never pays (*why says which). */
+int64_t bb_redist_break_even(const bb_redist_candidate_t *c, const bb_redist_candidate_t *root,
+                             const char **why);
+/* 1: the bound is above c's median (the bound is wrong, not a result). */
+int bb_redist_bound_failed(const bb_redist_candidate_t *c, const bb_redist_bound_t *bound);
+/* Rank 0.  A method line's columns after its times, and its cells. */
+void bb_redist_candidate_columns(bb_table_t *table, const char *rank_stat_words);
+void bb_redist_candidate_cells(bb_table_t *table, const bb_redist_candidate_t *c,
+                               const bb_redist_candidate_t *root, double payload_median,
+                               int failed, const bb_redist_bound_t *bound);
+/* Rank 0.  The setup parts of c's first plan into first; its setup,
+ * amortization, ratio to root, payload and traffic into q. */
+void bb_redist_candidate_first(cJSON *first, const bb_redist_candidate_t *c,
+                               const char *plan_scope);
+void bb_redist_candidate_quantities(cJSON *q, const bb_redist_candidate_t *c,
+                                    const bb_redist_candidate_t *root,
+                                    const bb_redist_traffic_t *direct, const char *scope,
+                                    const char *plan_scope);
+
+/* Rank 0.  The notes under a point's lines: why the fastest (candidate
+ * best, -1 for none) is fastest, the datatypes against the hand pack,
+ * auto's choice, the bound and any bound failure. */
+void bb_redist_candidates_note(bb_table_t *table, const bb_redist_candidate_t *c, int n,
+                               int best, const bb_redist_bound_t *bound, const char *from,
+                               const char *to);
+
+/* ---- the md workload (redist-md.c) -------------------------------------------- */
+
+/* Rank 0.  The md table's notes and columns (after the key notes).  mdi:
+ * two codes, so the replicated baseline is measured too. */
+void bb_md_columns(bb_run_t *run, int mdi, int64_t remap_every, double remap_fraction);
+
+/* Collective.  One md point: every method under each way to remap (and,
+ * with mdi, the replicated baseline) measured interleaved, one table line
+ * and one record point each (rank 0); from and to name the layouts.
+ * Returns an exit code: BB_EXIT_FAILURE for wrong data or a refusal. */
+int bb_md_point_measure(bb_run_t *run, const bb_md_point_t *pt,
+                        const bb_redist_method_t *methods, int nmethods, int mdi,
+                        const char *from, const char *to);
+
+#endif

@@ -268,23 +268,16 @@ static const char *redist_row_status(bb_run_t *run, void *state, const bb_row_t 
 /* The point's ratios root/method, one line for the summary after the table. */
 static void ratio_line(bb_run_t *run, redist_state_t *st)
 {
-    const bb_redist_candidate_t *root = root_of(st);
-    char line[512];
+    char line[512], **grown = realloc(st->ratios, (st->nratios + 1) * sizeof *grown);
+    int failed_mask = 0;
+    for (int m = 0; m < st->o.nmethods; m++)
+        failed_mask |= failed(run, m) << m;
     int len = snprintf(line, sizeof line, "P=%d %s->%s %lldB N=%lld '%c':",
                        bb_run_size(run), st->o.from[st->from], st->o.to[st->to],
                        (long long)st->o.element_bytes, (long long)st->pt.n, st->pt.command);
-    for (int i = 0; i < st->o.nmethods && len < (int)sizeof line; i++) {
-        const bb_redist_candidate_t *c = &st->cands[i];
-        if (c->method == BB_REDIST_ROOT)
-            continue;
-        if (root && c->median > 0 && !failed(run, i))
-            len += snprintf(line + len, sizeof line - (size_t)len, " %s %.2f",
-                            bb_redist_method_name(c->method), root->median / c->median);
-        else
-            len += snprintf(line + len, sizeof line - (size_t)len, " %s -",
-                            bb_redist_method_name(c->method));
-    }
-    char **grown = realloc(st->ratios, (st->nratios + 1) * sizeof *grown);
+    if (len > 0 && (size_t)len < sizeof line)
+        bb_redist_candidates_ratios(st->cands, st->o.nmethods, failed_mask, line + len,
+                                    sizeof line - (size_t)len);
     if (grown == NULL)
         return;
     st->ratios = grown;
@@ -347,41 +340,8 @@ static void redist_first_call(bb_run_t *run, void *state, const bb_row_t *row, c
 static cJSON *redist_quantities(bb_run_t *run, void *state, const bb_row_t *row, cJSON *q)
 {
     redist_state_t *st = state;
-    const bb_redist_candidate_t *c = row->data;
-    const bb_redist_bound_t *bound = &st->bound;
-    const char *scope = bb_measure_scope(&row->m);
-    bb_redist_candidate_quantities(q, c, root_of(st), &st->direct, scope, plan_scope(run));
-    /* How many messages were checked follows the reps (and so the budget and
-     * the machine's speed): a measurement, never a contract. */
-    cJSON *checked = bb_quantity_value((double)(row->m.calls - row->agreed.refused_calls),
-                                       "count", "run/rank");
-    cJSON_AddFalseToObject(checked, "deterministic");
-    bb_quantities_add(q, "redist.messages_checked", checked);
-    const bb_measure_result_t *probe = &bb_run_row(run, st->o.nmethods)->m;
-    bb_redist_bound_quantities(q, bound, bb_measure_part(probe, BB_PROBE_TOTAL),
-                               (size_t)probe->samples, scope);
-    bb_quantities_add(q, "efficiency",
-                      !(c->median > 0 && bound->bound_s > 0)
-                          ? bb_quantity_null("ratio", scope, "nothing to move: the bound "
-                                             "is zero")
-                      : bb_redist_bound_failed(c, bound)
-                          ? bb_quantity_null("ratio", scope, "bound failure: the bound is "
-                                             "above the measured median (a bound that "
-                                             "does not hold, not a result)")
-                          : bb_quantity_value(bound->bound_s / c->median, "ratio", scope));
-    bb_quantities_add(q, "redist.wrong_messages",
-                      bb_quantity_value((double)row->agreed.wrong, "count", "run/all-ranks"));
-    /* auto's choice follows a calibrated threshold, a measurement: what its
-     * plan holds and moves is then one too.  The break-even count follows
-     * times everywhere. */
-    cJSON *item;
-    cJSON_ArrayForEach(item, q) {
-        if (c->method == BB_REDIST_AUTO ||
-            strcmp(item->string, "amortize.break_even_messages") == 0) {
-            cJSON_DeleteItemFromObjectCaseSensitive(item, "deterministic");
-            cJSON_AddBoolToObject(item, "deterministic", 0);
-        }
-    }
+    bb_redist_candidate_quantities(q, row->data, root_of(st), &st->direct, &st->bound,
+                                   &bb_run_row(run, st->o.nmethods)->m, row, plan_scope(run));
     return NULL;
 }
 
@@ -619,6 +579,7 @@ static size_t redist_validate(bb_run_t *run, void *state)
     /* (the root methods move their arrays in pieces: no INT_MAX limit here) */
     return o->elements.n * (size_t)o->ndirections * (size_t)o->nfrom * (size_t)o->nto;
 }
+
 static void redist_setup(bb_run_t *run, void *state)
 {
     redist_state_t *st = state;
@@ -639,15 +600,7 @@ static void redist_setup(bb_run_t *run, void *state)
                                   .messages_per_plan = o->messages,
                                   .rank_stat = bb_run_settings(run)->rank_stat };
     if (o->md) {
-        /* <ENERGY: one double, on each code's rank 0 */
-        int64_t zero = 0;
-        bb_redist_link_t *l = st->link;
-        if ((bb_redist_link_is_driver(l)
-             && bb_map_create(1, &zero, bb_redist_link_code_rank(l, 0) == 0, 1,
-                              &st->md_dmap1) != BB_OK)
-            || (bb_redist_link_is_engine(l)
-                && bb_map_create(1, &zero, bb_redist_link_code_rank(l, 1) == 0, 1,
-                                 &st->md_emap1) != BB_OK))
+        if (bb_md_energy_maps(st->link, &st->md_dmap1, &st->md_emap1) != BB_OK)
             bb_run_fatal(run, "cannot create the energy maps");
         bb_md_columns(run, o->mode == BB_REDIST_MODE_MDI, o->remap_every, o->remap_fraction);
         return;

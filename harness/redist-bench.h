@@ -69,13 +69,17 @@ void bb_redist_candidate_columns(bb_table_t *table, const char *rank_stat_words)
 void bb_redist_candidate_cells(bb_table_t *table, const bb_redist_candidate_t *c,
                                const bb_redist_candidate_t *root, double payload_median,
                                int failed, const bb_redist_bound_t *bound);
-/* Rank 0.  The setup parts of c's first plan into first; its setup,
- * amortization, ratio to root, payload and traffic into q. */
+/* Rank 0.  The setup parts of c's first plan into first; into q, beside
+ * the runner's, its row's: setup, amortization, ratio to root, payload,
+ * traffic (direct: the direct plan's), messages checked, the bound (probe:
+ * its measurement), efficiency and wrong messages. */
 void bb_redist_candidate_first(cJSON *first, const bb_redist_candidate_t *c,
                                const char *plan_scope);
 void bb_redist_candidate_quantities(cJSON *q, const bb_redist_candidate_t *c,
                                     const bb_redist_candidate_t *root,
-                                    const bb_redist_traffic_t *direct, const char *scope,
+                                    const bb_redist_traffic_t *direct,
+                                    const bb_redist_bound_t *bound,
+                                    const bb_measure_result_t *probe, const bb_row_t *row,
                                     const char *plan_scope);
 
 /* Rank 0.  The notes under a point's lines: why the fastest (candidate
@@ -85,7 +89,17 @@ void bb_redist_candidates_note(bb_table_t *table, const bb_redist_candidate_t *c
                                int best, const bb_redist_bound_t *bound, const char *from,
                                const char *to);
 
+/* Local.  " METHOD ROOT/METHOD" for each candidate but root ('-' where root
+ * is missing or bit i of failed_mask is set) into buf (truncated). */
+void bb_redist_candidates_ratios(const bb_redist_candidate_t *c, int n, int failed_mask,
+                                 char *buf, size_t len);
+
 /* ---- the md workload (redist-md.c) -------------------------------------------- */
+
+/* Local.  <ENERGY's maps: element 0 on each code's rank
+ * 0 (NULL outside the code). */
+bb_status_t bb_md_energy_maps(bb_redist_link_t *link, bb_map_t **driver_out,
+                              bb_map_t **engine_out);
 
 /* Rank 0.  The md table's notes and columns (after the key notes).  mdi:
  * two codes, so the replicated baseline is measured too. */

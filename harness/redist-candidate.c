@@ -261,10 +261,13 @@ void bb_redist_candidate_first(cJSON *first, const bb_redist_candidate_t *c,
 
 void bb_redist_candidate_quantities(cJSON *q, const bb_redist_candidate_t *c,
                                     const bb_redist_candidate_t *root,
-                                    const bb_redist_traffic_t *direct, const char *scope,
+                                    const bb_redist_traffic_t *direct,
+                                    const bb_redist_bound_t *bound,
+                                    const bb_measure_result_t *probe, const bb_row_t *row,
                                     const char *plan_scope)
 {
     int64_t per_plan = c->pt->messages_per_plan;
+    const char *scope = bb_measure_scope(&row->m);
     for (int i = 0; i < BB_SETUP_PARTS; i++)
         bb_quantities_add(q, bb_setup_names[i],
                           bb_quantity_timing(c->setup[i], c->nsetup, plan_scope,
@@ -299,6 +302,36 @@ void bb_redist_candidate_quantities(cJSON *q, const bb_redist_candidate_t *c,
                       bb_quantity_value((double)c->traffic.payload_bytes, "byte",
                                         "call/all-ranks"));
     bb_redist_traffic_quantities(q, direct, &c->traffic, scope);
+    /* How many messages were checked follows the reps (and so the budget and
+     * the machine's speed): a measurement, never a contract. */
+    cJSON *checked = bb_quantity_value((double)(row->m.calls - row->agreed.refused_calls),
+                                       "count", "run/rank");
+    cJSON_AddFalseToObject(checked, "deterministic");
+    bb_quantities_add(q, "redist.messages_checked", checked);
+    bb_redist_bound_quantities(q, bound, bb_measure_part(probe, BB_PROBE_TOTAL),
+                               (size_t)probe->samples, scope);
+    bb_quantities_add(q, "efficiency",
+                      !(c->median > 0 && bound->bound_s > 0)
+                          ? bb_quantity_null("ratio", scope, "nothing to move: the bound "
+                                             "is zero")
+                      : bb_redist_bound_failed(c, bound)
+                          ? bb_quantity_null("ratio", scope, "bound failure: the bound is "
+                                             "above the measured median (a bound that "
+                                             "does not hold, not a result)")
+                          : bb_quantity_value(bound->bound_s / c->median, "ratio", scope));
+    bb_quantities_add(q, "redist.wrong_messages",
+                      bb_quantity_value((double)row->agreed.wrong, "count", "run/all-ranks"));
+    /* auto's choice follows a calibrated threshold, a measurement: what its
+     * plan holds and moves is then one too.  The break-even count follows
+     * times everywhere. */
+    cJSON *item;
+    cJSON_ArrayForEach(item, q) {
+        if (c->method == BB_REDIST_AUTO ||
+            strcmp(item->string, "amortize.break_even_messages") == 0) {
+            cJSON_DeleteItemFromObjectCaseSensitive(item, "deterministic");
+            cJSON_AddBoolToObject(item, "deterministic", 0);
+        }
+    }
 }
 
 /* ---- the point's notes ----------------------------------------------------------- */
@@ -359,4 +392,25 @@ void bb_redist_candidates_note(bb_table_t *t, const bb_redist_candidate_t *c, in
                           "the bound does not hold here (efficiency not reported)",
                           bb_redist_method_name(c[i].method), c[i].median * 1e6,
                           bound->bound_s * 1e6);
+}
+
+void bb_redist_candidates_ratios(const bb_redist_candidate_t *c, int n, int failed_mask,
+                                 char *buf, size_t len)
+{
+    const bb_redist_candidate_t *root = bb_find(c, n, BB_REDIST_ROOT);
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used < len; i++) {
+        int w;
+        if (c[i].method == BB_REDIST_ROOT)
+            continue;
+        if (root && c[i].median > 0 && !(failed_mask & (1 << i)))
+            w = snprintf(buf + used, len - used, " %s %.2f", bb_redist_method_name(c[i].method),
+                         root->median / c[i].median);
+        else
+            w = snprintf(buf + used, len - used, " %s -", bb_redist_method_name(c[i].method));
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
 }

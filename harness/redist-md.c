@@ -572,3 +572,15 @@ int bb_md_point_measure(bb_run_t *run, const bb_md_point_t *pt,
     free(res);
     return code;
 }
+
+bb_status_t bb_md_energy_maps(bb_redist_link_t *l, bb_map_t **driver_out,
+                              bb_map_t **engine_out)
+{
+    int64_t zero = 0;
+    bb_status_t st = BB_OK;
+    if (bb_redist_link_is_driver(l))
+        st = bb_map_create(1, &zero, bb_redist_link_code_rank(l, 0) == 0, 1, driver_out);
+    if (st == BB_OK && bb_redist_link_is_engine(l))
+        st = bb_map_create(1, &zero, bb_redist_link_code_rank(l, 1) == 0, 1, engine_out);
+    return st;
+}

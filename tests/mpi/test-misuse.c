@@ -11,7 +11,7 @@
 #include "config.h"
 #include "harness.h"
 #include "bbench-hooks.h"
-#include "../check.h"
+#include "../check-mpi.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -353,17 +353,8 @@ static void case_redist_nomem(bb_world_t *world)
 
 int main(int argc, char **argv)
 {
-    int provided = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    check_rank = rank;
+    bb_world_t *world = check_mpi_start(&argc, &argv, &rank, &ranks);
     last = ranks - 1;
-    bb_world_t *world = NULL;
-    if (bb_world_bind(MPI_COMM_WORLD, &world) != BB_OK) {
-        fprintf(stderr, "rank %d: cannot bind the world\n", rank);
-        MPI_Abort(MPI_COMM_WORLD, 3);
-    }
     case_sum(world);
     case_transfer(world);
     case_redist(world);

@@ -20,7 +20,7 @@
 #include "bbench.h"
 #include "bbench-hooks.h"
 #include "fault.h"
-#include "../check.h"
+#include "../check-mpi.h"
 
 /* The default (spec) admission's counted control bytes: 288. */
 #define CTL BB_SUM_TRACKED_CONTROL_BYTES(BB_ADMISSION_SPEC)
@@ -532,16 +532,7 @@ static int poison_case(bb_world_t *world, const char *verdict_path, const char *
 
 int main(int argc, char **argv)
 {
-    int provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    check_rank = rank;
-    bb_world_t *world = NULL;
-    if (bb_world_bind(MPI_COMM_WORLD, &world) != BB_OK) {
-        fprintf(stderr, "cannot bind the world\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    bb_world_t *world = check_mpi_start(&argc, &argv, &rank, &ranks);
     if ((argc == 3 || argc == 4) && strcmp(argv[1], "poison") == 0) {
         poison_case(world, argv[2], argc == 4 ? argv[3] : "per-call");
         printf("rank %d: no fault was injected\n", rank);

@@ -15,7 +15,7 @@
 #include "harness.h"
 #include "bbench-hooks.h"
 #include "fault.h"
-#include "../check.h"
+#include "../check-mpi.h"
 
 /* The default (spec) admission's counted control bytes: 288. */
 #define CTL BB_SUM_TRACKED_CONTROL_BYTES(BB_ADMISSION_SPEC)
@@ -387,16 +387,7 @@ static int run_poison(bb_world_t *world, const char *verdict_path)
 
 int main(int argc, char **argv)
 {
-    int provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-    bb_world_t *world;
-    if (bb_world_bind(MPI_COMM_WORLD, &world) != BB_OK) {
-        fprintf(stderr, "cannot bind the world\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    rank = bb_world_rank(world);
-    check_rank = rank;
-    ranks = bb_world_size(world);
+    bb_world_t *world = check_mpi_start(&argc, &argv, &rank, &ranks);
     if (argc > 2 && strcmp(argv[1], "poison") == 0)
         return run_poison(world, argv[2]);
 

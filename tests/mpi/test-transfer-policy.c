@@ -20,7 +20,7 @@
 #include "bbench.h"
 #include "bbench-hooks.h"
 #include "fault.h"
-#include "../check.h"
+#include "../check-mpi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -414,16 +414,7 @@ static void poison_case(bb_world_t *world, const char *verdict_path, bb_requests
 
 int main(int argc, char **argv)
 {
-    int provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    check_rank = rank;
-    bb_world_t *world = NULL;
-    if (bb_world_bind(MPI_COMM_WORLD, &world) != BB_OK) {
-        fprintf(stderr, "cannot bind the world\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    bb_world_t *world = check_mpi_start(&argc, &argv, &rank, &ranks);
     if ((argc == 3 || (argc == 4 && strcmp(argv[3], "persistent") == 0))
         && strcmp(argv[1], "poison") == 0) {
         poison_case(world, argv[2],

@@ -16,7 +16,7 @@
 #include "harness.h"
 #include "bbench-hooks.h"
 #include "fault.h"
-#include "../check.h"
+#include "../check-mpi.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -817,16 +817,7 @@ static int mode_poison(bb_world_t *world, const char *verdict_path)
 
 int main(int argc, char **argv)
 {
-    int provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    check_rank = rank;
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    bb_world_t *world;
-    if (bb_world_bind(MPI_COMM_WORLD, &world) != BB_OK) {
-        fprintf(stderr, "test-transfer: cannot bind the world\n");
-        MPI_Abort(MPI_COMM_WORLD, 3);
-    }
+    bb_world_t *world = check_mpi_start(&argc, &argv, &rank, &ranks);
     if (argc > 1 && strcmp(argv[1], "poison") == 0)
         return mode_poison(world, argc > 2 ? argv[2] : NULL);
 

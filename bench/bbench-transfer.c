@@ -5,7 +5,8 @@
  * the phase's agreements at their places, and the agreements alone.  The
  * protocol is lib/transfer.c; the runner (harness/runner.c,
  * harness/variants.c) measures the variants, reports them and writes the
- * record; this file holds the variants' calls, the census and the options. */
+ * record; harness/transfer-ref.c holds the fixture, the references' calls
+ * and the census; this file the variants, the phase's call and the options. */
 #include "config.h"
 #include "runner.h"
 #include "policy.h"
@@ -13,7 +14,6 @@
 #include "bbench-hooks.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* The protocol and the references, each differing from its neighbour in the
@@ -72,7 +72,6 @@ static int transfer_refusal_asked(const void *state)
            || o->mismatch_rank >= 0;
 }
 
-
 /* ------------------------------------------------------------------------ */
 /* Measurement */
 
@@ -118,7 +117,6 @@ static bb_status_t protocol_call(bb_run_t *run, void *state, bb_row_t *row, doub
     run_ctx_t *ctx = state;
     const options_t *o = &ctx->o;
     bb_transfer_phase_t *phase = ctx->phases[row->index];
-    bb_tally_t *pr = &row->local;
     bb_transfer_contract_t c = {
         .phase_id = ctx->ref.phase_id, .epoch = 1, .source = o->source,
         .destination = o->destination, .nbytes = ctx->ref.nbytes, .max_bytes = ctx->ref.cap,
@@ -163,17 +161,8 @@ static bb_status_t protocol_call(bb_run_t *run, void *state, bb_row_t *row, doub
         bb_run_fatal(run, "transfer phase: %s (stage %s, rank %d)",
                      bb_status_string(st), bb_stage_name(m.refusal.stage), m.refusal.rank);
     t[BB_XFER_T_ELAPSED] += elapsed;
-    bb_xfer_metrics_add(&m, t, cnt);
-    pr->wrong += ctx->fx.bad_bytes - bad_before;
-    pr->p2p = m.completed_during_batches >= 0 || pr->p2p;
-    if (m.tracked_bytes > pr->tracked_peak)
-        pr->tracked_peak = m.tracked_bytes;
-    if (m.max_inflight > pr->max_inflight)
-        pr->max_inflight = m.max_inflight;
-    if (m.payload_bytes > pr->payload_bytes)
-        pr->payload_bytes = m.payload_bytes;
-    if (st == BB_REFUSED && pr->refused_calls++ == 0)
-        pr->refusal = m.refusal;
+    bb_xfer_metrics_add(&m, st, t, cnt, &row->local);
+    row->local.wrong += ctx->fx.bad_bytes - bad_before;
     return BB_OK;
 }
 
@@ -320,47 +309,16 @@ static cJSON *transfer_quantities(bb_run_t *run, void *state, const bb_row_t *ro
 {
     const run_ctx_t *ctx = state;
     const bb_xfer_census_t *cs = &ctx->census[row->index];
-    const char *scope = "call/max-rank", *absent = row->absent;
-    int v = row->variant, payload = variants[v].payload;
-    size_t n = (size_t)row->m.samples;
-    bb_summary_t s;
-    (void)run;
+    int v = row->variant;
     if (v == V_RAW)
         bb_quantities_add(q, "communication.wait.receipt",
-                          bb_quantity_null("s", scope, "raw mode: no receipt"));
-    static const char *const count_names[2] = { "phase.batches_executed", "phase.polls" };
-    for (int c = BB_XFER_C_BATCHES; c <= BB_XFER_C_POLLS; c++) {
-        bb_stats_summarize(bb_measure_count(&row->m, c), n, &s);
-        bb_quantities_add(q, count_names[c], payload ? bb_quantity_value(s.median, "count",
-                                                                         scope)
-                                                     : bb_quantity_null("count", scope, absent));
-    }
-    const char *undone = !payload ? absent
-                         : !row->agreed.p2p ? "no rank posts a payload request (same-rank "
-                                              "transfer)"
-                         : row->agreed.refused_calls > 0 ? "refused: no payload" : NULL;
-    if (undone != NULL) {
-        bb_quantities_add(q, "completed_during_batches",
-                          bb_quantity_null("ratio", "run/max-rank", undone));
-    } else {
-        bb_stats_summarize(bb_measure_count(&row->m, BB_XFER_C_COMPLETED), n, &s);
-        cJSON *c = bb_quantity_value(s.median, "ratio", "run/max-rank");
-        cJSON_AddStringToObject(c, "note", "fraction of calls in which a poll after a "
-                                "batch saw the local payload complete; not evidence of "
-                                "overlap or of a faster call");
-        bb_quantities_add(q, "completed_during_batches", c);
-    }
-    if (v != V_PROTOCOL || cs->per_rank == NULL) {
-        bb_quantities_add(q, "communication.max_inflight",
-                          bb_quantity_null("count", scope, v == V_RAW
-                                           ? "raw mode: not counted by a phase" : absent));
-        bb_quantities_add(q, "memory.tracked_live",
-                          bb_quantity_null("byte", scope, "raw mode: buffers are the "
-                                           "benchmark's, not counted by a phase"));
-        return NULL;
-    }
-    return bb_xfer_census_quantities(cs, bb_run_size(run),
-                                     row_attr(ctx, row)->buffers == BB_BUFFERS_RETAINED, q);
+                          bb_quantity_null("s", "call/max-rank", "raw mode: no receipt"));
+    bb_xfer_count_quantities(row, variants[v].payload, q);
+    return bb_xfer_census_quantities(v == V_PROTOCOL && cs->per_rank != NULL ? cs : NULL,
+                                     bb_run_size(run),
+                                     row_attr(ctx, row)->buffers == BB_BUFFERS_RETAINED,
+                                     v == V_RAW ? "raw mode: not counted by a phase"
+                                                : row->absent, q);
 }
 
 /* The table: bytes and batches, then the runner's columns; a protocol row
@@ -374,33 +332,16 @@ static void transfer_key_cells(bb_run_t *run, void *state)
 
 static void transfer_row_columns(bb_run_t *run, void *state, const bb_row_t *row)
 {
-    char name[96];
     (void)state;
-    if (row->variant != V_PROTOCOL)
-        return;
-    snprintf(name, sizeof name, "%s_agree", row->label);
-    char legend[256];
-    snprintf(legend, sizeof legend, "admission + status + terminal agreements in the median "
-             "sample of the whole (%s: never more than it)", bb_run_parts_words(run));
-    bb_table_column(bb_run_table(run), name, "us", legend, 0);
-    snprintf(name, sizeof name, "%s_done", row->label);
-    bb_table_column(bb_run_table(run), name, NULL, "fraction of calls where a poll after a "
-                    "batch saw the local payload complete", 0);
+    if (row->variant == V_PROTOCOL)
+        bb_xfer_row_columns(run, row);
 }
 
 static void transfer_row_cells(bb_run_t *run, void *state, const bb_row_t *row)
 {
-    bb_table_t *t = bb_run_table(run);
     (void)state;
-    if (row->variant != V_PROTOCOL)
-        return;
-    bb_table_number(t, (bb_row_median(row, BB_XFER_T_ADMISSION) + bb_row_median(row, BB_XFER_T_STATUS)
-                        + bb_row_median(row, BB_XFER_T_TERMINAL)) * 1e6, 2);
-    if (row->agreed.p2p && row->agreed.refused_calls == 0)
-        bb_table_number(t, bb_stats_median(bb_measure_count(&row->m, BB_XFER_C_COMPLETED),
-                                           (size_t)row->m.samples), 2);
-    else
-        bb_table_missing(t);
+    if (row->variant == V_PROTOCOL)
+        bb_xfer_row_cells(run, row);
 }
 
 /* Every rank: a census over its bound fails the run (rank 0's alone: the
@@ -410,18 +351,10 @@ static int transfer_point_check(bb_run_t *run, void *state)
     run_ctx_t *ctx = state;
     int code = BB_EXIT_OK;
     for (int r = 0; r < bb_run_rows(run); r++) {
-        bb_xfer_census_t *cs = &ctx->census[r];
-        if (ctx->rank == 0 && cs->per_rank != NULL) {
-            if (cs->over_bound) {
-                bb_run_note(run, "error: %s %lld bytes: census over its bound",
-                            bb_run_row(run, r)->label, (long long)ctx->ref.nbytes);
-                code = BB_EXIT_FAILURE;
-            }
-            bb_xfer_census_merge(cs, &ctx->census_all);
-            ctx->have_census = 1;
-        }
-        free(cs->per_rank);
-        cs->per_rank = NULL;
+        ctx->have_census |= ctx->census[r].per_rank != NULL;  /* rank 0's alone */
+        if (bb_xfer_census_check(run, bb_run_row(run, r)->label, ctx->ref.nbytes,
+                                 &ctx->census[r], &ctx->census_all) != BB_EXIT_OK)
+            code = BB_EXIT_FAILURE;
     }
     return code;
 }
@@ -604,38 +537,6 @@ static size_t transfer_validate(bb_run_t *run, void *state)
     return o->bytes.n * o->batches.n;
 }
 
-/* What each label suffix in use means, once. */
-static void policy_notes(run_ctx_t *ctx)
-{
-    bb_table_t *t = bb_run_table(ctx->run);
-    int retained = 0, fused = 0, fused_op = 0, persistent = 0;
-    for (int r = 0; r < bb_run_rows(ctx->run); r++) {
-        const bb_row_t *row = bb_run_row(ctx->run, r);
-        const bb_phase_attr_t *attr = row_attr(ctx, row);
-        if (row->variant != V_PROTOCOL && !HAS_ADMISSION(row->variant))
-            continue;
-        retained |= row->variant == V_PROTOCOL && attr->buffers == BB_BUFFERS_RETAINED;
-        fused |= attr->admission == BB_ADMISSION_FUSED;
-        fused_op |= attr->admission == BB_ADMISSION_FUSED_OP;
-        persistent |= attr->requests == BB_REQUESTS_PERSISTENT;
-    }
-    if (retained)
-        bb_table_note(t, "-retained: the phase keeps its payload buffer between tickets "
-                      "(capacity the largest cap presented)");
-    if (fused)
-        bb_table_note(t, "-fused: the admission as one MPI_Allreduce(MIN) over the nine "
-                      "fields and their complements");
-    if (fused_op)
-        bb_table_note(t, "-fused-op: the same 18 int64 as one element of a contiguous "
-                      "type under a user-defined MIN (the MPI library picks its algorithm "
-                      "for one element)");
-    if (persistent)
-        bb_table_note(t, "-persistent: every agreement a persistent collective, "
-                      "MPI_Allreduce_init at the first call of a point (the phase's first "
-                      "ticket; the references' first call), MPI_Start at each; the "
-                      "payload stays Isend/Irecv");
-}
-
 /* Collective: buffers, the kernel, the notes and the table's columns. */
 static void transfer_setup(bb_run_t *run, void *state)
 {
@@ -671,7 +572,13 @@ static void transfer_setup(bb_run_t *run, void *state)
     for (int v = 0; v < V_N; v++)
         if (o->mode & (1u << v))
             bb_table_note(t, "%s: %s", variants[v].name, variants[v].differs);
-    policy_notes(ctx);
+    unsigned suffixes = 0;  /* what each label suffix in use means, once */
+    for (int r = 0; r < bb_run_rows(run); r++) {
+        const bb_row_t *row = bb_run_row(run, r);
+        if (row->variant == V_PROTOCOL || HAS_ADMISSION(row->variant))
+            suffixes |= bb_xfer_policy_suffixes(row_attr(ctx, row), row->variant == V_PROTOCOL);
+    }
+    bb_xfer_policy_notes(t, suffixes);
     bb_table_column(t, "bytes", "B", "payload bytes", 8);
     bb_table_column(t, "batches", NULL, "compute batches per call, a poll after each", 7);
 }

@@ -90,9 +90,18 @@ static cJSON *census_json(const bb_xfer_census_t *cs, int size, int retained)
 }
 
 /* Each quantity the largest over roles. */
-cJSON *bb_xfer_census_quantities(const bb_xfer_census_t *cs, int size, int retained, cJSON *q)
+cJSON *bb_xfer_census_quantities(const bb_xfer_census_t *cs, int size, int retained,
+                                 const char *absent, cJSON *q)
 {
     const char *scope = "call/max-rank";
+    if (cs == NULL) {
+        bb_quantities_add(q, "communication.max_inflight",
+                          bb_quantity_null("count", scope, absent));
+        bb_quantities_add(q, "memory.tracked_live",
+                          bb_quantity_null("byte", scope, "raw mode: buffers are the "
+                                           "benchmark's, not counted by a phase"));
+        return NULL;
+    }
     int64_t worst[BB_XFER_K_N] = { 0 };
     for (int k = 0; k < 4; k++)
         for (int j = BB_XFER_K_TRACKED; j < BB_XFER_K_N; j++)
@@ -107,13 +116,25 @@ cJSON *bb_xfer_census_quantities(const bb_xfer_census_t *cs, int size, int retai
     return census_json(cs, size, retained);
 }
 
-void bb_xfer_census_merge(const bb_xfer_census_t *cs, bb_xfer_census_t *all)
+int bb_xfer_census_check(bb_run_t *run, const char *label, int64_t nbytes,
+                         bb_xfer_census_t *cs, bb_xfer_census_t *all)
 {
-    for (int k = 0; k < 4; k++)
-        for (int j = 0; j < BB_XFER_K_N; j++)
-            if (cs->worst[k][j] > all->worst[k][j])
-                all->worst[k][j] = cs->worst[k][j];
-    all->over_bound |= cs->over_bound;
+    int code = BB_EXIT_OK;
+    if (cs->per_rank != NULL) {
+        if (cs->over_bound) {
+            bb_run_note(run, "error: %s %lld bytes: census over its bound", label,
+                        (long long)nbytes);
+            code = BB_EXIT_FAILURE;
+        }
+        for (int k = 0; k < 4; k++)
+            for (int j = 0; j < BB_XFER_K_N; j++)
+                if (cs->worst[k][j] > all->worst[k][j])
+                    all->worst[k][j] = cs->worst[k][j];
+        all->over_bound |= cs->over_bound;
+    }
+    free(cs->per_rank);
+    cs->per_rank = NULL;
+    return code;
 }
 
 /* The roles some rank has, each with its largest bytes and requests. */

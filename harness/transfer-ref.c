@@ -5,10 +5,12 @@
 #include "config.h"
 #include "transfer-ref.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void bb_xfer_metrics_add(const bb_transfer_metrics_t *m, double *t, double *cnt)
+void bb_xfer_metrics_add(const bb_transfer_metrics_t *m, bb_status_t st, double *t,
+                         double *cnt, bb_tally_t *tally)
 {
     t[BB_XFER_T_PREPARE] += m->prepare_s;
     t[BB_XFER_T_ADMISSION] += m->admission_s;
@@ -24,6 +26,16 @@ void bb_xfer_metrics_add(const bb_transfer_metrics_t *m, double *t, double *cnt)
     cnt[BB_XFER_C_BATCHES] += m->batches_executed > 0 ? (double)m->batches_executed : 0.0;
     cnt[BB_XFER_C_POLLS] += (double)m->polls;
     cnt[BB_XFER_C_COMPLETED] += m->completed_during_batches == 1;
+    /* completed_during_batches is -1 where no payload request was posted. */
+    tally->p2p = m->completed_during_batches >= 0 || tally->p2p;
+    if (m->tracked_bytes > tally->tracked_peak)
+        tally->tracked_peak = m->tracked_bytes;
+    if (m->max_inflight > tally->max_inflight)
+        tally->max_inflight = m->max_inflight;
+    if (m->payload_bytes > tally->payload_bytes)
+        tally->payload_bytes = m->payload_bytes;
+    if (st == BB_REFUSED && tally->refused_calls++ == 0)
+        tally->refusal = m->refusal;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -302,4 +314,89 @@ void bb_xfer_ref_call(bb_xfer_ref_t *ref, bb_xfer_ref_kind_t kind, bb_row_t *row
     cnt[BB_XFER_C_COMPLETED] += completed;
     pr->p2p = pr->p2p || (is_src != is_dst);
     pr->payload_bytes = (is_src || is_dst) ? ref->nbytes : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* What a row reports beside the runner's figures */
+
+void bb_xfer_count_quantities(const bb_row_t *row, int payload, cJSON *q)
+{
+    static const char *const count_names[2] = { "phase.batches_executed", "phase.polls" };
+    const char *scope = "call/max-rank", *absent = row->absent;
+    size_t n = (size_t)row->m.samples;
+    bb_summary_t s;
+    for (int c = BB_XFER_C_BATCHES; c <= BB_XFER_C_POLLS; c++) {
+        bb_stats_summarize(bb_measure_count(&row->m, c), n, &s);
+        bb_quantities_add(q, count_names[c], payload ? bb_quantity_value(s.median, "count",
+                                                                         scope)
+                                                     : bb_quantity_null("count", scope, absent));
+    }
+    const char *undone = !payload ? absent
+                         : !row->agreed.p2p ? "no rank posts a payload request (same-rank "
+                                              "transfer)"
+                         : row->agreed.refused_calls > 0 ? "refused: no payload" : NULL;
+    if (undone != NULL) {
+        bb_quantities_add(q, "completed_during_batches",
+                          bb_quantity_null("ratio", "run/max-rank", undone));
+        return;
+    }
+    bb_stats_summarize(bb_measure_count(&row->m, BB_XFER_C_COMPLETED), n, &s);
+    cJSON *c = bb_quantity_value(s.median, "ratio", "run/max-rank");
+    cJSON_AddStringToObject(c, "note", "fraction of calls in which a poll after a "
+                            "batch saw the local payload complete; not evidence of "
+                            "overlap or of a faster call");
+    bb_quantities_add(q, "completed_during_batches", c);
+}
+
+void bb_xfer_row_columns(bb_run_t *run, const bb_row_t *row)
+{
+    char name[96], legend[256];
+    snprintf(name, sizeof name, "%s_agree", row->label);
+    snprintf(legend, sizeof legend, "admission + status + terminal agreements in the median "
+             "sample of the whole (%s: never more than it)", bb_run_parts_words(run));
+    bb_table_column(bb_run_table(run), name, "us", legend, 0);
+    snprintf(name, sizeof name, "%s_done", row->label);
+    bb_table_column(bb_run_table(run), name, NULL, "fraction of calls where a poll after a "
+                    "batch saw the local payload complete", 0);
+}
+
+/* The completion fraction only where a payload moved. */
+void bb_xfer_row_cells(bb_run_t *run, const bb_row_t *row)
+{
+    bb_table_t *t = bb_run_table(run);
+    bb_table_number(t, (bb_row_median(row, BB_XFER_T_ADMISSION)
+                        + bb_row_median(row, BB_XFER_T_STATUS)
+                        + bb_row_median(row, BB_XFER_T_TERMINAL)) * 1e6, 2);
+    if (row->agreed.p2p && row->agreed.refused_calls == 0)
+        bb_table_number(t, bb_stats_median(bb_measure_count(&row->m, BB_XFER_C_COMPLETED),
+                                           (size_t)row->m.samples), 2);
+    else
+        bb_table_missing(t);
+}
+
+unsigned bb_xfer_policy_suffixes(const bb_phase_attr_t *attr, int protocol)
+{
+    return (protocol && attr->buffers == BB_BUFFERS_RETAINED ? BB_XFER_SUFFIX_RETAINED : 0u)
+           | (attr->admission == BB_ADMISSION_FUSED ? BB_XFER_SUFFIX_FUSED : 0u)
+           | (attr->admission == BB_ADMISSION_FUSED_OP ? BB_XFER_SUFFIX_FUSED_OP : 0u)
+           | (attr->requests == BB_REQUESTS_PERSISTENT ? BB_XFER_SUFFIX_PERSISTENT : 0u);
+}
+
+void bb_xfer_policy_notes(bb_table_t *t, unsigned suffixes)
+{
+    if (suffixes & BB_XFER_SUFFIX_RETAINED)
+        bb_table_note(t, "-retained: the phase keeps its payload buffer between tickets "
+                      "(capacity the largest cap presented)");
+    if (suffixes & BB_XFER_SUFFIX_FUSED)
+        bb_table_note(t, "-fused: the admission as one MPI_Allreduce(MIN) over the nine "
+                      "fields and their complements");
+    if (suffixes & BB_XFER_SUFFIX_FUSED_OP)
+        bb_table_note(t, "-fused-op: the same 18 int64 as one element of a contiguous "
+                      "type under a user-defined MIN (the MPI library picks its algorithm "
+                      "for one element)");
+    if (suffixes & BB_XFER_SUFFIX_PERSISTENT)
+        bb_table_note(t, "-persistent: every agreement a persistent collective, "
+                      "MPI_Allreduce_init at the first call of a point (the phase's first "
+                      "ticket; the references' first call), MPI_Start at each; the "
+                      "payload stays Isend/Irecv");
 }

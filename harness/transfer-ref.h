@@ -23,9 +23,10 @@ enum { BB_XFER_T_ELAPSED, BB_XFER_T_PREPARE, BB_XFER_T_ADMISSION, BB_XFER_T_POST
 /* Per-call counts, meaned over a block like the timings. */
 enum { BB_XFER_C_BATCHES, BB_XFER_C_POLLS, BB_XFER_C_COMPLETED, BB_XFER_C_N };
 
-/* Adds one call's metrics to its parts t[BB_XFER_T_N] and counts
- * cnt[BB_XFER_C_N]. */
-void bb_xfer_metrics_add(const bb_transfer_metrics_t *m, double *t, double *cnt);
+/* Adds one call's metrics (its status st) to its parts t[BB_XFER_T_N],
+ * its counts cnt[BB_XFER_C_N] and what the row's calls saw. */
+void bb_xfer_metrics_add(const bb_transfer_metrics_t *m, bb_status_t st, double *t,
+                         double *cnt, bb_tally_t *tally);
 
 /* ------------------------------------------------------------------------ */
 /* The payload fixture (bb_payload_fill): a provider that presents the
@@ -101,6 +102,29 @@ void bb_xfer_ref_call(bb_xfer_ref_t *ref, bb_xfer_ref_kind_t kind, bb_row_t *row
                       double *cnt);
 
 /* ------------------------------------------------------------------------ */
+/* What a row reports beside the runner's figures */
+
+/* A row's counts into q: phase.batches_executed and phase.polls (null,
+ * saying row->absent, on a row that moves no payload, payload 0), and
+ * completed_during_batches (null also when no rank posted a payload request
+ * or a call was refused). */
+void bb_xfer_count_quantities(const bb_row_t *row, int payload, cJSON *q);
+
+/* A protocol row's two columns after the runner's: its agreements' part of
+ * the whole and its completion fraction; and their cells at a point. */
+void bb_xfer_row_columns(bb_run_t *run, const bb_row_t *row);
+void bb_xfer_row_cells(bb_run_t *run, const bb_row_t *row);
+
+/* The label suffixes of bb_policy_label that need a note, as bits. */
+enum { BB_XFER_SUFFIX_RETAINED = 1u, BB_XFER_SUFFIX_FUSED = 2u, BB_XFER_SUFFIX_FUSED_OP = 4u,
+       BB_XFER_SUFFIX_PERSISTENT = 8u };
+/* The suffixes a row under attr carries (-retained on the protocol's alone:
+ * the references have no payload buffer of the phase's). */
+unsigned bb_xfer_policy_suffixes(const bb_phase_attr_t *attr, int protocol);
+/* What each suffix in suffixes means, once, as table notes. */
+void bb_xfer_policy_notes(bb_table_t *t, unsigned suffixes);
+
+/* ------------------------------------------------------------------------ */
 /* The census (transfer-census.c): each rank's counted bytes and request
  * credit, gathered on rank 0. */
 
@@ -128,11 +152,16 @@ void bb_xfer_census_gather(const bb_xfer_ref_t *ref, const bb_tally_t *tally,
 
 /* Rank 0: a row's census quantities (communication.max_inflight,
  * memory.tracked_live, memory.tracked_between_calls) into q; returns the
- * record's census member. */
-cJSON *bb_xfer_census_quantities(const bb_xfer_census_t *cs, int size, int retained, cJSON *q);
+ * record's census member.  cs NULL (a reference, or a rank but 0): the
+ * first two null, max_inflight saying absent; returns NULL. */
+cJSON *bb_xfer_census_quantities(const bb_xfer_census_t *cs, int size, int retained,
+                                 const char *absent, cJSON *q);
 
-/* The worst of cs (and whether it was over its bound) kept in all. */
-void bb_xfer_census_merge(const bb_xfer_census_t *cs, bb_xfer_census_t *all);
+/* Rank 0: the census of the row labelled label at nbytes against its bound
+ * (over it: an error note and BB_EXIT_FAILURE, else BB_EXIT_OK), its worst
+ * kept in all.  Every rank: the census's memory freed. */
+int bb_xfer_census_check(bb_run_t *run, const char *label, int64_t nbytes,
+                         bb_xfer_census_t *cs, bb_xfer_census_t *all);
 
 /* Rank 0: the table's note of the largest census over points. */
 void bb_xfer_census_note(bb_run_t *run, const bb_xfer_census_t *all, int source,

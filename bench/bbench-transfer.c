@@ -97,13 +97,11 @@ typedef struct run_ctx {
     int rank, size;
     bb_run_kernel_t kernel;
     bb_transfer_phase_t *phases[ROWS_MAX];  /* protocol rows, this point */
-    bb_xfer_census_t census[ROWS_MAX];      /* protocol rows, this point */
+    bb_xfer_census_set_t census;            /* protocol rows */
     bb_xfer_fixture_t fx;
     /* The references, and the point being measured (its phase_id, nbytes,
      * cap and batches) for every variant. */
     bb_xfer_ref_t ref;
-    bb_xfer_census_t census_all;  /* rank 0: the largest over points */
-    int have_census;
 } run_ctx_t;
 
 static const bb_phase_attr_t *row_attr(const run_ctx_t *ctx, const bb_row_t *row)
@@ -277,7 +275,7 @@ static void transfer_point_end(bb_run_t *run, void *state)
                         : ctx->ref.nbytes;
         bb_xfer_census_gather(&ctx->ref, &row->local, attr,
                               bb_transfer_phase_tracked_live(ctx->phases[r]), bound,
-                              &ctx->census[r]);
+                              &ctx->census.row[r]);
         bb_status_t st = bb_transfer_phase_close(ctx->phases[r]);
         if (st != BB_OK)
             bb_run_fatal(run, "closing the transfer phase: %s", bb_status_string(st));
@@ -308,7 +306,7 @@ static cJSON *transfer_parameters(bb_run_t *run, void *state, const bb_row_t *ro
 static cJSON *transfer_quantities(bb_run_t *run, void *state, const bb_row_t *row, cJSON *q)
 {
     const run_ctx_t *ctx = state;
-    const bb_xfer_census_t *cs = &ctx->census[row->index];
+    const bb_xfer_census_t *cs = &ctx->census.row[row->index];
     int v = row->variant;
     if (v == V_RAW)
         bb_quantities_add(q, "communication.wait.receipt",
@@ -344,19 +342,11 @@ static void transfer_row_cells(bb_run_t *run, void *state, const bb_row_t *row)
         bb_xfer_row_cells(run, row);
 }
 
-/* Every rank: a census over its bound fails the run (rank 0's alone: the
- * runner agrees the exit code); rank 0 keeps the largest over points. */
+/* Every rank: a census over its bound fails the run. */
 static int transfer_point_check(bb_run_t *run, void *state)
 {
     run_ctx_t *ctx = state;
-    int code = BB_EXIT_OK;
-    for (int r = 0; r < bb_run_rows(run); r++) {
-        ctx->have_census |= ctx->census[r].per_rank != NULL;  /* rank 0's alone */
-        if (bb_xfer_census_check(run, bb_run_row(run, r)->label, ctx->ref.nbytes,
-                                 &ctx->census[r], &ctx->census_all) != BB_EXIT_OK)
-            code = BB_EXIT_FAILURE;
-    }
-    return code;
+    return bb_xfer_census_check(run, ctx->ref.nbytes, &ctx->census);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -598,8 +588,7 @@ static int transfer_finish(bb_run_t *run, void *state)
     cJSON *section = bb_run_section(run);
     if (section == NULL)
         return BB_EXIT_OK;
-    if (ctx->have_census)
-        bb_xfer_census_note(run, &ctx->census_all, ctx->o.source, ctx->o.destination);
+    bb_xfer_census_note(run, &ctx->census, ctx->o.source, ctx->o.destination);
     cJSON_AddStringToObject(section, "fixture", BB_PAYLOAD_DESCRIPTION "; the consumer "
                             "checks every word and a position-weighted checksum inside the "
                             "call; the raw references do the same generation and check");

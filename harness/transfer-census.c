@@ -116,32 +116,40 @@ cJSON *bb_xfer_census_quantities(const bb_xfer_census_t *cs, int size, int retai
     return census_json(cs, size, retained);
 }
 
-int bb_xfer_census_check(bb_run_t *run, const char *label, int64_t nbytes,
-                         bb_xfer_census_t *cs, bb_xfer_census_t *all)
+/* A census over its bound fails the run on rank 0 alone: the runner agrees
+ * the exit code. */
+int bb_xfer_census_check(bb_run_t *run, int64_t nbytes, bb_xfer_census_set_t *set)
 {
     int code = BB_EXIT_OK;
-    if (cs->per_rank != NULL) {
-        if (cs->over_bound) {
-            bb_run_note(run, "error: %s %lld bytes: census over its bound", label,
-                        (long long)nbytes);
-            code = BB_EXIT_FAILURE;
+    for (int r = 0; r < bb_run_rows(run); r++) {
+        bb_xfer_census_t *cs = &set->row[r], *all = &set->all;
+        if (cs->per_rank != NULL) {  /* rank 0's alone */
+            if (cs->over_bound) {
+                bb_run_note(run, "error: %s %lld bytes: census over its bound",
+                            bb_run_row(run, r)->label, (long long)nbytes);
+                code = BB_EXIT_FAILURE;
+            }
+            for (int k = 0; k < 4; k++)
+                for (int j = 0; j < BB_XFER_K_N; j++)
+                    if (cs->worst[k][j] > all->worst[k][j])
+                        all->worst[k][j] = cs->worst[k][j];
+            all->over_bound |= cs->over_bound;
+            set->have = 1;
         }
-        for (int k = 0; k < 4; k++)
-            for (int j = 0; j < BB_XFER_K_N; j++)
-                if (cs->worst[k][j] > all->worst[k][j])
-                    all->worst[k][j] = cs->worst[k][j];
-        all->over_bound |= cs->over_bound;
+        free(cs->per_rank);
+        cs->per_rank = NULL;
     }
-    free(cs->per_rank);
-    cs->per_rank = NULL;
     return code;
 }
 
 /* The roles some rank has, each with its largest bytes and requests. */
-void bb_xfer_census_note(bb_run_t *run, const bb_xfer_census_t *all, int source,
+void bb_xfer_census_note(bb_run_t *run, const bb_xfer_census_set_t *set, int source,
                          int destination)
 {
     static const char *const roles[4] = { "inactive", "source", "destination", "same-rank" };
+    const bb_xfer_census_t *all = &set->all;
+    if (!set->have)
+        return;
     char line[512];
     size_t used = 0;
     used += (size_t)snprintf(line, sizeof line, "census (measured, largest over points): ");

@@ -140,6 +140,13 @@ typedef struct bb_xfer_census {
     int64_t worst[4][BB_XFER_K_N];  /* by role: the largest tracked/inflight seen */
 } bb_xfer_census_t;
 
+/* A point's census of every row and the largest over points. */
+typedef struct bb_xfer_census_set {
+    bb_xfer_census_t row[BB_RUN_ROWS_MAX];  /* protocol rows, this point */
+    bb_xfer_census_t all;     /* rank 0: the largest over points */
+    int have;                 /* rank 0: some point had a census */
+} bb_xfer_census_set_t;
+
 /* Rank r's role (bb_transfer_role_t) between source and destination. */
 int bb_xfer_role(int r, int source, int destination);
 
@@ -157,14 +164,14 @@ void bb_xfer_census_gather(const bb_xfer_ref_t *ref, const bb_tally_t *tally,
 cJSON *bb_xfer_census_quantities(const bb_xfer_census_t *cs, int size, int retained,
                                  const char *absent, cJSON *q);
 
-/* Rank 0: the census of the row labelled label at nbytes against its bound
- * (over it: an error note and BB_EXIT_FAILURE, else BB_EXIT_OK), its worst
- * kept in all.  Every rank: the census's memory freed. */
-int bb_xfer_census_check(bb_run_t *run, const char *label, int64_t nbytes,
-                         bb_xfer_census_t *cs, bb_xfer_census_t *all);
+/* Rank 0: every row's census of the point at nbytes against its bound (one
+ * over it: an error note and BB_EXIT_FAILURE, else BB_EXIT_OK), the
+ * largest kept.  Every rank: the point's census memory freed. */
+int bb_xfer_census_check(bb_run_t *run, int64_t nbytes, bb_xfer_census_set_t *set);
 
-/* Rank 0: the table's note of the largest census over points. */
-void bb_xfer_census_note(bb_run_t *run, const bb_xfer_census_t *all, int source,
+/* Rank 0, after some point had a census: the table's note of the largest
+ * over points. */
+void bb_xfer_census_note(bb_run_t *run, const bb_xfer_census_set_t *set, int source,
                          int destination);
 
 #endif

@@ -198,8 +198,8 @@ static const bb_variant_t variants[V_N] = {
       "admission and requests policies make them: the nine-field admission before posting, "
       "a one-field MAX after the payload and another after the receipt (the phase's whole "
       "control traffic, without the library)", ref_call,
-      PARTS_RAW | PART(BB_XFER_T_WAIT_RECEIPT) | PARTS_AGREE, "raw-rounds reference: not part of it",
-      BB_COLUMNS_MEDIAN, 1, { { NULL, 0, NULL } } },
+      PARTS_RAW | PART(BB_XFER_T_WAIT_RECEIPT) | PARTS_AGREE,
+      "raw-rounds reference: not part of it", BB_COLUMNS_MEDIAN, 1, { { NULL, 0, NULL } } },
     { "agreements", "the phase's collectives alone, on every rank: the nine-field admission "
       "and two one-field MAX agreements, no payload and no receipt", ref_call,
       PART(BB_XFER_T_ELAPSED) | PARTS_AGREE, "agreements reference: not part of it",

@@ -77,7 +77,8 @@ static int fixture_compute(void *arg, int64_t index)
     return index == f->fail_batch ? 1 : 0;
 }
 
-/* Touches every page of a new array of n bytes; NULL when out of memory. */
+/* A new array of n bytes with every page touched, so that no first-touch
+ * fault lands in a measured call; NULL when out of memory. */
 static unsigned char *touched_alloc(int64_t n)
 {
     unsigned char *p = malloc((size_t)n);

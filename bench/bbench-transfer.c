@@ -5,14 +5,15 @@
  * the phase's agreements at their places, and the agreements alone.  The
  * protocol is lib/transfer.c; the runner (harness/runner.c,
  * harness/variants.c) measures the variants, reports them and writes the
- * record; this file holds the variants' calls, the census and the options. */
+ * record; harness/transfer-ref.c holds the fixture, the references' calls
+ * and the census; this file the variants, the phase's call and the options. */
 #include "config.h"
 #include "runner.h"
 #include "policy.h"
+#include "transfer-ref.h"
 #include "bbench-hooks.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* The protocol and the references, each differing from its neighbour in the
@@ -64,59 +65,6 @@ typedef struct options {
     int64_t corrupt_byte;     /* -1: none */
 } options_t;
 
-/* ------------------------------------------------------------------------ */
-/* The payload fixture (bb_payload_fill): a provider and a checking consumer. */
-
-typedef struct fixture {
-    const options_t *o;
-    int rank;
-    unsigned char *src;       /* the provider's array */
-    int64_t nbytes;
-    int64_t expect_seq;       /* the sequence the destination presented */
-    bb_run_t *run;            /* counts what the provider lends */
-    int64_t bad_bytes;        /* consumer check failures, this rank */
-    int64_t checked;          /* consumer calls */
-    int64_t iterations;       /* compute kernel iterations per batch */
-    volatile double sink;
-} fixture_t;
-
-static int provider_prepare(void *arg, const void **data_out, int64_t *len_out)
-{
-    fixture_t *f = arg;
-    if (f->rank == f->o->refuse_rank)
-        return 1;
-    /* The phase presents its current sequence in this ticket. */
-    bb_payload_fill(f->src, f->nbytes, f->expect_seq);
-    *data_out = f->src;
-    *len_out = f->nbytes;
-    bb_run_lent(f->run);
-    return 0;
-}
-
-static void provider_release(void *arg, const void *data)
-{
-    fixture_t *f = arg;
-    (void)data;
-    bb_run_returned(f->run);
-}
-
-static int consumer_consume(void *arg, const void *data, int64_t nbytes, void **value_out)
-{
-    fixture_t *f = arg;
-    *value_out = NULL;
-    f->checked++;
-    int64_t bad = bb_payload_check(data, nbytes, f->expect_seq);
-    f->bad_bytes += bad;
-    return (bad > 0 || f->o->fail_consumer) ? 1 : 0;
-}
-
-static int compute_batch(void *arg, int64_t index)
-{
-    fixture_t *f = arg;
-    f->sink += bb_compute_run(f->iterations);
-    return (f->rank == f->o->fail_compute_rank && index == f->o->fail_compute_batch) ? 1 : 0;
-}
-
 static int transfer_refusal_asked(const void *state)
 {
     const options_t *o = state;  /* the state's first member */
@@ -124,37 +72,23 @@ static int transfer_refusal_asked(const void *state)
            || o->mismatch_rank >= 0;
 }
 
-
 /* ------------------------------------------------------------------------ */
 /* Measurement */
 
-/* Per-call timings accumulated over one block, in this order. */
-enum { T_ELAPSED, T_PREPARE, T_ADMISSION, T_POST, T_COMPUTE, T_PROGRESS, T_WAIT,
-       T_WAIT_PAYLOAD, T_WAIT_RECEIPT, T_STATUS, T_CONSUMER, T_TERMINAL, T_N };
-static const char *const t_names[T_N] = {
+/* The parts' names, in the order of BB_XFER_T_* (transfer-ref.h). */
+static const char *const t_names[BB_XFER_T_N] = {
     "elapsed", "phase.prepare", "phase.admission", "phase.post", "phase.compute",
     "phase.progress", "communication.wait", "communication.wait.payload",
     "communication.wait.receipt", "phase.status_agreement", "phase.consumer",
     "phase.terminal_agreement"
 };
-/* Per-call counts, meaned over a block like the timings. */
-enum { C_BATCHES, C_POLLS, C_COMPLETED, C_N };
-
 /* The parts each variant times (bit i: t_names[i]). */
 #define PART(i) (1u << (i))
-#define PARTS_RAW (PART(T_ELAPSED) | PART(T_COMPUTE) | PART(T_PROGRESS) | PART(T_WAIT) \
-                   | PART(T_WAIT_PAYLOAD))
-#define PARTS_AGREE (PART(T_ADMISSION) | PART(T_STATUS) | PART(T_TERMINAL))
-enum { K_ROLE, K_TRACKED, K_INFLIGHT, K_PAYLOAD, K_BETWEEN, K_N };
-
-typedef struct census {
-    int64_t *per_rank;        /* rank 0: [size][K_N] */
-    int over_bound;           /* some rank exceeded its bound or its credit */
-    int64_t bound_payload;    /* the payload bytes a data rank may hold */
-    int64_t control;          /* the control bytes every rank holds during a
-                                 ticket (BB_TRANSFER_TRACKED_CONTROL_BYTES) */
-    int64_t worst[4][K_N];    /* by role: the largest tracked/inflight seen */
-} census_t;
+#define PARTS_RAW (PART(BB_XFER_T_ELAPSED) | PART(BB_XFER_T_COMPUTE) \
+                   | PART(BB_XFER_T_PROGRESS) | PART(BB_XFER_T_WAIT) \
+                   | PART(BB_XFER_T_WAIT_PAYLOAD))
+#define PARTS_AGREE (PART(BB_XFER_T_ADMISSION) | PART(BB_XFER_T_STATUS) \
+                     | PART(BB_XFER_T_TERMINAL))
 
 /* The descriptor's state: the options, then the run. */
 typedef struct run_ctx {
@@ -163,77 +97,16 @@ typedef struct run_ctx {
     int rank, size;
     bb_run_kernel_t kernel;
     bb_transfer_phase_t *phases[ROWS_MAX];  /* protocol rows, this point */
-    /* Agreement-bearing references, this point: the nine-field admission
-     * and the one-field MAX (status and terminal), as the phase holds them. */
-    bb_agreement_t *admissions[ROWS_MAX], *maxes[ROWS_MAX];
-    census_t census[ROWS_MAX];              /* protocol rows, this point */
-    fixture_t fx;
-    bb_transfer_provider_t provider;
-    bb_transfer_consumer_t consumer;
-    bb_transfer_compute_t compute;
-    unsigned char *raw_send, *raw_recv;
-    int64_t raw_seq;
-    int64_t phase_id;
-    int64_t nbytes, batches;  /* the point being measured */
-    census_t census_all;      /* rank 0: the largest over points */
-    int have_census;
+    bb_xfer_census_set_t census;            /* protocol rows */
+    bb_xfer_fixture_t fx;
+    /* The references, and the point being measured (its phase_id, nbytes,
+     * cap and batches) for every variant. */
+    bb_xfer_ref_t ref;
 } run_ctx_t;
-
-static int64_t cap_of(const run_ctx_t *ctx)
-{
-    return ctx->o.max_bytes >= 0 ? ctx->o.max_bytes : ctx->nbytes;
-}
 
 static const bb_phase_attr_t *row_attr(const run_ctx_t *ctx, const bb_row_t *row)
 {
     return &ctx->o.policies[row->policy];
-}
-
-static void add_metrics(double *t, double *cnt, const bb_transfer_metrics_t *m)
-{
-    t[T_PREPARE] += m->prepare_s;
-    t[T_ADMISSION] += m->admission_s;
-    t[T_POST] += m->post_s;
-    t[T_COMPUTE] += m->compute_s > 0 ? m->compute_s : 0.0;
-    t[T_PROGRESS] += m->progress_s;
-    t[T_WAIT] += m->payload_wait_s + m->receipt_wait_s;
-    t[T_WAIT_PAYLOAD] += m->payload_wait_s;
-    t[T_WAIT_RECEIPT] += m->receipt_wait_s;
-    t[T_STATUS] += m->status_agreement_s;
-    t[T_CONSUMER] += m->consumer_s;
-    t[T_TERMINAL] += m->terminal_agreement_s;
-    cnt[C_BATCHES] += m->batches_executed > 0 ? (double)m->batches_executed : 0.0;
-    cnt[C_POLLS] += (double)m->polls;
-    cnt[C_COMPLETED] += m->completed_during_batches == 1;
-}
-
-/* The ticket API driven here: begin, the batches with a poll after each,
- * finish.  Compute is timed here, as the phase cannot see it. */
-static bb_status_t ticket_call(run_ctx_t *ctx, bb_transfer_phase_t *phase,
-                               const bb_transfer_contract_t *c, bb_transfer_metrics_t *m)
-{
-    bb_transfer_ticket_t ticket;
-    bb_status_t st = bb_transfer_phase_begin(phase, &ctx->provider, c, &ticket, m);
-    if (st != BB_OK)
-        return st;
-    int failed = 0;
-    int64_t executed = 0;
-    double compute_s = 0.0;
-    for (int64_t i = 0; i < c->batches && !failed; i++) {
-        double t0 = bb_time_now();
-        failed = compute_batch(&ctx->fx, i);
-        compute_s += bb_time_now() - t0;
-        executed++;
-        if (!failed && (st = bb_transfer_ticket_progress(&ticket, NULL)) != BB_OK)
-            return st;
-    }
-    void *value = NULL;
-    st = bb_transfer_ticket_finish(&ticket, &ctx->consumer,
-                                   failed ? BB_TRANSFER_LOCAL_FAILED : BB_TRANSFER_LOCAL_OK,
-                                   &value, m);
-    m->compute_s = compute_s;
-    m->batches_executed = executed;
-    return st;
 }
 
 static bb_status_t protocol_call(bb_run_t *run, void *state, bb_row_t *row, double *t,
@@ -242,13 +115,12 @@ static bb_status_t protocol_call(bb_run_t *run, void *state, bb_row_t *row, doub
     run_ctx_t *ctx = state;
     const options_t *o = &ctx->o;
     bb_transfer_phase_t *phase = ctx->phases[row->index];
-    bb_tally_t *pr = &row->local;
     bb_transfer_contract_t c = {
-        .phase_id = ctx->phase_id, .epoch = 1, .source = o->source,
-        .destination = o->destination, .nbytes = ctx->nbytes, .max_bytes = cap_of(ctx),
-        .batches = ctx->batches
+        .phase_id = ctx->ref.phase_id, .epoch = 1, .source = o->source,
+        .destination = o->destination, .nbytes = ctx->ref.nbytes, .max_bytes = ctx->ref.cap,
+        .batches = ctx->ref.batches
     };
-    ctx->fx.nbytes = ctx->nbytes;
+    ctx->fx.nbytes = ctx->ref.nbytes;
     ctx->fx.expect_seq = bb_transfer_phase_sequence(phase);
     /* A local preflight refusal on a rank that prepares nothing: a cap
      * below nbytes (or a negative one) is refused before agreement. */
@@ -278,180 +150,30 @@ static bb_status_t protocol_call(bb_run_t *run, void *state, bb_row_t *row, doub
     int64_t bad_before = ctx->fx.bad_bytes;
     double t0 = bb_time_now();
     if (o->api == API_RUN)
-        st = bb_transfer_phase_run(phase, &ctx->provider, &ctx->consumer, &ctx->compute,
-                                   &c, &value, &m);
+        st = bb_transfer_phase_run(phase, &ctx->fx.provider, &ctx->fx.consumer,
+                                   &ctx->fx.compute, &c, &value, &m);
     else
-        st = ticket_call(ctx, phase, &c, &m);
+        st = bb_xfer_ticket_call(phase, &ctx->fx, &c, &m);
     double elapsed = bb_time_now() - t0;
     if (st != BB_OK && st != BB_REFUSED)
         bb_run_fatal(run, "transfer phase: %s (stage %s, rank %d)",
                      bb_status_string(st), bb_stage_name(m.refusal.stage), m.refusal.rank);
-    t[T_ELAPSED] += elapsed;
-    add_metrics(t, cnt, &m);
-    pr->wrong += ctx->fx.bad_bytes - bad_before;
-    pr->p2p = m.completed_during_batches >= 0 || pr->p2p;
-    if (m.tracked_bytes > pr->tracked_peak)
-        pr->tracked_peak = m.tracked_bytes;
-    if (m.max_inflight > pr->max_inflight)
-        pr->max_inflight = m.max_inflight;
-    if (m.payload_bytes > pr->payload_bytes)
-        pr->payload_bytes = m.payload_bytes;
-    if (st == BB_REFUSED && pr->refused_calls++ == 0)
-        pr->refusal = m.refusal;
+    t[BB_XFER_T_ELAPSED] += elapsed;
+    bb_xfer_metrics_add(&m, st, t, cnt, &row->local);
+    row->local.wrong += ctx->fx.bad_bytes - bad_before;
     return BB_OK;
 }
 
-/* The phase's nine-field admission, with the fields the phase presents,
- * through the row's agreement object (the row's admission and requests);
- * fields that differ would be a bug (counted). */
-static void reference_admission(run_ctx_t *ctx, bb_row_t *row, int64_t seq)
+/* The references (transfer-ref.c), one variant each. */
+static bb_status_t ref_call(bb_run_t *run, void *state, bb_row_t *row, double *t, double *cnt)
 {
-    const options_t *o = &ctx->o;
-    int64_t local[BB_TRANSFER_FIELDS] = { seq, ctx->phase_id, 1, o->source, o->destination,
-                                          ctx->nbytes, cap_of(ctx), ctx->batches, 0 };
-    int64_t mn[BB_TRANSFER_FIELDS], mx[BB_TRANSFER_FIELDS];
-    if (bb_agreement_minmax(ctx->admissions[row->index], local, mn, mx) != MPI_SUCCESS)
-        bb_run_fatal(ctx->run, "reference admission: the agreement failed");
-    if (!bb_agree_fields_equal(mn, mx, 0, BB_TRANSFER_FIELDS))
-        row->local.wrong++;
-}
-
-/* One one-field MAX agreement, as the phase's status and terminal ones (one
- * object for both, as the phase's). */
-static void reference_max(run_ctx_t *ctx, bb_row_t *row)
-{
-    int64_t local = 0, max = -1;
-    if (bb_agreement_max(ctx->maxes[row->index], &local, &max) != MPI_SUCCESS)
-        bb_run_fatal(ctx->run, "reference agreement: the MAX agreement failed");
-    if (max != 0)
-        row->local.wrong++;
-}
-
-/* raw, raw-pingpong and raw-rounds: the same fixture work (pattern on the
- * source, check on the destination) and compute batches, one MPI_Test after
- * each, a Wait; the round trip adds the receipt, the rounds add the
- * agreements. */
-static bb_status_t raw_call(bb_run_t *run, void *state, bb_row_t *row, double *t,
-                            double *cnt)
-{
-    run_ctx_t *ctx = state;
-    const options_t *o = &ctx->o;
-    bb_tally_t *pr = &row->local;
-    int variant = row->variant;
+    static const bb_xfer_ref_kind_t kinds[V_N] = {
+        [V_RAW] = BB_XFER_REF_STREAM, [V_PINGPONG] = BB_XFER_REF_PINGPONG,
+        [V_ROUNDS] = BB_XFER_REF_ROUNDS, [V_AGREEMENTS] = BB_XFER_REF_AGREEMENTS,
+        [V_ADMISSION] = BB_XFER_REF_ADMISSION
+    };
     (void)run;
-    const char *name = row->label;
-    MPI_Comm comm = bb_run_comm(ctx->run);
-    int is_src = ctx->rank == o->source, is_dst = ctx->rank == o->destination;
-    int round_trip = variant == V_PINGPONG || variant == V_ROUNDS;
-    int rounds = variant == V_ROUNDS;
-    int count = (int)ctx->nbytes;
-    int64_t seq = ctx->raw_seq++;
-    int64_t receipt[2] = { -1, -1 };
-    MPI_Request req = MPI_REQUEST_NULL, receipt_req = MPI_REQUEST_NULL;
-    double t0 = bb_time_now(), ta;
-    if (is_src)
-        bb_payload_fill(ctx->raw_send, ctx->nbytes, seq);
-    if (rounds) {
-        ta = bb_time_now();
-        reference_admission(ctx, row, seq);
-        t[T_ADMISSION] += bb_time_now() - ta;
-    }
-    if (is_src && is_dst) {
-        memcpy(ctx->raw_recv, ctx->raw_send, (size_t)ctx->nbytes);
-    } else if (is_src) {
-        if (round_trip && MPI_Irecv(receipt, 2, MPI_INT64_T, o->destination, 1, comm,
-                                    &receipt_req) != MPI_SUCCESS)
-            bb_run_fatal(ctx->run, "%s MPI_Irecv failed", name);
-        if (MPI_Isend(ctx->raw_send, count, MPI_BYTE, o->destination, 0, comm, &req)
-            != MPI_SUCCESS)
-            bb_run_fatal(ctx->run, "%s MPI_Isend failed", name);
-    } else if (is_dst) {
-        if (MPI_Irecv(ctx->raw_recv, count, MPI_BYTE, o->source, 0, comm, &req)
-            != MPI_SUCCESS)
-            bb_run_fatal(ctx->run, "%s MPI_Irecv failed", name);
-    }
-    int done = req == MPI_REQUEST_NULL, completed = 0;
-    double compute_s = 0.0, progress_s = 0.0;
-    for (int64_t i = 0; i < ctx->batches; i++) {
-        double tb = bb_time_now();
-        ctx->fx.sink += bb_compute_run(ctx->fx.iterations);
-        double tp = bb_time_now();
-        compute_s += tp - tb;
-        if (!done) {
-            if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                bb_run_fatal(ctx->run, "%s MPI_Test failed", name);
-            completed = done;
-        }
-        progress_s += bb_time_now() - tp;
-    }
-    double tw = bb_time_now();
-    if (!done && MPI_Wait(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        bb_run_fatal(ctx->run, "%s MPI_Wait failed", name);
-    double wait_s = bb_time_now() - tw, receipt_s = 0.0;
-    if (rounds) {
-        ta = bb_time_now();
-        reference_max(ctx, row);
-        t[T_STATUS] += bb_time_now() - ta;
-    }
-    if (is_dst) {
-        if (o->corrupt_byte >= 0 && o->corrupt_byte < ctx->nbytes)
-            ctx->raw_recv[o->corrupt_byte] ^= 1u;
-        int64_t bad = bb_payload_check(ctx->raw_recv, ctx->nbytes, seq);
-        pr->wrong += bad;
-        if (round_trip && !is_src) {
-            int64_t back[2] = { seq, bad > 0 };
-            double tr = bb_time_now();
-            if (MPI_Send(back, 2, MPI_INT64_T, o->source, 1, comm) != MPI_SUCCESS)
-                bb_run_fatal(ctx->run, "%s MPI_Send failed", name);
-            receipt_s = bb_time_now() - tr;
-        }
-    }
-    if (round_trip && is_src && !is_dst) {
-        double tr = bb_time_now();
-        if (MPI_Wait(&receipt_req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            bb_run_fatal(ctx->run, "%s MPI_Wait failed", name);
-        receipt_s = bb_time_now() - tr;
-        if (receipt[0] != seq)
-            pr->wrong++;
-    }
-    if (rounds) {
-        ta = bb_time_now();
-        reference_max(ctx, row);
-        t[T_TERMINAL] += bb_time_now() - ta;
-    }
-    t[T_ELAPSED] += bb_time_now() - t0;
-    t[T_COMPUTE] += compute_s;
-    t[T_PROGRESS] += progress_s;
-    t[T_WAIT] += wait_s + receipt_s;
-    t[T_WAIT_PAYLOAD] += wait_s;
-    t[T_WAIT_RECEIPT] += receipt_s;
-    cnt[C_BATCHES] += (double)ctx->batches;
-    cnt[C_POLLS] += (double)ctx->batches;
-    cnt[C_COMPLETED] += completed;
-    pr->p2p = pr->p2p || (is_src != is_dst);
-    pr->payload_bytes = (is_src || is_dst) ? ctx->nbytes : 0;
-    return BB_OK;
-}
-
-/* agreements and admission: the phase's collectives with no payload. */
-static bb_status_t agreements_call(bb_run_t *run, void *state, bb_row_t *row, double *t,
-                                   double *cnt)
-{
-    run_ctx_t *ctx = state;
-    (void)run;
-    (void)cnt;
-    double t0 = bb_time_now();
-    reference_admission(ctx, row, ctx->raw_seq++);
-    double t1 = bb_time_now();
-    t[T_ADMISSION] += t1 - t0;
-    if (row->variant == V_AGREEMENTS) {
-        reference_max(ctx, row);
-        double t2 = bb_time_now();
-        t[T_STATUS] += t2 - t1;
-        reference_max(ctx, row);
-        t[T_TERMINAL] += bb_time_now() - t2;
-    }
-    t[T_ELAPSED] += bb_time_now() - t0;
+    bb_xfer_ref_call(&((run_ctx_t *)state)->ref, kinds[row->variant], row, t, cnt);
     return BB_OK;
 }
 
@@ -461,111 +183,31 @@ static const bb_variant_t variants[V_N] = {
     { "protocol", "the bounded transfer phase: the nine-field admission, payload copied "
       "into the phase's buffer, Isend/Irecv with the batches and a poll after each, "
       "status MAX agreement, consumer check, 16-byte receipt back, terminal MAX agreement",
-      protocol_call, (1u << T_N) - 1u, NULL, BB_COLUMNS_TIMES, 1,
+      protocol_call, (1u << BB_XFER_T_N) - 1u, NULL, BB_COLUMNS_TIMES, 1,
       { { "_raw_ratio", V_RAW, NULL }, { "_rounds_ratio", V_ROUNDS, NULL } } },
     { "raw", "a stream: Isend/Irecv with the same fixture work and batches, one MPI_Test "
       "after each, a Wait; no agreement and no receipt, so a sender may run ahead of its "
-      "receiver by what MPI buffers (not a latency)", raw_call, PARTS_RAW,
+      "receiver by what MPI buffers (not a latency)", ref_call, PARTS_RAW,
       "raw mode: plain Isend/Irecv has no protocol phases", BB_COLUMNS_TIMES, 1,
       { { NULL, 0, NULL } } },
     { "raw-pingpong", "raw made a round trip: the source posts a 16-byte receipt Irecv "
       "before its payload Isend, the destination checks the payload and sends the receipt "
-      "back", raw_call, PARTS_RAW | PART(T_WAIT_RECEIPT),
+      "back", ref_call, PARTS_RAW | PART(BB_XFER_T_WAIT_RECEIPT),
       "raw-pingpong reference: not part of it", BB_COLUMNS_MEDIAN, 1, { { NULL, 0, NULL } } },
     { "raw-rounds", "raw-pingpong with the phase's collectives at their places, made as its "
       "admission and requests policies make them: the nine-field admission before posting, "
       "a one-field MAX after the payload and another after the receipt (the phase's whole "
-      "control traffic, without the library)", raw_call,
-      PARTS_RAW | PART(T_WAIT_RECEIPT) | PARTS_AGREE, "raw-rounds reference: not part of it",
-      BB_COLUMNS_MEDIAN, 1, { { NULL, 0, NULL } } },
+      "control traffic, without the library)", ref_call,
+      PARTS_RAW | PART(BB_XFER_T_WAIT_RECEIPT) | PARTS_AGREE,
+      "raw-rounds reference: not part of it", BB_COLUMNS_MEDIAN, 1, { { NULL, 0, NULL } } },
     { "agreements", "the phase's collectives alone, on every rank: the nine-field admission "
-      "and two one-field MAX agreements, no payload and no receipt", agreements_call,
-      PART(T_ELAPSED) | PARTS_AGREE, "agreements reference: not part of it",
+      "and two one-field MAX agreements, no payload and no receipt", ref_call,
+      PART(BB_XFER_T_ELAPSED) | PARTS_AGREE, "agreements reference: not part of it",
       BB_COLUMNS_MEDIAN, 0, { { NULL, 0, NULL } } },
     { "admission", "the admission alone: the phase's nine-field agreement, no payload",
-      agreements_call, PART(T_ELAPSED) | PART(T_ADMISSION),
+      ref_call, PART(BB_XFER_T_ELAPSED) | PART(BB_XFER_T_ADMISSION),
       "admission reference: not part of it", BB_COLUMNS_MEDIAN, 0, { { NULL, 0, NULL } } },
 };
-
-/* ------------------------------------------------------------------------ */
-/* The census: each rank's counted bytes and request credit, gathered. */
-
-static int role_of(const options_t *o, int r)
-{
-    if (r == o->source && r == o->destination)
-        return BB_TRANSFER_ROLE_SAME_RANK;
-    if (r == o->source)
-        return BB_TRANSFER_ROLE_SOURCE;
-    if (r == o->destination)
-        return BB_TRANSFER_ROLE_DESTINATION;
-    return BB_TRANSFER_ROLE_NONE;
-}
-
-/* Collective.  Fresh buffers: a data rank holds its control bytes (464
- * spec, 536 fused and fused-op) + nbytes during a ticket and nothing
- * between; retained: those + the largest cap presented (its buffer's
- * capacity) during one and at most that cap between. */
-static void census_gather(run_ctx_t *ctx, const bb_row_t *row, census_t *cs)
-{
-    const bb_tally_t *pr = &row->local;
-    int retained = row_attr(ctx, row)->buffers == BB_BUFFERS_RETAINED;
-    int64_t mine[K_N] = { role_of(&ctx->o, ctx->rank), pr->tracked_peak, pr->max_inflight,
-                          pr->payload_bytes,
-                          bb_transfer_phase_tracked_live(ctx->phases[row->index]) };
-    memset(cs, 0, sizeof *cs);
-    cs->bound_payload = retained ? cap_of(ctx) + (ctx->o.mismatch_field == MISMATCH_CAP)
-                                 : ctx->nbytes;
-    cs->control = BB_TRANSFER_TRACKED_CONTROL_BYTES(row_attr(ctx, row)->admission);
-    if (ctx->rank == 0 && (cs->per_rank = calloc((size_t)ctx->size * K_N, sizeof(int64_t))) == NULL)
-        bb_run_fatal(ctx->run, "out of memory");
-    if (MPI_Gather(mine, K_N, MPI_INT64_T, cs->per_rank, K_N, MPI_INT64_T, 0,
-                   bb_run_comm(ctx->run)) != MPI_SUCCESS)
-        bb_run_fatal(ctx->run, "MPI_Gather of the census failed");
-    if (ctx->rank != 0)
-        return;
-    for (int q = 0; q < ctx->size; q++) {
-        const int64_t *k = cs->per_rank + (size_t)q * K_N;
-        int role = (int)k[K_ROLE];
-        int64_t payload = role != BB_TRANSFER_ROLE_NONE ? cs->bound_payload : 0;
-        int credit = role == BB_TRANSFER_ROLE_SOURCE ? 2
-                     : role == BB_TRANSFER_ROLE_DESTINATION ? 1 : 0;
-        if (k[K_TRACKED] > cs->control + payload || k[K_INFLIGHT] > credit
-            || k[K_BETWEEN] > (retained ? payload : 0))
-            cs->over_bound = 1;
-        for (int j = 0; j < K_N; j++)
-            if (k[j] > cs->worst[role][j])
-                cs->worst[role][j] = k[j];
-    }
-}
-
-static cJSON *census_json(const run_ctx_t *ctx, const census_t *cs, int retained)
-{
-    cJSON *c = cJSON_CreateObject();
-    char bound[512];
-    snprintf(bound, sizeof bound, "%s%lld bytes of control per rank (232 of control arrays "
-             "and receipt, %lld of the agreements' staging) plus %s; at most 2 requests live "
-             "on the source, 1 on the destination, 0 elsewhere",
-             retained ? "retained buffers: " : "", (long long)cs->control,
-             (long long)(cs->control - BB_TRANSFER_CENSUS_BYTES),
-             retained ? "the largest cap presented on data ranks during a ticket, at most "
-                        "that cap between tickets"
-                      : "nbytes on data ranks, nothing between tickets");
-    cJSON_AddStringToObject(c, "bound", bound);
-    cJSON_AddBoolToObject(c, "within_bound", !cs->over_bound);
-    cJSON *arr = cJSON_AddArrayToObject(c, "per_rank");
-    for (int r = 0; r < ctx->size; r++) {
-        const int64_t *k = cs->per_rank + (size_t)r * K_N;
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddNumberToObject(e, "rank", r);
-        cJSON_AddStringToObject(e, "role", bb_transfer_role_name((bb_transfer_role_t)k[K_ROLE]));
-        cJSON_AddNumberToObject(e, "tracked_bytes", (double)k[K_TRACKED]);
-        cJSON_AddNumberToObject(e, "max_inflight", (double)k[K_INFLIGHT]);
-        cJSON_AddNumberToObject(e, "payload_bytes", (double)k[K_PAYLOAD]);
-        cJSON_AddNumberToObject(e, "tracked_between_calls", (double)k[K_BETWEEN]);
-        cJSON_AddItemToArray(arr, e);
-    }
-    return c;
-}
 
 /* ------------------------------------------------------------------------ */
 /* One point: what the runner does not do */
@@ -591,27 +233,16 @@ static int64_t transfer_point_begin(bb_run_t *run, void *state, size_t i)
 {
     run_ctx_t *ctx = state;
     const options_t *o = &ctx->o;
-    ctx->nbytes = o->bytes.values[i / o->batches.n];
-    ctx->batches = o->batches.values[i % o->batches.n];
-    ctx->phase_id = (int64_t)i;
+    ctx->ref.nbytes = o->bytes.values[i / o->batches.n];
+    ctx->ref.batches = o->batches.values[i % o->batches.n];
+    ctx->ref.phase_id = (int64_t)i;
+    ctx->ref.cap = o->max_bytes >= 0 ? o->max_bytes : ctx->ref.nbytes;
     for (int r = 0; r < bb_run_rows(run); r++) {
         const bb_row_t *row = bb_run_row(run, r);
         const bb_phase_attr_t *attr = row_attr(ctx, row);
         ctx->phases[r] = NULL;
-        ctx->admissions[r] = ctx->maxes[r] = NULL;
-        if (HAS_ADMISSION(row->variant)) {
-            /* Made per point, as the phase's are, so that a persistent
-             * request is made at the point's first call in both.  The
-             * one-field MAX is one Allreduce whatever the admission: spec,
-             * as the phase's, makes no fused-op type for it. */
-            bb_phase_attr_t max_attr = *attr;
-            max_attr.admission = BB_ADMISSION_SPEC;
-            if (bb_agreement_create(bb_run_comm(run), BB_TRANSFER_FIELDS, attr,
-                                    &ctx->admissions[r]) != BB_OK
-                || bb_agreement_create(bb_run_comm(run), 1, &max_attr, &ctx->maxes[r])
-                       != BB_OK)
-                bb_run_fatal(run, "cannot create the reference agreements");
-        }
+        if (HAS_ADMISSION(row->variant))
+            bb_xfer_ref_agreements_create(&ctx->ref, r, attr);
         if (row->variant != V_PROTOCOL)
             continue;
         if (bb_transfer_phase_create_attr(bb_bench_world(bb_run_bench(run)), attr,
@@ -622,7 +253,7 @@ static int64_t transfer_point_begin(bb_run_t *run, void *state, size_t i)
         if (o->corrupt_byte >= 0)
             bb_transfer_phase_set_corrupt_byte(ctx->phases[r], o->corrupt_byte);
     }
-    return ctx->nbytes;
+    return ctx->ref.nbytes;
 }
 
 /* Collective.  The census of each protocol row (rank 0 gets it), then the
@@ -631,13 +262,20 @@ static int64_t transfer_point_begin(bb_run_t *run, void *state, size_t i)
 static void transfer_point_end(bb_run_t *run, void *state)
 {
     run_ctx_t *ctx = state;
+    bb_xfer_ref_agreements_destroy(&ctx->ref, bb_run_rows(run));
     for (int r = 0; r < bb_run_rows(run); r++) {
-        bb_agreement_destroy(ctx->admissions[r]);
-        bb_agreement_destroy(ctx->maxes[r]);
-        ctx->admissions[r] = ctx->maxes[r] = NULL;
+        const bb_row_t *row = bb_run_row(run, r);
+        const bb_phase_attr_t *attr = row_attr(ctx, row);
         if (ctx->phases[r] == NULL)
             continue;
-        census_gather(ctx, bb_run_row(run, r), &ctx->census[r]);
+        /* A retained buffer holds the largest cap presented: one more on a
+         * rank that presents a larger cap. */
+        int64_t bound = attr->buffers == BB_BUFFERS_RETAINED
+                        ? ctx->ref.cap + (ctx->o.mismatch_field == MISMATCH_CAP)
+                        : ctx->ref.nbytes;
+        bb_xfer_census_gather(&ctx->ref, &row->local, attr,
+                              bb_transfer_phase_tracked_live(ctx->phases[r]), bound,
+                              &ctx->census.row[r]);
         bb_status_t st = bb_transfer_phase_close(ctx->phases[r]);
         if (st != BB_OK)
             bb_run_fatal(run, "closing the transfer phase: %s", bb_status_string(st));
@@ -651,13 +289,13 @@ static cJSON *transfer_parameters(bb_run_t *run, void *state, const bb_row_t *ro
     const options_t *o = &ctx->o;
     cJSON *p = cJSON_CreateObject();
     (void)run;
-    cJSON_AddNumberToObject(p, "bytes", (double)ctx->nbytes);
-    cJSON_AddNumberToObject(p, "batches", (double)ctx->batches);
+    cJSON_AddNumberToObject(p, "bytes", (double)ctx->ref.nbytes);
+    cJSON_AddNumberToObject(p, "batches", (double)ctx->ref.batches);
     cJSON_AddNumberToObject(p, "compute_per_batch_s", o->compute_s);
     cJSON_AddStringToObject(p, "api", o->api == API_RUN ? "run" : "ticket");
     cJSON_AddNumberToObject(p, "source", o->source);
     cJSON_AddNumberToObject(p, "destination", o->destination);
-    cJSON_AddNumberToObject(p, "max_bytes", (double)cap_of(ctx));
+    cJSON_AddNumberToObject(p, "max_bytes", (double)ctx->ref.cap);
     /* The references have no payload buffer of the phase's: no buffers. */
     if (row->variant == V_PROTOCOL || HAS_ADMISSION(row->variant))
         bb_policy_parameters(p, row_attr(ctx, row), row->variant == V_PROTOCOL);
@@ -668,58 +306,17 @@ static cJSON *transfer_parameters(bb_run_t *run, void *state, const bb_row_t *ro
 static cJSON *transfer_quantities(bb_run_t *run, void *state, const bb_row_t *row, cJSON *q)
 {
     const run_ctx_t *ctx = state;
-    const census_t *cs = &ctx->census[row->index];
-    const char *scope = "call/max-rank", *absent = row->absent;
-    int v = row->variant, payload = variants[v].payload;
-    size_t n = (size_t)row->m.samples;
-    bb_summary_t s;
-    (void)run;
+    const bb_xfer_census_t *cs = &ctx->census.row[row->index];
+    int v = row->variant;
     if (v == V_RAW)
         bb_quantities_add(q, "communication.wait.receipt",
-                          bb_quantity_null("s", scope, "raw mode: no receipt"));
-    static const char *const count_names[2] = { "phase.batches_executed", "phase.polls" };
-    for (int c = C_BATCHES; c <= C_POLLS; c++) {
-        bb_stats_summarize(bb_measure_count(&row->m, c), n, &s);
-        bb_quantities_add(q, count_names[c], payload ? bb_quantity_value(s.median, "count",
-                                                                         scope)
-                                                     : bb_quantity_null("count", scope, absent));
-    }
-    const char *undone = !payload ? absent
-                         : !row->agreed.p2p ? "no rank posts a payload request (same-rank "
-                                              "transfer)"
-                         : row->agreed.refused_calls > 0 ? "refused: no payload" : NULL;
-    if (undone != NULL) {
-        bb_quantities_add(q, "completed_during_batches",
-                          bb_quantity_null("ratio", "run/max-rank", undone));
-    } else {
-        bb_stats_summarize(bb_measure_count(&row->m, C_COMPLETED), n, &s);
-        cJSON *c = bb_quantity_value(s.median, "ratio", "run/max-rank");
-        cJSON_AddStringToObject(c, "note", "fraction of calls in which a poll after a "
-                                "batch saw the local payload complete; not evidence of "
-                                "overlap or of a faster call");
-        bb_quantities_add(q, "completed_during_batches", c);
-    }
-    if (v != V_PROTOCOL || cs->per_rank == NULL) {
-        bb_quantities_add(q, "communication.max_inflight",
-                          bb_quantity_null("count", scope, v == V_RAW
-                                           ? "raw mode: not counted by a phase" : absent));
-        bb_quantities_add(q, "memory.tracked_live",
-                          bb_quantity_null("byte", scope, "raw mode: buffers are the "
-                                           "benchmark's, not counted by a phase"));
-        return NULL;
-    }
-    int64_t worst[K_N] = { 0 };
-    for (int k = 0; k < 4; k++)
-        for (int j = K_TRACKED; j < K_N; j++)
-            if (cs->worst[k][j] > worst[j])
-                worst[j] = cs->worst[k][j];
-    bb_quantities_add(q, "communication.max_inflight",
-                      bb_quantity_value((double)worst[K_INFLIGHT], "count", scope));
-    bb_quantities_add(q, "memory.tracked_live",
-                      bb_quantity_value((double)worst[K_TRACKED], "byte", scope));
-    bb_quantities_add(q, "memory.tracked_between_calls",
-                      bb_quantity_value((double)worst[K_BETWEEN], "byte", "call/max-rank"));
-    return census_json(ctx, cs, row_attr(ctx, row)->buffers == BB_BUFFERS_RETAINED);
+                          bb_quantity_null("s", "call/max-rank", "raw mode: no receipt"));
+    bb_xfer_count_quantities(row, variants[v].payload, q);
+    return bb_xfer_census_quantities(v == V_PROTOCOL && cs->per_rank != NULL ? cs : NULL,
+                                     bb_run_size(run),
+                                     row_attr(ctx, row)->buffers == BB_BUFFERS_RETAINED,
+                                     v == V_RAW ? "raw mode: not counted by a phase"
+                                                : row->absent, q);
 }
 
 /* The table: bytes and batches, then the runner's columns; a protocol row
@@ -727,66 +324,29 @@ static cJSON *transfer_quantities(bb_run_t *run, void *state, const bb_row_t *ro
 static void transfer_key_cells(bb_run_t *run, void *state)
 {
     const run_ctx_t *ctx = state;
-    bb_table_integer(bb_run_table(run), ctx->nbytes);
-    bb_table_integer(bb_run_table(run), ctx->batches);
+    bb_table_integer(bb_run_table(run), ctx->ref.nbytes);
+    bb_table_integer(bb_run_table(run), ctx->ref.batches);
 }
 
 static void transfer_row_columns(bb_run_t *run, void *state, const bb_row_t *row)
 {
-    char name[96];
     (void)state;
-    if (row->variant != V_PROTOCOL)
-        return;
-    snprintf(name, sizeof name, "%s_agree", row->label);
-    char legend[256];
-    snprintf(legend, sizeof legend, "admission + status + terminal agreements in the median "
-             "sample of the whole (%s: never more than it)", bb_run_parts_words(run));
-    bb_table_column(bb_run_table(run), name, "us", legend, 0);
-    snprintf(name, sizeof name, "%s_done", row->label);
-    bb_table_column(bb_run_table(run), name, NULL, "fraction of calls where a poll after a "
-                    "batch saw the local payload complete", 0);
+    if (row->variant == V_PROTOCOL)
+        bb_xfer_row_columns(run, row);
 }
 
 static void transfer_row_cells(bb_run_t *run, void *state, const bb_row_t *row)
 {
-    bb_table_t *t = bb_run_table(run);
     (void)state;
-    if (row->variant != V_PROTOCOL)
-        return;
-    bb_table_number(t, (bb_row_median(row, T_ADMISSION) + bb_row_median(row, T_STATUS)
-                        + bb_row_median(row, T_TERMINAL)) * 1e6, 2);
-    if (row->agreed.p2p && row->agreed.refused_calls == 0)
-        bb_table_number(t, bb_stats_median(bb_measure_count(&row->m, C_COMPLETED),
-                                           (size_t)row->m.samples), 2);
-    else
-        bb_table_missing(t);
+    if (row->variant == V_PROTOCOL)
+        bb_xfer_row_cells(run, row);
 }
 
-/* Every rank: a census over its bound fails the run (rank 0's alone: the
- * runner agrees the exit code); rank 0 keeps the largest over points. */
+/* Every rank: a census over its bound fails the run. */
 static int transfer_point_check(bb_run_t *run, void *state)
 {
     run_ctx_t *ctx = state;
-    int code = BB_EXIT_OK;
-    for (int r = 0; r < bb_run_rows(run); r++) {
-        census_t *cs = &ctx->census[r];
-        if (ctx->rank == 0 && cs->per_rank != NULL) {
-            if (cs->over_bound) {
-                bb_run_note(run, "error: %s %lld bytes: census over its bound",
-                            bb_run_row(run, r)->label, (long long)ctx->nbytes);
-                code = BB_EXIT_FAILURE;
-            }
-            for (int k = 0; k < 4; k++)
-                for (int j = 0; j < K_N; j++)
-                    if (cs->worst[k][j] > ctx->census_all.worst[k][j])
-                        ctx->census_all.worst[k][j] = cs->worst[k][j];
-            ctx->census_all.over_bound |= cs->over_bound;
-            ctx->have_census = 1;
-        }
-        free(cs->per_rank);
-        cs->per_rank = NULL;
-    }
-    return code;
+    return bb_xfer_census_check(run, ctx->ref.nbytes, &ctx->census);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -967,38 +527,6 @@ static size_t transfer_validate(bb_run_t *run, void *state)
     return o->bytes.n * o->batches.n;
 }
 
-/* What each label suffix in use means, once. */
-static void policy_notes(run_ctx_t *ctx)
-{
-    bb_table_t *t = bb_run_table(ctx->run);
-    int retained = 0, fused = 0, fused_op = 0, persistent = 0;
-    for (int r = 0; r < bb_run_rows(ctx->run); r++) {
-        const bb_row_t *row = bb_run_row(ctx->run, r);
-        const bb_phase_attr_t *attr = row_attr(ctx, row);
-        if (row->variant != V_PROTOCOL && !HAS_ADMISSION(row->variant))
-            continue;
-        retained |= row->variant == V_PROTOCOL && attr->buffers == BB_BUFFERS_RETAINED;
-        fused |= attr->admission == BB_ADMISSION_FUSED;
-        fused_op |= attr->admission == BB_ADMISSION_FUSED_OP;
-        persistent |= attr->requests == BB_REQUESTS_PERSISTENT;
-    }
-    if (retained)
-        bb_table_note(t, "-retained: the phase keeps its payload buffer between tickets "
-                      "(capacity the largest cap presented)");
-    if (fused)
-        bb_table_note(t, "-fused: the admission as one MPI_Allreduce(MIN) over the nine "
-                      "fields and their complements");
-    if (fused_op)
-        bb_table_note(t, "-fused-op: the same 18 int64 as one element of a contiguous "
-                      "type under a user-defined MIN (the MPI library picks its algorithm "
-                      "for one element)");
-    if (persistent)
-        bb_table_note(t, "-persistent: every agreement a persistent collective, "
-                      "MPI_Allreduce_init at the first call of a point (the phase's first "
-                      "ticket; the references' first call), MPI_Start at each; the "
-                      "payload stays Isend/Irecv");
-}
-
 /* Collective: buffers, the kernel, the notes and the table's columns. */
 static void transfer_setup(bb_run_t *run, void *state)
 {
@@ -1008,24 +536,17 @@ static void transfer_setup(bb_run_t *run, void *state)
     for (size_t i = 0; i < o->bytes.n; i++)
         if (o->bytes.values[i] + 1 > max_bytes)
             max_bytes = o->bytes.values[i] + 1;
-    ctx->fx.o = o;
-    ctx->fx.rank = ctx->rank;
-    ctx->fx.run = run;
-    ctx->fx.src = malloc((size_t)max_bytes);
-    ctx->raw_send = malloc((size_t)max_bytes);
-    ctx->raw_recv = malloc((size_t)max_bytes);
-    if (!ctx->fx.src || !ctx->raw_send || !ctx->raw_recv)
-        bb_run_fatal(run, "cannot allocate %lld bytes", (long long)max_bytes);
-    /* Touch every page before measuring. */
-    memset(ctx->fx.src, 0, (size_t)max_bytes);
-    memset(ctx->raw_send, 0, (size_t)max_bytes);
-    memset(ctx->raw_recv, 0, (size_t)max_bytes);
-
+    int me = ctx->rank;
+    bb_xfer_fixture_setup(run, &ctx->fx, max_bytes);
+    ctx->fx.refuse = me == o->refuse_rank;
+    ctx->fx.fail_consumer = o->fail_consumer;
+    ctx->fx.fail_batch = me == o->fail_compute_rank ? o->fail_compute_batch : -1;
+    ctx->ref = (bb_xfer_ref_t){ .rank = me, .source = o->source,
+                                .destination = o->destination,
+                                .corrupt_byte = o->corrupt_byte, .fx = &ctx->fx };
+    bb_xfer_ref_setup(run, &ctx->ref, max_bytes);
     bb_run_kernel_calibrate(run, o->compute_s, &ctx->kernel);
     ctx->fx.iterations = ctx->kernel.iterations;
-    ctx->provider = (bb_transfer_provider_t){ provider_prepare, provider_release, &ctx->fx };
-    ctx->consumer = (bb_transfer_consumer_t){ consumer_consume, NULL, &ctx->fx };
-    ctx->compute = (bb_transfer_compute_t){ compute_batch, &ctx->fx };
     bb_run_kernel_record(run, &ctx->kernel);
 
     bb_table_t *t = bb_run_table(run);
@@ -1041,7 +562,13 @@ static void transfer_setup(bb_run_t *run, void *state)
     for (int v = 0; v < V_N; v++)
         if (o->mode & (1u << v))
             bb_table_note(t, "%s: %s", variants[v].name, variants[v].differs);
-    policy_notes(ctx);
+    unsigned suffixes = 0;  /* what each label suffix in use means, once */
+    for (int r = 0; r < bb_run_rows(run); r++) {
+        const bb_row_t *row = bb_run_row(run, r);
+        if (row->variant == V_PROTOCOL || HAS_ADMISSION(row->variant))
+            suffixes |= bb_xfer_policy_suffixes(row_attr(ctx, row), row->variant == V_PROTOCOL);
+    }
+    bb_xfer_policy_notes(t, suffixes);
     bb_table_column(t, "bytes", "B", "payload bytes", 8);
     bb_table_column(t, "batches", NULL, "compute batches per call, a poll after each", 7);
 }
@@ -1054,29 +581,6 @@ static void transfer_label(const void *state, size_t i, char *buf, size_t len)
              (long long)o->batches.values[i % o->batches.n]);
 }
 
-static void census_note(run_ctx_t *ctx)
-{
-    static const char *const roles[4] = { "inactive", "source", "destination", "same-rank" };
-    const census_t *all = &ctx->census_all;
-    char line[512];
-    size_t used = 0;
-    used += (size_t)snprintf(line, sizeof line, "census (measured, largest over points): ");
-    for (int r = 0; r < 4; r++) {
-        int seen = 0;
-        for (int q = 0; q < ctx->size; q++)
-            seen |= role_of(&ctx->o, q) == r;
-        if (seen && used < sizeof line)
-            used += (size_t)snprintf(line + used, sizeof line - used,
-                                     "%s %lld B, %lld requests; ", roles[r],
-                                     (long long)all->worst[r][K_TRACKED],
-                                     (long long)all->worst[r][K_INFLIGHT]);
-    }
-    if (used < sizeof line)
-        snprintf(line + used, sizeof line - used, "%s",
-                 all->over_bound ? "OVER THE BOUND" : "within the bound");
-    bb_table_note(bb_run_table(ctx->run), "%s", line);
-}
-
 /* Rank 0 notes the census and describes the fixture in the run section. */
 static int transfer_finish(bb_run_t *run, void *state)
 {
@@ -1084,8 +588,7 @@ static int transfer_finish(bb_run_t *run, void *state)
     cJSON *section = bb_run_section(run);
     if (section == NULL)
         return BB_EXIT_OK;
-    if (ctx->have_census)
-        census_note(ctx);
+    bb_xfer_census_note(run, &ctx->census, ctx->o.source, ctx->o.destination);
     cJSON_AddStringToObject(section, "fixture", BB_PAYLOAD_DESCRIPTION "; the consumer "
                             "checks every word and a position-weighted checksum inside the "
                             "call; the raw references do the same generation and check");
@@ -1095,9 +598,8 @@ static int transfer_finish(bb_run_t *run, void *state)
 static void transfer_teardown(void *state)
 {
     run_ctx_t *ctx = state;
-    free(ctx->fx.src);
-    free(ctx->raw_send);
-    free(ctx->raw_recv);
+    bb_xfer_fixture_free(&ctx->fx);
+    bb_xfer_ref_free(&ctx->ref);
     bb_size_list_clear(&ctx->o.bytes);
     bb_size_list_clear(&ctx->o.batches);
 }
@@ -1135,8 +637,8 @@ static const bb_bench_desc_t transfer_bench = {
     .variants = variants,
     .nvariants = V_N,
     .part_names = t_names,
-    .nparts = T_N,
-    .ncounts = C_N,
+    .nparts = BB_XFER_T_N,
+    .ncounts = BB_XFER_C_N,
     .point_begin = transfer_point_begin,
     .point_end = transfer_point_end,
     .ratio_match = transfer_ratio_match,

@@ -9,7 +9,7 @@
  * (harness/variants.c), which measures and reports them; this file holds the
  * operations, what the figures add and the options. */
 #include "config.h"
-#include "runner.h"
+#include "overlap-op.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +17,9 @@
 
 #define PROG "bbench-overlap"
 
-enum { KIND_TRANSFER, KIND_ISEND, KIND_IALLREDUCE, KIND_N };
-static const char *const kind_names[KIND_N] = { "transfer", "isend", "iallreduce" };
-static const char *const kind_labels[KIND_N] = { "protocol", "reference", "reference" };
-static const char *const kind_what[KIND_N] = {
+static const char *const kind_names[BB_OVERLAP_KINDS] = { "transfer", "isend", "iallreduce" };
+static const char *const kind_labels[BB_OVERLAP_KINDS] = { "protocol", "reference", "reference" };
+static const char *const kind_what[BB_OVERLAP_KINDS] = {
     "the bounded transfer phase, ticket API: begin, progress after each batch, finish",
     "reference: raw MPI_Isend (rank 0) / MPI_Irecv (last rank), MPI_Test, MPI_Wait",
     "reference: raw MPI_Iallreduce(SUM) of bytes/8 doubles on every rank, MPI_Test, "
@@ -51,28 +50,19 @@ typedef struct overlap_state {
     bb_size_list_t bytes_list, batches_list;
     double compute_s;                /* per batch; < 0: auto */
     unsigned kinds;                  /* bit k: kind k selected */
-    int kind_list[KIND_N], nkinds;   /* the selected kinds, in order */
+    int kind_list[BB_OVERLAP_KINDS], nkinds;   /* the selected kinds, in order */
     /* the run */
-    bb_run_t *run;
-    MPI_Comm comm;
-    int rank, size, source, destination;
-    unsigned char *send, *recv;      /* the same buffers for every kind */
-    bb_transfer_phase_t *phase;
-    bb_transfer_provider_t provider;
-    bb_transfer_consumer_t consumer;
-    int64_t wrong;                   /* payloads the consumer found wrong */
+    bb_overlap_op_t op;              /* the operation of the point's kind */
+    int size;
     bb_run_kernel_t kernel;
     volatile double sink;            /* the kernel's results land here, so the
                                         compiler must do the work */
     bb_progress_t progress;          /* the library and its threads (harness) */
     /* the point */
-    int kind, auto_compute, compute_none;
-    int64_t bytes, batches, iters_per_batch, phase_id;
+    int auto_compute, compute_none;
+    int64_t batches, iters_per_batch;
     double compute_per_batch_s;      /* requested or calibrated */
-    bb_transfer_ticket_t ticket;
-    MPI_Request req;
     int refused;                     /* a call of this point was refused */
-    bb_refusal_t refusal;            /* when a call was refused */
     /* The polled way: per call of a block, whether this rank saw its payload
      * complete during the batches; per sample, the calls all ranks saw. */
     int *done;
@@ -80,118 +70,6 @@ typedef struct overlap_state {
     int64_t *sample_done;
     bb_overlap_set_t figures;
 } overlap_state_t;
-
-/* ---- the operations ---------------------------------------------------- */
-
-static int provider_prepare(void *arg, const void **data_out, int64_t *len_out)
-{
-    overlap_state_t *c = arg;
-    *data_out = c->send;
-    *len_out = c->bytes;
-    bb_run_lent(c->run);
-    return 0;
-}
-
-static void provider_release(void *arg, const void *data)
-{
-    overlap_state_t *c = arg;
-    (void)data;
-    bb_run_returned(c->run);
-}
-
-/* A cheap payload check (first, middle, last byte): a wrong transfer is a
- * failure, not a number; the full check belongs to bbench-transfer. */
-static int consumer_consume(void *arg, const void *data, int64_t nbytes, void **value_out)
-{
-    overlap_state_t *c = arg;
-    const unsigned char *d = data;
-    *value_out = NULL;
-    if (nbytes > 0) {
-        int64_t at[3] = { 0, nbytes / 2, nbytes - 1 };
-        for (int i = 0; i < 3; i++)
-            if (d[at[i]] != bb_payload_byte(0, at[i])) {
-                c->wrong++;
-                return 1;
-            }
-    }
-    return 0;
-}
-
-static bb_status_t op_post(overlap_state_t *c, int64_t declared)
-{
-    int rc = MPI_SUCCESS;
-    c->req = MPI_REQUEST_NULL;
-    switch (c->kind) {
-    case KIND_TRANSFER: {
-        bb_transfer_contract_t contract = {
-            .phase_id = c->phase_id, .epoch = 1, .source = c->source,
-            .destination = c->destination, .nbytes = c->bytes,
-            .max_bytes = c->bytes, .batches = declared
-        };
-        bb_transfer_metrics_t m;
-        bb_status_t st = bb_transfer_phase_begin(c->phase, &c->provider, &contract,
-                                                 &c->ticket, &m);
-        if (st == BB_REFUSED)
-            c->refusal = m.refusal;
-        else if (st != BB_OK)
-            bb_run_fatal(c->run, "transfer begin: %s", bb_status_string(st));
-        return st;
-    }
-    case KIND_ISEND:
-        if (c->rank == c->source)
-            rc = MPI_Isend(c->send, (int)c->bytes, MPI_BYTE, c->destination, 7,
-                           c->comm, &c->req);
-        else if (c->rank == c->destination)
-            rc = MPI_Irecv(c->recv, (int)c->bytes, MPI_BYTE, c->source, 7, c->comm,
-                           &c->req);
-        break;
-    case KIND_IALLREDUCE:
-        rc = MPI_Iallreduce(c->send, c->recv, (int)(c->bytes / 8), MPI_DOUBLE, MPI_SUM,
-                            c->comm, &c->req);
-        break;
-    }
-    if (rc != MPI_SUCCESS)
-        bb_run_fatal(c->run, "posting %s failed", kind_names[c->kind]);
-    return BB_OK;
-}
-
-/* One poll.  Returns 1 once this rank's payload is complete, and 1 for a
- * rank that posts no payload request (it never holds the figure back). */
-static int op_poll(overlap_state_t *c)
-{
-    int done = 0;
-    if (c->kind == KIND_TRANSFER) {
-        bb_status_t st = bb_transfer_ticket_progress(&c->ticket, &done);
-        if (st != BB_OK)
-            bb_run_fatal(c->run, "transfer progress: %s", bb_status_string(st));
-        if (c->rank != c->source && c->rank != c->destination)
-            done = 1;
-        return done;
-    }
-    if (c->req == MPI_REQUEST_NULL)
-        return 1;
-    if (MPI_Test(&c->req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        bb_run_fatal(c->run, "MPI_Test failed");
-    return done;
-}
-
-static bb_status_t op_finish(overlap_state_t *c)
-{
-    if (c->kind == KIND_TRANSFER) {
-        bb_transfer_metrics_t m;
-        void *value = NULL;
-        bb_status_t st = bb_transfer_ticket_finish(&c->ticket, &c->consumer,
-                                                   BB_TRANSFER_LOCAL_OK, &value, &m);
-        if (st == BB_REFUSED)
-            c->refusal = m.refusal;
-        else if (st != BB_OK)
-            bb_run_fatal(c->run, "transfer finish: %s", bb_status_string(st));
-        return st;
-    }
-    if (MPI_Wait(&c->req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        bb_run_fatal(c->run, "MPI_Wait failed");
-    return BB_OK;
-}
 
 /* One call of a way: its whole time, and the compute and poll times inside
  * it; the polled way also notes whether a poll saw the payload complete. */
@@ -201,7 +79,7 @@ static bb_status_t way_call(bb_run_t *run, void *state, bb_row_t *row, double *p
     overlap_state_t *c = state;
     int v = row->variant, saw = 0;
     int timed = v == V_POLLED || v == V_UNPOLLED;  /* batches timed one by one */
-    int64_t wrong = c->wrong;
+    int64_t wrong = c->op.wrong;
     double tc = 0.0, tp = 0.0;
     bb_status_t st = BB_OK;
     (void)counts;
@@ -209,11 +87,11 @@ static bb_status_t way_call(bb_run_t *run, void *state, bb_row_t *row, double *p
     if (c->refused)
         return BB_OK;
     /* Every call starts together; the barrier is outside the timing. */
-    if (MPI_Barrier(c->comm) != MPI_SUCCESS)
+    if (MPI_Barrier(c->op.comm) != MPI_SUCCESS)
         bb_run_fatal(run, "MPI_Barrier failed");
     double t0 = bb_time_now();
-    if (v != V_COMPUTE && (st = op_post(c, timed ? c->batches : 0)) == BB_OK && !timed)
-        st = op_finish(c);
+    if (v != V_COMPUTE && (st = bb_overlap_op_post(&c->op, timed ? c->batches : 0)) == BB_OK && !timed)
+        st = bb_overlap_op_finish(&c->op);
     for (int64_t b = 0; st == BB_OK && v != V_COMM && b < c->batches; b++) {
         double tb = timed ? bb_time_now() : 0.0;
         c->sink += bb_compute_run(c->iters_per_batch);
@@ -222,25 +100,26 @@ static bb_status_t way_call(bb_run_t *run, void *state, bb_row_t *row, double *p
         double te = bb_time_now();
         tc += te - tb;
         if (v == V_POLLED) {
-            saw |= op_poll(c);
+            saw |= bb_overlap_op_poll(&c->op);
             tp += bb_time_now() - te;
         }
     }
     if (st == BB_OK && timed)
-        st = op_finish(c);
+        st = bb_overlap_op_finish(&c->op);
     parts[P_WHOLE] += bb_time_now() - t0;
     parts[v == V_POLLED ? P_POLLED_COMPUTE : P_UNPOLLED_COMPUTE] += tc;
     parts[P_POLLED_PROGRESS] += tp;
-    row->local.wrong += c->wrong - wrong;
+    row->local.wrong += c->op.wrong - wrong;
     if (st == BB_REFUSED) {
         c->refused = 1;
         if (row->local.refused_calls++ == 0)
-            row->local.refusal = c->refusal;
+            row->local.refusal = c->op.refusal;
         return BB_OK;
     }
     if (v == V_POLLED) {
         /* A rank with no payload request never holds the figure back. */
-        if (c->kind != KIND_IALLREDUCE && c->rank != c->source && c->rank != c->destination)
+        if (c->op.kind != BB_OVERLAP_IALLREDUCE && c->op.rank != c->op.source
+            && c->op.rank != c->op.destination)
             saw = 1;
         if (c->ndone < c->done_cap)  /* a block is at most one sample's calls */
             c->done[c->ndone++] = saw;
@@ -262,7 +141,7 @@ static bb_status_t overlap_block_end(bb_run_t *run, void *state, bb_row_t *row,
     if (!c->refused) {
         if (c->ndone != calls)
             return BB_ERR_ARG;
-        if (MPI_Allreduce(MPI_IN_PLACE, c->done, (int)c->ndone, MPI_INT, MPI_MIN, c->comm)
+        if (MPI_Allreduce(MPI_IN_PLACE, c->done, (int)c->ndone, MPI_INT, MPI_MIN, c->op.comm)
             != MPI_SUCCESS)
             return BB_ERR_MPI;
         for (int64_t r = 0; r < c->ndone; r++)
@@ -311,13 +190,13 @@ static int64_t overlap_point_begin(bb_run_t *run, void *state, size_t i)
 {
     overlap_state_t *c = state;
     const bb_measure_settings_t *settings = bb_run_settings(run);
-    point_of(c, i, &c->kind, &c->bytes, &c->batches);
+    point_of(c, i, &c->op.kind, &c->op.bytes, &c->batches);
     c->iters_per_batch = 0;
     c->refused = 0;
-    c->phase_id++;
+    c->op.phase_id++;
     c->blocks = c->ndone = 0;
     memset(c->sample_done, 0, (size_t)settings->samples * sizeof *c->sample_done);
-    return c->kind == KIND_IALLREDUCE ? 8 * (c->bytes / 8) : c->bytes;
+    return c->op.kind == BB_OVERLAP_IALLREDUCE ? 8 * (c->op.bytes / 8) : c->op.bytes;
 }
 
 /* After t_comm: the compute per batch (auto: the batches add up to its
@@ -361,7 +240,7 @@ static void overlap_point_end(bb_run_t *run, void *state)
     for (int g = 0; g < G; g++)
         memcpy(&local[g * S], row[from[g][0]]->m.local_parts + from[g][1] * S,
                (size_t)S * sizeof *local);
-    if (MPI_Allgather(local, (int)(G * S), MPI_DOUBLE, all, (int)(G * S), MPI_DOUBLE, c->comm)
+    if (MPI_Allgather(local, (int)(G * S), MPI_DOUBLE, all, (int)(G * S), MPI_DOUBLE, c->op.comm)
         != MPI_SUCCESS)
         bb_run_fatal(run, "MPI_Allgather of samples failed");
     bb_overlap_times_t t = {
@@ -387,20 +266,20 @@ static cJSON *overlap_parameters(bb_run_t *run, void *state, const bb_row_t *row
     const overlap_state_t *c = state;
     cJSON *params = cJSON_CreateObject();
     (void)row;
-    cJSON_AddStringToObject(params, "kind", kind_names[c->kind]);
-    cJSON_AddStringToObject(params, "label", kind_labels[c->kind]);
-    cJSON_AddStringToObject(params, "what", kind_what[c->kind]);
-    cJSON_AddNumberToObject(params, "bytes", (double)c->bytes);
-    if (c->kind == KIND_IALLREDUCE)
-        cJSON_AddNumberToObject(params, "elements", (double)(c->bytes / 8));
+    cJSON_AddStringToObject(params, "kind", kind_names[c->op.kind]);
+    cJSON_AddStringToObject(params, "label", kind_labels[c->op.kind]);
+    cJSON_AddStringToObject(params, "what", kind_what[c->op.kind]);
+    cJSON_AddNumberToObject(params, "bytes", (double)c->op.bytes);
+    if (c->op.kind == BB_OVERLAP_IALLREDUCE)
+        cJSON_AddNumberToObject(params, "elements", (double)(c->op.bytes / 8));
     cJSON_AddNumberToObject(params, "batches", (double)c->batches);
     /* Parameters identify the point across runs; what this run calibrated
      * or chose (auto compute, kernel iterations, reps) is a quantity. */
     cJSON_AddStringToObject(params, "compute", c->auto_compute ? "auto" : "fixed");
     if (!c->auto_compute)
         cJSON_AddNumberToObject(params, "compute_per_batch_s", c->compute_per_batch_s);
-    cJSON_AddNumberToObject(params, "source", c->source);
-    cJSON_AddNumberToObject(params, "destination", c->destination);
+    cJSON_AddNumberToObject(params, "source", c->op.source);
+    cJSON_AddNumberToObject(params, "destination", c->op.destination);
     cJSON_AddNumberToObject(params, "samples", (double)bb_run_settings(run)->samples);
     const char *async = getenv("MPIR_CVAR_ASYNC_PROGRESS");
     cJSON_AddItemToObject(params, "async_progress",
@@ -447,8 +326,8 @@ static void overlap_key_cells(bb_run_t *run, void *state)
 {
     const overlap_state_t *c = state;
     bb_table_t *t = bb_run_table(run);
-    bb_table_text(t, kind_names[c->kind]);
-    bb_table_integer(t, c->bytes);
+    bb_table_text(t, kind_names[c->op.kind]);
+    bb_table_integer(t, c->op.bytes);
     bb_table_integer(t, c->batches);
     if (c->refused)
         bb_table_missing(t);
@@ -488,7 +367,7 @@ static void overlap_defaults(void *state)
 {
     overlap_state_t *c = state;
     c->compute_s = -1.0;
-    c->kinds = (1u << KIND_N) - 1u;
+    c->kinds = (1u << BB_OVERLAP_KINDS) - 1u;
 }
 
 static void overlap_parse(bb_run_t *run, void *state, int key, const char *value)
@@ -508,7 +387,7 @@ static void overlap_parse(bb_run_t *run, void *state, int key, const char *value
                  != BB_OK)
             bb_run_usage(run, "--compute: %s (seconds per batch in [0, 10], or auto)", err);
         break;
-    case OPT_KINDS: o->kinds = bb_run_parse_choices(run, "kinds", value, kind_names, KIND_N);
+    case OPT_KINDS: o->kinds = bb_run_parse_choices(run, "kinds", value, kind_names, BB_OVERLAP_KINDS);
         break;
     }
 }
@@ -516,7 +395,7 @@ static void overlap_parse(bb_run_t *run, void *state, int key, const char *value
 static size_t overlap_validate(bb_run_t *run, void *state)
 {
     overlap_state_t *c = state;
-    c->run = run;
+    c->op.run = run;
     if (bb_run_size(run) < 2)
         bb_run_usage(run, "needs at least 2 ranks (mpiexec -n 2): on one rank there is no "
                      "peer to overlap with (see --help)");
@@ -538,7 +417,7 @@ static size_t overlap_validate(bb_run_t *run, void *state)
         bb_run_parse_size_list(run, "batches", sweep ? "1,4,16" : "1,16", 0, 1000000,
                                &c->batches_list);
     c->nkinds = 0;
-    for (int k = 0; k < KIND_N; k++)
+    for (int k = 0; k < BB_OVERLAP_KINDS; k++)
         if (c->kinds & (1u << k))
             c->kind_list[c->nkinds++] = k;
     for (int v = 0; v < V_N; v++)  /* the column heads: t_comm, ... */
@@ -549,30 +428,29 @@ static size_t overlap_validate(bb_run_t *run, void *state)
 static void overlap_setup(bb_run_t *run, void *state)
 {
     overlap_state_t *c = state;
-    c->comm = bb_run_comm(run);
-    c->rank = bb_run_rank(run);
+    c->op.comm = bb_run_comm(run);
+    c->op.rank = bb_run_rank(run);
     c->size = bb_run_size(run);
-    c->source = 0;
-    c->destination = c->size - 1;
+    c->op.source = 0;
+    c->op.destination = c->size - 1;
 
     int64_t max_bytes = 8;
     for (size_t i = 0; i < c->bytes_list.n; i++)
         if (c->bytes_list.values[i] > max_bytes)
             max_bytes = c->bytes_list.values[i];
-    c->send = malloc((size_t)max_bytes);
-    c->recv = malloc((size_t)max_bytes);
+    c->op.send = malloc((size_t)max_bytes);
+    c->op.recv = malloc((size_t)max_bytes);
     const bb_measure_settings_t *m = bb_run_settings(run);
     c->sample_done = calloc((size_t)m->samples, sizeof *c->sample_done);
     c->done_cap = m->reps > 0 ? m->reps : BB_MEASURE_REPS_CAP;
     c->done = malloc((size_t)c->done_cap * sizeof *c->done);
-    if (c->send == NULL || c->recv == NULL || c->sample_done == NULL || c->done == NULL)
+    if (c->op.send == NULL || c->op.recv == NULL || c->sample_done == NULL || c->done == NULL)
         bb_run_fatal(run, "cannot allocate %lld bytes", (long long)max_bytes);
-    bb_payload_fill(c->send, max_bytes, 0);
-    memset(c->recv, 0, (size_t)max_bytes);
-    c->provider = (bb_transfer_provider_t){ provider_prepare, provider_release, c };
-    c->consumer = (bb_transfer_consumer_t){ consumer_consume, NULL, c };
-    if ((c->kinds & (1u << KIND_TRANSFER))
-        && bb_transfer_phase_create(bb_bench_world(bb_run_bench(run)), &c->phase) != BB_OK)
+    bb_payload_fill(c->op.send, max_bytes, 0);
+    memset(c->op.recv, 0, (size_t)max_bytes);
+    bb_overlap_op_init(&c->op);
+    if ((c->kinds & (1u << BB_OVERLAP_TRANSFER))
+        && bb_transfer_phase_create(bb_bench_world(bb_run_bench(run)), &c->op.phase) != BB_OK)
         bb_run_fatal(run, "cannot create the transfer phase");
 
     /* Batch lengths are chosen per point (bb_run_kernel_iterations), so no
@@ -589,8 +467,8 @@ static void overlap_setup(bb_run_t *run, void *state)
     bb_progress_note(bb_run_bench(run), &c->progress, note, sizeof note);
     bb_table_note(t, "%s", note);
     bb_table_note(t, "transfer and isend: rank %d -> rank %d; compute kernel %.3g "
-                  "iterations/s, the slowest rank's (ranks %.3g..%.3g)", c->source,
-                  c->destination, c->kernel.slowest_rate, c->kernel.slowest_rate,
+                  "iterations/s, the slowest rank's (ranks %.3g..%.3g)", c->op.source,
+                  c->op.destination, c->kernel.slowest_rate, c->kernel.slowest_rate,
                   c->kernel.fastest_rate);
     bb_table_note(t, "times: microseconds per call, medians of %lld samples, each the "
                   "slowest rank's (its parts the same rank's); figures "
@@ -619,23 +497,23 @@ static void overlap_label(const void *state, size_t i, char *buf, size_t len)
 static int overlap_finish(bb_run_t *run, void *state)
 {
     overlap_state_t *c = state;
-    if (c->rank == 0) {
+    if (c->op.rank == 0) {
         cJSON *doc = bb_record_json(bb_bench_record(bb_run_bench(run)));
         cJSON_AddItemToObject(doc, "progress", bb_progress_json(bb_run_bench(run),
                                                                 &c->progress));
         cJSON_AddItemToObject(doc, "formulas", bb_overlap_formulas());
     }
-    if (c->phase != NULL && bb_transfer_phase_close(c->phase) != BB_OK)
+    if (c->op.phase != NULL && bb_transfer_phase_close(c->op.phase) != BB_OK)
         bb_run_fatal(run, "cannot close the transfer phase");
-    c->phase = NULL;
+    c->op.phase = NULL;
     return BB_EXIT_OK;
 }
 
 static void overlap_teardown(void *state)
 {
     overlap_state_t *c = state;
-    free(c->send);
-    free(c->recv);
+    free(c->op.send);
+    free(c->op.recv);
     free(c->done);
     free(c->sample_done);
     bb_overlap_set_free(&c->figures);

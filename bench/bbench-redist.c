@@ -420,6 +420,7 @@ static void redist_parse(bb_run_t *run, void *state, int key, const char *value)
 {
     static const char *const directions[] = { ">", "<", "both" };
     static const char *const links[] = { "mdi", "intra" };
+    static const char *const workloads[] = { "message", "md" };
     redist_state_t *st = state;
     options_t *o = &st->o;
     char err[256];
@@ -437,12 +438,10 @@ static void redist_parse(bb_run_t *run, void *state, int key, const char *value)
     case OPT_FROM: add_layout(run, "--from", value, o->from, &o->nfrom); break;
     case OPT_TO: add_layout(run, "--to", value, o->to, &o->nto); break;
     case 'd': {
-        unsigned d = bb_run_parse_choices(run, "direction", value, directions, 3);
-        if (d != 1u && d != 2u && d != 4u)
-            bb_run_usage(run, "--direction: give one of '>', '<' or both");
-        o->directions[0] = d == 2u ? BB_REDIST_RECEIVE : BB_REDIST_SEND;
+        int d = bb_run_parse_one(run, "direction", value, directions, 3);
+        o->directions[0] = d == 1 ? BB_REDIST_RECEIVE : BB_REDIST_SEND;
         o->directions[1] = BB_REDIST_RECEIVE;
-        o->ndirections = d == 4u ? 2 : 1;
+        o->ndirections = d == 2 ? 2 : 1;
         o->direction_given = 1;
         break;
     }
@@ -459,21 +458,12 @@ static void redist_parse(bb_run_t *run, void *state, int key, const char *value)
     }
     case OPT_MESSAGES: o->messages = bb_run_parse_size(run, "messages", value, 0, INT32_MAX);
         break;
-    case OPT_LINK: {
-        unsigned l = bb_run_parse_choices(run, "link", value, links, 2);
-        if (l != 1u && l != 2u)
-            bb_run_usage(run, "--link: give one of mdi or intra");
-        o->mode = l == 1u ? BB_REDIST_MODE_MDI : BB_REDIST_MODE_INTRA;
+    case OPT_LINK:
+        o->mode = bb_run_parse_one(run, "link", value, links, 2) == 0 ? BB_REDIST_MODE_MDI
+                                                                      : BB_REDIST_MODE_INTRA;
         break;
-    }
-    case OPT_WORKLOAD: {
-        static const char *const workloads[] = { "message", "md" };
-        unsigned w = bb_run_parse_choices(run, "workload", value, workloads, 2);
-        if (w != 1u && w != 2u)
-            bb_run_usage(run, "--workload: give one of message or md");
-        o->md = w == 2u;
+    case OPT_WORKLOAD: o->md = bb_run_parse_one(run, "workload", value, workloads, 2) == 1;
         break;
-    }
     case OPT_REMAP: {
         const char *colon = strchr(value, ':');
         char k[32];

@@ -20,10 +20,8 @@ static MPI_Datatype type_mpi(bb_reduce_type_t type)
 
 bb_reduce_type_t bb_reduce_type_parse(bb_run_t *run, const char *opt, const char *value)
 {
-    unsigned t = bb_run_parse_choices(run, opt, value, type_names, BB_REDUCE_TYPES);
-    if (t != 1u && t != 2u && t != 4u)
-        bb_run_usage(run, "--%s: one of mpi_double, mpi_float or mpi_int", opt);
-    return t == 1u ? BB_REDUCE_DOUBLE : t == 2u ? BB_REDUCE_FLOAT : BB_REDUCE_INT;
+    static const bb_reduce_type_t types[] = {BB_REDUCE_DOUBLE, BB_REDUCE_FLOAT, BB_REDUCE_INT};
+    return types[bb_run_parse_one(run, opt, value, type_names, BB_REDUCE_TYPES)];
 }
 
 /* The user-defined SUM: the built-in's arithmetic, as a user function. */

@@ -352,6 +352,17 @@ static void names_text(const char *const *names, int first, int n, const char *e
     }
 }
 
+int bb_run_parse_one(bb_run_t *run, const char *opt, const char *value,
+                     const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(value, names[i]) == 0)
+            return i;
+    char text[512];
+    names_text(names, 0, n, NULL, text, sizeof text);
+    bb_run_usage(run, "--%s: '%s' is not %s (give one)", opt, value, text);
+}
+
 int bb_run_parse_rank_choice(bb_run_t *run, const char *opt, const char *value,
                              const char *const *names, int first, int n, int *rank_out)
 {
@@ -641,21 +652,19 @@ static void parse_options(bb_run_t *run, void *state, int argc, char **argv)
         case 'm': parse_message_size(run, optarg); break;
         case OPT_FULL_SWEEP: run->full_sweep = 1; break;
         case OPT_TIMING: {
-            unsigned m = bb_run_parse_choices(run, "timing", optarg, timing_names, 3);
-            if (m != 1u && m != 2u && m != 4u)
-                bb_run_usage(run, "--timing: one of block, barrier or window");
-            run->settings.timing = m == 1u ? BB_TIMING_BLOCK
-                                 : m == 2u ? BB_TIMING_BARRIER : BB_TIMING_WINDOW;
+            static const bb_timing_t timings[] = {BB_TIMING_BLOCK, BB_TIMING_BARRIER,
+                                                  BB_TIMING_WINDOW};
+            run->settings.timing = timings[bb_run_parse_one(run, "timing", optarg,
+                                                            timing_names, 3)];
             break;
         }
         case OPT_WINDOW:
             run->settings.window_s = bb_run_parse_seconds(run, "window", optarg, 1e-7, 10.0);
             break;
         case OPT_RANK_STAT: {
-            unsigned m = bb_run_parse_choices(run, "rank-stat", optarg, rank_stat_names, 2);
-            if (m != 1u && m != 2u)
-                bb_run_usage(run, "--rank-stat: one of max or mean");
-            run->settings.rank_stat = m == 1u ? BB_RANK_STAT_MAX : BB_RANK_STAT_MEAN;
+            run->settings.rank_stat = bb_run_parse_one(run, "rank-stat", optarg,
+                                                       rank_stat_names, 2) == 0
+                                      ? BB_RANK_STAT_MAX : BB_RANK_STAT_MEAN;
             break;
         }
         case 'o': run->output = optarg; break;

@@ -341,6 +341,9 @@ int bb_run_parse_rank(bb_run_t *run, const char *opt, const char *value);
 /* "R:SECONDS", seconds in [0, max_s]. */
 void bb_run_parse_rank_seconds(bb_run_t *run, const char *opt, const char *value,
                                double max_s, int *rank_out, double *seconds_out);
+/* Exactly one of names[0..n-1]: its index. */
+int bb_run_parse_one(bb_run_t *run, const char *opt, const char *value,
+                     const char *const *names, int n);
 /* "R:NAME": a rank in [0, size) and one of names[first..n-1]; returns the
  * name's index. */
 int bb_run_parse_rank_choice(bb_run_t *run, const char *opt, const char *value,

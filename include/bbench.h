@@ -170,8 +170,8 @@ typedef struct bb_phase_attr {
     bb_requests_t requests;
     bb_metrics_t metrics;   /* the transfer phase takes BB_METRICS_TIMED only */
     /* Sum phase only (the transfer phase and agreement objects take the
-     * free shape only).  Fixed: shape_count elements in [0, 268435443]
-     * (the combined element, 8*count + 96 bytes, within INT32_MAX) and
+     * free shape only).  Fixed: shape_count elements in [0, 268435448]
+     * (the combined element, 8*count + 56 bytes, within INT32_MAX) and
      * shape_cap in [shape_count, INT32_MAX], agreed at creation; the
      * admission policy is then unused (the fields ride in the one
      * reduction) and buffers may be fresh or retained, not borrowed. */
@@ -311,6 +311,11 @@ enum {
  * the fixed shape has no admission of its own (BB_SUM_CONTROL_BYTES). */
 #define BB_SUM_TRACKED_CONTROL_BYTES(admission) \
     (BB_SUM_CONTROL_BYTES + BB_AGREE_STAGING_BYTES(BB_SUM_FIELDS, (admission)))
+/* The fixed shape's fields in its combined element, after the count
+ * doubles: sequence, phase id and epoch with their complements, and the
+ * complement of the refusal code (2 for a local refusal, plus 1 for a count
+ * or cap other than the shape's), all int64 reduced by MIN: 56 bytes. */
+#define BB_SUM_COMBINED_FIELD_BYTES (7 * 8)
 
 typedef struct bb_sum_phase bb_sum_phase_t;
 
@@ -371,7 +376,7 @@ typedef struct bb_sum_metrics {
     int64_t tracked_bytes; /* peak counted bytes: C + 16*count with C =
                               BB_SUM_TRACKED_CONTROL_BYTES (borrowed: C +
                               8*capacity; fixed shape: 144 + 2 or, fresh, 3
-                              times 8*count + 96) */
+                              times 8*count + 56) */
     int max_inflight;      /* requests live at once (0 or 1) */
     int requests_posted;   /* payload requests posted by this call (fixed
                               shape: 1 whenever the reduction was made,
@@ -417,14 +422,14 @@ BB_EXPORT bb_status_t bb_sum_phase_create_checked(bb_world_t *world,
  * refused, nothing was posted, and the sequence is consumed.
  * Fixed shape (BB_SHAPE_FIXED): no admission before the payload; ONE
  * reduction per call (MPI_Allreduce per call; persistent: MPI_Start, one
- * MPI_Test, MPI_Wait) of one element of count doubles and the six fields
- * with their complements, under a user op (SUM, MIN).  A rank with a local
+ * MPI_Test, MPI_Wait) of one element of count doubles and the fields
+ * (BB_SUM_COMBINED_FIELD_BYTES), under a user op (SUM, MIN).  A rank with a local
  * refusal, or whose count or cap is not the shape's, contributes zeros.
  * The verdict is the contract phase's, read from the reduced fields, plus
  * a contract refusal when every rank agrees on a count or cap other than
  * the shape's.  On refusal the payload DID cross the wire but the received
  * sum is discarded: *result_out stays NULL.  The fresh result (never NULL,
- * even for count 0) has 8*count + 96 bytes, the fields after the doubles;
+ * even for count 0) has 8*count + 56 bytes, the fields after the doubles;
  * bb_free it.  BB_ERR_MPI
  * poisons the phase.  *result_out is set to NULL on every return that took
  * part in the admission (BB_REFUSED, BB_ERR_MPI) and left alone otherwise.
@@ -449,8 +454,8 @@ BB_EXPORT int64_t bb_sum_phase_sequence(const bb_sum_phase_t *phase);
  * (plus the grown buffers during a call that grows them); borrowed, C +
  * 8*capacity (the receive side only).  Fixed shape: the
  * combined send and receive buffers from creation on, 144 + 2*(8*count +
- * 96), and during a fresh call the spare receive buffer that replaces the
- * one handed out, 8*count + 96 more. */
+ * 56), and during a fresh call the spare receive buffer that replaces the
+ * one handed out, 8*count + 56 more. */
 BB_EXPORT int64_t bb_sum_phase_tracked_live(const bb_sum_phase_t *phase);
 BB_EXPORT int bb_sum_phase_poisoned(const bb_sum_phase_t *phase);
 

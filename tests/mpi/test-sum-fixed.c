@@ -35,8 +35,8 @@ static int rank, ranks;
 
 enum { COUNT = 32, CAP = 64 };
 /* Census of a fixed phase of COUNT: the 144 control bytes, and send and
- * recv of COUNT doubles plus the 96 bytes of fields and complements. */
-static const int64_t fixed_bytes = 144 + 2 * (8 * COUNT + 96);
+ * recv of COUNT doubles plus the fields (BB_SUM_COMBINED_FIELD_BYTES). */
+static const int64_t fixed_bytes = 144 + 2 * (8 * COUNT + BB_SUM_COMBINED_FIELD_BYTES);
 
 typedef struct provider {
     double *data;
@@ -401,7 +401,7 @@ static void fresh_cases(bb_world_t *world)
     double *r1 = NULL, *r2 = NULL;
     bb_sum_metrics_t m;
     CHECK(bb_sum_phase_run(phase, &prov, &k, &r1, &m) == BB_OK && sum_ok(r1, COUNT));
-    CHECK(m.tracked_bytes == fixed_bytes + (8 * COUNT + 96));
+    CHECK(m.tracked_bytes == fixed_bytes + (8 * COUNT + BB_SUM_COMBINED_FIELD_BYTES));
     CHECK(bb_sum_phase_run(phase, &prov, &k, &r2, &m) == BB_OK && sum_ok(r2, COUNT));
     CHECK(r1 != r2 && sum_ok(r1, COUNT));  /* the first result stays the caller's */
     bb_free(r1);

@@ -261,18 +261,15 @@ static void overlap_point_end(bb_run_t *run, void *state)
     free(all);
 }
 
-static cJSON *overlap_parameters(bb_run_t *run, void *state, const bb_row_t *row)
+static void overlap_parameters(bb_run_t *run, void *state, const bb_row_t *row,
+                               cJSON *params)
 {
     const overlap_state_t *c = state;
-    cJSON *params = cJSON_CreateObject();
     (void)row;
-    cJSON_AddStringToObject(params, "kind", kind_names[c->op.kind]);
     cJSON_AddStringToObject(params, "label", kind_labels[c->op.kind]);
     cJSON_AddStringToObject(params, "what", kind_what[c->op.kind]);
-    cJSON_AddNumberToObject(params, "bytes", (double)c->op.bytes);
     if (c->op.kind == BB_OVERLAP_IALLREDUCE)
         cJSON_AddNumberToObject(params, "elements", (double)(c->op.bytes / 8));
-    cJSON_AddNumberToObject(params, "batches", (double)c->batches);
     /* Parameters identify the point across runs; what this run calibrated
      * or chose (auto compute, kernel iterations, reps) is a quantity. */
     cJSON_AddStringToObject(params, "compute", c->auto_compute ? "auto" : "fixed");
@@ -284,7 +281,6 @@ static cJSON *overlap_parameters(bb_run_t *run, void *state, const bb_row_t *row
     const char *async = getenv("MPIR_CVAR_ASYNC_PROGRESS");
     cJSON_AddItemToObject(params, "async_progress",
                           async ? cJSON_CreateString(async) : cJSON_CreateNull());
-    return params;
 }
 
 static void add_what(cJSON *q, const char *name, const char *what)
@@ -322,17 +318,28 @@ static cJSON *overlap_quantities(bb_run_t *run, void *state, const bb_row_t *row
 /* ---- the table: the point's key, then the runner's times, then the
  * figures ---------------------------------------------------------------- */
 
-static void overlap_key_cells(bb_run_t *run, void *state)
+static const bb_key_t overlap_keys[] = {
+    {"kind", NULL, "transfer: the bounded transfer phase (ticket API), the protocol; isend, "
+     "iallreduce: raw MPI references", 10, BB_KEY_TEXT, "kind"},
+    {"size", "B", "payload bytes per call (iallreduce: bytes / 8 doubles on every rank)", 8,
+     BB_KEY_INTEGER, "bytes"},
+    {"batches", NULL, "compute batches per call, a poll after each in t_polled", 7,
+     BB_KEY_INTEGER, "batches"},
+    {"compute_per_batch", "us", "compute per batch (auto: the batches add up to the median "
+     "t_comm)", 9, BB_KEY_NUMBER, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL}
+};
+
+static void overlap_key_value(bb_run_t *run, void *state, int k, bb_key_value_t *out)
 {
     const overlap_state_t *c = state;
-    bb_table_t *t = bb_run_table(run);
-    bb_table_text(t, kind_names[c->op.kind]);
-    bb_table_integer(t, c->op.bytes);
-    bb_table_integer(t, c->batches);
-    if (c->refused)
-        bb_table_missing(t);
-    else
-        bb_table_number(t, c->compute_per_batch_s * 1e6, 1);
+    (void)run;
+    switch (k) {
+    case 0: out->text = kind_names[c->op.kind]; break;
+    case 1: out->integer = c->op.bytes; break;
+    case 2: out->integer = c->batches; break;
+    default: out->number = c->compute_per_batch_s * 1e6; out->missing = c->refused; break;
+    }
 }
 
 static void overlap_point_columns(bb_run_t *run, void *state)
@@ -474,14 +481,6 @@ static void overlap_setup(bb_run_t *run, void *state)
                   "slowest rank's (its parts the same rank's); figures "
                   "are ratios (1 = 100%%), - where undefined (the record says why)",
                   (long long)bb_run_settings(run)->samples);
-    bb_table_column(t, "kind", NULL, "transfer: the bounded transfer phase (ticket API), "
-                    "the protocol; isend, iallreduce: raw MPI references", 10);
-    bb_table_column(t, "size", "B", "payload bytes per call (iallreduce: bytes / 8 "
-                    "doubles on every rank)", 8);
-    bb_table_column(t, "batches", NULL, "compute batches per call, a poll after each in "
-                    "t_polled", 7);
-    bb_table_column(t, "compute_per_batch", "us", "compute per batch (auto: the batches "
-                    "add up to the median t_comm)", 9);
 }
 
 static void overlap_label(const void *state, size_t i, char *buf, size_t len)
@@ -583,7 +582,8 @@ static const bb_bench_desc_t overlap_bench = {
     .nparts = P_N,
     .point_begin = overlap_point_begin,
     .point_end = overlap_point_end,
-    .key_cells = overlap_key_cells,
+    .keys = overlap_keys,
+    .key_value = overlap_key_value,
     .parameters = overlap_parameters,
     .quantities = overlap_quantities,
     .merged = 1,

@@ -36,11 +36,13 @@ typedef struct options {
 } options_t;
 
 typedef struct redist_state {
+    bb_md_run_t md;              /* first: the md workload's state (bb_md_use) */
     options_t o;
     bb_redist_link_t *link;
     bb_redist_point_t pt;        /* the current point */
     bb_map_t *dmap, *emap;       /* this rank's maps for it (pt borrows them) */
     int from, to;                /* indices into the layout lists */
+    char from_name[64], to_name[64], dir[2]; /* their names, the direction */
     bb_map_t *md_dmap1, *md_emap1; /* <ENERGY: element 0 on each code's rank 0 */
     /* row m < nmethods is o.methods[m]; row nmethods the bound */
     bb_redist_candidate_t cands[BB_REDIST_METHODS];
@@ -174,8 +176,24 @@ static void point_maps(bb_run_t *run, redist_state_t *st, size_t i)
         st->emap = code_map(run, st->link, 1, &o->to_layout[st->to], pt->n);
         pt->dmap = st->dmap;
         pt->emap = st->emap;
+        bb_layout_format(&o->from_layout[st->from], st->from_name, sizeof st->from_name);
+        bb_layout_format(&o->to_layout[st->to], st->to_name, sizeof st->to_name);
     }
     pt->command = o->directions[i % nd];
+    st->dir[0] = (char)pt->command;
+}
+
+/* --workload md: the point's maps into the workload's point. */
+static void md_point_maps(bb_run_t *run, void *state, size_t i)
+{
+    redist_state_t *st = state;
+    point_maps(run, st, i);
+    st->md.pt.n = st->pt.n;
+    st->md.pt.dmap = st->dmap;
+    st->md.pt.emap = st->emap;
+    st->md.pt.to = &st->o.to_layout[st->to];
+    st->md.from = st->from_name;
+    st->md.to = st->to_name;
 }
 
 /* Every method's plans, then the bound's probe for what changes owner (the
@@ -225,22 +243,20 @@ static void redist_point_end(bb_run_t *run, void *state)
 
 /* ---- a method's line and record point: what the runner does not write --------- */
 
-static void layout_names(const redist_state_t *st, char *from, char *to, size_t len)
-{
-    bb_layout_format(&st->o.from_layout[st->from], from, len);
-    bb_layout_format(&st->o.to_layout[st->to], to, len);
-}
+static const bb_key_t redist_keys[] = {
+    {"N", NULL, "global elements", 8, BB_KEY_INTEGER, "elements"},
+    {"dir", NULL, "'>' driver to engine, '<' engine to driver", 3, BB_KEY_TEXT, "direction"},
+    {"from", NULL, "the driver's layout", 16, BB_KEY_TEXT, "from"},
+    {"to", NULL, "the engine's layout", 8, BB_KEY_TEXT, "to"},
+    {NULL, NULL, NULL, 0, 0, NULL}
+};
 
-static void redist_key_cells(bb_run_t *run, void *state)
+static void redist_key_value(bb_run_t *run, void *state, int k, bb_key_value_t *out)
 {
     const redist_state_t *st = state;
-    bb_table_t *t = bb_run_table(run);
-    char from[64], to[64], dir[2] = {(char)st->pt.command, '\0'};
-    layout_names(st, from, to, sizeof from);
-    bb_table_integer(t, st->pt.n);
-    bb_table_text(t, dir);
-    bb_table_text(t, from);
-    bb_table_text(t, to);
+    (void)run;
+    out->integer = st->pt.n;
+    out->text = k == 1 ? st->dir : k == 2 ? st->from_name : st->to_name;
 }
 
 static void redist_row_columns(bb_run_t *run, void *state, const bb_row_t *row)
@@ -286,43 +302,32 @@ static void ratio_line(bb_run_t *run, redist_state_t *st)
         st->nratios++;
 }
 
-/* After the methods' lines: the bound's line (its formula's value, its parts
- * in the notes), then the point's notes. */
+static double redist_bound_figure(bb_run_t *run, void *state, const bb_row_t *row)
+{
+    (void)run, (void)row;
+    return ((redist_state_t *)state)->bound.bound_s;
+}
+
+/* After the methods' lines and the bound's: the point's notes. */
 static void redist_point_lines(bb_run_t *run, void *state)
 {
     redist_state_t *st = state;
-    bb_table_t *t = bb_run_table(run);
-    redist_key_cells(run, state);
-    bb_table_text(t, "bound");
-    bb_table_number(t, st->bound.bound_s * 1e6, 1);
-    for (int c = 0; c < (bb_run_full(run) ? 4 : 2) + 11; c++)
-        bb_table_missing(t);
-    bb_table_text(t, "ok");
-    bb_table_row_end(t);
-    bb_redist_candidates_note(t, st->cands, st->o.nmethods, fastest(run, st), &st->bound,
-                              st->o.from[st->from], st->o.to[st->to]);
+    bb_redist_candidates_note(bb_run_table(run), st->cands, st->o.nmethods, fastest(run, st),
+                              &st->bound, st->o.from[st->from], st->o.to[st->to]);
     ratio_line(run, st);
 }
 
-static cJSON *redist_parameters(bb_run_t *run, void *state, const bb_row_t *row)
+static void redist_parameters(bb_run_t *run, void *state, const bb_row_t *row, cJSON *p)
 {
     const redist_state_t *st = state;
     const options_t *o = &st->o;
-    char from[64], to[64], dir[2] = {(char)st->pt.command, '\0'};
     int ranks = bb_run_size(run), mdi = o->mode == BB_REDIST_MODE_MDI;
     (void)row;  /* the runner adds "method" */
-    layout_names(st, from, to, sizeof from);
-    cJSON *p = cJSON_CreateObject();
-    cJSON_AddNumberToObject(p, "elements", (double)st->pt.n);
     cJSON_AddNumberToObject(p, "element_bytes", (double)o->element_bytes);
-    cJSON_AddStringToObject(p, "direction", dir);
     cJSON_AddStringToObject(p, "mode", mdi ? "mdi" : "intra");
     cJSON_AddNumberToObject(p, "driver_ranks", mdi ? o->driver_ranks : ranks);
     cJSON_AddNumberToObject(p, "engine_ranks", mdi ? ranks - o->driver_ranks : ranks);
-    cJSON_AddStringToObject(p, "from", from);
-    cJSON_AddStringToObject(p, "to", to);
     cJSON_AddNumberToObject(p, "messages_per_plan", (double)o->messages);
-    return p;
 }
 
 static const char *plan_scope(bb_run_t *run)
@@ -406,6 +411,7 @@ static void redist_defaults(void *state)
     o->directions[1] = BB_REDIST_RECEIVE;
     o->ndirections = 2;
     o->mode = BB_REDIST_MODE_MDI;
+    st->md.point_maps = md_point_maps;
 }
 
 static void add_layout(bb_run_t *run, const char *opt, const char *value, const char **list,
@@ -561,11 +567,16 @@ static size_t redist_validate(bb_run_t *run, void *state)
     for (int i = 0; i < o->nto; i++)
         check_layout_fits(run, "--to", o->to[i], &o->to_layout[i], er);
     /* a line and a record point per method, and the bound (hidden); md
-     * measures its own variants (md_point) */
-    for (int m = 0; m < o->nmethods && !o->md; m++)
-        bb_run_add_row(run, o->methods[m], 0, NULL, NULL)->data = &st->cands[m];
-    if (!o->md)
+     * is a workload of its own */
+    st->md.pt.remap_every = o->remap_every;
+    st->md.pt.remap_fraction = o->remap_fraction;
+    if (o->md) {
+        bb_md_use(run, &st->md, o->methods, o->nmethods, o->mode == BB_REDIST_MODE_MDI);
+    } else {
+        for (int m = 0; m < o->nmethods; m++)
+            bb_run_add_row(run, o->methods[m], 0, NULL, NULL)->data = &st->cands[m];
         bb_run_add_row(run, V_BOUND, 0, NULL, NULL);
+    }
     /* (the root methods move their arrays in pieces: no INT_MAX limit here) */
     return o->elements.n * (size_t)o->ndirections * (size_t)o->nfrom * (size_t)o->nto;
 }
@@ -592,7 +603,12 @@ static void redist_setup(bb_run_t *run, void *state)
     if (o->md) {
         if (bb_md_energy_maps(st->link, &st->md_dmap1, &st->md_emap1) != BB_OK)
             bb_run_fatal(run, "cannot create the energy maps");
-        bb_md_columns(run, o->mode == BB_REDIST_MODE_MDI, o->remap_every, o->remap_fraction);
+        st->md.pt.bench = st->pt.bench;
+        st->md.pt.link = st->link;
+        st->md.pt.comm = st->pt.comm;
+        st->md.pt.dmap1 = st->md_dmap1;
+        st->md.pt.emap1 = st->md_emap1;
+        bb_md_notes(run, o->remap_every, o->remap_fraction);
         return;
     }
     if (o->mode == BB_REDIST_MODE_MDI)
@@ -606,10 +622,6 @@ static void redist_setup(bb_run_t *run, void *state)
                   "one reps figure (the fewest any fits to the budget); %lld samples, each "
                   "the per-message mean of a block, %s",
                   (long long)bb_run_settings(run)->samples, bb_run_rank_stat_words(run));
-    bb_table_column(t, "N", NULL, "global elements", 8);
-    bb_table_column(t, "dir", NULL, "'>' driver to engine, '<' engine to driver", 3);
-    bb_table_column(t, "from", NULL, "the driver's layout", 16);
-    bb_table_column(t, "to", NULL, "the engine's layout", 8);
 }
 
 static void redist_label(const void *state, size_t i, char *buf, size_t len)
@@ -620,24 +632,6 @@ static void redist_label(const void *state, size_t i, char *buf, size_t len)
     snprintf(buf, len, "%s->%s N = %lld, '%c'", o->from[pair / (size_t)o->nto],
              o->to[pair % (size_t)o->nto], (long long)o->elements.values[(i / nd) % nn],
              o->directions[i % nd]);
-}
-
-/* --workload md: the point's maps, then its own variants. */
-static int redist_md_point(bb_run_t *run, void *state, size_t i)
-{
-    redist_state_t *st = state;
-    const options_t *o = &st->o;
-    char from[64], to[64];
-    point_maps(run, st, i);
-    const bb_md_point_t pt = {
-        .bench = st->pt.bench, .link = st->link, .comm = st->pt.comm, .n = st->pt.n,
-        .dmap = st->dmap, .emap = st->emap, .dmap1 = st->md_dmap1, .emap1 = st->md_emap1,
-        .to = &o->to_layout[st->to], .remap_every = o->remap_every,
-        .remap_fraction = o->remap_fraction,
-    };
-    layout_names(st, from, to, sizeof from);
-    return bb_md_point_measure(run, &pt, o->methods, o->nmethods,
-                               o->mode == BB_REDIST_MODE_MDI, from, to);
 }
 
 static int redist_finish(bb_run_t *run, void *state)
@@ -695,6 +689,7 @@ static const bb_long_table_t redist_table = {
     .status_legend = "ok; fastest (this point's fastest method); bound-failure (bound above "
                      "msg_us: the bound is wrong, not a result); wrong-data; refused",
     .row_status = redist_row_status,
+    .hidden_figure = redist_bound_figure,
     .point_lines = redist_point_lines,
 };
 
@@ -721,7 +716,6 @@ static const bb_bench_desc_t redist_bench = {
     .validate = redist_validate,
     .setup = redist_setup,
     .label = redist_label,
-    .point = redist_md_point,
     .finish = redist_finish,
     .teardown = redist_teardown,
     .variants = redist_variants,
@@ -730,7 +724,8 @@ static const bb_bench_desc_t redist_bench = {
     .nparts = BB_MESSAGE_PARTS,
     .point_begin = redist_point_begin,
     .point_end = redist_point_end,
-    .key_cells = redist_key_cells,
+    .keys = redist_keys,
+    .key_value = redist_key_value,
     .row_columns = redist_row_columns,
     .row_cells = redist_row_cells,
     .parameters = redist_parameters,

@@ -322,11 +322,10 @@ static bb_reduce_type_t row_type(const sum_state_t *s, const bb_row_t *row)
                    || row->variant == V_FIXED_RAW ? BB_REDUCE_DOUBLE : s->type;
 }
 
-static cJSON *sum_parameters(bb_run_t *run, void *state, const bb_row_t *row)
+static void sum_parameters(bb_run_t *run, void *state, const bb_row_t *row, cJSON *p)
 {
     const sum_state_t *s = state;
     bb_reduce_type_t type = row_type(s, row);
-    cJSON *p = cJSON_CreateObject();
     (void)run;
     cJSON_AddNumberToObject(p, "count", (double)(8 * s->count / bb_reduce_type_bytes(type)));
     cJSON_AddNumberToObject(p, "max_elements",
@@ -340,7 +339,6 @@ static cJSON *sum_parameters(bb_run_t *run, void *state, const bb_row_t *row)
     if (row->variant == V_PROTOCOL || row->variant == V_ADMISSION
         || row->variant == V_FIXED_RAW)
         bb_policy_parameters(p, &s->policies[row->policy], row->variant != V_ADMISSION);
-    return p;
 }
 
 /* The phase's census and request credit; the references have none. */
@@ -371,11 +369,18 @@ static cJSON *sum_quantities(bb_run_t *run, void *state, const bb_row_t *row, cJ
 
 /* The table: count and size, then the runner's columns; a protocol row
  * adds its admission part. */
-static void sum_key_cells(bb_run_t *run, void *state)
+static const bb_key_t sum_keys[] = {
+    {"count", NULL, "elements of mpi_double per rank (the protocol's count)", 8,
+     BB_KEY_INTEGER, NULL},
+    {"size", "B", "bytes per rank and call (count x 8)", 8, BB_KEY_INTEGER, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL}
+};
+
+static void sum_key_value(bb_run_t *run, void *state, int k, bb_key_value_t *out)
 {
     const sum_state_t *s = state;
-    bb_table_integer(bb_run_table(run), s->count);
-    bb_table_integer(bb_run_table(run), 8 * s->count);
+    (void)run;
+    out->integer = k == 0 ? s->count : 8 * s->count;
 }
 
 static void sum_row_columns(bb_run_t *run, void *state, const bb_row_t *row)
@@ -597,9 +602,6 @@ static void sum_setup(bb_run_t *run, void *state)
                       "protocol sums mpi_double by contract, so it is measured at the same "
                       "bytes (count = bytes / 8)", bb_reduce_type_name(s->type),
                       bb_reduce_type_name(s->type), (long long)bb_reduce_type_bytes(s->type));
-    bb_table_column(t, "count", NULL, "elements of mpi_double per rank (the protocol's "
-                    "count)", 8);
-    bb_table_column(t, "size", "B", "bytes per rank and call (count x 8)", 8);
 }
 
 static void sum_label(const void *state, size_t i, char *buf, size_t len)
@@ -647,7 +649,8 @@ static const bb_bench_desc_t sum_bench = {
     .point_end = sum_point_end,
     .ratio_match = sum_ratio_match,
     .refusal_asked = sum_refusal_asked,
-    .key_cells = sum_key_cells,
+    .keys = sum_keys,
+    .key_value = sum_key_value,
     .row_columns = sum_row_columns,
     .row_cells = sum_row_cells,
     .parameters = sum_parameters,

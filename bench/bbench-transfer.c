@@ -283,14 +283,11 @@ static void transfer_point_end(bb_run_t *run, void *state)
     }
 }
 
-static cJSON *transfer_parameters(bb_run_t *run, void *state, const bb_row_t *row)
+static void transfer_parameters(bb_run_t *run, void *state, const bb_row_t *row, cJSON *p)
 {
     const run_ctx_t *ctx = state;
     const options_t *o = &ctx->o;
-    cJSON *p = cJSON_CreateObject();
     (void)run;
-    cJSON_AddNumberToObject(p, "bytes", (double)ctx->ref.nbytes);
-    cJSON_AddNumberToObject(p, "batches", (double)ctx->ref.batches);
     cJSON_AddNumberToObject(p, "compute_per_batch_s", o->compute_s);
     cJSON_AddStringToObject(p, "api", o->api == API_RUN ? "run" : "ticket");
     cJSON_AddNumberToObject(p, "source", o->source);
@@ -299,7 +296,6 @@ static cJSON *transfer_parameters(bb_run_t *run, void *state, const bb_row_t *ro
     /* The references have no payload buffer of the phase's: no buffers. */
     if (row->variant == V_PROTOCOL || HAS_ADMISSION(row->variant))
         bb_policy_parameters(p, row_attr(ctx, row), row->variant == V_PROTOCOL);
-    return p;
 }
 
 /* The counts, the census and request credit; returns the census member. */
@@ -321,11 +317,18 @@ static cJSON *transfer_quantities(bb_run_t *run, void *state, const bb_row_t *ro
 
 /* The table: bytes and batches, then the runner's columns; a protocol row
  * adds its agreements' part and its completion fraction. */
-static void transfer_key_cells(bb_run_t *run, void *state)
+static const bb_key_t transfer_keys[] = {
+    {"bytes", "B", "payload bytes", 8, BB_KEY_INTEGER, "bytes"},
+    {"batches", NULL, "compute batches per call, a poll after each", 7, BB_KEY_INTEGER,
+     "batches"},
+    {NULL, NULL, NULL, 0, 0, NULL}
+};
+
+static void transfer_key_value(bb_run_t *run, void *state, int k, bb_key_value_t *out)
 {
     const run_ctx_t *ctx = state;
-    bb_table_integer(bb_run_table(run), ctx->ref.nbytes);
-    bb_table_integer(bb_run_table(run), ctx->ref.batches);
+    (void)run;
+    out->integer = k == 0 ? ctx->ref.nbytes : ctx->ref.batches;
 }
 
 static void transfer_row_columns(bb_run_t *run, void *state, const bb_row_t *row)
@@ -569,8 +572,6 @@ static void transfer_setup(bb_run_t *run, void *state)
             suffixes |= bb_xfer_policy_suffixes(row_attr(ctx, row), row->variant == V_PROTOCOL);
     }
     bb_xfer_policy_notes(t, suffixes);
-    bb_table_column(t, "bytes", "B", "payload bytes", 8);
-    bb_table_column(t, "batches", NULL, "compute batches per call, a poll after each", 7);
 }
 
 static void transfer_label(const void *state, size_t i, char *buf, size_t len)
@@ -643,7 +644,8 @@ static const bb_bench_desc_t transfer_bench = {
     .point_end = transfer_point_end,
     .ratio_match = transfer_ratio_match,
     .refusal_asked = transfer_refusal_asked,
-    .key_cells = transfer_key_cells,
+    .keys = transfer_keys,
+    .key_value = transfer_key_value,
     .row_columns = transfer_row_columns,
     .row_cells = transfer_row_cells,
     .parameters = transfer_parameters,

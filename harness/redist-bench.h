@@ -101,16 +101,25 @@ void bb_redist_candidates_ratios(const bb_redist_candidate_t *c, int n, int fail
 bb_status_t bb_md_energy_maps(bb_redist_link_t *link, bb_map_t **driver_out,
                               bb_map_t **engine_out);
 
-/* Rank 0.  The md table's notes and columns (after the key notes).  mdi:
- * two codes, so the replicated baseline is measured too. */
-void bb_md_columns(bb_run_t *run, int mdi, int64_t remap_every, double remap_fraction);
+/* The md workload's state: the first member of the program's state, so that
+ * the workload's callbacks see the program's state as this. */
+typedef struct bb_md_run {
+    /* The current point; the program sets bench, link, comm, the energy maps
+     * and the remap at setup, point_maps the rest at each point. */
+    bb_md_point_t pt;
+    /* Collective: point i's n, maps and engine layout into pt, and the
+     * layouts' names into from and to (borrowed). */
+    void (*point_maps)(bb_run_t *run, void *state, size_t i);
+    const char *from, *to;
+    bb_md_variant_t v[BB_RUN_ROWS_MAX];  /* row r's, while a point is measured */
+} bb_md_run_t;
 
-/* Collective.  One md point: every method under each way to remap (and,
- * with mdi, the replicated baseline) measured interleaved, one table line
- * and one record point each (rank 0); from and to name the layouts.
- * Returns an exit code: BB_EXIT_FAILURE for wrong data or a refusal. */
-int bb_md_point_measure(bb_run_t *run, const bb_md_point_t *pt,
-                        const bb_redist_method_t *methods, int nmethods, int mdi,
-                        const char *from, const char *to);
+/* Local, from validate (md->pt.remap_every set): the md workload
+ * (bb_run_use) and its rows: every method under each way to remap and,
+ * with mdi (two codes), the replicated baseline. */
+void bb_md_use(bb_run_t *run, bb_md_run_t *md, const bb_redist_method_t *methods,
+               int nmethods, int mdi);
+/* Rank 0.  The md table's notes. */
+void bb_md_notes(bb_run_t *run, int64_t remap_every, double remap_fraction);
 
 #endif

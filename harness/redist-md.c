@@ -385,14 +385,9 @@ void bb_md_variant_free(bb_md_variant_t *v)
     memset(v, 0, sizeof *v);
 }
 
-/* ---- the md point: its table and record -------------------------------------- */
+/* ---- the md workload: the runner's rows ------------------------------------ */
 
-/* A variant of the md point with what the engine measured of it. */
-typedef struct md_row {
-    bb_md_variant_t v;
-    bb_measure_result_t m;
-    double median;
-} md_row_t;
+enum { V_REPLICATED = BB_REDIST_METHODS, V_N };
 
 static const char *md_remap_name(const bb_md_variant_t *v)
 {
@@ -401,7 +396,247 @@ static const char *md_remap_name(const bb_md_variant_t *v)
     return v->pt->remap_every == 0 ? "none" : v->rebuild ? "rebuild" : "update";
 }
 
-void bb_md_columns(bb_run_t *run, int mdi, int64_t remap_every, double remap_fraction)
+static bb_status_t md_call(bb_run_t *run, void *state, bb_row_t *row, double *parts,
+                           double *counts)
+{
+    bb_md_variant_t *v = row->data;
+    (void)run, (void)state;
+    bb_status_t st = v->replicated ? bb_md_replicated_call(v, parts, counts)
+                                   : bb_md_step_call(v, parts, counts);
+    row->local.wrong = v->wrong;
+    row->local.refused_calls = v->refused;
+    return st;
+}
+
+#define MD_ALL ((1u << BB_MD_PARTS) - 1u)
+#define METHOD(name) { name, "this library method's three plans, one per command", md_call, \
+    MD_ALL, NULL, BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL } } }
+static const bb_variant_t md_variants[V_N] = {
+    METHOD("root"), METHOD("root-gatherv"), METHOD("two-step"), METHOD("direct"),
+    METHOD("pack"), METHOD("sparse"), METHOD("pack-mpi"), METHOD("auto"),
+    { "replicated", "LAMMPS fix mdi/qm's baseline: the engine holds all N on every rank "
+      "(coordinates MPI_Allreduce over the driver, one message, MPI_Bcast; forces "
+      "MPI_Reduce over the engine, one message, MPI_Bcast)", md_call, MD_ALL, NULL,
+      BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL } } },
+};
+
+static const bb_key_t md_keys[] = {
+    {"N", NULL, "global elements", 8, BB_KEY_INTEGER, "elements"},
+    {"from", NULL, "the driver's layout", 16, BB_KEY_TEXT, "from"},
+    {"to", NULL, "the engine's layout", 8, BB_KEY_TEXT, "to"},
+    {NULL, NULL, NULL, 0, 0, NULL}
+};
+
+static void md_key_value(bb_run_t *run, void *state, int k, bb_key_value_t *out)
+{
+    const bb_md_run_t *md = state;
+    (void)run;
+    out->integer = md->pt.n;
+    out->text = k == 1 ? md->from : md->to;
+}
+
+/* Every row's variant: its plans, or the replicated arrays. */
+static int64_t md_point_begin(bb_run_t *run, void *state, size_t i)
+{
+    bb_md_run_t *md = state;
+    md->point_maps(run, state, i);
+    for (int r = 0; r < bb_run_rows(run); r++) {
+        bb_row_t *row = bb_run_row(run, r);
+        if (row->variant == V_REPLICATED)
+            bb_md_replicated_init(&md->pt, &md->v[r]);
+        else
+            bb_md_variant_init(&md->pt, &md->v[r], (bb_redist_method_t)row->variant,
+                               row->policy);
+        row->data = &md->v[r];
+    }
+    return 0;  /* three commands of different sizes: no one payload */
+}
+
+static int md_failed(const bb_row_t *row)
+{
+    return row->agreed.wrong > 0 || row->agreed.refused_calls > 0;
+}
+
+/* Rank 0: the root row under the same way to remap, or NULL. */
+static const bb_row_t *md_root(bb_run_t *run, const bb_row_t *row)
+{
+    for (int r = 0; r < bb_run_rows(run); r++) {
+        const bb_row_t *q = bb_run_row(run, r);
+        if (q->variant == BB_REDIST_ROOT && q->policy == row->policy)
+            return q;
+    }
+    return NULL;
+}
+
+static double md_root_x(bb_run_t *run, const bb_row_t *row)
+{
+    const bb_row_t *root = md_root(run, row);
+    double mine = bb_row_median(row, BB_MD_STEP);
+    return root != NULL && mine > 0 && !md_failed(row) ? bb_row_median(root, BB_MD_STEP) / mine
+                                                       : -1;
+}
+
+static const char *md_row_tag(bb_run_t *run, void *state, const bb_row_t *row)
+{
+    (void)run, (void)state;
+    return md_remap_name(row->data);
+}
+
+static const char *md_row_status(bb_run_t *run, void *state, const bb_row_t *row)
+{
+    int best = -1;
+    (void)state;
+    for (int r = 0; r < bb_run_rows(run); r++) {
+        const bb_row_t *q = bb_run_row(run, r);
+        if (!md_failed(q) && (best < 0 || bb_row_median(q, BB_MD_STEP)
+                                              < bb_row_median(bb_run_row(run, best),
+                                                              BB_MD_STEP)))
+            best = r;
+    }
+    return row->agreed.wrong ? "wrong-data" : row->agreed.refused_calls ? "refused"
+           : row->index == best ? "fastest" : "ok";
+}
+
+static void md_row_columns(bb_run_t *run, void *state, const bb_row_t *row)
+{
+    bb_table_t *t = bb_run_table(run);
+    (void)state, (void)row;
+    bb_table_column(t, "coords", "us", "median of >COORDS alone (medians do not add)", 0);
+    bb_table_column(t, "forces", "us", "median of <FORCES alone", 0);
+    bb_table_column(t, "energy", "us", "median of <ENERGY alone", 0);
+    bb_table_column(t, "remap", "us", "median remap time per step (a remap every K steps, "
+                    "so about its cost / K)", 0);
+    bb_table_column(t, "setup", "us", "the three plans' setup, rank maximum", 0);
+    bb_table_column(t, "root_x", NULL, "root's (same remap) step_us / this step_us", 0);
+}
+
+static void md_row_cells(bb_run_t *run, void *state, const bb_row_t *row)
+{
+    const bb_md_variant_t *v = row->data;
+    bb_table_t *t = bb_run_table(run);
+    size_t n = (size_t)row->m.samples;
+    double x = md_root_x(run, row);
+    (void)state;
+    for (int p = BB_MD_COORDS; p <= BB_MD_REMAP; p++) {
+        if (row->parts & (1u << p))
+            bb_table_number(t, bb_stats_median(bb_measure_part(&row->m, p), n) * 1e6, 1);
+        else
+            bb_table_missing(t);
+    }
+    if (v->replicated)
+        bb_table_missing(t);  /* no plan: nothing to set up */
+    else
+        bb_table_number(t, v->setup_s * 1e6, 1);
+    if (x > 0)
+        bb_table_number(t, x, 2);
+    else
+        bb_table_missing(t);
+}
+
+static void md_parameters(bb_run_t *run, void *state, const bb_row_t *row, cJSON *p)
+{
+    const bb_md_run_t *md = state;
+    (void)run;
+    cJSON_AddStringToObject(p, "workload", "md");
+    cJSON_AddStringToObject(p, "remap", md_remap_name(row->data));
+    cJSON_AddNumberToObject(p, "remap_every", (double)md->pt.remap_every);
+    cJSON_AddNumberToObject(p, "remap_fraction", md->pt.remap_fraction);
+}
+
+static cJSON *md_quantities(bb_run_t *run, void *state, const bb_row_t *row, cJSON *q)
+{
+    const bb_md_variant_t *v = row->data;
+    const char *scope = bb_measure_scope(&row->m);
+    double x = md_root_x(run, row);
+    (void)state;
+    bb_quantities_add(q, "setup.total",
+                      v->replicated ? bb_quantity_null("s", "plan/max-rank", "replicated: no "
+                                                       "plan, every rank holds all N")
+                                    : bb_quantity_value(v->setup_s, "s", "plan/max-rank"));
+    bb_quantities_add(q, "ratio.root",
+                      x > 0 ? bb_quantity_value(x, "ratio", scope)
+                            : bb_quantity_null("ratio", scope, md_root(run, row) == NULL
+                                               ? "root was not measured"
+                                               : "this row or root failed"));
+    cJSON *steps = bb_quantity_value((double)v->step, "count", "run/rank");
+    cJSON_AddFalseToObject(steps, "deterministic");
+    bb_quantities_add(q, "redist.steps_checked", steps);
+    cJSON *remaps = bb_quantity_value((double)v->remaps, "count", "run/rank");
+    cJSON_AddFalseToObject(remaps, "deterministic");
+    bb_quantities_add(q, "redist.remaps", remaps);
+    bb_quantities_add(q, "redist.wrong_messages",
+                      bb_quantity_value((double)row->agreed.wrong, "count", "run/max-rank"));
+    return NULL;
+}
+
+/* After the records: the variants freed. */
+static int md_point_check(bb_run_t *run, void *state)
+{
+    bb_md_run_t *md = state;
+    for (int r = 0; r < bb_run_rows(run); r++)
+        bb_md_variant_free(&md->v[r]);
+    return BB_EXIT_OK;
+}
+
+static const bb_long_table_t md_table = {
+    .label_column = "method",
+    .label_width = 12,
+    .tag_column = "remap",
+    .tag_legend = "none, update (map update) or rebuild (new plans)",
+    .tag_width = 7,
+    .row_tag = md_row_tag,
+    .time_column = "step",
+    .time_legend = "one step: >COORDS, <FORCES, <ENERGY and any remap",
+    .status_legend = "ok; fastest; wrong-data; refused",
+    .row_status = md_row_status,
+};
+
+static const bb_bench_desc_t md_workload = {
+    .variants = md_variants,
+    .nvariants = V_N,
+    .part_names = bb_md_names,
+    .nparts = BB_MD_PARTS,
+    .point_begin = md_point_begin,
+    .keys = md_keys,
+    .key_value = md_key_value,
+    .row_columns = md_row_columns,
+    .row_cells = md_row_cells,
+    .parameters = md_parameters,
+    .quantities = md_quantities,
+    .point_check = md_point_check,
+    .long_table = &md_table,
+    .share = BB_SHARE_MIN,
+    .mode_key = "method",
+    .no_provider = 1,
+};
+
+void bb_md_use(bb_run_t *run, bb_md_run_t *md, const bb_redist_method_t *methods,
+               int nmethods, int mdi)
+{
+    int modes = md->pt.remap_every > 0 ? 2 : 1;
+    unsigned no_remap = ~(1u << BB_MD_REMAP);
+    bb_run_use(run, &md_workload);
+    for (int m = 0; m < nmethods; m++)
+        for (int r = 0; r < modes; r++) {
+            bb_row_t *row = bb_run_add_row(run, (int)methods[m], r, NULL, NULL);
+            if (modes == 1) {
+                row->parts &= no_remap;
+                row->absent = "no remap (--remap not given); a step's three commands "
+                              "have no one payload";
+            } else {
+                row->absent = "a step's three commands have no one payload";
+            }
+        }
+    /* the replicated baseline needs two codes */
+    if (mdi) {
+        bb_row_t *row = bb_run_add_row(run, V_REPLICATED, 0, NULL, NULL);
+        row->parts &= no_remap;
+        row->absent = "replicated: every engine rank holds all N, nothing to remap; a "
+                      "step's three commands have no one payload";
+    }
+}
+
+void bb_md_notes(bb_run_t *run, int64_t remap_every, double remap_fraction)
 {
     bb_table_t *t = bb_run_table(run);
     bb_table_note(t, "md: one map pair shared by >COORDS (3 doubles), <FORCES (3 doubles) and "
@@ -411,166 +646,6 @@ void bb_md_columns(bb_run_t *run, int mdi, int64_t remap_every, double remap_fra
                       "changing owner: update = set_engine_map + update_maps (MDI_Set_Map, "
                       "MDI_Update_Maps), rebuild = the plans created again",
                       (long long)remap_every, remap_fraction);
-    bb_table_column(t, "N", NULL, "global elements", 8);
-    bb_table_column(t, "from", NULL, "the driver's layout", 16);
-    bb_table_column(t, "to", NULL, "the engine's layout", 8);
-    bb_table_column(t, "method", NULL, NULL, 12);
-    bb_table_column(t, "remap", NULL, "none, update (map update) or rebuild (new plans)", 7);
-    bb_table_time_columns(t, "step", "one step: >COORDS, <FORCES, <ENERGY and any remap",
-                          bb_run_full(run));
-    bb_table_column(t, "coords", "us", "median of >COORDS alone (medians do not add)", 0);
-    bb_table_column(t, "forces", "us", "median of <FORCES alone", 0);
-    bb_table_column(t, "energy", "us", "median of <ENERGY alone", 0);
-    bb_table_column(t, "remap", "us", "median remap time per step (a remap every K steps, "
-                    "so about its cost / K)", 0);
-    bb_table_column(t, "setup", "us", "the three plans' setup, rank maximum", 0);
-    if (mdi)
-        bb_table_note(t, "replicated: LAMMPS fix mdi/qm's baseline, the engine holding all N "
-                      "on every rank (coordinates MPI_Allreduce over the driver, one message, "
-                      "MPI_Bcast; forces MPI_Reduce over the engine, one message, MPI_Bcast)");
-    bb_table_column(t, "root_x", NULL, "root's (same remap) step_us / this step_us", 0);
-    bb_table_column(t, "status", NULL, "ok; fastest; wrong-data; refused", 0);
-}
-
-static void md_record(bb_run_t *run, const md_row_t *row, const md_row_t *root,
-                      const char *from, const char *to)
-{
-    const bb_md_variant_t *v = &row->v;
-    const char *scope = "step/max-rank";
-    cJSON *p = cJSON_CreateObject(), *q = cJSON_CreateObject(), *first = cJSON_CreateObject();
-    cJSON_AddStringToObject(p, "workload", "md");
-    cJSON_AddNumberToObject(p, "elements", (double)v->pt->n);
-    cJSON_AddStringToObject(p, "method", v->replicated ? "replicated"
-                                                       : bb_redist_method_name(v->method));
-    cJSON_AddStringToObject(p, "remap", md_remap_name(v));
-    cJSON_AddNumberToObject(p, "remap_every", (double)v->pt->remap_every);
-    cJSON_AddNumberToObject(p, "remap_fraction", v->pt->remap_fraction);
-    cJSON_AddStringToObject(p, "from", from);
-    cJSON_AddStringToObject(p, "to", to);
-    for (int i = 0; i < BB_MD_PARTS; i++) {
-        bb_quantities_add(q, bb_md_part_name(i),
-                          bb_quantity_timing(bb_measure_part(&row->m, i),
-                                             (size_t)row->m.samples, scope, NULL));
-        bb_quantities_add(first, bb_md_part_name(i),
-                          bb_quantity_value(row->m.first[i], "s", scope));
-    }
-    bb_quantities_add(q, "setup.total",
-                      v->replicated ? bb_quantity_null("s", "plan/max-rank", "replicated: no "
-                                                       "plan, every rank holds all N")
-                                    : bb_quantity_value(v->setup_s, "s", "plan/max-rank"));
-    bb_quantities_add(q, "ratio.root",
-                      root && row->median > 0
-                          ? bb_quantity_value(root->median / row->median, "ratio", scope)
-                          : bb_quantity_null("ratio", scope, "root was not measured"));
-    cJSON *steps = bb_quantity_value((double)v->step, "count", "run/rank");
-    cJSON_AddFalseToObject(steps, "deterministic");
-    bb_quantities_add(q, "redist.steps_checked", steps);
-    cJSON *remaps = bb_quantity_value((double)v->remaps, "count", "run/rank");
-    cJSON_AddFalseToObject(remaps, "deterministic");
-    bb_quantities_add(q, "redist.remaps", remaps);
-    bb_quantities_add(q, "redist.wrong_messages",
-                      bb_quantity_value((double)v->wrong, "count", "run/all-ranks"));
-    bb_quantities_add_unobservable(q);
-    bb_refusal_t none = {BB_STAGE_NONE, -1, 0};
-    bb_record_add_point(bb_bench_record(bb_run_bench(run)), p, v->refused > 0 ? "refused" : "ok",
-                        v->refused > 0 ? &none : NULL, first, q);
-}
-
-int bb_md_point_measure(bb_run_t *run, const bb_md_point_t *pt,
-                        const bb_redist_method_t *methods, int nmethods, int mdi,
-                        const char *from, const char *to)
-{
-    int nv = 0, modes = pt->remap_every > 0 ? 2 : 1, code = BB_EXIT_OK;
-    int cap = nmethods * modes + 1;
-    md_row_t *rows = calloc((size_t)cap, sizeof *rows);
-    bb_measure_variant_t *mv = calloc((size_t)cap, sizeof *mv);
-    bb_measure_result_t *res = calloc((size_t)cap, sizeof *res);
-    if (rows == NULL || mv == NULL || res == NULL)
-        bb_run_fatal(run, "out of memory");
-    for (int m = 0; m < nmethods; m++)
-        for (int r = 0; r < modes; r++) {
-            bb_md_variant_init(pt, &rows[nv].v, methods[m], r);
-            mv[nv] = (bb_measure_variant_t){ .nparts = BB_MD_PARTS, .call = bb_md_step_call,
-                                             .arg = &rows[nv].v };
-            nv++;
-        }
-    /* the replicated baseline needs two codes */
-    if (mdi) {
-        bb_md_replicated_init(pt, &rows[nv].v);
-        mv[nv] = (bb_measure_variant_t){ .nparts = BB_MD_PARTS, .call = bb_md_replicated_call,
-                                         .arg = &rows[nv].v };
-        nv++;
-    }
-    bb_run_measure_set(run, "measuring the md step", mv, nv, BB_SHARE_MIN, res);
-    int best = -1;
-    for (int i = 0; i < nv; i++) {
-        md_row_t *row = &rows[i];
-        bb_md_variant_t *v = &row->v;
-        row->m = res[i];
-        int64_t local[2] = {v->wrong, v->refused}, agreed[2];
-        if (bb_agree_max(pt->comm, local, 2, agreed) != MPI_SUCCESS)
-            bb_run_fatal(run, "MPI_Allreduce failed");
-        v->wrong = agreed[0];
-        v->refused = agreed[1];
-        row->median = bb_stats_median(bb_measure_part(&row->m, BB_MD_STEP),
-                                      (size_t)row->m.samples);
-        if (v->wrong == 0 && v->refused == 0 && (best < 0 || row->median < rows[best].median))
-            best = i;
-    }
-    if (bb_run_rank(run) == 0) {
-        bb_table_t *t = bb_run_table(run);
-        for (int i = 0; i < nv; i++) {
-            const md_row_t *row = &rows[i], *root = NULL;
-            const bb_md_variant_t *v = &row->v;
-            for (int j = 0; j < nv; j++)
-                if (rows[j].v.method == BB_REDIST_ROOT && !rows[j].v.replicated
-                    && rows[j].v.rebuild == v->rebuild)
-                    root = &rows[j];
-            size_t n = (size_t)row->m.samples;
-            bb_table_integer(t, pt->n);
-            bb_table_text(t, from);
-            bb_table_text(t, to);
-            bb_table_text(t, v->replicated ? "replicated" : bb_redist_method_name(v->method));
-            bb_table_text(t, md_remap_name(v));
-            bb_table_time_cells(t, bb_measure_part(&row->m, BB_MD_STEP), n, row->m.reps,
-                                bb_run_full(run));
-            for (int p = BB_MD_COORDS; p <= BB_MD_ENERGY; p++)
-                bb_table_number(t, bb_stats_median(bb_measure_part(&row->m, p), n) * 1e6, 1);
-            if (pt->remap_every > 0 && !v->replicated)
-                bb_table_number(t, bb_stats_median(bb_measure_part(&row->m, BB_MD_REMAP), n)
-                                       * 1e6, 1);
-            else
-                bb_table_missing(t);
-            if (v->replicated)
-                bb_table_missing(t);  /* no plan: nothing to set up */
-            else
-                bb_table_number(t, v->setup_s * 1e6, 1);
-            if (root && row->median > 0 && !v->wrong && !v->refused)
-                bb_table_number(t, root->median / row->median, 2);
-            else
-                bb_table_missing(t);
-            bb_table_text(t, v->wrong ? "wrong-data" : v->refused ? "refused"
-                             : i == best ? "fastest" : "ok");
-            bb_table_row_end(t);
-            md_record(run, row, root, from, to);
-        }
-    }
-    for (int i = 0; i < nv; i++) {
-        bb_md_variant_t *v = &rows[i].v;
-        if (v->wrong > 0 || v->refused > 0) {
-            bb_run_note(run, "error: md %s (%s) N=%lld: %lld wrong messages, %lld refused",
-                        v->replicated ? "replicated" : bb_redist_method_name(v->method),
-                        md_remap_name(v), (long long)pt->n, (long long)v->wrong,
-                        (long long)v->refused);
-            code = BB_EXIT_FAILURE;
-        }
-        bb_md_variant_free(v);
-        bb_measure_result_clear(&rows[i].m);
-    }
-    free(rows);
-    free(mv);
-    free(res);
-    return code;
 }
 
 bb_status_t bb_md_energy_maps(bb_redist_link_t *l, bb_map_t **driver_out,

@@ -8,6 +8,7 @@
 
 struct bb_run {
     const bb_bench_desc_t *desc;
+    bb_bench_desc_t workload; /* the program's, measuring as bb_run_use asked */
     bb_bench_t *bench;
     bb_measure_settings_t settings;
     const char *output;

@@ -798,6 +798,28 @@ static void add_run_settings(bb_run_t *run)
                                 "with probability 1 - 2^(1-n): 75% for n = 3");
 }
 
+void bb_run_use(bb_run_t *run, const bb_bench_desc_t *workload)
+{
+    const bb_bench_desc_t program = *run->desc;
+    run->workload = *workload;
+    bb_bench_desc_t *d = &run->workload;
+    d->program = program.program;
+    d->benchmark = program.benchmark;
+    d->summary = program.summary;
+    d->notes = program.notes;
+    d->options = program.options;
+    d->state_size = program.state_size;
+    d->settings = program.settings;
+    d->defaults = program.defaults;
+    d->parse = program.parse;
+    d->validate = program.validate;
+    d->setup = program.setup;
+    d->label = program.label;
+    d->finish = program.finish;
+    d->teardown = program.teardown;
+    run->desc = d;
+}
+
 int bb_run_main(const bb_bench_desc_t *desc, int argc, char **argv)
 {
     bb_run_t run = { .desc = desc, .settings = default_settings(desc) };
@@ -810,6 +832,7 @@ int bb_run_main(const bb_bench_desc_t *desc, int argc, char **argv)
         desc->defaults(state);
     parse_options(&run, state, argc, argv);
     size_t points = desc->validate(&run, state);
+    desc = run.desc;  /* bb_run_use may have chosen a workload */
     if (points > BB_RUN_POINTS_MAX)
         bb_run_usage(&run, "%zu points (the product of the swept lists) exceed the limit "
                      "of %d: sweep fewer values", points, (int)BB_RUN_POINTS_MAX);

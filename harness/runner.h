@@ -133,14 +133,43 @@ struct bb_row {
 typedef struct bb_long_table {
     const char *label_column, *label_legend;
     int label_width;
+    /* A second text column after the label; NULL: none. */
+    const char *tag_column, *tag_legend;
+    int tag_width;
+    const char *(*row_tag)(bb_run_t *run, void *state, const bb_row_t *row);
     const char *time_column, *time_legend;
     const char *status_legend;
     /* Rank 0.  A row's status cell; NULL: the runner's (ok, refused:...,
      * payload-mismatch).  May be NULL. */
     const char *(*row_status)(bb_run_t *run, void *state, const bb_row_t *row);
+    /* Rank 0.  The figure in seconds a hidden row stands for (its line: the
+     * key, its variant's name, the figure as the time column's median, ok);
+     * NULL: hidden rows have no line. */
+    double (*hidden_figure)(bb_run_t *run, void *state, const bb_row_t *row);
     /* Rank 0.  Lines and notes after the point's rows.  May be NULL. */
     void (*point_lines)(bb_run_t *run, void *state);
 } bb_long_table_t;
+
+/* A column of the point's key, the leading cells of every line: the runner
+ * writes its head, its cells (from the descriptor's key_value) and, where
+ * param is set, the record parameter of the same value. */
+typedef enum bb_key_kind { BB_KEY_INTEGER = 0, BB_KEY_TEXT, BB_KEY_NUMBER } bb_key_kind_t;
+
+typedef struct bb_key {
+    const char *column;   /* the head; NULL ends a table */
+    const char *unit;     /* NULL: none */
+    const char *legend;
+    int width;
+    bb_key_kind_t kind;   /* BB_KEY_NUMBER: one decimal */
+    const char *param;    /* the parameter's name; NULL: the table's alone */
+} bb_key_t;
+
+typedef struct bb_key_value {
+    int64_t integer;
+    double number;
+    const char *text;     /* borrowed until the next key_value */
+    int missing;          /* '-' in the table; no parameter */
+} bb_key_value_t;
 
 typedef struct bb_bench_desc {
     const char *program;        /* "bbench-sum": messages and --version */
@@ -190,14 +219,17 @@ typedef struct bb_bench_desc {
     int (*ratio_match)(const void *state, const bb_row_t *row, const bb_row_t *ref);
     /* 1 when the options ask for refusals (none is then an error). */
     int (*refusal_asked)(const void *state);
-    /* Rank 0.  The leading cells of a table row (the point's key). */
-    void (*key_cells)(bb_run_t *run, void *state);
+    /* The point's key columns (a table ended by a NULL column) and, rank 0,
+     * key k's value at the current point. */
+    const bb_key_t *keys;
+    void (*key_value)(bb_run_t *run, void *state, int k, bb_key_value_t *out);
     /* Rank 0.  A row's own columns after its times, and their cells.  May
      * be NULL. */
     void (*row_columns)(bb_run_t *run, void *state, const bb_row_t *row);
     void (*row_cells)(bb_run_t *run, void *state, const bb_row_t *row);
-    /* Rank 0.  A row's parameters (the runner adds mode). */
-    cJSON *(*parameters)(bb_run_t *run, void *state, const bb_row_t *row);
+    /* Rank 0.  A row's parameters beyond the keys' (the runner adds those
+     * and mode).  May be NULL. */
+    void (*parameters)(bb_run_t *run, void *state, const bb_row_t *row, cJSON *params);
     /* Rank 0.  What is the benchmark's own in a row's quantities (it may
      * replace a standard one); may return a census member for the point. */
     cJSON *(*quantities)(bb_run_t *run, void *state, const bb_row_t *row, cJSON *q);
@@ -253,6 +285,12 @@ typedef struct bb_bench_desc {
     /* 1: it lends no provider arrays; the run section does not count them. */
     int no_provider;
 } bb_bench_desc_t;
+
+/* From validate, before any row is added: measure with workload's variants,
+ * parts, keys, table and callbacks from here on (a program of two
+ * workloads: bbench-redist --workload md).  The program's own fields
+ * (program to teardown, options and settings) stay the program's. */
+void bb_run_use(bb_run_t *run, const bb_bench_desc_t *workload);
 
 /* The whole program: returns main()'s exit code (every rank the same). */
 int bb_run_main(const bb_bench_desc_t *desc, int argc, char **argv);

@@ -234,6 +234,12 @@ void bb_table_missing(bb_table_t *table)
         snprintf(cell, TABLE_CELL_MAX, "%s", table->format == BB_FORMAT_CSV ? "" : "-");
 }
 
+void bb_table_missing_to_last(bb_table_t *table)
+{
+    while (table->ncells < table->ncolumns - 1 && table->ncells < TABLE_COLUMNS_MAX)
+        bb_table_missing(table);
+}
+
 static void print_header(bb_table_t *t)
 {
     if (t->format == BB_FORMAT_TABLE) {

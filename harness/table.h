@@ -60,6 +60,9 @@ void bb_table_number(bb_table_t *table, double value, int decimals);
 void bb_table_integer(bb_table_t *table, int64_t value);
 /* Not measured (or not meaningful: a ratio on a refused row). */
 void bb_table_missing(bb_table_t *table);
+/* Missing cells up to the last column (a line that fills only its first
+ * columns and its last). */
+void bb_table_missing_to_last(bb_table_t *table);
 /* Ends the row: table and csv print it at once (with the header first). */
 void bb_table_row_end(bb_table_t *table);
 

@@ -119,6 +119,50 @@ static int ratio_ref(const bb_run_t *run, const void *state, int r, int k)
     return -1;
 }
 
+/* ---- the point's key ------------------------------------------------------- */
+
+static void key_columns(bb_run_t *run)
+{
+    for (const bb_key_t *k = run->desc->keys; k != NULL && k->column != NULL; k++)
+        bb_table_column(run->table, k->column, k->unit, k->legend, k->width);
+}
+
+static void key_cells(bb_run_t *run, void *state)
+{
+    const bb_bench_desc_t *d = run->desc;
+    for (int k = 0; d->keys != NULL && d->keys[k].column != NULL; k++) {
+        bb_key_value_t v = {0};
+        d->key_value(run, state, k, &v);
+        if (v.missing)
+            bb_table_missing(run->table);
+        else if (d->keys[k].kind == BB_KEY_TEXT)
+            bb_table_text(run->table, v.text);
+        else if (d->keys[k].kind == BB_KEY_NUMBER)
+            bb_table_number(run->table, v.number, 1);
+        else
+            bb_table_integer(run->table, v.integer);
+    }
+}
+
+static void key_parameters(bb_run_t *run, void *state, cJSON *params)
+{
+    const bb_bench_desc_t *d = run->desc;
+    for (int k = 0; d->keys != NULL && d->keys[k].column != NULL; k++) {
+        const bb_key_t *key = &d->keys[k];
+        bb_key_value_t v = {0};
+        if (key->param == NULL)
+            continue;
+        d->key_value(run, state, k, &v);
+        if (v.missing)
+            continue;
+        if (key->kind == BB_KEY_TEXT)
+            cJSON_AddStringToObject(params, key->param, v.text);
+        else
+            cJSON_AddNumberToObject(params, key->param,
+                                    key->kind == BB_KEY_NUMBER ? v.number : (double)v.integer);
+    }
+}
+
 /* The columns of a table of one line per row. */
 static void long_columns(bb_run_t *run, void *state)
 {
@@ -126,6 +170,8 @@ static void long_columns(bb_run_t *run, void *state)
     const bb_long_table_t *lt = d->long_table;
     bb_table_t *t = run->table;
     bb_table_column(t, lt->label_column, NULL, lt->label_legend, lt->label_width);
+    if (lt->tag_column != NULL)
+        bb_table_column(t, lt->tag_column, NULL, lt->tag_legend, lt->tag_width);
     bb_table_time_columns(t, lt->time_column, lt->time_legend, run->full);
     if (d->row_columns != NULL)
         d->row_columns(run, state, NULL);
@@ -141,6 +187,7 @@ void bb_variants_columns(bb_run_t *run, void *state)
     char name[128], legend[256];
     if (run->nrows == 0)
         return;  /* the benchmark's own point (desc->point) this run */
+    key_columns(run);
     if (d->long_table != NULL) {
         long_columns(run, state);
         return;
@@ -188,8 +235,10 @@ static void long_lines(bb_run_t *run, void *state)
         const bb_row_t *row = &run->rows[r];
         if (d->hidden & (1u << row->variant))
             continue;
-        d->key_cells(run, state);
+        key_cells(run, state);
         bb_table_text(t, row->label);
+        if (lt->tag_column != NULL)
+            bb_table_text(t, lt->row_tag(run, state, row));
         bb_table_time_cells(t, bb_measure_part(&row->m, 0), (size_t)row->m.samples,
                             row->m.reps, run->full);
         if (d->row_cells != NULL)
@@ -206,6 +255,17 @@ static void long_lines(bb_run_t *run, void *state)
         bb_table_text(t, status);
         bb_table_row_end(t);
     }
+    for (int r = 0; r < run->nrows && lt->hidden_figure != NULL; r++) {
+        const bb_row_t *row = &run->rows[r];
+        if (!(d->hidden & (1u << row->variant)))
+            continue;
+        key_cells(run, state);
+        bb_table_text(t, d->variants[row->variant].name);
+        bb_table_number(t, lt->hidden_figure(run, state, row) * 1e6, 1);
+        bb_table_missing_to_last(t);
+        bb_table_text(t, "ok");
+        bb_table_row_end(t);
+    }
     if (lt->point_lines != NULL)
         lt->point_lines(run, state);
 }
@@ -216,7 +276,7 @@ static void table_row(bb_run_t *run, void *state)
     bb_table_t *t = run->table;
     const bb_row_t *refused = NULL;
     int mismatch = 0;
-    d->key_cells(run, state);
+    key_cells(run, state);
     for (int r = 0; r < run->nrows; r++) {
         const bb_row_t *row = &run->rows[r];
         bb_columns_t c = d->variants[row->variant].columns;
@@ -348,7 +408,10 @@ static void record_rows(bb_run_t *run, void *state, int from, int to)
     cJSON *census = d->quantities != NULL ? d->quantities(run, state, own, q) : NULL;
     if (d->first_call != NULL)
         d->first_call(run, state, own, first);
-    cJSON *params = d->parameters(run, state, own);
+    cJSON *params = cJSON_CreateObject();
+    key_parameters(run, state, params);
+    if (d->parameters != NULL)
+        d->parameters(run, state, own, params);
     if (!d->merged)
         cJSON_AddStringToObject(params, d->mode_key ? d->mode_key : "mode",
                                 d->variants[row->variant].name);

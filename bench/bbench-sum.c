@@ -21,11 +21,6 @@ enum { V_PROTOCOL, V_RAW, V_RAW_NB, V_RAW_FRESH, V_ADMISSION, V_RAW_PERSISTENT, 
 enum { MODE_PROTOCOL = 1u << V_PROTOCOL, MODE_RAW = 1u << V_RAW,
        MODE_BOTH = MODE_PROTOCOL | MODE_RAW };
 
-enum { MISMATCH_NONE, MISMATCH_PHASE_ID, MISMATCH_EPOCH, MISMATCH_COUNT,
-       MISMATCH_CAP, MISMATCH_SEQUENCE, MISMATCH_N };
-static const char *const mismatch_names[] = {
-    "", "phase_id", "epoch", "count", "cap", "sequence"
-};
 
 /* Per-call timed parts, in this order (parts[0] is the whole call). */
 enum { T_ELAPSED, T_PREPARE, T_ADMISSION, T_POST, T_TEST, T_WAIT, T_N };
@@ -109,15 +104,15 @@ static bb_status_t protocol_call(bb_run_t *run, void *state, bb_row_t *row, doub
     s->provider_state.len = s->count;
     if (rank == s->mismatch_rank) {
         switch (s->mismatch_field) {
-        case MISMATCH_PHASE_ID: contract.phase_id++; break;
-        case MISMATCH_EPOCH: contract.epoch++; break;
-        case MISMATCH_COUNT:
+        case BB_MISMATCH_PHASE_ID: contract.phase_id++; break;
+        case BB_MISMATCH_EPOCH: contract.epoch++; break;
+        case BB_MISMATCH_COUNT:
             contract.count++;
             contract.max_elements++;
             s->provider_state.len = s->count + 1;
             break;
-        case MISMATCH_CAP: contract.max_elements++; break;
-        case MISMATCH_SEQUENCE:
+        case BB_MISMATCH_CAP: contract.max_elements++; break;
+        case BB_MISMATCH_SEQUENCE:
             bb_sum_phase_set_sequence(phase, bb_sum_phase_sequence(phase) + 1);
             break;
         }
@@ -399,7 +394,7 @@ static void sum_row_cells(bb_run_t *run, void *state, const bb_row_t *row)
 
 /* ---- the descriptor ------------------------------------------------------- */
 
-enum { OPT_MAX = BB_OPT_LONG, OPT_MODE, OPT_REFUSE, OPT_MISMATCH, OPT_DPREP, OPT_DPOST };
+enum { OPT_MAX = BB_OPT_LONG, OPT_MODE, OPT_REFUSE, OPT_DPREP, OPT_DPOST };
 
 static const bb_option_t sum_options[] = {
     {"count", 'c', "LIST", "mpi_double elements per rank: 1,8,64 or 1:1M[:x4|:+N]\n"
@@ -417,8 +412,7 @@ static const bb_option_t sum_options[] = {
     BB_POLICY_METRICS_OPTION,
     BB_POLICY_SHAPE_OPTION,
     {"refuse-rank", OPT_REFUSE, "R", "provider failure on rank R (a refusal demo)"},
-    {"mismatch-rank", OPT_MISMATCH, "R:FIELD", "rank R presents another phase_id, epoch,\n"
-                                               "count, cap or sequence"},
+    BB_MISMATCH_OPTION("phase_id, epoch,\ncount, cap or sequence"),
     {"delay-prepare", OPT_DPREP, "R:SECONDS", "rank R sleeps in prepare"},
     {"delay-post", OPT_DPOST, "R:SECONDS", "rank R sleeps before posting the payload"},
     {NULL, 0, NULL, NULL}
@@ -454,10 +448,10 @@ static void sum_parse(bb_run_t *run, void *state, int key, const char *value)
 #endif
         break;
     case OPT_REFUSE: s->refuse_rank = bb_run_parse_rank(run, "refuse-rank", value); break;
-    case OPT_MISMATCH:
-        s->mismatch_field = bb_run_parse_rank_choice(run, "mismatch-rank", value,
-                                                     mismatch_names, 1, MISMATCH_N,
-                                                     &s->mismatch_rank);
+    case BB_OPT_MISMATCH:
+        s->mismatch_field = bb_mismatch_parse(run, value, BB_MISMATCH_BIT(PHASE_ID)
+            | BB_MISMATCH_BIT(EPOCH) | BB_MISMATCH_BIT(COUNT) | BB_MISMATCH_BIT(CAP)
+            | BB_MISMATCH_BIT(SEQUENCE), &s->mismatch_rank);
         break;
     case OPT_DPREP:
         bb_run_parse_rank_seconds(run, "delay-prepare", value, 3600.0,
@@ -551,7 +545,7 @@ static size_t sum_validate(bb_run_t *run, void *state)
     if (!(s->mode & (MODE_PROTOCOL | 1u << V_ADMISSION)) && bb_policy_given(&s->choice))
         bb_run_usage(run, "--admission and --requests choose the agreement: --mode must "
                      "include protocol or admission");
-    if (s->max_elements >= 0 && s->mismatch_field != MISMATCH_CAP && s->refuse_rank < 0)
+    if (s->max_elements >= 0 && s->mismatch_field != BB_MISMATCH_CAP && s->refuse_rank < 0)
         for (size_t i = 0; i < s->counts.n; i++)
             if (s->counts.values[i] > s->max_elements)
                 bb_run_note(run, "note: count %lld exceeds --max-elements %lld: that point "

@@ -28,14 +28,6 @@ enum { MODE_PROTOCOL = 1u << V_PROTOCOL, MODE_RAW = 1u << V_RAW,
 enum { ROWS_MAX = BB_RUN_ROWS_MAX };
 
 enum { API_RUN, API_TICKET };
-enum { MISMATCH_NONE, MISMATCH_PHASE_ID, MISMATCH_EPOCH, MISMATCH_SOURCE,
-       MISMATCH_DESTINATION, MISMATCH_NBYTES, MISMATCH_CAP, MISMATCH_BATCHES,
-       MISMATCH_SEQUENCE };
-static const char *const mismatch_names[] = {
-    "", "phase_id", "epoch", "source", "destination", "nbytes", "cap", "batches",
-    "sequence"
-};
-enum { MISMATCH_N = sizeof mismatch_names / sizeof mismatch_names[0] };
 
 /* The default sweep is short (a few seconds at -n 2); --full-sweep restores
  * the long one. */
@@ -128,18 +120,18 @@ static bb_status_t protocol_call(bb_run_t *run, void *state, bb_row_t *row, doub
         c.max_bytes = c.nbytes - 1;
     if (ctx->rank == o->mismatch_rank) {
         switch (o->mismatch_field) {
-        case MISMATCH_PHASE_ID: c.phase_id++; break;
-        case MISMATCH_EPOCH: c.epoch++; break;
-        case MISMATCH_SOURCE: c.source = (c.source + 1) % ctx->size; break;
-        case MISMATCH_DESTINATION: c.destination = (c.destination + 1) % ctx->size; break;
-        case MISMATCH_NBYTES:
+        case BB_MISMATCH_PHASE_ID: c.phase_id++; break;
+        case BB_MISMATCH_EPOCH: c.epoch++; break;
+        case BB_MISMATCH_SOURCE: c.source = (c.source + 1) % ctx->size; break;
+        case BB_MISMATCH_DESTINATION: c.destination = (c.destination + 1) % ctx->size; break;
+        case BB_MISMATCH_NBYTES:
             c.nbytes = c.nbytes > 0 ? c.nbytes - 1 : 1;
             c.max_bytes = c.nbytes > c.max_bytes ? c.nbytes : c.max_bytes;
             ctx->fx.nbytes = c.nbytes;
             break;
-        case MISMATCH_CAP: c.max_bytes++; break;
-        case MISMATCH_BATCHES: c.batches++; break;
-        case MISMATCH_SEQUENCE:
+        case BB_MISMATCH_CAP: c.max_bytes++; break;
+        case BB_MISMATCH_BATCHES: c.batches++; break;
+        case BB_MISMATCH_SEQUENCE:
             bb_transfer_phase_set_sequence(phase, ctx->fx.expect_seq + 1);
             break;
         }
@@ -271,7 +263,7 @@ static void transfer_point_end(bb_run_t *run, void *state)
         /* A retained buffer holds the largest cap presented: one more on a
          * rank that presents a larger cap. */
         int64_t bound = attr->buffers == BB_BUFFERS_RETAINED
-                        ? ctx->ref.cap + (ctx->o.mismatch_field == MISMATCH_CAP)
+                        ? ctx->ref.cap + (ctx->o.mismatch_field == BB_MISMATCH_CAP)
                         : ctx->ref.nbytes;
         bb_xfer_census_gather(&ctx->ref, &row->local, attr,
                               bb_transfer_phase_tracked_live(ctx->phases[r]), bound,
@@ -357,7 +349,7 @@ static int transfer_point_check(bb_run_t *run, void *state)
 
 enum { OPT_BATCHES = BB_OPT_LONG, OPT_COMPUTE, OPT_SOURCE, OPT_DEST, OPT_MAX, OPT_API,
        OPT_MODE, OPT_FAIL_COMPUTE,
-       OPT_FAIL_CONSUMER, OPT_REFUSE, OPT_MISMATCH, OPT_DPOST, OPT_CORRUPT };
+       OPT_FAIL_CONSUMER, OPT_REFUSE, OPT_DPOST, OPT_CORRUPT };
 
 static const bb_option_t transfer_options[] = {
     {"bytes", 'b', "LIST", "payload bytes: 8,64K,4M or 8:4M[:x4|:+N]\n"
@@ -379,9 +371,8 @@ static const bb_option_t transfer_options[] = {
     {"fail-compute", OPT_FAIL_COMPUTE, "R:BATCH", "rank R's compute batch BATCH fails"},
     {"fail-consumer", OPT_FAIL_CONSUMER, NULL, "the destination's consumer fails"},
     {"refuse-rank", OPT_REFUSE, "R", "rank R refuses locally in preflight"},
-    {"mismatch-rank", OPT_MISMATCH, "R:FIELD", "rank R presents another phase_id, epoch,\n"
-                                               "source, destination, nbytes, cap, batches\n"
-                                               "or sequence"},
+    BB_MISMATCH_OPTION("phase_id, epoch,\nsource, destination, nbytes, cap, batches\n"
+                       "or sequence"),
     {"delay-post", OPT_DPOST, "R:SECONDS", "rank R sleeps before posting"},
     {"corrupt-byte", OPT_CORRUPT, "OFFSET", "test: flip a bit of that payload byte before\n"
                                             "the consumer's check (a validation failure,\n"
@@ -439,10 +430,11 @@ static void transfer_parse(bb_run_t *run, void *state, int key, const char *valu
         break;
     case OPT_FAIL_CONSUMER: o->fail_consumer = 1; break;
     case OPT_REFUSE: o->refuse_rank = bb_run_parse_rank(run, "refuse-rank", value); break;
-    case OPT_MISMATCH:
-        o->mismatch_field = bb_run_parse_rank_choice(run, "mismatch-rank", value,
-                                                     mismatch_names, 1, MISMATCH_N,
-                                                     &o->mismatch_rank);
+    case BB_OPT_MISMATCH:
+        o->mismatch_field = bb_mismatch_parse(run, value, BB_MISMATCH_BIT(PHASE_ID)
+            | BB_MISMATCH_BIT(EPOCH) | BB_MISMATCH_BIT(SOURCE) | BB_MISMATCH_BIT(DESTINATION)
+            | BB_MISMATCH_BIT(NBYTES) | BB_MISMATCH_BIT(CAP) | BB_MISMATCH_BIT(BATCHES)
+            | BB_MISMATCH_BIT(SEQUENCE), &o->mismatch_rank);
         break;
     case OPT_DPOST:
         bb_run_parse_rank_seconds(run, "delay-post", value, 3600.0, &o->delay_post_rank,

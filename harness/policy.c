@@ -112,3 +112,22 @@ void bb_policy_parameters(cJSON *params, const bb_phase_attr_t *attr, int with_b
     if (attr->metrics != BB_METRICS_TIMED)
         cJSON_AddStringToObject(params, "metrics", bb_metrics_name(attr->metrics));
 }
+
+bb_mismatch_t bb_mismatch_parse(bb_run_t *run, const char *value, unsigned mask,
+                                int *rank_out)
+{
+    static const char *const names[BB_MISMATCH_N] = {
+        "", "phase_id", "epoch", "source", "destination", "count", "nbytes", "cap",
+        "batches", "sequence"
+    };
+    const char *mine[BB_MISMATCH_N];
+    int field[BB_MISMATCH_N], n = 1;
+    mine[0] = "";
+    for (int f = 1; f < BB_MISMATCH_N; f++)
+        if (mask & (1u << f)) {
+            field[n] = f;
+            mine[n++] = names[f];
+        }
+    return (bb_mismatch_t)field[bb_run_parse_rank_choice(run, "mismatch-rank", value, mine, 1,
+                                                         n, rank_out)];
+}

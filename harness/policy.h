@@ -15,7 +15,22 @@
 
 /* The three options' keys, above any benchmark's own. */
 enum { BB_OPT_BUFFERS = BB_OPT_LONG + 200, BB_OPT_ADMISSION, BB_OPT_REQUESTS,
-       BB_OPT_METRICS, BB_OPT_SHAPE };
+       BB_OPT_METRICS, BB_OPT_SHAPE, BB_OPT_MISMATCH };
+
+/* --mismatch-rank R:FIELD, one table for every phase: the contract field
+ * that rank R presents differently.  A phase accepts the fields it has. */
+typedef enum bb_mismatch {
+    BB_MISMATCH_NONE = 0, BB_MISMATCH_PHASE_ID, BB_MISMATCH_EPOCH, BB_MISMATCH_SOURCE,
+    BB_MISMATCH_DESTINATION, BB_MISMATCH_COUNT, BB_MISMATCH_NBYTES, BB_MISMATCH_CAP,
+    BB_MISMATCH_BATCHES, BB_MISMATCH_SEQUENCE, BB_MISMATCH_N
+} bb_mismatch_t;
+#define BB_MISMATCH_BIT(f) (1u << BB_MISMATCH_##f)
+#define BB_MISMATCH_OPTION(fields)                                                    \
+    {"mismatch-rank", BB_OPT_MISMATCH, "R:FIELD", "rank R presents another " fields}
+/* "R:FIELD" with FIELD one of the fields in mask (BB_MISMATCH_BIT): the
+ * field, R into rank_out; anything else is a usage error. */
+bb_mismatch_t bb_mismatch_parse(bb_run_t *run, const char *value, unsigned mask,
+                                int *rank_out);
 
 /* The three rows of an option table (what a call or a ticket is, for the
  * help text: "call" or "ticket"). */

@@ -90,7 +90,8 @@ static bb_status_t way_call(bb_run_t *run, void *state, bb_row_t *row, double *p
     if (MPI_Barrier(c->op.comm) != MPI_SUCCESS)
         bb_run_fatal(run, "MPI_Barrier failed");
     double t0 = bb_time_now();
-    if (v != V_COMPUTE && (st = bb_overlap_op_post(&c->op, timed ? c->batches : 0)) == BB_OK && !timed)
+    if (v != V_COMPUTE && (st = bb_overlap_op_post(&c->op, timed ? c->batches : 0)) == BB_OK
+        && !timed)
         st = bb_overlap_op_finish(&c->op);
     for (int64_t b = 0; st == BB_OK && v != V_COMM && b < c->batches; b++) {
         double tb = timed ? bb_time_now() : 0.0;
@@ -394,7 +395,8 @@ static void overlap_parse(bb_run_t *run, void *state, int key, const char *value
                  != BB_OK)
             bb_run_usage(run, "--compute: %s (seconds per batch in [0, 10], or auto)", err);
         break;
-    case OPT_KINDS: o->kinds = bb_run_parse_choices(run, "kinds", value, kind_names, BB_OVERLAP_KINDS);
+    case OPT_KINDS:
+        o->kinds = bb_run_parse_choices(run, "kinds", value, kind_names, BB_OVERLAP_KINDS);
         break;
     }
 }
@@ -473,14 +475,10 @@ static void overlap_setup(bb_run_t *run, void *state)
     bb_table_t *t = bb_run_table(run);
     bb_progress_note(bb_run_bench(run), &c->progress, note, sizeof note);
     bb_table_note(t, "%s", note);
-    bb_table_note(t, "transfer and isend: rank %d -> rank %d; compute kernel %.3g "
-                  "iterations/s, the slowest rank's (ranks %.3g..%.3g)", c->op.source,
-                  c->op.destination, c->kernel.slowest_rate, c->kernel.slowest_rate,
-                  c->kernel.fastest_rate);
-    bb_table_note(t, "times: microseconds per call, medians of %lld samples, each the "
-                  "slowest rank's (its parts the same rank's); figures "
-                  "are ratios (1 = 100%%), - where undefined (the record says why)",
-                  (long long)bb_run_settings(run)->samples);
+    bb_table_note(t, "transfer and isend: rank %d -> rank %d", c->op.source,
+                  c->op.destination);
+    bb_table_note(t, "figures are ratios (1 = 100%%), - where undefined (the record says "
+                  "why); a part is the same rank's as its whole");
 }
 
 static void overlap_label(const void *state, size_t i, char *buf, size_t len)
@@ -521,7 +519,9 @@ static void overlap_teardown(void *state)
 }
 
 /* The seed's own defaults of the measurement options. */
-static const bb_measure_settings_t default_settings = { .samples = 3, .budget_s = 0.02, .warmup = 2 };
+static const bb_measure_settings_t default_settings = {
+    .samples = 3, .budget_s = 0.02, .warmup = 2
+};
 
 static const bb_bench_desc_t overlap_bench = {
     .program = PROG,

@@ -14,30 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { LAYOUTS_MAX = 8 };
-
-typedef struct options {
-    bb_size_list_t elements;
-    int64_t element_bytes;
-    int driver_ranks;          /* -1: P/2 */
-    const char *from[LAYOUTS_MAX], *to[LAYOUTS_MAX];
-    bb_layout_t from_layout[LAYOUTS_MAX], to_layout[LAYOUTS_MAX];
-    int nfrom, nto;
-    int directions[2], ndirections;
-    int direction_given;
-    bb_redist_method_t methods[BB_REDIST_METHODS];
-    int nmethods;
-    int64_t messages;          /* messages per plan; 0: one plan for the point */
-    bb_redist_mode_t mode;     /* --link */
-    int full_sweep, ratios;
-    int md;                    /* --workload md */
-    int64_t remap_every;       /* --remap K:f; 0: no remap */
-    double remap_fraction;
-} options_t;
-
 typedef struct redist_state {
     bb_md_run_t md;              /* first: the md workload's state (bb_md_use) */
-    options_t o;
+    bb_redist_options_t o;
     bb_redist_link_t *link;
     bb_redist_point_t pt;        /* the current point */
     bb_map_t *dmap, *emap;       /* this rank's maps for it (pt borrows them) */
@@ -52,24 +31,6 @@ typedef struct redist_state {
     char **ratios;               /* one summary line per point (rank 0) */
     size_t nratios;
 } redist_state_t;
-
-static void parse_layout(bb_run_t *run, const char *opt, const char *text, bb_layout_t *out)
-{
-    char err[256];
-    if (bb_layout_parse(text, out, err, sizeof err) != BB_OK)
-        bb_run_usage(run, "%s: %s", opt, err);
-}
-
-/* The layout must be generable for the code it lays out (spatial dims). */
-static void check_layout_fits(bb_run_t *run, const char *opt, const char *text,
-                              const bb_layout_t *lay, int ranks)
-{
-    int64_t *idx = NULL, cnt;
-    if (bb_layout_indices(lay, 0, 0, ranks, &idx, &cnt) != BB_OK)
-        bb_run_usage(run, "%s: '%s' does not fit a code of %d ranks "
-                     "(PX*PY*PZ must equal the ranks)", opt, text, ranks);
-    bb_free(idx);
-}
 
 /* ---- the variants: the methods and the bound ------------------------------- */
 
@@ -93,7 +54,7 @@ static bb_status_t bound_call(bb_run_t *run, void *state, bb_row_t *row, double 
 enum { V_BOUND = BB_REDIST_METHODS, V_N };
 #define METHOD(name, differs) { name, differs, method_call, \
     (1u << BB_MESSAGE_ADMISSION) | (1u << BB_MESSAGE_PAYLOAD), NULL, BB_COLUMNS_TIMES, 1, \
-    { { NULL, 0, NULL } } }
+    { { NULL, 0, NULL } }, 0 }
 static const bb_variant_t redist_variants[V_N] = {
     METHOD("root", "MDI today: each sender's N-element array reduced to its root, one "
            "root-to-root message, broadcast, picked by each receiver (O(N) per rank)"),
@@ -112,7 +73,7 @@ static const bb_variant_t redist_variants[V_N] = {
            "link's calibrated threshold"),
     { "bound", "the machine's lower bound: agree + latency + max(latency, p2p, memory, "
       "host), each its best sample", bound_call, 1u, NULL, BB_COLUMNS_TIMES, 0,
-      { { NULL, 0, NULL } } },
+      { { NULL, 0, NULL } }, 0 },
 };
 static const char *const redist_part_names[BB_MESSAGE_PARTS] = {
     "elapsed", "phase.admission", "phase.payload"
@@ -162,7 +123,7 @@ static bb_map_t *code_map(bb_run_t *run, bb_redist_link_t *l, int engine,
 /* The point's maps (one N and layout pair serve each of its directions). */
 static void point_maps(bb_run_t *run, redist_state_t *st, size_t i)
 {
-    const options_t *o = &st->o;
+    const bb_redist_options_t *o = &st->o;
     bb_redist_point_t *pt = &st->pt;
     size_t nd = (size_t)o->ndirections, nn = o->elements.n;
     if (i % nd == 0) {
@@ -201,7 +162,7 @@ static void md_point_maps(bb_run_t *run, void *state, size_t i)
 static int64_t redist_point_begin(bb_run_t *run, void *state, size_t i)
 {
     redist_state_t *st = state;
-    const options_t *o = &st->o;
+    const bb_redist_options_t *o = &st->o;
     int have_direct = 0;
     point_maps(run, st, i);
     for (int m = 0; m < o->nmethods; m++) {
@@ -320,7 +281,7 @@ static void redist_point_lines(bb_run_t *run, void *state)
 static void redist_parameters(bb_run_t *run, void *state, const bb_row_t *row, cJSON *p)
 {
     const redist_state_t *st = state;
-    const options_t *o = &st->o;
+    const bb_redist_options_t *o = &st->o;
     int ranks = bb_run_size(run), mdi = o->mode == BB_REDIST_MODE_MDI;
     (void)row;  /* the runner adds "method" */
     cJSON_AddNumberToObject(p, "element_bytes", (double)o->element_bytes);
@@ -366,206 +327,50 @@ static void redist_point_added(bb_run_t *run, void *state, const bb_row_t *row, 
 
 /* ---- the descriptor ------------------------------------------------------- */
 
-enum { OPT_DRIVER = BB_OPT_LONG, OPT_FROM, OPT_TO, OPT_METHODS, OPT_MESSAGES, OPT_LINK,
-       OPT_RATIOS, OPT_WORKLOAD, OPT_REMAP };
-
 static const bb_option_t redist_options[] = {
     {"elements", 'n', "LIST", "N, global elements: 1e4,1e5 or 1K:1M[:x4|:+N]\n"
-                              "(default 1e3,1e4; --full-sweep 1e4,1e5,1e6)"},
+     "(default 1e3,1e4; --full-sweep 1e4,1e5,1e6)"},
     {"element-bytes", 'e', "B", "8 (CHARGES), 16 or 24 (COORDS, FORCES; default)"},
-    {"driver-ranks", OPT_DRIVER, "PD", "driver ranks [0, PD), engine [PD, P)\n"
-                                       "(--link mdi; default P/2, 1 <= PD <= P-1)"},
-    {"from", OPT_FROM, "LAYOUT", "the driver's layout; repeat for several\n"
-                                 "(default spatial-shuffled; --full-sweep spatial,\n"
-                                 "spatial-shuffled, random:1, root)"},
-    {"to", OPT_TO, "LAYOUT", "the engine's layout; repeat for several (default std)\n"
-                             "layouts: std, std-ceil, block-irregular[:SEED],\n"
-                             "block-reverse, cyclic, block-cyclic:B,\n"
-                             "spatial[:PX,PY,PZ], random[:SEED],\n"
-                             "spatial-shuffled[:SEED], root"},
+    {"driver-ranks", BB_REDIST_OPT_DRIVER, "PD", "driver ranks [0, PD), engine [PD, P)\n"
+     "(--link mdi; default P/2, 1 <= PD <= P-1)"},
+    {"from", BB_REDIST_OPT_FROM, "LAYOUT", "the driver's layout; repeat for several\n"
+     "(default spatial-shuffled; --full-sweep spatial,\nspatial-shuffled, random:1, root)"},
+    {"to", BB_REDIST_OPT_TO, "LAYOUT", "the engine's layout; repeat for several (default std)\n"
+     "layouts: std, std-ceil, block-irregular[:SEED],\nblock-reverse, cyclic, block-cyclic:B,\n"
+     "spatial[:PX,PY,PZ], random[:SEED],\nspatial-shuffled[:SEED], root"},
     {"direction", 'd', "DIR", "'>' (driver to engine), '<' or both (default both)"},
-    {"methods", OPT_METHODS, "LIST", "root, root-gatherv, two-step, direct, pack, sparse,\n"
-                                     "pack-mpi, auto (comma list or all; default all)"},
-    {"messages", OPT_MESSAGES, "K", "messages per plan: the plan is rebuilt after K\n"
-                                    "(default 0: one plan for every message of a point)"},
-    {"link", OPT_LINK, "LINK", "mdi (two codes) or intra (one code, two of its own\n"
-                               "layouts; works on one rank) (default mdi)"},
-    {"ratios", OPT_RATIOS, NULL, "the method ratios: N 1e6, from spatial and random:1,\n"
-                                 "to std, '>' (unless given); the ratios\n"
-                                 "root/method close the table"},
-    {"workload", OPT_WORKLOAD, "W", "message (one message per call; default) or md (one\n"
-                                    "step: >COORDS, <FORCES, <ENERGY on one map pair)"},
-    {"remap", OPT_REMAP, "K:F", "md: every K steps a fraction F in (0, 1] of the\n"
-                                "engine's elements change owner, by map update and by\n"
-                                "rebuild (default: no remap)"},
+    {"methods", BB_REDIST_OPT_METHODS, "LIST", "root, root-gatherv, two-step, direct, pack, "
+     "sparse,\npack-mpi, auto (comma list or all; default all)"},
+    {"messages", BB_REDIST_OPT_MESSAGES, "K", "messages per plan: the plan is rebuilt after K\n"
+     "(default 0: one plan for every message of a point)"},
+    {"link", BB_REDIST_OPT_LINK, "LINK", "mdi (two codes) or intra (one code, two of its own\n"
+     "layouts; works on one rank) (default mdi)"},
+    {"ratios", BB_REDIST_OPT_RATIOS, NULL, "the method ratios: N 1e6, from spatial and "
+     "random:1,\nto std, '>' (unless given); the ratios\nroot/method close the table"},
+    {"workload", BB_REDIST_OPT_WORKLOAD, "W", "message (one message per call; default) or md "
+     "(one\nstep: >COORDS, <FORCES, <ENERGY on one map pair)"},
+    {"remap", BB_REDIST_OPT_REMAP, "K:F", "md: every K steps a fraction F in (0, 1] of the\n"
+     "engine's elements change owner, by map update and by\nrebuild (default: no remap)"},
     {NULL, 0, NULL, NULL}
 };
 
 static void redist_defaults(void *state)
 {
     redist_state_t *st = state;
-    options_t *o = &st->o;
-    o->element_bytes = 24;
-    o->driver_ranks = -1;
-    o->directions[0] = BB_REDIST_SEND;
-    o->directions[1] = BB_REDIST_RECEIVE;
-    o->ndirections = 2;
-    o->mode = BB_REDIST_MODE_MDI;
+    bb_redist_options_defaults(&st->o);
     st->md.point_maps = md_point_maps;
-}
-
-static void add_layout(bb_run_t *run, const char *opt, const char *value, const char **list,
-                       int *n)
-{
-    if (*n >= LAYOUTS_MAX)
-        bb_run_usage(run, "%s: at most %d layouts", opt, LAYOUTS_MAX);
-    list[(*n)++] = value;
 }
 
 static void redist_parse(bb_run_t *run, void *state, int key, const char *value)
 {
-    static const char *const directions[] = { ">", "<", "both" };
-    static const char *const links[] = { "mdi", "intra" };
-    static const char *const workloads[] = { "message", "md" };
-    redist_state_t *st = state;
-    options_t *o = &st->o;
-    char err[256];
-    switch (key) {
-    case 'n': bb_run_parse_size_list(run, "elements", value, 0, INT32_MAX, &o->elements);
-        break;
-    case 'e':
-        if (bb_cli_parse_size(value, 8, 24, &o->element_bytes, err, sizeof err) != BB_OK
-            || o->element_bytes % 8 != 0)
-            bb_run_usage(run, "--element-bytes: '%s' is not 8, 16 or 24", value);
-        break;
-    case OPT_DRIVER:
-        o->driver_ranks = (int)bb_run_parse_size(run, "driver-ranks", value, 0, INT32_MAX);
-        break;
-    case OPT_FROM: add_layout(run, "--from", value, o->from, &o->nfrom); break;
-    case OPT_TO: add_layout(run, "--to", value, o->to, &o->nto); break;
-    case 'd': {
-        int d = bb_run_parse_one(run, "direction", value, directions, 3);
-        o->directions[0] = d == 1 ? BB_REDIST_RECEIVE : BB_REDIST_SEND;
-        o->directions[1] = BB_REDIST_RECEIVE;
-        o->ndirections = d == 2 ? 2 : 1;
-        o->direction_given = 1;
-        break;
-    }
-    case OPT_METHODS: {
-        const char *names[BB_REDIST_METHODS];
-        for (int m = 0; m < BB_REDIST_METHODS; m++)
-            names[m] = bb_redist_method_name((bb_redist_method_t)m);
-        unsigned set = bb_run_parse_choices(run, "methods", value, names, BB_REDIST_METHODS);
-        o->nmethods = 0;
-        for (int m = 0; m < BB_REDIST_METHODS; m++)
-            if (set & (1u << m))
-                o->methods[o->nmethods++] = (bb_redist_method_t)m;
-        break;
-    }
-    case OPT_MESSAGES: o->messages = bb_run_parse_size(run, "messages", value, 0, INT32_MAX);
-        break;
-    case OPT_LINK:
-        o->mode = bb_run_parse_one(run, "link", value, links, 2) == 0 ? BB_REDIST_MODE_MDI
-                                                                      : BB_REDIST_MODE_INTRA;
-        break;
-    case OPT_WORKLOAD: o->md = bb_run_parse_one(run, "workload", value, workloads, 2) == 1;
-        break;
-    case OPT_REMAP: {
-        const char *colon = strchr(value, ':');
-        char k[32];
-        if (colon == NULL || (size_t)(colon - value) >= sizeof k)
-            bb_run_usage(run, "--remap: '%s' is not K:F (every K steps a fraction F)", value);
-        memcpy(k, value, (size_t)(colon - value));
-        k[colon - value] = '\0';
-        o->remap_every = bb_run_parse_size(run, "remap", k, 1, INT32_MAX);
-        if (bb_cli_parse_double(colon + 1, 0.0, 1.0, &o->remap_fraction, err, sizeof err)
-                != BB_OK || !(o->remap_fraction > 0.0))
-            bb_run_usage(run, "--remap: the fraction '%s' is not in (0, 1]", colon + 1);
-        break;
-    }
-    case OPT_RATIOS: o->ratios = 1; break;
-    }
+    bb_redist_options_parse(run, &((redist_state_t *)state)->o, key, value);
 }
 
 static size_t redist_validate(bb_run_t *run, void *state)
 {
     redist_state_t *st = state;
-    options_t *o = &st->o;
-    int ranks = bb_run_size(run);
-    o->full_sweep = bb_run_full_sweep(run);  /* the runner's --full-sweep */
-    if (o->full_sweep && o->ratios)
-        bb_run_usage(run, "--full-sweep and --ratios are two presets: give one");
-    /* -m: bytes of the global array, N = bytes / element bytes. */
-    bb_run_message_sizes(run, "elements", o->element_bytes,
-                         (o->full_sweep ? 10000 : 1000) * o->element_bytes,
-                         (o->full_sweep ? 1000000 : 10000) * o->element_bytes, &o->elements);
-    if (o->remap_every > 0 && !o->md)
-        bb_run_usage(run, "--remap applies to --workload md only");
-    if (o->md) {
-        if (o->direction_given || o->ratios || o->messages > 0 || o->element_bytes != 24)
-            bb_run_usage(run, "--workload md fixes the commands (>COORDS, <FORCES, "
-                         "<ENERGY), their sizes and one plan set per point: no --direction, "
-                         "--element-bytes, --messages or --ratios");
-        o->ndirections = 1;
-        o->directions[0] = BB_REDIST_SEND;
-        /* the replicated baseline moves 3N doubles in one MPI call */
-        for (size_t j = 0; j < o->elements.n; j++)
-            if (o->elements.values[j] * 3 > INT32_MAX)
-                bb_run_usage(run, "--elements: %lld is too many for --workload md's "
-                             "replicated baseline (one MPI call of 3N doubles)",
-                             (long long)o->elements.values[j]);
-    }
-    if (o->elements.n == 0)
-        bb_run_parse_size_list(run, "elements",
-                               o->ratios ? "1e6" : o->full_sweep ? "1e4,1e5,1e6" : "1e3,1e4",
-                               0, INT32_MAX, &o->elements);
-    if (o->nfrom == 0) {
-        static const char *const sweep[] = {"spatial", "spatial-shuffled", "random:1", "root"};
-        static const char *const ratios[] = {"spatial", "random:1"};
-        if (o->full_sweep)
-            for (int i = 0; i < 4; i++)
-                o->from[o->nfrom++] = sweep[i];
-        else if (o->ratios)
-            for (int i = 0; i < 2; i++)
-                o->from[o->nfrom++] = ratios[i];
-        else
-            /* not spatial: on one driver rank it is the identity of std */
-            o->from[o->nfrom++] = "spatial-shuffled";
-    }
-    if (o->nto == 0)
-        o->to[o->nto++] = "std";
-    if (o->ratios && !o->direction_given) {
-        o->directions[0] = BB_REDIST_SEND;
-        o->ndirections = 1;
-    }
-    if (o->nmethods == 0)
-        for (int m = 0; m < BB_REDIST_METHODS; m++)
-            o->methods[o->nmethods++] = (bb_redist_method_t)m;
-    for (int i = 0; i < o->nfrom; i++)
-        parse_layout(run, "--from", o->from[i], &o->from_layout[i]);
-    for (int i = 0; i < o->nto; i++)
-        parse_layout(run, "--to", o->to[i], &o->to_layout[i]);
-    int dr = ranks, er = ranks;
-    if (o->mode == BB_REDIST_MODE_MDI) {
-        if (ranks < 2)
-            bb_run_usage(run, "--link mdi needs a driver and an engine: run on at "
-                         "least 2 ranks (mpiexec -n 2), or use --link intra");
-        if (o->driver_ranks < 0)
-            o->driver_ranks = ranks / 2;
-        if (o->driver_ranks < 1 || o->driver_ranks > ranks - 1)
-            bb_run_usage(run, "--driver-ranks: %d leaves %s without ranks: give 1 to "
-                         "%d on %d ranks", o->driver_ranks,
-                         o->driver_ranks < 1 ? "the driver" : "the engine", ranks - 1,
-                         ranks);
-        dr = o->driver_ranks;
-        er = ranks - o->driver_ranks;
-    } else if (o->driver_ranks >= 0) {
-        bb_run_usage(run, "--driver-ranks applies to --link mdi only");
-    }
-    for (int i = 0; i < o->nfrom; i++)
-        check_layout_fits(run, "--from", o->from[i], &o->from_layout[i], dr);
-    for (int i = 0; i < o->nto; i++)
-        check_layout_fits(run, "--to", o->to[i], &o->to_layout[i], er);
+    const bb_redist_options_t *o = &st->o;
+    size_t points = bb_redist_options_validate(run, &st->o);
     /* a line and a record point per method, and the bound (hidden); md
      * is a workload of its own */
     st->md.pt.remap_every = o->remap_every;
@@ -577,14 +382,13 @@ static size_t redist_validate(bb_run_t *run, void *state)
             bb_run_add_row(run, o->methods[m], 0, NULL, NULL)->data = &st->cands[m];
         bb_run_add_row(run, V_BOUND, 0, NULL, NULL);
     }
-    /* (the root methods move their arrays in pieces: no INT_MAX limit here) */
-    return o->elements.n * (size_t)o->ndirections * (size_t)o->nfrom * (size_t)o->nto;
+    return points;
 }
 
 static void redist_setup(bb_run_t *run, void *state)
 {
     redist_state_t *st = state;
-    const options_t *o = &st->o;
+    const bb_redist_options_t *o = &st->o;
     bb_table_t *t = bb_run_table(run);
     for (int m = 0; m < BB_REDIST_METHODS; m++)
         if (strcmp(redist_variants[m].name, bb_redist_method_name((bb_redist_method_t)m)))
@@ -618,16 +422,12 @@ static void redist_setup(bb_run_t *run, void *state)
     else
         bb_table_note(t, "intra: %d ranks, layouts 'from' ('>' from) and 'to' ('<' from), "
                       "%lld-byte elements", bb_run_size(run), (long long)o->element_bytes);
-    bb_table_note(t, "methods and the bound are measured interleaved, sample by sample, with "
-                  "one reps figure (the fewest any fits to the budget); %lld samples, each "
-                  "the per-message mean of a block, %s",
-                  (long long)bb_run_settings(run)->samples, bb_run_rank_stat_words(run));
 }
 
 static void redist_label(const void *state, size_t i, char *buf, size_t len)
 {
     const redist_state_t *st = state;
-    const options_t *o = &st->o;
+    const bb_redist_options_t *o = &st->o;
     size_t nd = (size_t)o->ndirections, nn = o->elements.n, pair = i / (nd * nn);
     snprintf(buf, len, "%s->%s N = %lld, '%c'", o->from[pair / (size_t)o->nto],
              o->to[pair % (size_t)o->nto], (long long)o->elements.values[(i / nd) % nn],
@@ -677,7 +477,9 @@ static void redist_teardown(void *state)
 }
 
 /* The seed's own defaults of the measurement options. */
-static const bb_measure_settings_t default_settings = { .samples = 3, .budget_s = 0.02, .warmup = 1 };
+static const bb_measure_settings_t default_settings = {
+    .samples = 3, .budget_s = 0.02, .warmup = 1
+};
 
 static const bb_long_table_t redist_table = {
     .label_column = "method",

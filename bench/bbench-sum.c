@@ -7,7 +7,6 @@
 #include "runner.h"
 #include "policy.h"
 #include "allreduce-ref.h"
-#include "row-part.h"
 #include "bbench-hooks.h"
 
 #include <stdio.h>
@@ -29,15 +28,6 @@ static const char *const t_names[T_N] = {
     "communication.wait"
 };
 
-/* The provider: integer-valued data, so that the sum is exact. */
-typedef struct provider_state {
-    double *data;
-    int64_t len;
-    int fail;                 /* provider failure on this rank */
-    double delay_s;           /* sleep inside prepare */
-    bb_run_t *run;            /* counts what it lends */
-} provider_state_t;
-
 typedef struct sum_state {
     /* options */
     bb_size_list_t counts;
@@ -56,30 +46,10 @@ typedef struct sum_state {
     bb_sum_phase_t *phases[BB_POLICY_MAX];       /* one per policy measured (fixed
                                                     shape: made per point) */
     bb_agreement_t *agreements[BB_POLICY_MAX];   /* the admission references' */
-    provider_state_t provider_state;
-    bb_sum_provider_t provider;
+    bb_sum_fixture_t fixture; /* the phase's provider */
     bb_allreduce_ref_t raw;   /* the raw references' buffers */
     int64_t count, phase_id;  /* the point being measured: doubles, the protocol's */
 } sum_state_t;
-
-static int provider_prepare(void *arg, const double **data_out, int64_t *len_out)
-{
-    provider_state_t *p = arg;
-    bb_time_sleep(p->delay_s);
-    if (p->fail)
-        return 1;
-    *data_out = p->data;
-    *len_out = p->len;
-    bb_run_lent(p->run);
-    return 0;
-}
-
-static void provider_release(void *arg, const double *data)
-{
-    provider_state_t *p = arg;
-    (void)data;
-    bb_run_returned(p->run);
-}
 
 static int sum_refusal_asked(const void *state)
 {
@@ -101,7 +71,7 @@ static bb_status_t protocol_call(bb_run_t *run, void *state, bb_row_t *row, doub
         .phase_id = s->phase_id, .epoch = 1, .count = s->count,
         .max_elements = s->max_elements >= 0 ? s->max_elements : s->count
     };
-    s->provider_state.len = s->count;
+    s->fixture.len = s->count;
     if (rank == s->mismatch_rank) {
         switch (s->mismatch_field) {
         case BB_MISMATCH_PHASE_ID: contract.phase_id++; break;
@@ -109,7 +79,7 @@ static bb_status_t protocol_call(bb_run_t *run, void *state, bb_row_t *row, doub
         case BB_MISMATCH_COUNT:
             contract.count++;
             contract.max_elements++;
-            s->provider_state.len = s->count + 1;
+            s->fixture.len = s->count + 1;
             break;
         case BB_MISMATCH_CAP: contract.max_elements++; break;
         case BB_MISMATCH_SEQUENCE:
@@ -120,7 +90,7 @@ static bb_status_t protocol_call(bb_run_t *run, void *state, bb_row_t *row, doub
     double *result = NULL;
     bb_sum_metrics_t m;
     double t0 = bb_time_now();
-    bb_status_t st = bb_sum_phase_run(phase, &s->provider, &contract, &result, &m);
+    bb_status_t st = bb_sum_phase_run(phase, &s->fixture.provider, &contract, &result, &m);
     double elapsed = bb_time_now() - t0;
     if (st != BB_OK && st != BB_REFUSED)
         bb_run_fatal(run, "sum phase: %s in %s (stage %s)", bb_status_string(st),
@@ -206,7 +176,8 @@ static bb_status_t combined_call(bb_run_t *run, void *state, bb_row_t *row, doub
         bb_run_fatal(run, "%s: the combined reduction failed", row->label);
     row->local.ok_calls++;
     if (!sum_refusal_asked(s))  /* a refused first call left zeros */
-        row->local.wrong += bb_allreduce_ref_errors(result, BB_REDUCE_DOUBLE, s->count, bb_run_size(run));
+        row->local.wrong += bb_allreduce_ref_errors(result, BB_REDUCE_DOUBLE, s->count,
+                                                    bb_run_size(run));
     return BB_OK;
 }
 
@@ -221,36 +192,36 @@ static const bb_variant_t variants[V_N] = {
       "persistent MPI_Allreduce_init), one MPI_Test, MPI_Wait",
       protocol_call, (1u << T_N) - 1u, NULL, BB_COLUMNS_TIMES, 1,
       { { "_ratio", V_RAW, "ratio" }, { "_vs_combined", V_FIXED_RAW, NULL },
-        { "_vs_free", V_PROTOCOL, NULL } } },
+        { "_vs_free", V_PROTOCOL, NULL } }, 1u << T_ADMISSION },
     { "raw", "MPI_Allreduce on warm buffers: no admission, no copy, blocking",
       raw_call, 1u, "raw mode: a plain MPI_Allreduce has no protocol phases",
-      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } } },
+      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } }, 0 },
     { "raw-nb", "raw made nonblocking: MPI_Iallreduce, one MPI_Test, MPI_Wait, on warm "
       "buffers", raw_call, 1u, "raw-nb reference: it has no protocol phases",
-      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } } },
+      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } }, 0 },
     { "raw-fresh", "raw on fresh buffers: both allocated, filled and freed around each "
       "MPI_Allreduce (page faults, transport registration)", raw_call, 1u,
       "raw-fresh reference: it has no protocol phases", BB_COLUMNS_TIMES, 1,
-      { { NULL, 0, NULL } } },
+      { { NULL, 0, NULL } }, 0 },
     { "admission", "the admission alone: the six-field agreement of the protocol, no "
       "payload", admission_call, 1u, "admission reference: it has no protocol "
-      "phases and no payload", BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL } } },
+      "phases and no payload", BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL } }, 0 },
     { "raw-persistent", "raw-nb made persistent: MPI_Allreduce_init once per point "
       "(untimed), then MPI_Start, one MPI_Test, MPI_Wait, on warm buffers",
       raw_call, 1u, "raw-persistent reference: it has no protocol phases",
-      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } } },
+      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } }, 0 },
     { "raw-copy", "raw with the protocol's copy: the contribution copied into a warm send "
       "buffer before each MPI_Allreduce", raw_call, 1u,
       "raw-copy reference: it has no protocol phases", BB_COLUMNS_TIMES, 1,
-      { { NULL, 0, NULL } } },
+      { { NULL, 0, NULL } }, 0 },
     { "fixed-raw", "the fixed-shape phase's one combined reduction alone (the payload, "
       "the six fields and their complements under its user op) on its warm buffers: no "
       "copy, no verdict", combined_call, 1u, "fixed-raw reference: it has no protocol "
-      "phases", BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } } },
+      "phases", BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } }, 0 },
     { "raw-user-op", "raw under a user-defined SUM (MPI_Op_create) instead of the built-in "
       "MPI_SUM: the price of the fixed shape's user op alone", raw_call, 1u,
       "raw-user-op reference: it has no protocol phases", BB_COLUMNS_TIMES, 1,
-      { { NULL, 0, NULL } } },
+      { { NULL, 0, NULL } }, 0 },
 };
 
 /* ---- one point: what the runner does not write ------------------------- */
@@ -272,11 +243,11 @@ static int64_t sum_point_begin(bb_run_t *run, void *state, size_t i)
         a.shape_cap = cap;
         bb_sum_contract_t k = { s->phase_id, 1, s->count, cap };
         double *r = NULL;
-        s->provider_state.len = s->count;
+        s->fixture.len = s->count;
         if (bb_sum_phase_destroy(s->phases[p]) != BB_OK
             || bb_sum_phase_create_attr(bb_bench_world(bb_run_bench(run)), &a, &s->phases[p])
                    != BB_OK
-            || bb_sum_phase_run(s->phases[p], &s->provider, &k, &r, NULL) == BB_ERR_MPI)
+            || bb_sum_phase_run(s->phases[p], &s->fixture.provider, &k, &r, NULL) == BB_ERR_MPI)
             bb_run_fatal(run, "cannot make the fixed-shape phase of count %lld",
                          (long long)s->count);
         if (a.buffers == BB_BUFFERS_FRESH)
@@ -362,8 +333,7 @@ static cJSON *sum_quantities(bb_run_t *run, void *state, const bb_row_t *row, cJ
     return NULL;
 }
 
-/* The table: count and size, then the runner's columns; a protocol row
- * adds its admission part. */
+/* The table: count and size, then the runner's columns. */
 static const bb_key_t sum_keys[] = {
     {"count", NULL, "elements of mpi_double per rank (the protocol's count)", 8,
      BB_KEY_INTEGER, NULL},
@@ -376,20 +346,6 @@ static void sum_key_value(bb_run_t *run, void *state, int k, bb_key_value_t *out
     const sum_state_t *s = state;
     (void)run;
     out->integer = k == 0 ? s->count : 8 * s->count;
-}
-
-static void sum_row_columns(bb_run_t *run, void *state, const bb_row_t *row)
-{
-    (void)state;
-    if (row->variant == V_PROTOCOL)
-        bb_row_part_column(run, row, "admission", "admission");
-}
-
-static void sum_row_cells(bb_run_t *run, void *state, const bb_row_t *row)
-{
-    (void)state;
-    if (row->variant == V_PROTOCOL)
-        bb_row_part_cell(run, row, T_ADMISSION);
 }
 
 /* ---- the descriptor ------------------------------------------------------- */
@@ -468,9 +424,8 @@ static void sum_parse(bb_run_t *run, void *state, int key, const char *value)
  * legends name their policy, the references' their datatype. */
 static void sum_add_row(bb_run_t *run, const sum_state_t *s, int v, int p)
 {
-    bb_phase_attr_t attr = s->policies[p];
-    char label[64], legend[512], policy[128];
-    bb_policy_describe(&attr, policy, sizeof policy);
+    bb_phase_attr_t attr = s->policies[p], described = attr;
+    char label[64], legend[512];
     if (v == V_ADMISSION) {  /* an agreement alone: no buffers, no phase */
         attr.buffers = BB_BUFFERS_FRESH;
         attr.metrics = BB_METRICS_TIMED;
@@ -479,19 +434,16 @@ static void sum_add_row(bb_run_t *run, const sum_state_t *s, int v, int p)
         attr.shape = BB_SHAPE_FREE;
         attr.metrics = BB_METRICS_TIMED;
     }
-    if (v == V_PROTOCOL || v == V_ADMISSION || v == V_FIXED_RAW)
+    if (v == V_PROTOCOL || v == V_ADMISSION || v == V_FIXED_RAW) {
         bb_policy_label(variants[v].name, &attr, label, sizeof label);
-    else
+        bb_policy_legend(variants[v].differs, &described, v != V_ADMISSION, legend,
+                         sizeof legend);
+    } else {
         snprintf(label, sizeof label, "%s", variants[v].name);
-    if (v == V_FIXED_RAW)
-        snprintf(legend, sizeof legend, "%s (%s)", variants[v].differs, policy);
-    else if (v == V_PROTOCOL || v == V_ADMISSION)
-        snprintf(legend, sizeof legend, "%s (%s)", variants[v].differs,
-                 v == V_PROTOCOL ? policy : strchr(policy, ',') + 2);
-    else
         snprintf(legend, sizeof legend, "%s%s%s", variants[v].differs,
                  s->type != BB_REDUCE_DOUBLE ? "; of " : "",
                  s->type != BB_REDUCE_DOUBLE ? bb_reduce_type_name(s->type) : "");
+    }
     bb_row_t *row = bb_run_add_row(run, v, p, label, legend);
     if (v == V_PROTOCOL && attr.metrics != BB_METRICS_TIMED) {
         row->parts = 1u;
@@ -564,15 +516,8 @@ static void sum_setup(bb_run_t *run, void *state)
             max_count = s->counts.values[i];
     /* Raw buffers hold the same bytes in elements of the type. */
     bb_allreduce_ref_setup(run, &s->raw, s->type, 8 * max_count);
-    s->provider_state.data = malloc((size_t)(max_count + 1) * sizeof(double));
-    if (!s->provider_state.data)
-        bb_run_fatal(run, "cannot allocate %lld elements", (long long)max_count);
-    for (int64_t i = 0; i <= max_count; i++)
-        s->provider_state.data[i] = bb_allreduce_ref_value(i, rank);
-    s->provider_state.fail = rank == s->refuse_rank;
-    s->provider_state.run = run;
-    s->provider_state.delay_s = rank == s->delay_prepare_rank ? s->delay_prepare_s : 0.0;
-    s->provider = (bb_sum_provider_t){ provider_prepare, provider_release, &s->provider_state };
+    bb_sum_fixture_setup(run, &s->fixture, max_count, rank == s->refuse_rank,
+                         rank == s->delay_prepare_rank ? s->delay_prepare_s : 0.0);
     /* One phase and one agreement per policy (the references use policy
      * 0's phase for the tracked-bytes figure only). */
     for (int p = 0; p < s->npolicies; p++) {
@@ -586,15 +531,10 @@ static void sum_setup(bb_run_t *run, void *state)
         if (rank == s->delay_post_rank)
             bb_sum_phase_set_post_delay(s->phases[p], s->delay_post_s);
     }
-    bb_table_t *t = bb_run_table(run);
-    bb_table_note(t, "times: microseconds per call over %lld samples; a sample is the mean "
-                  "over a block of calls, the %s over ranks; the rows' samples interleaved",
-                  (long long)bb_run_settings(run)->samples,
-                  bb_run_settings(run)->rank_stat == BB_RANK_STAT_MEAN ? "mean" : "maximum");
     if (s->type != BB_REDUCE_DOUBLE)
-        bb_table_note(t, "-T %s: the raw references reduce %s, bytes / %lld elements; the "
-                      "protocol sums mpi_double by contract, so it is measured at the same "
-                      "bytes (count = bytes / 8)", bb_reduce_type_name(s->type),
+        bb_table_note(bb_run_table(run), "-T %s: the raw references reduce %s, bytes / %lld "
+                      "elements; the protocol sums mpi_double by contract, so it is measured "
+                      "at the same bytes (count = bytes / 8)", bb_reduce_type_name(s->type),
                       bb_reduce_type_name(s->type), (long long)bb_reduce_type_bytes(s->type));
 }
 
@@ -613,7 +553,7 @@ static void sum_teardown(void *state)
         bb_sum_phase_destroy(s->phases[p]);
         bb_agreement_destroy(s->agreements[p]);
     }
-    free(s->provider_state.data);
+    bb_sum_fixture_free(&s->fixture);
     bb_allreduce_ref_free(&s->raw);
     bb_size_list_clear(&s->counts);
 }
@@ -645,8 +585,6 @@ static const bb_bench_desc_t sum_bench = {
     .refusal_asked = sum_refusal_asked,
     .keys = sum_keys,
     .key_value = sum_key_value,
-    .row_columns = sum_row_columns,
-    .row_cells = sum_row_cells,
     .parameters = sum_parameters,
     .quantities = sum_quantities,
 };

@@ -18,6 +18,7 @@
 
 /* The protocol and the references, each differing from its neighbour in the
  * ratio chain in one thing (the mode of a point, in this order). */
+/* V_PROTOCOL is variant 0, as bb_xfer_row_columns expects. */
 enum { V_PROTOCOL, V_RAW, V_PINGPONG, V_ROUNDS, V_AGREEMENTS, V_ADMISSION, V_N };
 enum { MODE_PROTOCOL = 1u << V_PROTOCOL, MODE_RAW = 1u << V_RAW,
        MODE_BOTH = MODE_PROTOCOL | MODE_RAW };
@@ -118,24 +119,8 @@ static bb_status_t protocol_call(bb_run_t *run, void *state, bb_row_t *row, doub
      * below nbytes (or a negative one) is refused before agreement. */
     if (ctx->rank == o->refuse_rank && ctx->rank != o->source)
         c.max_bytes = c.nbytes - 1;
-    if (ctx->rank == o->mismatch_rank) {
-        switch (o->mismatch_field) {
-        case BB_MISMATCH_PHASE_ID: c.phase_id++; break;
-        case BB_MISMATCH_EPOCH: c.epoch++; break;
-        case BB_MISMATCH_SOURCE: c.source = (c.source + 1) % ctx->size; break;
-        case BB_MISMATCH_DESTINATION: c.destination = (c.destination + 1) % ctx->size; break;
-        case BB_MISMATCH_NBYTES:
-            c.nbytes = c.nbytes > 0 ? c.nbytes - 1 : 1;
-            c.max_bytes = c.nbytes > c.max_bytes ? c.nbytes : c.max_bytes;
-            ctx->fx.nbytes = c.nbytes;
-            break;
-        case BB_MISMATCH_CAP: c.max_bytes++; break;
-        case BB_MISMATCH_BATCHES: c.batches++; break;
-        case BB_MISMATCH_SEQUENCE:
-            bb_transfer_phase_set_sequence(phase, ctx->fx.expect_seq + 1);
-            break;
-        }
-    }
+    if (ctx->rank == o->mismatch_rank)
+        bb_xfer_mismatch(phase, o->mismatch_field, ctx->size, &c, &ctx->fx);
     bb_transfer_metrics_t m;
     bb_status_t st;
     void *value = NULL;
@@ -176,29 +161,29 @@ static const bb_variant_t variants[V_N] = {
       "into the phase's buffer, Isend/Irecv with the batches and a poll after each, "
       "status MAX agreement, consumer check, 16-byte receipt back, terminal MAX agreement",
       protocol_call, (1u << BB_XFER_T_N) - 1u, NULL, BB_COLUMNS_TIMES, 1,
-      { { "_raw_ratio", V_RAW, NULL }, { "_rounds_ratio", V_ROUNDS, NULL } } },
+      { { "_raw_ratio", V_RAW, NULL }, { "_rounds_ratio", V_ROUNDS, NULL } }, 0 },
     { "raw", "a stream: Isend/Irecv with the same fixture work and batches, one MPI_Test "
       "after each, a Wait; no agreement and no receipt, so a sender may run ahead of its "
       "receiver by what MPI buffers (not a latency)", ref_call, PARTS_RAW,
       "raw mode: plain Isend/Irecv has no protocol phases", BB_COLUMNS_TIMES, 1,
-      { { NULL, 0, NULL } } },
+      { { NULL, 0, NULL } }, 0 },
     { "raw-pingpong", "raw made a round trip: the source posts a 16-byte receipt Irecv "
       "before its payload Isend, the destination checks the payload and sends the receipt "
       "back", ref_call, PARTS_RAW | PART(BB_XFER_T_WAIT_RECEIPT),
-      "raw-pingpong reference: not part of it", BB_COLUMNS_MEDIAN, 1, { { NULL, 0, NULL } } },
+      "raw-pingpong reference: not part of it", BB_COLUMNS_MEDIAN, 1, { { NULL, 0, NULL } }, 0 },
     { "raw-rounds", "raw-pingpong with the phase's collectives at their places, made as its "
       "admission and requests policies make them: the nine-field admission before posting, "
       "a one-field MAX after the payload and another after the receipt (the phase's whole "
       "control traffic, without the library)", ref_call,
       PARTS_RAW | PART(BB_XFER_T_WAIT_RECEIPT) | PARTS_AGREE,
-      "raw-rounds reference: not part of it", BB_COLUMNS_MEDIAN, 1, { { NULL, 0, NULL } } },
+      "raw-rounds reference: not part of it", BB_COLUMNS_MEDIAN, 1, { { NULL, 0, NULL } }, 0 },
     { "agreements", "the phase's collectives alone, on every rank: the nine-field admission "
       "and two one-field MAX agreements, no payload and no receipt", ref_call,
       PART(BB_XFER_T_ELAPSED) | PARTS_AGREE, "agreements reference: not part of it",
-      BB_COLUMNS_MEDIAN, 0, { { NULL, 0, NULL } } },
+      BB_COLUMNS_MEDIAN, 0, { { NULL, 0, NULL } }, 0 },
     { "admission", "the admission alone: the phase's nine-field agreement, no payload",
       ref_call, PART(BB_XFER_T_ELAPSED) | PART(BB_XFER_T_ADMISSION),
-      "admission reference: not part of it", BB_COLUMNS_MEDIAN, 0, { { NULL, 0, NULL } } },
+      "admission reference: not part of it", BB_COLUMNS_MEDIAN, 0, { { NULL, 0, NULL } }, 0 },
 };
 
 /* ------------------------------------------------------------------------ */
@@ -323,20 +308,6 @@ static void transfer_key_value(bb_run_t *run, void *state, int k, bb_key_value_t
     out->integer = k == 0 ? ctx->ref.nbytes : ctx->ref.batches;
 }
 
-static void transfer_row_columns(bb_run_t *run, void *state, const bb_row_t *row)
-{
-    (void)state;
-    if (row->variant == V_PROTOCOL)
-        bb_xfer_row_columns(run, row);
-}
-
-static void transfer_row_cells(bb_run_t *run, void *state, const bb_row_t *row)
-{
-    (void)state;
-    if (row->variant == V_PROTOCOL)
-        bb_xfer_row_cells(run, row);
-}
-
 /* Every rank: a census over its bound fails the run. */
 static int transfer_point_check(bb_run_t *run, void *state)
 {
@@ -452,26 +423,15 @@ static void transfer_parse(bb_run_t *run, void *state, int key, const char *valu
 static void transfer_add_row(bb_run_t *run, const run_ctx_t *ctx, int v, int p)
 {
     bb_phase_attr_t attr = ctx->o.policies[p];
-    char label[64], legend[320], policy[128];
+    char label[64], legend[320];
+    if (v != V_PROTOCOL && !HAS_ADMISSION(v)) {
+        bb_run_add_row(run, v, p, NULL, NULL);
+        return;
+    }
     if (v != V_PROTOCOL)
         attr.buffers = BB_BUFFERS_FRESH;  /* no payload buffer of the phase's */
-    if (v == V_PROTOCOL || HAS_ADMISSION(v))
-        bb_policy_label(variants[v].name, &attr, label, sizeof label);
-    else
-        snprintf(label, sizeof label, "%s", variants[v].name);
-    bb_policy_describe(&attr, policy, sizeof policy);
-    if (v == V_PROTOCOL)
-        snprintf(legend, sizeof legend, "the phase (%s): time per call (median, min, max of "
-                 "the samples; each sample the %s)", policy, bb_run_rank_stat_words(run));
-    else if (v == V_RAW)
-        snprintf(legend, sizeof legend, "raw stream: time per call (median, min, max)");
-    else if (HAS_ADMISSION(v))
-        snprintf(legend, sizeof legend, "%s reference (admission %s, requests %s): median "
-                 "time per call", variants[v].name, bb_admission_name(attr.admission),
-                 bb_requests_name(attr.requests));
-    else
-        snprintf(legend, sizeof legend, "%s reference: median time per call",
-                 variants[v].name);
+    bb_policy_label(variants[v].name, &attr, label, sizeof label);
+    bb_policy_legend(variants[v].differs, &attr, v == V_PROTOCOL, legend, sizeof legend);
     bb_run_add_row(run, v, p, label, legend);
 }
 
@@ -545,18 +505,8 @@ static void transfer_setup(bb_run_t *run, void *state)
     bb_run_kernel_record(run, &ctx->kernel);
 
     bb_table_t *t = bb_run_table(run);
-    bb_table_note(t, "source %d, destination %d, api %s, compute %.3g s per batch = %lld "
-                  "kernel iterations (calibrated %.4g iterations/s, slowest rank; a batch "
-                  "measured %.3g s)", o->source, o->destination,
-                  o->api == API_RUN ? "run" : "ticket", o->compute_s,
-                  (long long)ctx->fx.iterations, ctx->kernel.slowest_rate,
-                  ctx->kernel.batch_measured_s);
-    bb_table_note(t, "times in microseconds per call, each sample the %s; the "
-                  "rows' samples interleaved, %lld per point", bb_run_rank_stat_words(run),
-                  (long long)bb_run_settings(run)->samples);
-    for (int v = 0; v < V_N; v++)
-        if (o->mode & (1u << v))
-            bb_table_note(t, "%s: %s", variants[v].name, variants[v].differs);
+    bb_table_note(t, "source %d, destination %d, api %s", o->source, o->destination,
+                  o->api == API_RUN ? "run" : "ticket");
     unsigned suffixes = 0;  /* what each label suffix in use means, once */
     for (int r = 0; r < bb_run_rows(run); r++) {
         const bb_row_t *row = bb_run_row(run, r);
@@ -638,8 +588,8 @@ static const bb_bench_desc_t transfer_bench = {
     .refusal_asked = transfer_refusal_asked,
     .keys = transfer_keys,
     .key_value = transfer_key_value,
-    .row_columns = transfer_row_columns,
-    .row_cells = transfer_row_cells,
+    .row_columns = bb_xfer_row_columns,
+    .row_cells = bb_xfer_row_cells,
     .parameters = transfer_parameters,
     .quantities = transfer_quantities,
     .point_check = transfer_point_check,

@@ -27,6 +27,23 @@ double bb_allreduce_ref_value(int64_t i, int rank);
 int64_t bb_allreduce_ref_errors(const void *result, bb_reduce_type_t type, int64_t count,
                                 int ranks);
 
+/* The sum phase's provider: this rank's values (bb_allreduce_ref_value) as
+ * doubles, lent through the runner's count; fail makes it refuse, delay_s
+ * sleeps in prepare. */
+typedef struct bb_sum_fixture {
+    double *data;             /* [max_count + 1] */
+    int64_t len;              /* elements lent at the next prepare */
+    int fail;
+    double delay_s;
+    bb_run_t *run;
+    bb_sum_provider_t provider;  /* the phase's callbacks, on this fixture */
+} bb_sum_fixture_t;
+
+/* Local (a failure is bb_run_fatal). */
+void bb_sum_fixture_setup(bb_run_t *run, bb_sum_fixture_t *fixture, int64_t max_count,
+                          int fail, double delay_s);
+void bb_sum_fixture_free(bb_sum_fixture_t *fixture);
+
 typedef enum bb_allreduce_kind {
     BB_ALLREDUCE_RAW = 0,     /* MPI_Allreduce on warm buffers */
     BB_ALLREDUCE_NB,          /* MPI_Iallreduce, one MPI_Test, MPI_Wait */

@@ -102,6 +102,14 @@ void bb_policy_describe(const bb_phase_attr_t *attr, char *buf, size_t len)
              attr->metrics != BB_METRICS_TIMED ? ", untimed" : "");
 }
 
+void bb_policy_legend(const char *differs, const bb_phase_attr_t *attr, int with_buffers,
+                      char *buf, size_t len)
+{
+    char policy[128];
+    bb_policy_describe(attr, policy, sizeof policy);
+    snprintf(buf, len, "%s (%s)", differs, with_buffers ? policy : strchr(policy, ',') + 2);
+}
+
 void bb_policy_parameters(cJSON *params, const bb_phase_attr_t *attr, int with_buffers)
 {
     if (with_buffers)

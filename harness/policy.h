@@ -92,6 +92,11 @@ void bb_policy_label(const char *base, const bb_phase_attr_t *attr, char *buf, s
 
 /* "buffers fresh, admission spec, requests per-call". */
 void bb_policy_describe(const bb_phase_attr_t *attr, char *buf, size_t len);
+/* A row's legend: what its variant differs in, then its policy
+ * ("buffers ..., admission ..., requests ..."; without buffers: from the
+ * admission on). */
+void bb_policy_legend(const char *differs, const bb_phase_attr_t *attr, int with_buffers,
+                      char *buf, size_t len);
 
 /* The record parameters "buffers", "admission" (free shape only) and
  * "requests" into params, and "metrics" for an untimed phase; with_buffers 0

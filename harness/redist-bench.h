@@ -94,6 +94,43 @@ void bb_redist_candidates_note(bb_table_t *table, const bb_redist_candidate_t *c
 void bb_redist_candidates_ratios(const bb_redist_candidate_t *c, int n, int failed_mask,
                                  char *buf, size_t len);
 
+/* ---- bbench-redist's options (redist-options.c) ------------------------------- */
+
+enum { BB_REDIST_LAYOUTS_MAX = 8 };
+
+/* The options' keys beyond their letters (n, e, d). */
+enum { BB_REDIST_OPT_DRIVER = BB_OPT_LONG, BB_REDIST_OPT_FROM, BB_REDIST_OPT_TO,
+       BB_REDIST_OPT_METHODS, BB_REDIST_OPT_MESSAGES, BB_REDIST_OPT_LINK,
+       BB_REDIST_OPT_RATIOS, BB_REDIST_OPT_WORKLOAD, BB_REDIST_OPT_REMAP };
+
+
+typedef struct bb_redist_options {
+    bb_size_list_t elements;
+    int64_t element_bytes;
+    int driver_ranks;          /* -1: P/2 */
+    const char *from[BB_REDIST_LAYOUTS_MAX], *to[BB_REDIST_LAYOUTS_MAX];
+    bb_layout_t from_layout[BB_REDIST_LAYOUTS_MAX], to_layout[BB_REDIST_LAYOUTS_MAX];
+    int nfrom, nto;
+    int directions[2], ndirections;
+    int direction_given;
+    bb_redist_method_t methods[BB_REDIST_METHODS];
+    int nmethods;
+    int64_t messages;          /* messages per plan; 0: one plan for the point */
+    bb_redist_mode_t mode;     /* --link */
+    int full_sweep, ratios;
+    int md;                    /* --workload md */
+    int64_t remap_every;       /* --remap K:f; 0: no remap */
+    double remap_fraction;
+} bb_redist_options_t;
+
+void bb_redist_options_defaults(bb_redist_options_t *options);
+/* One option (a bad value is bb_run_usage). */
+void bb_redist_options_parse(bb_run_t *run, bb_redist_options_t *options, int key,
+                             const char *value);
+/* The presets and checks between options (usage errors on every rank); the
+ * number of points. */
+size_t bb_redist_options_validate(bb_run_t *run, bb_redist_options_t *options);
+
 /* ---- the md workload (redist-md.c) -------------------------------------------- */
 
 /* Local.  <ENERGY's maps: element 0 on each code's rank

@@ -234,7 +234,8 @@ bb_status_t bb_md_replicated_call(void *arg, double *t, double *counts)
             rc = MPI_Send(v->full, n3, MPI_DOUBLE, pd, BB_TAG_MD_REPLICATED, link);
     } else {
         if (croot)
-            rc = MPI_Recv(v->full, n3, MPI_DOUBLE, 0, BB_TAG_MD_REPLICATED, link, MPI_STATUS_IGNORE);
+            rc = MPI_Recv(v->full, n3, MPI_DOUBLE, 0, BB_TAG_MD_REPLICATED, link,
+                          MPI_STATUS_IGNORE);
         if (rc == MPI_SUCCESS)
             rc = MPI_Bcast(v->full, n3, MPI_DOUBLE, 0, code);
     }
@@ -265,7 +266,8 @@ bb_status_t bb_md_replicated_call(void *arg, double *t, double *counts)
             rc = MPI_Send(v->full, n3, MPI_DOUBLE, 0, BB_TAG_MD_REPLICATED, link);
     } else {
         if (croot)
-            rc = MPI_Recv(v->full, n3, MPI_DOUBLE, pd, BB_TAG_MD_REPLICATED, link, MPI_STATUS_IGNORE);
+            rc = MPI_Recv(v->full, n3, MPI_DOUBLE, pd, BB_TAG_MD_REPLICATED, link,
+                          MPI_STATUS_IGNORE);
         if (rc == MPI_SUCCESS)
             rc = MPI_Bcast(v->full, n3, MPI_DOUBLE, 0, code);
         const int64_t *idx = bb_map_indices(pt->dmap);
@@ -410,14 +412,14 @@ static bb_status_t md_call(bb_run_t *run, void *state, bb_row_t *row, double *pa
 
 #define MD_ALL ((1u << BB_MD_PARTS) - 1u)
 #define METHOD(name) { name, "this library method's three plans, one per command", md_call, \
-    MD_ALL, NULL, BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL } } }
+    MD_ALL, NULL, BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL } }, 0 }
 static const bb_variant_t md_variants[V_N] = {
     METHOD("root"), METHOD("root-gatherv"), METHOD("two-step"), METHOD("direct"),
     METHOD("pack"), METHOD("sparse"), METHOD("pack-mpi"), METHOD("auto"),
     { "replicated", "LAMMPS fix mdi/qm's baseline: the engine holds all N on every rank "
       "(coordinates MPI_Allreduce over the driver, one message, MPI_Bcast; forces "
       "MPI_Reduce over the engine, one message, MPI_Bcast)", md_call, MD_ALL, NULL,
-      BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL } } },
+      BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL } }, 0 },
 };
 
 static const bb_key_t md_keys[] = {

@@ -463,6 +463,14 @@ void bb_run_kernel_calibrate(bb_run_t *run, double batch_s, bb_run_kernel_t *ker
 
 void bb_run_kernel_record(bb_run_t *run, const bb_run_kernel_t *kernel)
 {
+    char batch[160] = "";
+    if (kernel->batch_s > 0.0)
+        snprintf(batch, sizeof batch, "; %.3g s per batch = %lld iterations (a batch measured "
+                 "%.3g s)", kernel->batch_s, (long long)kernel->iterations,
+                 kernel->batch_measured_s);
+    bb_table_note(run->table, "compute kernel: %.4g iterations/s calibrated, the slowest "
+                  "rank's (ranks %.4g..%.4g)%s", kernel->slowest_rate, kernel->slowest_rate,
+                  kernel->fastest_rate, batch);
     cJSON *section = bb_run_section(run);
     if (section == NULL)
         return;

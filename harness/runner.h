@@ -54,7 +54,7 @@ typedef struct bb_run bb_run_t;
 
 /* ---- variants: what a benchmark measures at each point ------------------ */
 
-enum { BB_RUN_ROWS_MAX = 48, BB_RUN_PARTS_MAX = 16, BB_RUN_COUNTS_MAX = 4 };
+enum { BB_RUN_ROWS_MAX = 48, BB_RUN_PARTS_MAX = 16, BB_RUN_COUNTS_MAX = 4, BB_RUN_RATIOS_MAX = 3 };
 
 typedef struct bb_row bb_row_t;
 
@@ -95,7 +95,12 @@ typedef struct bb_variant {
     const char *absent;    /* why a part or quantity it lacks is null */
     bb_columns_t columns;
     int payload;           /* 1: it moves the point's payload */
-    bb_ratio_t ratios[3];
+    bb_ratio_t ratios[BB_RUN_RATIOS_MAX];  /* ended by a NULL suffix or the end */
+    /* Bit i: part i as a column of its own after the row's times,
+     * "<label>_<the part name's last component>" (the median of the part
+     * in the median sample of the whole); '-' where the row does not time
+     * it. */
+    unsigned shown;
 } bb_variant_t;
 
 /* What a row's calls saw at one point, beside the engine's times.  The
@@ -451,8 +456,8 @@ typedef struct bb_run_kernel {
 /* Collective.  Calibrates the kernel for batches of batch_s seconds. */
 void bb_run_kernel_calibrate(bb_run_t *run, double batch_s, bb_run_kernel_t *kernel_out);
 
-/* Rank 0 (no-op elsewhere).  The calibration as the record's
- * run.compute_kernel, the one place every benchmark writes it. */
+/* From setup.  The calibration as a table note and (rank 0) the record's
+ * run.compute_kernel, the one place every benchmark writes them. */
 void bb_run_kernel_record(bb_run_t *run, const bb_run_kernel_t *kernel);
 
 /* Local.  Iterations that take about seconds at the agreed (slowest) rate. */

@@ -4,6 +4,8 @@
  * the phase's agreements at their places, and the agreements alone. */
 #include "config.h"
 #include "transfer-ref.h"
+#include "policy.h"
+#include "bbench-hooks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -349,9 +351,12 @@ void bb_xfer_count_quantities(const bb_row_t *row, int payload, cJSON *q)
     bb_quantities_add(q, "completed_during_batches", c);
 }
 
-void bb_xfer_row_columns(bb_run_t *run, const bb_row_t *row)
+void bb_xfer_row_columns(bb_run_t *run, void *state, const bb_row_t *row)
 {
     char name[96], legend[256];
+    (void)state;
+    if (row->variant != 0)
+        return;
     snprintf(name, sizeof name, "%s_agree", row->label);
     snprintf(legend, sizeof legend, "admission + status + terminal agreements in the median "
              "sample of the whole (%s: never more than it)", bb_run_parts_words(run));
@@ -362,9 +367,12 @@ void bb_xfer_row_columns(bb_run_t *run, const bb_row_t *row)
 }
 
 /* The completion fraction only where a payload moved. */
-void bb_xfer_row_cells(bb_run_t *run, const bb_row_t *row)
+void bb_xfer_row_cells(bb_run_t *run, void *state, const bb_row_t *row)
 {
     bb_table_t *t = bb_run_table(run);
+    (void)state;
+    if (row->variant != 0)
+        return;
     bb_table_number(t, (bb_row_median(row, BB_XFER_T_ADMISSION)
                         + bb_row_median(row, BB_XFER_T_STATUS)
                         + bb_row_median(row, BB_XFER_T_TERMINAL)) * 1e6, 2);
@@ -400,4 +408,25 @@ void bb_xfer_policy_notes(bb_table_t *t, unsigned suffixes)
                       "MPI_Allreduce_init at the first call of a point (the phase's first "
                       "ticket; the references' first call), MPI_Start at each; the "
                       "payload stays Isend/Irecv");
+}
+
+void bb_xfer_mismatch(bb_transfer_phase_t *phase, int field, int size,
+                      bb_transfer_contract_t *c, bb_xfer_fixture_t *fx)
+{
+    switch (field) {
+    case BB_MISMATCH_PHASE_ID: c->phase_id++; break;
+    case BB_MISMATCH_EPOCH: c->epoch++; break;
+    case BB_MISMATCH_SOURCE: c->source = (c->source + 1) % size; break;
+    case BB_MISMATCH_DESTINATION: c->destination = (c->destination + 1) % size; break;
+    case BB_MISMATCH_NBYTES:
+        c->nbytes = c->nbytes > 0 ? c->nbytes - 1 : 1;
+        c->max_bytes = c->nbytes > c->max_bytes ? c->nbytes : c->max_bytes;
+        fx->nbytes = c->nbytes;
+        break;
+    case BB_MISMATCH_CAP: c->max_bytes++; break;
+    case BB_MISMATCH_BATCHES: c->batches++; break;
+    case BB_MISMATCH_SEQUENCE:
+        bb_transfer_phase_set_sequence(phase, fx->expect_seq + 1);
+        break;
+    }
 }

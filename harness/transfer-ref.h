@@ -110,10 +110,17 @@ void bb_xfer_ref_call(bb_xfer_ref_t *ref, bb_xfer_ref_kind_t kind, bb_row_t *row
  * or a call was refused). */
 void bb_xfer_count_quantities(const bb_row_t *row, int payload, cJSON *q);
 
-/* A protocol row's two columns after the runner's: its agreements' part of
- * the whole and its completion fraction; and their cells at a point. */
-void bb_xfer_row_columns(bb_run_t *run, const bb_row_t *row);
-void bb_xfer_row_cells(bb_run_t *run, const bb_row_t *row);
+/* The descriptor's row_columns and row_cells: a protocol row's (variant 0's)
+ * two columns after the runner's, its agreements' part of the whole and its
+ * completion fraction, and their cells at a point; nothing for other rows. */
+void bb_xfer_row_columns(bb_run_t *run, void *state, const bb_row_t *row);
+void bb_xfer_row_cells(bb_run_t *run, void *state, const bb_row_t *row);
+
+/* --mismatch-rank's field (bb_mismatch_t) changed in contract c (the
+ * fixture presents nbytes, the phase the next sequence), on a link of size
+ * ranks. */
+void bb_xfer_mismatch(bb_transfer_phase_t *phase, int field, int size,
+                      bb_transfer_contract_t *c, bb_xfer_fixture_t *fx);
 
 /* The label suffixes of bb_policy_label that need a note, as bits. */
 enum { BB_XFER_SUFFIX_RETAINED = 1u, BB_XFER_SUFFIX_FUSED = 2u, BB_XFER_SUFFIX_FUSED_OP = 4u,

@@ -163,6 +163,39 @@ static void key_parameters(bb_run_t *run, void *state, cJSON *params)
     }
 }
 
+/* How every figure of the table was taken: the same words in every
+ * benchmark of variants. */
+static void times_note(bb_run_t *run)
+{
+    const bb_bench_desc_t *d = run->desc;
+    int alone = 0;
+    for (int r = 0; r < run->nrows; r++)
+        alone |= (d->alone >> run->rows[r].variant) & 1u;
+    bb_table_note(run->table, "times: microseconds per call; %lld samples a point, each the "
+                  "mean over a block of calls, the %s; the rows' samples interleaved (sample "
+                  "k of every row before sample k + 1) with one reps figure, %s%s",
+                  (long long)run->settings.samples, bb_run_rank_stat_words(run),
+                  d->share == BB_SHARE_MIN ? "the fewest any row fits to the budget"
+                                           : "the first row's",
+                  alone ? " (rows measured alone before the others: their own)" : "");
+}
+
+/* A row's parts shown as columns of their own (bb_variant_t.shown). */
+static void shown_columns(bb_run_t *run, const bb_row_t *row)
+{
+    const bb_bench_desc_t *d = run->desc;
+    char name[96], legend[256];
+    for (int p = 1; p < d->nparts; p++) {
+        if (!(d->variants[row->variant].shown & (1u << p)))
+            continue;
+        const char *dot = strrchr(d->part_names[p], '.');
+        snprintf(name, sizeof name, "%s_%s", row->label, dot ? dot + 1 : d->part_names[p]);
+        snprintf(legend, sizeof legend, "the %s part of %s_us in its median sample (%s)",
+                 dot ? dot + 1 : d->part_names[p], row->label, bb_run_parts_words(run));
+        bb_table_column(run->table, name, "us", legend, 10);
+    }
+}
+
 /* The columns of a table of one line per row. */
 static void long_columns(bb_run_t *run, void *state)
 {
@@ -187,6 +220,7 @@ void bb_variants_columns(bb_run_t *run, void *state)
     char name[128], legend[256];
     if (run->nrows == 0)
         return;  /* the benchmark's own point (desc->point) this run */
+    times_note(run);
     key_columns(run);
     if (d->long_table != NULL) {
         long_columns(run, state);
@@ -199,13 +233,14 @@ void bb_variants_columns(bb_run_t *run, void *state)
             bb_table_time_columns(t, row->label, row->legend, run->full);
         else
             bb_table_column(t, row->label, "us", row->legend, 10);
+        shown_columns(run, row);
         if (d->row_columns != NULL)
             d->row_columns(run, state, row);
     }
     for (int r = 0; r < run->nrows; r++) {
         const bb_row_t *row = &run->rows[r];
         const bb_variant_t *v = &d->variants[row->variant];
-        for (int k = 0; v->ratios[k].suffix != NULL; k++) {
+        for (int k = 0; k < BB_RUN_RATIOS_MAX && v->ratios[k].suffix != NULL; k++) {
             int ref = ratio_ref(run, state, r, k);
             if (ref < 0)
                 continue;
@@ -285,6 +320,13 @@ static void table_row(bb_run_t *run, void *state)
                                 row->m.reps, run->full);
         else
             bb_table_number(t, bb_row_median(row, 0) * 1e6, 2);
+        for (int p = 1; p < d->nparts; p++)
+            if (d->variants[row->variant].shown & (1u << p)) {
+                if (row->parts & (1u << p))
+                    bb_table_number(t, bb_row_median(row, p) * 1e6, 2);
+                else
+                    bb_table_missing(t);
+            }
         if (d->row_cells != NULL)
             d->row_cells(run, state, row);
         if (refused == NULL && row->agreed.refused_calls > 0)
@@ -293,7 +335,8 @@ static void table_row(bb_run_t *run, void *state)
     }
     for (int r = 0; r < run->nrows; r++) {
         const bb_row_t *row = &run->rows[r];
-        for (int k = 0; d->variants[row->variant].ratios[k].suffix != NULL; k++) {
+        const bb_ratio_t *ratios = d->variants[row->variant].ratios;
+        for (int k = 0; k < BB_RUN_RATIOS_MAX && ratios[k].suffix != NULL; k++) {
             int ref = ratio_ref(run, state, r, k);
             if (ref < 0)
                 continue;

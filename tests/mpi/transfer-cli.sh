@@ -87,7 +87,8 @@ bb_expect_true "fresh: nothing between tickets" \
 bb_expect_true "run.modes names what raw-rounds differs in" \
     "$get" "$rec" run.modes.raw-rounds
 bb_expect_grep "protocol-retained-fused_rounds_ratio" "$out" "a ratio to its own round trips"
-bb_expect_grep "^# raw-pingpong: " "$out" "a note says what raw-pingpong differs in"
+bb_expect_grep "^# raw-pingpong_us: raw made a round trip" "$out" \
+    "the legend says what raw-pingpong differs in"
 bb_expect_true "default requests: per-call, on the protocol" \
     test "$("$get" "$rec" points.15.parameters.requests)" = per-call
 pair() {  # mode,buffers,admission,requests of point $1 (- for no buffers)

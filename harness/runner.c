@@ -865,7 +865,8 @@ int bb_run_main(const bb_bench_desc_t *desc, int argc, char **argv)
         if (!run.quiet) {
             char label[256] = "";
             char left[64] = "";
-            desc->label(state, i, label, sizeof label);
+            if (desc->label != NULL)
+                desc->label(state, i, label, sizeof label);
             if (i > 0)
                 snprintf(left, sizeof left, ", about %.1f s left",
                          (bb_time_now() - start) / (double)i * (double)(points - i));

@@ -196,7 +196,7 @@ typedef struct bb_bench_desc {
     /* Collective, after the header lines: buffers, calibrations, the table
      * header.  May be NULL. */
     void (*setup)(bb_run_t *run, void *state);
-    /* A progress label for point i ("count 64K"). */
+    /* A progress label for point i ("count 64K").  May be NULL. */
     void (*label)(const void *state, size_t i, char *buf, size_t len);
     /* Collective.  Measures point i, records it and prints its row (rank 0).
      * Returns an exit code: BB_EXIT_OK or BB_EXIT_FAILURE. */
@@ -215,7 +215,8 @@ typedef struct bb_bench_desc {
     const char *const *part_names;  /* [nparts], [0] "elapsed" */
     int nparts, ncounts;
     /* Collective, before the point's measurement: the point's values and
-     * per-point objects.  Returns the payload bytes per call and rank. */
+     * per-point objects.  Returns the payload bytes per call and rank.  May
+     * be NULL (no payload). */
     int64_t (*point_begin)(bb_run_t *run, void *state, size_t i);
     /* Collective, after it (tallies local, samples reduced): a census,
      * closing per-point objects.  May be NULL. */

@@ -495,7 +495,7 @@ int bb_variants_point(bb_run_t *run, void *state, size_t i)
     row_arg_t args[BB_RUN_ROWS_MAX];
     int set[BB_RUN_ROWS_MAX], n = 0;
     memset(res, 0, sizeof res);
-    run->payload_bytes = d->point_begin(run, state, i);
+    run->payload_bytes = d->point_begin != NULL ? d->point_begin(run, state, i) : 0;
     for (int r = 0; r < run->nrows; r++) {
         bb_row_t *row = &run->rows[r];
         memset(&row->local, 0, sizeof row->local);
@@ -541,7 +541,10 @@ int bb_variants_point(bb_run_t *run, void *state, size_t i)
     }
     int code = BB_EXIT_OK;
     char point[256] = "";
-    d->label(state, i, point, sizeof point);
+    if (d->label != NULL)
+        d->label(state, i, point, sizeof point);
+    else
+        snprintf(point, sizeof point, "point %zu", i + 1);
     int asked = d->refusal_asked != NULL && d->refusal_asked(state);
     for (int r = 0; r < run->nrows; r++) {
         const bb_row_t *row = &run->rows[r];

@@ -2,7 +2,8 @@
  * on one map pair (>COORDS, <FORCES, <ENERGY), the engine's remap by map
  * update or rebuild, and the replicated baseline of LAMMPS' fix mdi/qm; the
  * kernels the measurement engine calls, each message checked outside its
- * timing; its table and record (bb_md_point_measure). */
+ * timing; its workload descriptor (bb_md_use), whose rows the runner
+ * measures and reports. */
 #include "config.h"
 #include "redist-bench.h"
 #include "redist-tags.h"

@@ -618,6 +618,11 @@ void bb_md_use(bb_run_t *run, bb_md_run_t *md, const bb_redist_method_t *methods
 {
     int modes = md->pt.remap_every > 0 ? 2 : 1;
     unsigned no_remap = ~(1u << BB_MD_REMAP);
+    for (int m = 0; m < BB_REDIST_METHODS; m++)  /* the table follows the library's */
+        if (md_variants[m].name == NULL
+            || strcmp(md_variants[m].name, bb_redist_method_name((bb_redist_method_t)m)))
+            bb_run_fatal(run, "md variant %d is not the library's method '%s'", m,
+                         bb_redist_method_name((bb_redist_method_t)m));
     bb_run_use(run, &md_workload);
     for (int m = 0; m < nmethods; m++)
         for (int r = 0; r < modes; r++) {

@@ -2,7 +2,8 @@
 # bbench-redist --workload md with --remap at -n 1 (intra) to 4: every step's
 # >COORDS, <FORCES and <ENERGY checked after the engine's map changed by
 # map update and by rebuild (data checked, not timed); the new layouts as
-# the driver's; bad --remap values are usage errors.
+# the driver's; bad --remap values are usage errors; every md record meets
+# tests/expect/redist-md.json (the runner's quantities, measurements counted).
 . "$(dirname "$0")/../lib.sh"
 
 X="$B/bench/bbench-redist"
@@ -50,6 +51,8 @@ for np in 1 2 3 4; do
         want=$((want + 2))
     fi
     bb_expect_true "-n $np: no wrong data" sh -c "! grep -q 'wrong-data$' '$out'"
+    bb_expect_true "-n $np: the md record meets tests/expect/redist-md.json" \
+        "$B/tests/check-record" --expect "$S/tests/expect/redist-md.json" "$BB_TMP/md$np.json"
     # 2 sizes x (methods x 2 remap modes, + replicated on two codes)
     n=$(grep -c '"workload": *"md"' "$BB_TMP/md$np.json")
     bb_expect_true "-n $np: $want md points in the record ($n)" [ "$n" -eq "$want" ]

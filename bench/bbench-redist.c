@@ -69,6 +69,7 @@ static const bb_variant_t redist_variants[V_N] = {
            "copied without MPI"),
     METHOD("pack-mpi", "pack with MPI_Pack/MPI_Unpack through the slot datatypes instead of "
            "the hand loop"),
+    METHOD("overlap", "pack with MPI_Irecv/MPI_Isend per peer instead of MPI_Alltoallv (receives posted first, each peer packed and sent at once, the local part copied while messages fly, each message unpacked as it completes); sparse with hand-packed runs instead of the slot datatypes"),
     METHOD("auto", "pack or direct, chosen per plan from its fragmentation against the "
            "link's calibrated threshold"),
     { "bound", "the machine's lower bound: agree + latency + max(latency, p2p, memory, "

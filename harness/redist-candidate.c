@@ -353,8 +353,12 @@ void bb_redist_candidates_note(bb_table_t *t, const bb_redist_candidate_t *c, in
                                 *pack = bb_find(c, n, BB_REDIST_PACK),
                                 *direct = bb_find(c, n, BB_REDIST_DIRECT),
                                 *pmpi = bb_find(c, n, BB_REDIST_PACK_MPI),
-                                *aut = bb_find(c, n, BB_REDIST_AUTO);
-    char dt[160] = "";
+                                *aut = bb_find(c, n, BB_REDIST_AUTO),
+                                *ovl = bb_find(c, n, BB_REDIST_OVERLAP);
+    char dt[160] = "", ov[48] = "";
+    if (pack && pack->median > 0 && ovl) /* one exchange overlapped, the same hand loop */
+        snprintf(ov, sizeof ov, "; overlapped vs pack: overlap/pack %.2f",
+                 ovl->median / pack->median);
     if (pack && pack->median > 0 && (direct || pmpi)) {
         int len = snprintf(dt, sizeof dt, "; datatype vs hand pack:");
         if (direct)
@@ -371,13 +375,13 @@ void bb_redist_candidates_note(bb_table_t *t, const bb_redist_candidate_t *c, in
         double eb = (double)pt->element_bytes;
         bb_table_note(t, "N=%lld '%c' %s->%s: fastest %s (%.1f us%s%.2f); fragmentation "
                       "(direct plan): send runs %.1f el = %.0f B mean, %lld on the busiest "
-                      "rank; recv runs %.1f el = %.0f B mean, %lld%s",
+                      "rank; recv runs %.1f el = %.0f B mean, %lld%s%s",
                       (long long)pt->n, pt->command, from, to,
                       bb_redist_method_name(b->method), b->median * 1e6,
                       root ? ", root_x " : "", root ? root->median / b->median : 0.0,
                       tr->send_mean_run_elements, tr->send_mean_run_elements * eb,
                       (long long)tr->send_runs_max, tr->recv_mean_run_elements,
-                      tr->recv_mean_run_elements * eb, (long long)tr->recv_runs_max, dt);
+                      tr->recv_mean_run_elements * eb, (long long)tr->recv_runs_max, dt, ov);
     }
     if (aut)
         bb_table_note(t, "  auto ran %s: %s%s", bb_redist_method_name(aut->traffic.chosen),

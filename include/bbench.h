@@ -861,6 +861,12 @@ typedef enum bb_redist_method {
                                 slot datatypes, MPI_Alltoallv of MPI_PACKED
                                 (the MPI datatype cost itself; at most
                                 INT_MAX packed bytes per rank) */
+    BB_REDIST_OVERLAP,       /* "overlap": pack's hand loop and sparse's
+                                Isend/Irecv overlapped: every receive
+                                posted first, each peer's runs packed and
+                                sent at once, the local part copied run by
+                                run while messages fly, each message
+                                unpacked as it completes (MPI_Waitany) */
     BB_REDIST_AUTO,          /* "auto": pack or direct, chosen per plan from
                                 its fragmentation against the link's
                                 threshold (bb_redist_link_auto_threshold) */
@@ -925,10 +931,10 @@ BB_EXPORT bb_status_t bb_redist_plan_create(bb_redist_link_t *link,
 /* Collective over the engine code only (MDI_Set_Map on an engine: nothing
  * is sent to the driver).  Validates map (its epoch must exceed the current
  * one, else BB_REFUSED with stale_epoch) and repairs the engine-internal
- * parts.  Until bb_redist_plan_update_maps, a '>' of direct, pack or sparse
- * is received in the layout the driver knows and converted inside the engine
- * (two steps); a '<' of direct, pack, sparse or two-step carries the map
- * (recv_dist = MAP) and rebuilds the plan in that message. */
+ * parts.  Until bb_redist_plan_update_maps, a '>' of direct, pack, sparse,
+ * pack-mpi, overlap or auto is received in the layout the driver knows and
+ * converted inside the engine (two steps); a '<' of those or two-step carries
+ * the map (recv_dist = MAP) and rebuilds the plan in that message. */
 BB_EXPORT bb_status_t bb_redist_plan_set_engine_map(bb_redist_plan_t *plan,
                                                     const bb_map_t *map,
                                                     bb_redist_setup_t *setup_out);

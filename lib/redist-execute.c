@@ -1,7 +1,7 @@
 /* redist-execute.c: one message of a plan (bb_redist_plan_execute): the
  * recv_dist flag, the admission, and the payload by the plan's method: the
- * exchanges of an exchange plan (Alltoallw, pack, pack-mpi, sparse) and the
- * root methods. */
+ * exchanges of an exchange plan (Alltoallw, pack, pack-mpi, sparse,
+ * overlap) and the root methods. */
 #include "config.h"
 #include "redist-private.h"
 
@@ -106,6 +106,56 @@ wait:
     if (rc != MPI_SUCCESS)
         return rc; /* requests stay with the poisoned plan */
     return MPI_Waitall(nreq, x->reqs, x->stats);
+}
+
+/* overlap: every receive posted first, into its peer's part of the
+ * receive staging; then, peer by peer from the next rank on (so that the
+ * ranks do not all start at one), that peer's runs packed and sent at once,
+ * so that the first messages fly while later ones are packed; the self part
+ * copied run by run (once, slot to slot) while they fly; each message
+ * unpacked as it completes; the sends waited last. */
+static int bb_xplan_overlap(bb_xplan_t *x, const double *send, double *recv, MPI_Datatype elem,
+                            int ncomp)
+{
+    int nr = 0, ns = 0, rc = MPI_SUCCESS;
+    size_t nc = (size_t)ncomp, eb = nc * sizeof(double);
+    double *pb = (double *)x->pbuf, *ub = (double *)x->ubuf;
+    for (int k = 1; k < x->p; k++) {
+        int d = (x->me + k) % x->p;
+        if (x->rcount[d] > 0
+            && (rc = MPI_Irecv(ub + (size_t)x->rdispl[d] * nc, x->rcount[d], elem, d,
+                               BB_TAG_PAYLOAD, x->comm, &x->reqs[nr++])) != MPI_SUCCESS)
+            return rc; /* requests stay with the poisoned plan */
+    }
+    for (int k = 1; k < x->p; k++) {
+        int d = (x->me + k) % x->p;
+        if (x->scount[d] == 0)
+            continue;
+        bb_slot_runs_copy(x->srun + 2 * (size_t)x->srunat[d], x->srunat[d + 1] - x->srunat[d],
+                          (double *)send, pb + (size_t)x->sdispl[d] * nc, ncomp, 1);
+        if ((rc = MPI_Isend(pb + (size_t)x->sdispl[d] * nc, x->scount[d], elem, d,
+                            BB_TAG_PAYLOAD, x->comm, &x->reqs[nr + ns++])) != MPI_SUCCESS)
+            return rc;
+    }
+    for (int k = 0; k < x->ncrun; k++) {
+        int from = x->crun[3 * k], to = x->crun[3 * k + 1], len = x->crun[3 * k + 2];
+        if (len == 1)
+            bb_copy_elem(recv, to, send, from, ncomp);
+        else
+            memcpy(recv + (size_t)to * nc, send + (size_t)from * nc, (size_t)len * eb);
+    }
+    for (int left = nr; left > 0; left--) {
+        int i;
+        MPI_Status st;
+        if ((rc = MPI_Waitany(nr, x->reqs, &i, &st)) != MPI_SUCCESS)
+            return rc;
+        int d = st.MPI_SOURCE;
+        if (i == MPI_UNDEFINED || d < 0 || d >= x->p)
+            return MPI_ERR_INTERN; /* a completion that no receive posted */
+        bb_slot_runs_copy(x->rrun + 2 * (size_t)x->rrunat[d], x->rrunat[d + 1] - x->rrunat[d],
+                          recv, ub + (size_t)x->rdispl[d] * nc, ncomp, 0);
+    }
+    return MPI_Waitall(ns, x->reqs + nr, x->stats);
 }
 
 /* ---- the root methods --------------------------------------------------- */
@@ -213,8 +263,8 @@ static int bb_exec_root_gatherv(bb_redist_plan_t *pl, const double *send, double
 }
 
 /* One exchange of x by what the plan executes (auto's choice, else its
- * method): pack, pack-mpi, sparse or (direct and the steps of two-step)
- * Alltoallw. */
+ * method): pack, pack-mpi, sparse, overlap or (direct and the steps of
+ * two-step) Alltoallw. */
 static int bb_xplan_exchange(const bb_redist_plan_t *pl, bb_xplan_t *x, const double *send,
                              double *recv)
 {
@@ -225,6 +275,8 @@ static int bb_xplan_exchange(const bb_redist_plan_t *pl, bb_xplan_t *x, const do
         return bb_xplan_pack_mpi(x, send, recv);
     case BB_REDIST_SPARSE:
         return bb_xplan_sparse_isend(x, send, recv, pl->ncomp);
+    case BB_REDIST_OVERLAP:
+        return bb_xplan_overlap(x, send, recv, pl->elem, pl->ncomp);
     default:
         return bb_xplan_alltoallw(x, send, recv);
     }

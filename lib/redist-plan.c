@@ -10,7 +10,8 @@
 #include <string.h>
 
 static const char *const bb_method_names[BB_REDIST_METHODS] = {
-    "root", "root-gatherv", "two-step", "direct", "pack", "sparse", "pack-mpi", "auto"
+    "root", "root-gatherv", "two-step", "direct", "pack", "sparse", "pack-mpi", "overlap",
+    "auto"
 };
 
 const char *bb_redist_method_name(bb_redist_method_t method)
@@ -44,6 +45,7 @@ int bb_plan_cross_uses_engine(const bb_redist_plan_t *pl)
     case BB_REDIST_PACK:
     case BB_REDIST_SPARSE:
     case BB_REDIST_PACK_MPI:
+    case BB_REDIST_OVERLAP:
     case BB_REDIST_AUTO:
         return 1;
     case BB_REDIST_TWO_STEP:
@@ -180,6 +182,10 @@ int bb_plan_build_cross(bb_redist_plan_t *pl, int learn_epochs)
     case BB_REDIST_PACK_MPI:
         return bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, ridx, rn, pl->r_first,
                               pl->r_n, BB_XPLAN_TYPES | BB_XPLAN_PACKED, pl->elem, pl->ncomp);
+    case BB_REDIST_OVERLAP:
+        return bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, ridx, rn, pl->r_first,
+                              pl->r_n, BB_XPLAN_RUNS | BB_XPLAN_PEER_RUNS, pl->elem,
+                              pl->ncomp);
     case BB_REDIST_AUTO:
         /* built for pack; the datatypes are added if direct is chosen */
         rc = bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, ridx, rn, pl->r_first,

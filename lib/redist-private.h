@@ -44,7 +44,9 @@ struct bb_redist_link {
 enum {
     BB_XPLAN_TYPES = 1,  /* indexed slot datatypes (direct, sparse, pack-mpi) */
     BB_XPLAN_RUNS = 2,   /* run lists and element staging (pack: memcpy loop) */
-    BB_XPLAN_PACKED = 4  /* MPI_PACKED staging (pack-mpi) */
+    BB_XPLAN_PACKED = 4, /* MPI_PACKED staging (pack-mpi) */
+    BB_XPLAN_PEER_RUNS = 8 /* with RUNS: the runs split at peers, each peer's
+                              first run, the self part's copy runs (overlap) */
 };
 /* A private outcome of bb_xplan_build (MPI codes are >= 0): the plan is
  * over a limit of an MPI call's int arguments (an argument error). */
@@ -62,6 +64,9 @@ typedef struct bb_xplan {
     int *srun, *rrun;       /* pack: runs as (first local slot, length) pairs
                                over the whole message order */
     int nsrun, nrrun;
+    int *srunat, *rrunat;   /* overlap: peer d's runs are [at[d], at[d + 1]) */
+    int *crun, ncrun;       /* overlap: the self part as (sent slot, received
+                               slot, length) triples, contiguous on both sides */
     int *sbytes, *sbdispl, *rbytes, *rbdispl;  /* pack-mpi: per peer, bytes */
     char *pbuf, *ubuf;      /* pack staging (elements or MPI_PACKED bytes) */
     int64_t pbytes, ubytes;
@@ -83,6 +88,10 @@ int bb_xplan_build(bb_xplan_t *x, MPI_Comm comm, int64_t n, const int64_t *sidx,
 void bb_xplan_free(bb_xplan_t *x);
 /* Local.  The indexed slot datatypes of every peer of a built x. */
 int bb_xplan_types(bb_xplan_t *x, MPI_Datatype elem);
+/* Local.  Overlap's runs of a built x: srun and rrun split at peers with
+ * each peer's first run, and the self part's copy runs.  0, or
+ * MPI_ERR_NO_MEM. */
+int bb_xplan_peer_runs(bb_xplan_t *x);
 /* Local.  Drops pack's run lists and staging (auto chose direct). */
 void bb_xplan_drop_runs(bb_xplan_t *x);
 /* The number of contiguous runs in the slot list pos[0..n). */

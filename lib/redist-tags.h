@@ -11,8 +11,9 @@
 typedef enum bb_link_tag {
     BB_TAG_RECV_DIST = 51,      /* lib: the recv_dist flag, root to root,
                                    before every message */
-    BB_TAG_PAYLOAD = 52,        /* lib: sparse's Isend/Irecv and the root
-                                   methods' root-to-root message */
+    BB_TAG_PAYLOAD = 52,        /* lib: sparse's and overlap's Isend/Irecv
+                                   and the root methods' root-to-root
+                                   message */
     BB_TAG_BOUND_PING = 53,     /* harness/bound.c: the bound's ping-pongs */
     BB_TAG_CALIBRATE = 54,      /* lib: auto's calibration at link creation */
     BB_TAG_MD_REPLICATED = 55   /* harness/redist-md.c: the replicated

@@ -35,6 +35,7 @@ void bb_xplan_free(bb_xplan_t *x)
     free(x->wtype_s); free(x->wtype_r); free(x->srun); free(x->rrun);
     free(x->sbytes); free(x->sbdispl); free(x->rbytes); free(x->rbdispl);
     free(x->pbuf); free(x->ubuf); free(x->reqs); free(x->stats);
+    free(x->srunat); free(x->rrunat); free(x->crun);
     memset(x, 0, sizeof *x);
 }
 
@@ -427,8 +428,9 @@ int bb_xplan_build(bb_xplan_t *x, MPI_Comm comm, int64_t n, const int64_t *sidx,
     for (int d = 0; d < x->p; d++)
         x->wtype_s[d] = x->wtype_r[d] = elem;
     if ((how & BB_XPLAN_RUNS)
-        && (bb_slot_runs_list(x->spos, x->nsend, &x->srun, &x->nsrun) != 0
-            || bb_slot_runs_list(x->rpos, x->nrecv, &x->rrun, &x->nrrun) != 0)) {
+        && ((how & BB_XPLAN_PEER_RUNS) ? bb_xplan_peer_runs(x) != 0
+            : (bb_slot_runs_list(x->spos, x->nsend, &x->srun, &x->nsrun) != 0
+               || bb_slot_runs_list(x->rpos, x->nrecv, &x->rrun, &x->nrrun) != 0))) {
         rc = MPI_ERR_NO_MEM; /* local: agreed by the caller */
         goto free_scratch;
     }
@@ -450,4 +452,72 @@ void bb_xplan_drop_runs(bb_xplan_t *x)
     x->pbuf = x->ubuf = NULL;
     x->nsrun = x->nrrun = 0;
     x->pbytes = x->ubytes = 0;
+}
+
+/* The runs of each peer's part of pos (count[d] slots from displ[d]), split
+ * at peers so that each message is packed on its own: (first, length)
+ * pairs in *out, peer d's from (*at)[d] to (*at)[d + 1].  0, or -1 without
+ * memory (nothing allocated). */
+static int bb_slot_runs_by_peer(const int *pos, const int *count, const int *displ, int p,
+                                int **out, int **at, int *nrun)
+{
+    int64_t nr = 0;
+    for (int d = 0; d < p; d++)
+        nr += bb_slot_runs_count(pos + displ[d], count[d]);
+    int *r = malloc((size_t)(nr > 0 ? 2 * nr : 1) * sizeof *r);
+    int *a = malloc((size_t)(p + 1) * sizeof *a);
+    if (r == NULL || a == NULL) {
+        free(r); free(a);
+        return -1;
+    }
+    int k = 0;
+    for (int d = 0; d < p; d++) {
+        const int *q = pos + displ[d];
+        a[d] = k;
+        for (int j = 0; j < count[d]; j++) {
+            if (j == 0 || q[j] != q[j - 1] + 1) {
+                r[2 * k] = q[j];
+                r[2 * k + 1] = 0;
+                k++;
+            }
+            r[2 * k - 1]++;
+        }
+    }
+    a[p] = k;
+    *out = r;
+    *at = a;
+    *nrun = k;
+    return 0;
+}
+
+int bb_xplan_peer_runs(bb_xplan_t *x)
+{
+    if (bb_slot_runs_by_peer(x->spos, x->scount, x->sdispl, x->p, &x->srun, &x->srunat,
+                             &x->nsrun) != 0
+        || bb_slot_runs_by_peer(x->rpos, x->rcount, x->rdispl, x->p, &x->rrun, &x->rrunat,
+                                &x->nrrun) != 0)
+        return MPI_ERR_NO_MEM;
+    /* The self part: slot j of this rank's own message leaves sp[j] and
+     * lands in rp[j]; a copy run ends where either side jumps. */
+    const int *sp = x->spos + x->sdispl[x->me], *rp = x->rpos + x->rdispl[x->me];
+    int n = x->scount[x->me] < x->rcount[x->me] ? x->scount[x->me] : x->rcount[x->me];
+    int k = 0;
+    for (int j = 0; j < n; j++)
+        if (j == 0 || sp[j] != sp[j - 1] + 1 || rp[j] != rp[j - 1] + 1)
+            k++;
+    x->crun = malloc((size_t)(k > 0 ? 3 * k : 1) * sizeof *x->crun);
+    if (x->crun == NULL)
+        return MPI_ERR_NO_MEM;
+    k = 0;
+    for (int j = 0; j < n; j++) {
+        if (j == 0 || sp[j] != sp[j - 1] + 1 || rp[j] != rp[j - 1] + 1) {
+            x->crun[3 * k] = sp[j];
+            x->crun[3 * k + 1] = rp[j];
+            x->crun[3 * k + 2] = 0;
+            k++;
+        }
+        x->crun[3 * k - 1]++;
+    }
+    x->ncrun = k;
+    return MPI_SUCCESS;
 }

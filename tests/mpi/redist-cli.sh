@@ -53,7 +53,7 @@ bb_mpirun 2 "$X" --elements 1e2,3e2 --from random:3 --to cyclic --reps 2 \
 rc=$?
 bb_expect_rc 0 $rc "mdi run at -n 2"
 [ $rc -eq 0 ] || cat "$err" >&2
-for m in root root-gatherv two-step direct pack sparse pack-mpi auto bound; do
+for m in root root-gatherv two-step direct pack sparse pack-mpi overlap auto bound; do
     bb_expect_grep "^ *300 *< *random:3 *cyclic *$m " "$out" "table row N=300 '<' $m"
 done
 # Bookkeeping only, never timing (which method is fastest, or whether a
@@ -85,8 +85,8 @@ bb_expect_grep "^ *300 *< *random:3 *cyclic *bound *[0-9][0-9.]* " "$out" "the b
 bb_expect_grep "^# ratios root msg_us / method msg_us" "$out" "the ratio summary"
 bb_expect_true "no row says 0 for what was not measured (memcpy 0.0 us)" \
     sh -c "! grep -q 'memcpy 0.0 us' '$out'"
-bb_expect_true "the mdi record holds 32 points, each method's quantities" \
-    "$B/tests/mpi/test-redist" record "$BB_TMP/mdi.json" 32
+bb_expect_true "the mdi record holds 36 points, each method's quantities" \
+    "$B/tests/mpi/test-redist" record "$BB_TMP/mdi.json" 36
 bb_expect_true "the mdi record meets tests/expect/redist.json" \
     "$B/tests/check-record" --expect "$S/tests/expect/redist.json" "$BB_TMP/mdi.json"
 
@@ -96,8 +96,8 @@ bb_serial "$X" --link intra --elements 64 --from block-reverse --to random:1 \
 rc=$?
 bb_expect_rc 0 $rc "intra run on one rank"
 [ $rc -eq 0 ] || cat "$err" >&2
-bb_expect_true "the intra record holds 8 points" \
-    "$B/tests/mpi/test-redist" record "$BB_TMP/intra.json" 8
+bb_expect_true "the intra record holds 9 points" \
+    "$B/tests/mpi/test-redist" record "$BB_TMP/intra.json" 9
 
 # The new layouts and csv output at -n 3: spatial-shuffled and root, from and to.
 bb_mpirun 3 "$X" --elements 50 --from spatial-shuffled:2 --from root --to root \

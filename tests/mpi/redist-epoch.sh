@@ -9,7 +9,7 @@ T="$B/tests/mpi/test-redist"
 
 for np in 1 2 3 4; do
     bb_np_test "$np" "$out" "$T" epoch
-    for m in direct pack sparse pack-mpi auto; do
+    for m in direct pack sparse pack-mpi overlap auto; do
         bb_expect_grep "epoch $m >: epoch mismatch fell back to two steps, data right" "$out" \
             "-n $np: $m falls back to two steps on an epoch mismatch"
     done

@@ -33,6 +33,7 @@ poison() {
 poison 2 direct MPI_Alltoallw:1 1
 poison 3 two-step MPI_Alltoallw:1 2
 poison 2 sparse MPI_Isend:1 0
+poison 2 overlap MPI_Isend:1 0
 poison 1 direct MPI_Alltoallw:1 0
 
 # bbench-redist: fatal exit 3, no record and no temporary file.  (The fatal

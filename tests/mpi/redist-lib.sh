@@ -3,7 +3,7 @@
 # moves the right data, in MDI mode and intra mode (one code, two layouts),
 # as a singleton and at 2 and 3 ranks (4 ranks: redist-n4.sh); auto chooses
 # by its rule, alike on every rank (direct for a contiguous pair); plan
-# bytes are counted.
+# bytes are counted; overlap's traffic is counted as sparse's.
 . "$(dirname "$0")/../lib.sh"
 
 out="$BB_TMP/out"
@@ -17,6 +17,10 @@ bb_redist_auto_lines() {
         "-n $1: auto chooses direct for a contiguous pair"
     bb_expect_grep "^plan bytes, busiest rank: root [0-9]* -> [0-9]*, direct" "$out" \
         "-n $1: plan bytes counted"
+    for pair in "block-cyclic:64->block-cyclic:1000 >" "random:5->cyclic <"; do
+        bb_expect_grep "^overlap traffic as sparse's: $pair N=3000 moved" "$out" \
+            "-n $1: overlap's messages and bytes counted as sparse's ($pair)"
+    done
     for m in root root-gatherv; do
         bb_expect_grep "^$m: whole array in pieces of 7 doubles, data right" "$out" \
             "-n $1: $m in pieces (as N * components > INT_MAX needs)"

@@ -28,7 +28,7 @@ for np in 1 2 3 4; do
     # every method's remap path somewhere, few per launch (keeps it fast)
     case $np in
         1) from=spatial-shuffled:3; methods="root two-step direct pack sparse" ;;
-        2) from=root; methods="root direct pack" ;;
+        2) from=root; methods="root direct pack overlap" ;;
         3) from=random:2; methods="two-step sparse direct" ;;
         *) from=spatial-shuffled; methods="root pack" ;;
     esac

@@ -226,6 +226,52 @@ static int64_t plan_bytes(bb_redist_link_t *l, bb_redist_method_t method, int64_
     return t.plan_bytes_max;
 }
 
+/* overlap moves what sparse moves: the same messages (peers, bytes in, out
+ * and copied locally) and runs, counted alike by bb_redist_plan_traffic;
+ * only the plan bytes differ (staging and run lists instead of datatypes). */
+static void traffic_like_sparse(bb_redist_link_t *l, const char *from, const char *to,
+                                int64_t n, int cmd)
+{
+    bb_map_t *dm = code_map(l, 0, from, n, 0), *em = code_map(l, 1, to, n, 0);
+    bb_redist_traffic_t t[2];
+    bb_redist_method_t ms[2] = {BB_REDIST_SPARSE, BB_REDIST_OVERLAP};
+    int ok = 1;
+    for (int i = 0; i < 2; i++) {
+        bb_redist_plan_t *plan = NULL;
+        memset(&t[i], 0, sizeof t[i]);
+        ok &= bb_redist_plan_create(l, ms[i], cmd, 24, dm, em, &plan, NULL) == BB_OK
+              && bb_redist_plan_traffic(plan, &t[i]) == BB_OK;
+        if (plan)
+            bb_redist_plan_destroy(plan);
+    }
+    CHECK_MSG(ok, "traffic %s->%s %c: plans", from, to, cmd);
+    CHECK_MSG(ok && t[1].payload_bytes == t[0].payload_bytes
+                  && t[1].moved_bytes == t[0].moved_bytes
+                  && t[1].max_in_bytes == t[0].max_in_bytes
+                  && t[1].max_out_bytes == t[0].max_out_bytes
+                  && t[1].max_self_bytes == t[0].max_self_bytes
+                  && t[1].max_peers == t[0].max_peers && t[1].mean_peers == t[0].mean_peers
+                  && t[1].send_runs_max == t[0].send_runs_max
+                  && t[1].recv_runs_max == t[0].recv_runs_max
+                  && t[1].send_mean_run_elements == t[0].send_mean_run_elements
+                  && t[1].recv_mean_run_elements == t[0].recv_mean_run_elements
+                  && t[1].steps == 1 && t[1].chosen == BB_REDIST_OVERLAP
+                  && t[1].message_bytes_max == 0 && t[1].plan_bytes_max > 0,
+              "traffic %s->%s %c: overlap moved %lld B (in %lld, out %lld, self %lld, %lld "
+              "peers), sparse %lld B (%lld, %lld, %lld, %lld)", from, to, cmd,
+              (long long)t[1].moved_bytes, (long long)t[1].max_in_bytes,
+              (long long)t[1].max_out_bytes, (long long)t[1].max_self_bytes,
+              (long long)t[1].max_peers, (long long)t[0].moved_bytes,
+              (long long)t[0].max_in_bytes, (long long)t[0].max_out_bytes,
+              (long long)t[0].max_self_bytes, (long long)t[0].max_peers);
+    if (ok && rank == 0)
+        printf("overlap traffic as sparse's: %s->%s %c N=%lld moved %lld B, self %lld B, "
+               "%lld peers\n", from, to, cmd, (long long)n, (long long)t[1].moved_bytes,
+               (long long)t[1].max_self_bytes, (long long)t[1].max_peers);
+    bb_map_free(dm);
+    bb_map_free(em);
+}
+
 /* auto, the link's threshold and the counted plan bytes. */
 static void case_auto(bb_world_t *world)
 {
@@ -245,6 +291,8 @@ static void case_auto(bb_world_t *world)
      * (N / P elements, >= 36 KB: above any threshold) */
     auto_one(l, "random:5", "std", 3000, 24, 0);
     auto_one(l, "std", "std", 3000, 24, 1);
+    traffic_like_sparse(l, "block-cyclic:64", "block-cyclic:1000", 3000, BB_REDIST_SEND);
+    traffic_like_sparse(l, "random:5", "cyclic", 3000, BB_REDIST_RECEIVE);
 
     /* root holds the whole array on every rank (O(N) each), direct only
      * what the rank's maps name (O(count), at most 48 B per element: map

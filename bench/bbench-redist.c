@@ -69,7 +69,10 @@ static const bb_variant_t redist_variants[V_N] = {
            "copied without MPI"),
     METHOD("pack-mpi", "pack with MPI_Pack/MPI_Unpack through the slot datatypes instead of "
            "the hand loop"),
-    METHOD("overlap", "pack with MPI_Irecv/MPI_Isend per peer instead of MPI_Alltoallv (receives posted first, each peer packed and sent at once, the local part copied while messages fly, each message unpacked as it completes); sparse with hand-packed runs instead of the slot datatypes"),
+    METHOD("overlap", "pack with MPI_Irecv/MPI_Isend per peer instead of MPI_Alltoallv "
+           "(receives posted first, each peer packed and sent at once, the local part "
+           "copied while messages fly, each message unpacked as it completes); sparse with "
+           "hand-packed runs instead of the slot datatypes"),
     METHOD("auto", "pack or direct, chosen per plan from its fragmentation against the "
            "link's calibrated threshold"),
     { "bound", "the machine's lower bound: agree + latency + max(latency, p2p, memory, "
@@ -341,7 +344,7 @@ static const bb_option_t redist_options[] = {
      "spatial[:PX,PY,PZ], random[:SEED],\nspatial-shuffled[:SEED], root"},
     {"direction", 'd', "DIR", "'>' (driver to engine), '<' or both (default both)"},
     {"methods", BB_REDIST_OPT_METHODS, "LIST", "root, root-gatherv, two-step, direct, pack, "
-     "sparse,\npack-mpi, auto (comma list or all; default all)"},
+     "sparse,\npack-mpi, overlap, auto (comma list or all; default all)"},
     {"messages", BB_REDIST_OPT_MESSAGES, "K", "messages per plan: the plan is rebuilt after K\n"
      "(default 0: one plan for every message of a point)"},
     {"link", BB_REDIST_OPT_LINK, "LINK", "mdi (two codes) or intra (one code, two of its own\n"

@@ -373,12 +373,15 @@ void bb_redist_candidates_note(bb_table_t *t, const bb_redist_candidate_t *c, in
         const bb_redist_point_t *pt = b->pt;
         const bb_redist_traffic_t *tr = direct ? &direct->traffic : &b->traffic;
         double eb = (double)pt->element_bytes;
-        bb_table_note(t, "N=%lld '%c' %s->%s: fastest %s (%.1f us%s%.2f); fragmentation "
+        char root_x[32] = "";
+        if (root != NULL && b->median > 0)  /* without root, no ratio to it */
+            snprintf(root_x, sizeof root_x, ", root_x %.2f", root->median / b->median);
+        bb_table_note(t, "N=%lld '%c' %s->%s: fastest %s (%.1f us%s); fragmentation "
                       "(direct plan): send runs %.1f el = %.0f B mean, %lld on the busiest "
                       "rank; recv runs %.1f el = %.0f B mean, %lld%s%s",
                       (long long)pt->n, pt->command, from, to,
                       bb_redist_method_name(b->method), b->median * 1e6,
-                      root ? ", root_x " : "", root ? root->median / b->median : 0.0,
+                      root_x,
                       tr->send_mean_run_elements, tr->send_mean_run_elements * eb,
                       (long long)tr->send_runs_max, tr->recv_mean_run_elements,
                       tr->recv_mean_run_elements * eb, (long long)tr->recv_runs_max, dt, ov);

@@ -416,7 +416,8 @@ static bb_status_t md_call(bb_run_t *run, void *state, bb_row_t *row, double *pa
     MD_ALL, NULL, BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL } }, 0 }
 static const bb_variant_t md_variants[V_N] = {
     METHOD("root"), METHOD("root-gatherv"), METHOD("two-step"), METHOD("direct"),
-    METHOD("pack"), METHOD("sparse"), METHOD("pack-mpi"), METHOD("auto"),
+    METHOD("pack"), METHOD("sparse"), METHOD("pack-mpi"), METHOD("overlap"),
+    METHOD("auto"),
     { "replicated", "LAMMPS fix mdi/qm's baseline: the engine holds all N on every rank "
       "(coordinates MPI_Allreduce over the driver, one message, MPI_Bcast; forces "
       "MPI_Reduce over the engine, one message, MPI_Bcast)", md_call, MD_ALL, NULL,

@@ -53,6 +53,7 @@ typedef struct overlap_state {
     int kind_list[BB_OVERLAP_KINDS], nkinds;   /* the selected kinds, in order */
     /* the run */
     bb_overlap_op_t op;              /* the operation of the point's kind */
+    bb_xfer_fixture_t fx;            /* its payload (sampled: written once) */
     int size;
     bb_run_kernel_t kernel;
     volatile double sink;            /* the kernel's results land here, so the
@@ -79,7 +80,7 @@ static bb_status_t way_call(bb_run_t *run, void *state, bb_row_t *row, double *p
     overlap_state_t *c = state;
     int v = row->variant, saw = 0;
     int timed = v == V_POLLED || v == V_UNPOLLED;  /* batches timed one by one */
-    int64_t wrong = c->op.wrong;
+    int64_t wrong = c->fx.bad_bytes;
     double tc = 0.0, tp = 0.0;
     bb_status_t st = BB_OK;
     (void)counts;
@@ -110,7 +111,7 @@ static bb_status_t way_call(bb_run_t *run, void *state, bb_row_t *row, double *p
     parts[P_WHOLE] += bb_time_now() - t0;
     parts[v == V_POLLED ? P_POLLED_COMPUTE : P_UNPOLLED_COMPUTE] += tc;
     parts[P_POLLED_PROGRESS] += tp;
-    row->local.wrong += c->op.wrong - wrong;
+    row->local.wrong += c->fx.bad_bytes - wrong;
     if (st == BB_REFUSED) {
         c->refused = 1;
         if (row->local.refused_calls++ == 0)
@@ -447,17 +448,18 @@ static void overlap_setup(bb_run_t *run, void *state)
     for (size_t i = 0; i < c->bytes_list.n; i++)
         if (c->bytes_list.values[i] > max_bytes)
             max_bytes = c->bytes_list.values[i];
-    c->op.send = malloc((size_t)max_bytes);
+    bb_xfer_fixture_setup(run, &c->fx, max_bytes, 1);
+    c->fx.fail_batch = -1;
+    c->op.fx = &c->fx;
+    c->op.send = c->fx.src;
     c->op.recv = malloc((size_t)max_bytes);
     const bb_measure_settings_t *m = bb_run_settings(run);
     c->sample_done = calloc((size_t)m->samples, sizeof *c->sample_done);
     c->done_cap = m->reps > 0 ? m->reps : BB_MEASURE_REPS_CAP;
     c->done = malloc((size_t)c->done_cap * sizeof *c->done);
-    if (c->op.send == NULL || c->op.recv == NULL || c->sample_done == NULL || c->done == NULL)
+    if (c->op.recv == NULL || c->sample_done == NULL || c->done == NULL)
         bb_run_fatal(run, "cannot allocate %lld bytes", (long long)max_bytes);
-    bb_payload_fill(c->op.send, max_bytes, 0);
     memset(c->op.recv, 0, (size_t)max_bytes);
-    bb_overlap_op_init(&c->op);
     if ((c->kinds & (1u << BB_OVERLAP_TRANSFER))
         && bb_transfer_phase_create(bb_bench_world(bb_run_bench(run)), &c->op.phase) != BB_OK)
         bb_run_fatal(run, "cannot create the transfer phase");
@@ -509,7 +511,7 @@ static int overlap_finish(bb_run_t *run, void *state)
 static void overlap_teardown(void *state)
 {
     overlap_state_t *c = state;
-    free(c->op.send);
+    bb_xfer_fixture_free(&c->fx);
     free(c->op.recv);
     free(c->done);
     free(c->sample_done);

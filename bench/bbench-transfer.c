@@ -492,7 +492,7 @@ static void transfer_setup(bb_run_t *run, void *state)
         if (o->bytes.values[i] + 1 > max_bytes)
             max_bytes = o->bytes.values[i] + 1;
     int me = ctx->rank;
-    bb_xfer_fixture_setup(run, &ctx->fx, max_bytes);
+    bb_xfer_fixture_setup(run, &ctx->fx, max_bytes, 0);
     ctx->fx.refuse = me == o->refuse_rank;
     ctx->fx.fail_consumer = o->fail_consumer;
     ctx->fx.fail_batch = me == o->fail_compute_rank ? o->fail_compute_batch : -1;

@@ -2,40 +2,6 @@
 #include "config.h"
 #include "overlap-op.h"
 
-static int bb_op_prepare(void *arg, const void **data_out, int64_t *len_out)
-{
-    bb_overlap_op_t *c = arg;
-    *data_out = c->send;
-    *len_out = c->bytes;
-    bb_run_lent(c->run);
-    return 0;
-}
-
-static void bb_op_release(void *arg, const void *data)
-{
-    bb_overlap_op_t *c = arg;
-    (void)data;
-    bb_run_returned(c->run);
-}
-
-/* A cheap payload check (first, middle, last byte): a wrong transfer is a
- * failure, not a number; the full check belongs to bbench-transfer. */
-static int bb_op_consume(void *arg, const void *data, int64_t nbytes, void **value_out)
-{
-    bb_overlap_op_t *c = arg;
-    const unsigned char *d = data;
-    *value_out = NULL;
-    if (nbytes > 0) {
-        int64_t at[3] = { 0, nbytes / 2, nbytes - 1 };
-        for (int i = 0; i < 3; i++)
-            if (d[at[i]] != bb_payload_byte(0, at[i])) {
-                c->wrong++;
-                return 1;
-            }
-    }
-    return 0;
-}
-
 bb_status_t bb_overlap_op_post(bb_overlap_op_t *c, int64_t declared)
 {
     int rc = MPI_SUCCESS;
@@ -48,7 +14,8 @@ bb_status_t bb_overlap_op_post(bb_overlap_op_t *c, int64_t declared)
             .max_bytes = c->bytes, .batches = declared
         };
         bb_transfer_metrics_t m;
-        bb_status_t st = bb_transfer_phase_begin(c->phase, &c->provider, &contract,
+        c->fx->nbytes = c->bytes;
+        bb_status_t st = bb_transfer_phase_begin(c->phase, &c->fx->provider, &contract,
                                                  &c->ticket, &m);
         if (st == BB_REFUSED)
             c->refusal = m.refusal;
@@ -98,7 +65,7 @@ bb_status_t bb_overlap_op_finish(bb_overlap_op_t *c)
     if (c->kind == BB_OVERLAP_TRANSFER) {
         bb_transfer_metrics_t m;
         void *value = NULL;
-        bb_status_t st = bb_transfer_ticket_finish(&c->ticket, &c->consumer,
+        bb_status_t st = bb_transfer_ticket_finish(&c->ticket, &c->fx->consumer,
                                                    BB_TRANSFER_LOCAL_OK, &value, &m);
         if (st == BB_REFUSED)
             c->refusal = m.refusal;
@@ -109,12 +76,4 @@ bb_status_t bb_overlap_op_finish(bb_overlap_op_t *c)
     if (MPI_Wait(&c->req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
         bb_run_fatal(c->run, "MPI_Wait failed");
     return BB_OK;
-}
-
-void bb_overlap_op_init(bb_overlap_op_t *op)
-{
-    op->provider = (bb_transfer_provider_t){ .prepare = bb_op_prepare, .release = bb_op_release,
-                                             .arg = op };
-    op->consumer = (bb_transfer_consumer_t){ .consume = bb_op_consume, .discard = NULL,
-                                             .arg = op };
 }

@@ -5,28 +5,25 @@
 #define BB_OVERLAP_OP_H
 
 #include "runner.h"
+#include "transfer-ref.h"
 
 enum { BB_OVERLAP_TRANSFER, BB_OVERLAP_ISEND, BB_OVERLAP_IALLREDUCE, BB_OVERLAP_KINDS };
 
 typedef struct bb_overlap_op {
-    bb_run_t *run;                   /* fatal errors; the provider count */
+    bb_run_t *run;                   /* fatal errors */
     MPI_Comm comm;
     int rank, source, destination;
     int kind;                        /* BB_OVERLAP_* */
     int64_t bytes, phase_id;         /* the point's */
-    unsigned char *send, *recv;      /* the same buffers for every kind (borrowed) */
+    bb_xfer_fixture_t *fx;           /* sampled: lends send, checks three bytes */
+    unsigned char *send, *recv;      /* the same buffers for every kind (borrowed;
+                                        send is the fixture's) */
     bb_transfer_phase_t *phase;      /* BB_OVERLAP_TRANSFER's (borrowed) */
-    bb_transfer_provider_t provider; /* lends send; bb_overlap_op_init */
-    bb_transfer_consumer_t consumer; /* checks three bytes of the payload */
-    int64_t wrong;                   /* payloads the consumer found wrong */
     bb_transfer_ticket_t ticket;
     MPI_Request req;
     bb_refusal_t refusal;            /* the last refusal */
 } bb_overlap_op_t;
 
-/* Local.  The provider and consumer pointed at op (the other fields are
- * the caller's). */
-void bb_overlap_op_init(bb_overlap_op_t *op);
 /* Collective for the kind.  Posts the operation with declared batches
  * (transfer); BB_REFUSED with op->refusal; MPI errors are fatal. */
 bb_status_t bb_overlap_op_post(bb_overlap_op_t *op, int64_t declared);

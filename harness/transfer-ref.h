@@ -29,13 +29,18 @@ void bb_xfer_metrics_add(const bb_transfer_metrics_t *m, bb_status_t st, double 
                          double *cnt, bb_tally_t *tally);
 
 /* ------------------------------------------------------------------------ */
-/* The payload fixture (bb_payload_fill): a provider that presents the
- * ticket's sequence, a consumer that checks every byte, compute batches. */
+/* The payload fixture of every transfer phase a benchmark drives
+ * (bb_payload_fill): a provider that presents the ticket's sequence, a
+ * consumer that checks every byte, compute batches; or, sampled, the
+ * payload of sequence 0 written once at setup and three bytes of it checked
+ * (first, middle, last: a wrong transfer still fails, at no cost in the
+ * call), for a benchmark that times computation around the phase. */
 
 typedef struct bb_xfer_fixture {
     bb_run_t *run;            /* counts what the provider lends */
     int refuse;               /* this rank's provider refuses */
     int fail_consumer;        /* the consumer fails */
+    int sampled;              /* sequence 0 written once, three bytes checked */
     int64_t fail_batch;       /* this rank's compute batch that fails; -1: none */
     unsigned char *src;       /* the provider's array */
     int64_t nbytes;
@@ -48,9 +53,11 @@ typedef struct bb_xfer_fixture {
     bb_transfer_compute_t compute;
 } bb_xfer_fixture_t;
 
-/* Local: the provider's array of max_bytes, every page touched (a failure
- * is bb_run_fatal), and the callbacks.  fx must not move afterwards. */
-void bb_xfer_fixture_setup(bb_run_t *run, bb_xfer_fixture_t *fx, int64_t max_bytes);
+/* Local: the provider's array of max_bytes, every page touched (sampled:
+ * written with sequence 0) (a failure is bb_run_fatal), and the callbacks.
+ * fx must not move afterwards. */
+void bb_xfer_fixture_setup(bb_run_t *run, bb_xfer_fixture_t *fx, int64_t max_bytes,
+                           int sampled);
 void bb_xfer_fixture_free(bb_xfer_fixture_t *fx);
 
 /* The ticket API driven here: begin, the batches with a poll after each,

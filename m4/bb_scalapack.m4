@@ -99,7 +99,7 @@ void Cpdgemr2d(int, int, double *, int, int, int *, double *, int, int, int *, i
             AS_IF([test -n "$bb_mpi_base" && test -z "$bb_extra"], [bb_ok=yes],
               [test -z "$bb_mpi_base"], [bb_ok="no: ldd names no MPI library of a plain MPI program"],
               [bb_ok="no: built for another MPI (loads ${bb_extra% })"])])],
-        [bb_ok="no: does not link with $CC"])
+        [bb_ok="no: not found, or does not link with $CC"])
       CFLAGS=$bb_save_CFLAGS LIBS=$bb_save_LIBS
       AC_MSG_RESULT([$bb_ok])
       AS_IF([test "x$bb_ok" = xyes],

@@ -31,9 +31,11 @@ case "$mode" in
 esac
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$src/build}
+# libscalapack-mpich-dev: ScaLAPACK's Cpdgemr2d, the harness's reference
+# redistribution (optional to configure; installed so that CI measures it).
 packages="mpich libmpich-dev libhwloc-dev hwloc libcjson-dev autoconf automake libtool \
 pkg-config make gcc gnuplot-nox python3-jsonschema help2man iproute2 util-linux ethtool \
-python3"
+python3 libscalapack-mpich-dev"
 
 openmpi_packages="openmpi-bin libopenmpi-dev"
 slurm_packages="slurmd slurmctld slurm-client munge"

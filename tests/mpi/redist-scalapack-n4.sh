@@ -1,0 +1,5 @@
+#!/bin/sh
+# redist-scalapack.sh at 4 ranks (oversubscribed on 2 cores: its own script
+# so that each stays under a minute).
+nps=4
+. "$(dirname "$0")/redist-scalapack.sh"

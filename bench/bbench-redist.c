@@ -25,6 +25,7 @@ typedef struct redist_state {
     bb_map_t *md_dmap1, *md_emap1; /* <ENERGY: element 0 on each code's rank 0 */
     /* row m < nmethods is o.methods[m]; row nmethods the bound */
     bb_redist_candidate_t cands[BB_REDIST_METHODS];
+    bb_redist_reference_t ref;   /* ScaLAPACK's, while the point is measured */
     bb_redist_probe_t *probe;    /* the bound's, while the point is measured */
     bb_redist_traffic_t direct;  /* what changes owner: the direct plan's */
     bb_redist_bound_t bound;
@@ -50,8 +51,18 @@ static bb_status_t bound_call(bb_run_t *run, void *state, bb_row_t *row, double 
     return bb_redist_probe_call(((redist_state_t *)state)->probe, parts, counts);
 }
 
-/* In bb_redist_method_t's order (checked at setup), then the bound. */
-enum { V_BOUND = BB_REDIST_METHODS, V_N };
+/* ScaLAPACK's Cpdgemr2d: a reference, not one of the library's methods. */
+static bb_status_t scalapack_call(bb_run_t *run, void *state, bb_row_t *row, double *parts,
+                                  double *counts)
+{
+    (void)run, (void)counts;
+    bb_redist_reference_message(&((redist_state_t *)state)->ref, &row->local, parts);
+    return BB_OK;
+}
+
+/* In bb_redist_method_t's order (checked at setup), the reference, the
+ * bound. */
+enum { V_SCALAPACK = BB_REDIST_METHODS, V_BOUND, V_N };
 #define METHOD(name, differs) { name, differs, method_call, \
     (1u << BB_MESSAGE_ADMISSION) | (1u << BB_MESSAGE_PAYLOAD), NULL, BB_COLUMNS_TIMES, 1, \
     { { NULL, 0, NULL } }, 0 }
@@ -75,6 +86,10 @@ static const bb_variant_t redist_variants[V_N] = {
            "hand-packed runs instead of the slot datatypes"),
     METHOD("auto", "pack or direct, chosen per plan from its fragmentation against the "
            "link's calibrated threshold"),
+    { "scalapack", "ScaLAPACK's Cpdgemr2d (a reference outside the library): the layouts as "
+      "1 x P block-cyclic matrices, where they are", scalapack_call, 1u,
+      "ScaLAPACK's Cpdgemr2d: no admission or payload phase of the library's",
+      BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL } }, 0 },
     { "bound", "the machine's lower bound: agree + latency + max(latency, p2p, memory, "
       "host), each its best sample", bound_call, 1u, NULL, BB_COLUMNS_TIMES, 0,
       { { NULL, 0, NULL } }, 0 },
@@ -82,6 +97,16 @@ static const bb_variant_t redist_variants[V_N] = {
 static const char *const redist_part_names[BB_MESSAGE_PARTS] = {
     "elapsed", "phase.admission", "phase.payload"
 };
+
+/* The row of a variant that is not a library method (the reference, the
+ * bound), or NULL. */
+static bb_row_t *row_of(bb_run_t *run, int variant)
+{
+    for (int r = bb_run_rows(run) - 1; r >= 0; r--)
+        if (bb_run_row(run, r)->variant == variant)
+            return bb_run_row(run, r);
+    return NULL;
+}
 
 static const bb_redist_candidate_t *root_of(const redist_state_t *st)
 {
@@ -184,6 +209,11 @@ static int64_t redist_point_begin(bb_run_t *run, void *state, size_t i)
             bb_run_fatal(run, "traffic: MPI error");
         bb_redist_plan_destroy(direct);
     }
+    bb_row_t *ref = row_of(run, V_SCALAPACK);
+    if (ref != NULL && !bb_redist_reference_prepare(&st->ref, &st->pt,
+                                                    &o->from_layout[st->from],
+                                                    &o->to_layout[st->to]))
+        ref->off = st->ref.why;
     bb_status_t s = bb_redist_probe_for_traffic(st->link, &st->direct, o->element_bytes,
                                                 &st->probe);
     if (s != BB_OK)
@@ -197,7 +227,9 @@ static void redist_point_end(bb_run_t *run, void *state)
     redist_state_t *st = state;
     for (int m = 0; m < st->o.nmethods; m++)
         bb_redist_candidate_release(&st->cands[m], &bb_run_row(run, m)->m);
-    const bb_measure_result_t *probe = &bb_run_row(run, st->o.nmethods)->m;
+    if (row_of(run, V_SCALAPACK) != NULL)
+        bb_redist_reference_release(&st->ref, &row_of(run, V_SCALAPACK)->m);
+    const bb_measure_result_t *probe = &row_of(run, V_BOUND)->m;
     const double *parts[BB_PROBE_PARTS];
     for (int p = 0; p < BB_PROBE_PARTS; p++)
         parts[p] = bb_measure_part(probe, p);
@@ -233,15 +265,20 @@ static void redist_row_columns(bb_run_t *run, void *state, const bb_row_t *row)
 static void redist_row_cells(bb_run_t *run, void *state, const bb_row_t *row)
 {
     redist_state_t *st = state;
-    bb_redist_candidate_cells(bb_run_table(run), row->data, root_of(st),
-                              bb_row_median(row, BB_MESSAGE_PAYLOAD), failed(run, row->index),
-                              &st->bound);
+    if (row->variant == V_SCALAPACK)
+        bb_redist_reference_cells(bb_run_table(run), &st->ref, root_of(st),
+                                  row->agreed.wrong > 0, &st->bound);
+    else
+        bb_redist_candidate_cells(bb_run_table(run), row->data, root_of(st),
+                                  bb_row_median(row, BB_MESSAGE_PAYLOAD),
+                                  failed(run, row->index), &st->bound);
 }
 
 static const char *redist_row_status(bb_run_t *run, void *state, const bb_row_t *row)
 {
     redist_state_t *st = state;
     return row->agreed.wrong ? "wrong-data" : row->agreed.refused_calls ? "refused"
+           : row->variant == V_SCALAPACK ? "reference"
            : bb_redist_bound_failed(row->data, &st->bound) ? "bound-failure"
            : row->index == fastest(run, st) ? "fastest" : "ok";
 }
@@ -277,8 +314,13 @@ static double redist_bound_figure(bb_run_t *run, void *state, const bb_row_t *ro
 static void redist_point_lines(bb_run_t *run, void *state)
 {
     redist_state_t *st = state;
-    bb_redist_candidates_note(bb_run_table(run), st->cands, st->o.nmethods, fastest(run, st),
-                              &st->bound, st->o.from[st->from], st->o.to[st->to]);
+    int best = fastest(run, st);
+    bb_redist_candidates_note(bb_run_table(run), st->cands, st->o.nmethods, best, &st->bound,
+                              st->o.from[st->from], st->o.to[st->to]);
+    if (row_of(run, V_SCALAPACK) != NULL && st->ref.median > 0 && best >= 0)
+        bb_table_note(bb_run_table(run), "  scalapack (Cpdgemr2d): %.1f us, %.2f x the "
+                      "fastest method's; setup %.1f us", st->ref.median * 1e6,
+                      st->ref.median / st->cands[best].median, st->ref.setup_s * 1e6);
     ratio_line(run, st);
 }
 
@@ -304,14 +346,18 @@ static const char *plan_scope(bb_run_t *run)
 static void redist_first_call(bb_run_t *run, void *state, const bb_row_t *row, cJSON *first)
 {
     (void)state;
-    bb_redist_candidate_first(first, row->data, plan_scope(run));
+    if (row->variant != V_SCALAPACK)
+        bb_redist_candidate_first(first, row->data, plan_scope(run));
 }
 
 static cJSON *redist_quantities(bb_run_t *run, void *state, const bb_row_t *row, cJSON *q)
 {
     redist_state_t *st = state;
-    bb_redist_candidate_quantities(q, row->data, root_of(st), &st->direct, &st->bound,
-                                   &bb_run_row(run, st->o.nmethods)->m, row, plan_scope(run));
+    if (row->variant == V_SCALAPACK)
+        bb_redist_reference_quantities(q, &st->ref, root_of(st), &st->bound, row);
+    else
+        bb_redist_candidate_quantities(q, row->data, root_of(st), &st->direct, &st->bound,
+                                       &row_of(run, V_BOUND)->m, row, plan_scope(run));
     return NULL;
 }
 
@@ -320,8 +366,10 @@ static cJSON *redist_quantities(bb_run_t *run, void *state, const bb_row_t *row,
 static void redist_point_added(bb_run_t *run, void *state, const bb_row_t *row, cJSON *point)
 {
     const bb_redist_candidate_t *c = row->data;
-    cJSON *choice = cJSON_AddObjectToObject(point, "choice");
     (void)run, (void)state;
+    if (row->variant == V_SCALAPACK)
+        return;
+    cJSON *choice = cJSON_AddObjectToObject(point, "choice");
     cJSON_AddStringToObject(choice, "method", bb_redist_method_name(c->traffic.chosen));
     if (c->method == BB_REDIST_AUTO)
         cJSON_AddStringToObject(choice, "reason", c->choice);
@@ -344,7 +392,8 @@ static const bb_option_t redist_options[] = {
      "spatial[:PX,PY,PZ], random[:SEED],\nspatial-shuffled[:SEED], root"},
     {"direction", 'd', "DIR", "'>' (driver to engine), '<' or both (default both)"},
     {"methods", BB_REDIST_OPT_METHODS, "LIST", "root, root-gatherv, two-step, direct, pack, "
-     "sparse,\npack-mpi, overlap, auto (comma list or all; default all)"},
+     "sparse,\npack-mpi, overlap, auto, scalapack (a reference: ScaLAPACK's\n"
+     "Cpdgemr2d, where built) (comma list or all; default all)"},
     {"messages", BB_REDIST_OPT_MESSAGES, "K", "messages per plan: the plan is rebuilt after K\n"
      "(default 0: one plan for every message of a point)"},
     {"link", BB_REDIST_OPT_LINK, "LINK", "mdi (two codes) or intra (one code, two of its own\n"
@@ -384,6 +433,8 @@ static size_t redist_validate(bb_run_t *run, void *state)
     } else {
         for (int m = 0; m < o->nmethods; m++)
             bb_run_add_row(run, o->methods[m], 0, NULL, NULL)->data = &st->cands[m];
+        if (o->scalapack)
+            bb_run_add_row(run, V_SCALAPACK, 0, NULL, NULL);
         bb_run_add_row(run, V_BOUND, 0, NULL, NULL);
     }
     return points;
@@ -492,8 +543,10 @@ static const bb_long_table_t redist_table = {
     .label_width = 12,
     .time_column = "msg",
     .time_legend = "one message: recv_dist flag, admission and payload",
-    .status_legend = "ok; fastest (this point's fastest method); bound-failure (bound above "
-                     "msg_us: the bound is wrong, not a result); wrong-data; refused",
+    .status_legend = "ok; fastest (this point's fastest method); reference (ScaLAPACK's, "
+                     "not a method of the library); not-measured (a layout it cannot "
+                     "express, said below the line); bound-failure (bound above msg_us: the "
+                     "bound is wrong, not a result); wrong-data; refused",
     .row_status = redist_row_status,
     .hidden_figure = redist_bound_figure,
     .point_lines = redist_point_lines,

@@ -6,6 +6,7 @@
 #define BB_REDIST_BENCH_H
 
 #include "runner.h"
+#include "redist-scalapack.h"
 
 /* ---- a method measured at a point (redist-candidate.c) ---------------------- */
 
@@ -94,6 +95,40 @@ void bb_redist_candidates_note(bb_table_t *table, const bb_redist_candidate_t *c
 void bb_redist_candidates_ratios(const bb_redist_candidate_t *c, int n, int failed_mask,
                                  char *buf, size_t len);
 
+/* ---- ScaLAPACK's Cpdgemr2d at a point: a harness reference, not a library
+ * method (redist-reference.c) -------------------------------------------------- */
+
+typedef struct bb_redist_reference {
+    const bb_redist_point_t *pt;
+    bb_scalapack_redist_t *ctx;    /* NULL: not expressible at this point */
+    char why[256];                 /* why not (every rank alike) */
+    double setup_s;                /* grids and descriptors, rank maximum */
+    const bb_map_t *sm, *rm;       /* this rank's sending and receiving maps */
+    double *send, *recv;
+    int64_t k;                     /* messages made */
+    double median;                 /* seconds, after the measurement */
+} bb_redist_reference_t;
+
+/* Collective.  The reference for the point's layouts (from: the driver's,
+ * to: the engine's); 0, with r->why, where ScaLAPACK cannot express them or
+ * is not built in. */
+int bb_redist_reference_prepare(bb_redist_reference_t *r, const bb_redist_point_t *pt,
+                                const bb_layout_t *from, const bb_layout_t *to);
+/* Collective.  One message (the runner's call): filled, Cpdgemr2d timed,
+ * every received slot checked outside the timing (wrong data in tally). */
+void bb_redist_reference_message(bb_redist_reference_t *r, bb_tally_t *tally,
+                                 double *parts);
+/* Local.  The median of m, then the context and buffers freed. */
+void bb_redist_reference_release(bb_redist_reference_t *r, const bb_measure_result_t *m);
+/* Rank 0.  Its cells under bb_redist_candidate_columns, and its own
+ * quantities (setup, ratio to root, efficiency, wrong messages). */
+void bb_redist_reference_cells(bb_table_t *table, const bb_redist_reference_t *r,
+                               const bb_redist_candidate_t *root, int failed,
+                               const bb_redist_bound_t *bound);
+void bb_redist_reference_quantities(cJSON *q, const bb_redist_reference_t *r,
+                                    const bb_redist_candidate_t *root,
+                                    const bb_redist_bound_t *bound, const bb_row_t *row);
+
 /* ---- bbench-redist's options (redist-options.c) ------------------------------- */
 
 enum { BB_REDIST_LAYOUTS_MAX = 8 };
@@ -112,9 +147,10 @@ typedef struct bb_redist_options {
     bb_layout_t from_layout[BB_REDIST_LAYOUTS_MAX], to_layout[BB_REDIST_LAYOUTS_MAX];
     int nfrom, nto;
     int directions[2], ndirections;
-    int direction_given;
+    int direction_given, methods_given;
     bb_redist_method_t methods[BB_REDIST_METHODS];
     int nmethods;
+    int scalapack;             /* ScaLAPACK's Cpdgemr2d as a reference line */
     int64_t messages;          /* messages per plan; 0: one plan for the point */
     bb_redist_mode_t mode;     /* --link */
     int full_sweep, ratios;

@@ -72,14 +72,24 @@ void bb_redist_options_parse(bb_run_t *run, bb_redist_options_t *o, int key,
         break;
     }
     case BB_REDIST_OPT_METHODS: {
-        const char *names[BB_REDIST_METHODS];
+        const char *names[BB_REDIST_METHODS + 1], *why = NULL;
         for (int m = 0; m < BB_REDIST_METHODS; m++)
             names[m] = bb_redist_method_name((bb_redist_method_t)m);
-        unsigned set = bb_run_parse_choices(run, "methods", value, names, BB_REDIST_METHODS);
+        names[BB_REDIST_METHODS] = "scalapack";
+        unsigned set = bb_run_parse_choices(run, "methods", value, names,
+                                            BB_REDIST_METHODS + 1);
         o->nmethods = 0;
         for (int m = 0; m < BB_REDIST_METHODS; m++)
             if (set & (1u << m))
                 o->methods[o->nmethods++] = (bb_redist_method_t)m;
+        o->scalapack = (set >> BB_REDIST_METHODS) & 1u;
+        /* "all" takes the reference where it is built; by name it must be */
+        if (o->scalapack && !bb_scalapack_available(&why)) {
+            if (strcmp(value, "all") != 0)
+                bb_run_usage(run, "--methods: scalapack is not built in: %s", why);
+            o->scalapack = 0;
+        }
+        o->methods_given = 1;
         break;
     }
     case BB_REDIST_OPT_MESSAGES:
@@ -158,9 +168,14 @@ size_t bb_redist_options_validate(bb_run_t *run, bb_redist_options_t *o)
         o->directions[0] = BB_REDIST_SEND;
         o->ndirections = 1;
     }
-    if (o->nmethods == 0)
+    if (!o->methods_given) {
         for (int m = 0; m < BB_REDIST_METHODS; m++)
             o->methods[o->nmethods++] = (bb_redist_method_t)m;
+        o->scalapack = bb_scalapack_available(NULL);
+    }
+    if (o->md && o->nmethods == 0)
+        bb_run_usage(run, "--workload md measures the library's methods: scalapack alone "
+                     "is not one");
     for (int i = 0; i < o->nfrom; i++)
         parse_layout(run, "--from", o->from[i], &o->from_layout[i]);
     for (int i = 0; i < o->nto; i++)

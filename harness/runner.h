@@ -128,6 +128,10 @@ struct bb_row {
     char legend[512];         /* the time columns' legend */
     unsigned parts;           /* the variant's, or fewer (an untimed phase) */
     const char *absent;       /* why the parts left out are null */
+    /* Set by point_begin (a table of one line per row only): the row is not
+     * measured at this point, and why (borrowed until point_end); its line
+     * says so and it has no record point.  Cleared before each point. */
+    const char *off;
     bb_tally_t local, agreed;
     bb_measure_result_t m;    /* the point's samples, identical on every rank */
     void *data;               /* the benchmark's, per row */

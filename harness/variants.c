@@ -274,6 +274,13 @@ static void long_lines(bb_run_t *run, void *state)
         bb_table_text(t, row->label);
         if (lt->tag_column != NULL)
             bb_table_text(t, lt->row_tag(run, state, row));
+        if (row->off != NULL) {  /* '-' for every figure, and why */
+            bb_table_missing_to_last(t);
+            bb_table_text(t, "not-measured");
+            bb_table_row_end(t);
+            bb_table_note(t, "%s: not measured at this point: %s", row->label, row->off);
+            continue;
+        }
         bb_table_time_cells(t, bb_measure_part(&row->m, 0), (size_t)row->m.samples,
                             row->m.reps, run->full);
         if (d->row_cells != NULL)
@@ -495,6 +502,8 @@ int bb_variants_point(bb_run_t *run, void *state, size_t i)
     row_arg_t args[BB_RUN_ROWS_MAX];
     int set[BB_RUN_ROWS_MAX], n = 0;
     memset(res, 0, sizeof res);
+    for (int r = 0; r < run->nrows; r++)
+        run->rows[r].off = NULL;
     run->payload_bytes = d->point_begin != NULL ? d->point_begin(run, state, i) : 0;
     for (int r = 0; r < run->nrows; r++) {
         bb_row_t *row = &run->rows[r];
@@ -511,14 +520,14 @@ int bb_variants_point(bb_run_t *run, void *state, size_t i)
     /* The rows measured alone, each with its own reps; then the others as
      * one interleaved set, the leading rows first. */
     for (int r = 0; r < run->nrows; r++)
-        if (d->alone & (1u << run->rows[r].variant))
+        if ((d->alone & (1u << run->rows[r].variant)) && run->rows[r].off == NULL)
             bb_run_measure(run, run->rows[r].label, &mv[r], &run->rows[r].m);
     if (d->point_ready != NULL)
         d->point_ready(run, state);
     for (int lead = 1; lead >= 0; lead--)
         for (int r = 0; r < run->nrows; r++) {
             unsigned bit = 1u << run->rows[r].variant;
-            if (!(d->alone & bit) && ((d->lead & bit) != 0) == lead)
+            if (!(d->alone & bit) && ((d->lead & bit) != 0) == lead && run->rows[r].off == NULL)
                 sv[n] = mv[r], set[n++] = r;
         }
     if (n > 0)
@@ -536,7 +545,7 @@ int bb_variants_point(bb_run_t *run, void *state, size_t i)
             table_row(run, state);
         int step = d->merged ? run->nrows : 1;  /* rows per record point */
         for (int r = 0; r < run->nrows; r += step)
-            if (!(d->hidden & (1u << run->rows[r].variant)))
+            if (!(d->hidden & (1u << run->rows[r].variant)) && run->rows[r].off == NULL)
                 record_rows(run, state, r, r + step);
     }
     int code = BB_EXIT_OK;

@@ -304,7 +304,7 @@ bb_status_t bb_map_validate(MPI_Comm comm, const bb_map_t *map,
                 && map->size == p;
     int64_t local[7] = {n, map ? map->epoch : -1, nomem, map == NULL, claim,
                         map ? map->shape : 0, map ? map->block : 0}, mn[7], mx[7];
-    if (bb_agree_minmax(comm, local, 7, mn, mx) != MPI_SUCCESS) {
+    if (bb_agree_minmax_fused(comm, local, 7, mn, mx) != MPI_SUCCESS) {
         st = BB_ERR_MPI;
         goto free_all;
     }

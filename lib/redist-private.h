@@ -81,8 +81,9 @@ int bb_xplan_build(bb_xplan_t *x, MPI_Comm comm, int64_t n, const int64_t *sidx,
                    const int64_t *ridx, int64_t rn, int dir_first, int dir_count, int how,
                    MPI_Datatype elem, int ncomp);
 /* Collective over comm: the same x as bb_xplan_build between two regular
- * maps, from their agreed shapes alone (no index crosses: one agreement on
- * the allocations, and pack-mpi's): the sender shape ss's rank c is link
+ * maps, from their agreed shapes alone (no index crosses; collective only
+ * for pack-mpi's sizes, local otherwise: the caller agrees the outcome, an
+ * MPI error or MPI_ERR_NO_MEM): the sender shape ss's rank c is link
  * rank s_first + c, this rank's is s_me (-1: not a sender); likewise rs,
  * r_first, r_me.  The caller must have agreed the shapes on every rank. */
 int bb_xplan_build_shapes(bb_xplan_t *x, MPI_Comm comm, const bb_regular_t *ss, int s_first,

@@ -587,8 +587,11 @@ int bb_xplan_build_shapes(bb_xplan_t *x, MPI_Comm comm, const bb_regular_t *ss, 
     nomem |= bb_xside_runs(&rcv, rs, r_me, ss, s_first);
     nomem |= cursor == NULL;
     nomem |= bb_xplan_alloc(x, sn, rn, (size_t)ncomp * sizeof(double));
-    int anynomem = 0;
-    if ((rc = MPI_Allreduce(&nomem, &anynomem, 1, MPI_INT, MPI_MAX, comm)) != MPI_SUCCESS)
+    /* Only pack-mpi's sizes are collective below: without them a local
+     * failure is agreed by the caller, as every outcome is. */
+    int anynomem = nomem;
+    if ((how & BB_XPLAN_PACKED)
+        && (rc = MPI_Allreduce(&nomem, &anynomem, 1, MPI_INT, MPI_MAX, comm)) != MPI_SUCCESS)
         goto free_runs;
     if (anynomem) {
         rc = MPI_ERR_NO_MEM;

@@ -310,9 +310,36 @@ bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
     return BB_OK;
 }
 
+/* The layouts that are exactly a regular map (their generator above gives
+ * the same indices: tests/unit/test-redist-layout checks it) carry its
+ * descriptor, so that plans between two of them are closed-form: std is the
+ * standardized distribution; std-ceil one block of ceil(N/P) per rank;
+ * cyclic blocks of 1; root one block of N (all on rank 0). */
 bb_status_t bb_layout_map(const bb_layout_t *layout, int64_t n, int rank,
                           int ranks, int64_t epoch, bb_map_t **map_out)
 {
+    if (layout != NULL && n >= 0 && n <= INT32_MAX && ranks >= 1 && rank >= 0
+        && rank < ranks) {
+        int64_t ceil_block = (n + ranks - 1) / ranks;
+        switch (layout->kind) {
+        case BB_LAYOUT_STD:
+            return bb_map_create_std(n, rank, ranks, epoch, map_out);
+        case BB_LAYOUT_STD_CEIL:
+            return bb_map_create_block_cyclic(n, ceil_block > 0 ? ceil_block : 1, rank, ranks,
+                                              epoch, map_out);
+        case BB_LAYOUT_CYCLIC:
+            return bb_map_create_block_cyclic(n, 1, rank, ranks, epoch, map_out);
+        case BB_LAYOUT_BLOCK_CYCLIC:
+            if (layout->block >= 1 && layout->block <= INT32_MAX)
+                return bb_map_create_block_cyclic(n, layout->block, rank, ranks, epoch,
+                                                  map_out);
+            break; /* refused below, as before */
+        case BB_LAYOUT_ROOT:
+            return bb_map_create_block_cyclic(n, n > 0 ? n : 1, rank, ranks, epoch, map_out);
+        default:
+            break;
+        }
+    }
     int64_t *idx = NULL, cnt = 0;
     bb_status_t st = bb_layout_indices(layout, n, rank, ranks, &idx, &cnt);
     if (st != BB_OK)

@@ -779,6 +779,36 @@ typedef struct bb_map bb_map_t;
  * epoch.  Caller owns *map_out (bb_map_free). */
 BB_EXPORT bb_status_t bb_map_create(int64_t n, const int64_t *indices, int64_t count,
                                     int64_t epoch, bb_map_t **map_out);
+/* Regular maps: a map made by one of the two constructors below carries
+ * its descriptor, so that a plan between two regular maps is computed from
+ * the descriptors (runs and counts per peer, no exchange of indices) once
+ * every rank of both codes agrees on them; any other map takes the
+ * per-element path.  Indices are materialized all the same (the root
+ * methods and bb_map_indices read them).  Local; caller owns *map_out
+ * (bb_map_free). */
+typedef enum bb_map_shape {
+    BB_MAP_SHAPE_NONE = 0,      /* indices only (bb_map_create) */
+    BB_MAP_SHAPE_BLOCK_CYCLIC,  /* blocks of `block` elements dealt round-robin */
+    BB_MAP_SHAPE_STD            /* the standardized distribution (bb_std_block) */
+} bb_map_shape_t;
+/* Rank `rank` of `size` holds the blocks [k*block, (k+1)*block) (the last
+ * one cut at n) for k = rank, rank + size, ..., in increasing order: block
+ * = ceil(n/size) is one block per rank (std-ceil), 1 is cyclic, >= n all on
+ * rank 0.  n in [0, INT32_MAX] elements, block in [1, INT32_MAX] elements,
+ * 0 <= rank < size, epoch >= 0; else BB_ERR_ARG.  The rank and size are
+ * the map's code's (checked against it when a plan is created). */
+BB_EXPORT bb_status_t bb_map_create_block_cyclic(int64_t n, int64_t block, int rank,
+                                                 int size, int64_t epoch,
+                                                 bb_map_t **map_out);
+/* The standardized distribution's block of rank of size (bb_std_block), in
+ * increasing order; arguments as above. */
+BB_EXPORT bb_status_t bb_map_create_std(int64_t n, int rank, int size, int64_t epoch,
+                                        bb_map_t **map_out);
+/* Local.  The map's descriptor (NONE for a NULL map or one made from
+ * indices); the outputs, each may be NULL, are written for a regular map
+ * (block 0 for STD). */
+BB_EXPORT bb_map_shape_t bb_map_shape(const bb_map_t *map, int64_t *block_out,
+                                      int *rank_out, int *size_out);
 BB_EXPORT void bb_map_free(bb_map_t *map);
 BB_EXPORT int64_t bb_map_elements(const bb_map_t *map);  /* N */
 BB_EXPORT int64_t bb_map_count(const bb_map_t *map);     /* this rank's elements */

@@ -74,7 +74,46 @@ int64_t bb_agreement_bytes(const bb_agreement_t *agreement);
 struct bb_map {
     int64_t n, count, epoch;
     int64_t *idx;
+    bb_map_shape_t shape;   /* NONE: indices only */
+    int64_t block;          /* BLOCK_CYCLIC: elements per block */
+    int rank, size;         /* the holder's claimed place: trusted only
+                               after the plan's agreement */
 };
+
+/* A regular distribution of [0, n) over size ranks (a map's descriptor
+ * without the rank): the closed forms of redist-map.c. */
+typedef struct bb_regular {
+    bb_map_shape_t kind;    /* BLOCK_CYCLIC or STD */
+    int64_t n, block;
+    int size;
+} bb_regular_t;
+/* Local.  The rank owning g (0 <= g < n). */
+int bb_regular_owner(const bb_regular_t *sh, int64_t g);
+/* Local.  The end (exclusive) of the owner's contiguous stretch of global
+ * indices that contains g (0 <= g < n). */
+int64_t bb_regular_end(const bb_regular_t *sh, int64_t g);
+/* Local.  How many of rank r's indices are below x (0 <= x <= n): the
+ * local slot of x when r holds it. */
+int64_t bb_regular_below(const bb_regular_t *sh, int r, int64_t x);
+/* Local.  The smallest index >= x that rank r holds, n if none. */
+int64_t bb_regular_next_own(const bb_regular_t *sh, int r, int64_t x);
+/* One run: `len` consecutive local slots from `first` whose elements the
+ * other distribution's rank `peer` holds. */
+typedef struct bb_regular_run {
+    int peer;
+    int first, len;
+} bb_regular_run_t;
+/* Local.  The runs of rank me of mine (local slots in increasing global
+ * order) by their holder in other: maximal, in slot order, so each peer's
+ * runs in order are exactly its slot list's contiguous runs.  Writes up to
+ * cap runs to out (out may be NULL to count); returns the number of runs.
+ * O(runs + stretches of other that meet me's indices), no per-element
+ * work for blocks longer than one element. */
+int64_t bb_regular_runs(const bb_regular_t *mine, int me, const bb_regular_t *other,
+                      bb_regular_run_t *out, int64_t cap);
+/* Local.  The shape of map (1) and the rank it claims, or 0 for a map
+ * without a descriptor. */
+int bb_map_shape_get(const bb_map_t *map, bb_regular_t *shape_out, int *rank_out);
 /* A new copy of map, or NULL (map NULL or no memory). */
 bb_map_t *bb_map_copy(const bb_map_t *map);
 /* Counting sort of n items by destination (stable): order_out[j] is the

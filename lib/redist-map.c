@@ -73,7 +73,181 @@ bb_map_t *bb_map_copy(const bb_map_t *map)
     bb_map_t *m = NULL;
     if (map == NULL || bb_map_create(map->n, map->idx, map->count, map->epoch, &m) != BB_OK)
         return NULL;
+    m->shape = map->shape;
+    m->block = map->block;
+    m->rank = map->rank;
+    m->size = map->size;
     return m;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Regular maps and their closed forms                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Local.  A map of sh's rank r, its indices materialized from the closed
+ * form (so they equal the descriptor by construction). */
+static bb_status_t bb_map_from_shape(const bb_regular_t *sh, int r, int64_t epoch,
+                                     bb_map_t **map_out)
+{
+    int64_t cnt = bb_regular_below(sh, r, sh->n);
+    bb_map_t *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return BB_ERR_NOMEM;
+    m->idx = malloc((size_t)(cnt > 0 ? cnt : 1) * sizeof *m->idx);
+    if (m->idx == NULL) {
+        free(m);
+        return BB_ERR_NOMEM;
+    }
+    int64_t k = 0;
+    for (int64_t g = bb_regular_next_own(sh, r, 0); g < sh->n; g = bb_regular_next_own(sh, r, g)) {
+        int64_t e = bb_regular_end(sh, g);
+        while (g < e)
+            m->idx[k++] = g++;
+    }
+    m->n = sh->n;
+    m->count = k;
+    m->epoch = epoch;
+    m->shape = sh->kind;
+    m->block = sh->kind == BB_MAP_SHAPE_BLOCK_CYCLIC ? sh->block : 0;
+    m->rank = r;
+    m->size = sh->size;
+    *map_out = m;
+    return BB_OK;
+}
+
+bb_status_t bb_map_create_block_cyclic(int64_t n, int64_t block, int rank, int size,
+                                       int64_t epoch, bb_map_t **map_out)
+{
+    if (map_out == NULL || n < 0 || n > INT32_MAX || block < 1 || block > INT32_MAX
+        || size < 1 || rank < 0 || rank >= size || epoch < 0)
+        return BB_ERR_ARG;
+    bb_regular_t sh = {BB_MAP_SHAPE_BLOCK_CYCLIC, n, block, size};
+    return bb_map_from_shape(&sh, rank, epoch, map_out);
+}
+
+bb_status_t bb_map_create_std(int64_t n, int rank, int size, int64_t epoch,
+                              bb_map_t **map_out)
+{
+    if (map_out == NULL || n < 0 || n > INT32_MAX || size < 1 || rank < 0 || rank >= size
+        || epoch < 0)
+        return BB_ERR_ARG;
+    bb_regular_t sh = {BB_MAP_SHAPE_STD, n, 0, size};
+    return bb_map_from_shape(&sh, rank, epoch, map_out);
+}
+
+bb_map_shape_t bb_map_shape(const bb_map_t *map, int64_t *block_out, int *rank_out,
+                            int *size_out)
+{
+    if (map == NULL || map->shape == BB_MAP_SHAPE_NONE)
+        return BB_MAP_SHAPE_NONE;
+    if (block_out)
+        *block_out = map->block;
+    if (rank_out)
+        *rank_out = map->rank;
+    if (size_out)
+        *size_out = map->size;
+    return map->shape;
+}
+
+int bb_map_shape_get(const bb_map_t *map, bb_regular_t *shape_out, int *rank_out)
+{
+    if (map == NULL || map->shape == BB_MAP_SHAPE_NONE)
+        return 0;
+    *shape_out = (bb_regular_t){map->shape, map->n, map->block, map->size};
+    *rank_out = map->rank;
+    return 1;
+}
+
+/* The closed forms.  Block-cyclic with block b over P ranks: g is in block
+ * j = g / b, held by j % P; rank r's blocks before a cycle c (of b * P
+ * indices) are c full ones (only the globally last block is short, and
+ * nothing of r lies beyond it).  b and P are at most 2^31 and n below
+ * 2^31, so no product here passes 2^63. */
+int bb_regular_owner(const bb_regular_t *sh, int64_t g)
+{
+    if (sh->kind == BB_MAP_SHAPE_STD)
+        return bb_std_owner(sh->n, sh->size, g);
+    return (int)((g / sh->block) % sh->size);
+}
+
+int64_t bb_regular_end(const bb_regular_t *sh, int64_t g)
+{
+    if (sh->kind == BB_MAP_SHAPE_STD) {
+        int64_t first, cnt;
+        bb_std_block(sh->n, bb_std_owner(sh->n, sh->size, g), sh->size, &first, &cnt);
+        return first + cnt;
+    }
+    if (sh->size == 1) /* one holder: its blocks touch */
+        return sh->n;
+    int64_t e = (g / sh->block + 1) * sh->block;
+    return e < sh->n ? e : sh->n;
+}
+
+int64_t bb_regular_below(const bb_regular_t *sh, int r, int64_t x)
+{
+    if (sh->kind == BB_MAP_SHAPE_STD) {
+        int64_t first, cnt;
+        bb_std_block(sh->n, r, sh->size, &first, &cnt);
+        int64_t k = x - first;
+        return k < 0 ? 0 : (k > cnt ? cnt : k);
+    }
+    int64_t b = sh->block, cyc = b * sh->size;
+    int64_t t = x % cyc - (int64_t)r * b;
+    return (x / cyc) * b + (t < 0 ? 0 : (t > b ? b : t));
+}
+
+int64_t bb_regular_next_own(const bb_regular_t *sh, int r, int64_t x)
+{
+    int64_t n = sh->n, g;
+    if (x >= n)
+        return n;
+    if (sh->kind == BB_MAP_SHAPE_STD) {
+        int64_t first, cnt;
+        bb_std_block(n, r, sh->size, &first, &cnt);
+        if (cnt == 0 || x >= first + cnt)
+            return n;
+        return x < first ? first : x;
+    }
+    int64_t b = sh->block, cyc = b * sh->size, start = (x / cyc) * cyc, rem = x - start;
+    if (rem < (int64_t)r * b) {
+        g = start + (int64_t)r * b;
+    } else if (rem < ((int64_t)r + 1) * b) {
+        g = x;
+    } else {
+        if (cyc >= n - start) /* no next cycle (and no overflow forming it) */
+            return n;
+        g = start + cyc + (int64_t)r * b;
+    }
+    return g < n ? g : n;
+}
+
+/* Walk me's indices one stretch of other at a time: [g, e) has one holder
+ * in other, and me's slots in it are [below(g), below(e)); the next index
+ * of me's at or after e starts the next piece.  Consecutive pieces are
+ * adjacent in me's slots, so a piece of the previous piece's holder
+ * extends its run. */
+int64_t bb_regular_runs(const bb_regular_t *mine, int me, const bb_regular_t *other,
+                      bb_regular_run_t *out, int64_t cap)
+{
+    int64_t k = 0, lo = 0;
+    int last = -1;
+    for (int64_t g = bb_regular_next_own(mine, me, 0); g < mine->n;
+         g = bb_regular_next_own(mine, me, g)) {
+        int o = bb_regular_owner(other, g);
+        int64_t e = bb_regular_end(other, g), hi = bb_regular_below(mine, me, e);
+        if (o == last) {
+            if (out && k - 1 < cap)
+                out[k - 1].len += (int)(hi - lo);
+        } else {
+            if (out && k < cap)
+                out[k] = (bb_regular_run_t){o, (int)lo, (int)(hi - lo)};
+            k++;
+            last = o;
+        }
+        lo = hi;
+        g = e;
+    }
+    return k;
 }
 
 int64_t bb_map_elements(const bb_map_t *map) { return map->n; }
@@ -122,7 +296,24 @@ bb_status_t bb_map_validate(MPI_Comm comm, const bb_map_t *map,
     int64_t *sbuf = NULL, *rbuf = NULL, *hits = NULL;
     int64_t out_of_range = 0, dups = 0, gaps = 0;
     int nomem = !dest || !scount || !sdispl || !rcount || !rdispl || !cursor;
-    if (!nomem)
+    /* A regular map's indices are its descriptor's (made by the library
+     * from it): when every rank claims the same descriptor, with its own
+     * rank and this communicator's size, the maps partition [0, n) by
+     * construction and no index needs to travel. */
+    int claim = map != NULL && map->shape != BB_MAP_SHAPE_NONE && map->rank == me
+                && map->size == p;
+    int64_t local[7] = {n, map ? map->epoch : -1, nomem, map == NULL, claim,
+                        map ? map->shape : 0, map ? map->block : 0}, mn[7], mx[7];
+    if (bb_agree_minmax_fused(comm, local, 7, mn, mx) != MPI_SUCCESS) {
+        st = BB_ERR_MPI;
+        goto free_all;
+    }
+    fault.n_mismatch = mn[0] != mx[0];
+    fault.epoch_mismatch = mn[1] != mx[1];
+    fault.missing = mx[3] != 0;
+    fault.resources = mx[2] != 0;
+    int regular = mn[4] == 1 && mn[5] == mx[5] && mn[6] == mx[6];
+    if (!nomem && !(regular && !fault.n_mismatch))
         for (int64_t i = 0; i < cnt; i++) {
             int64_t g = map->idx[i];
             if (g < 0 || g >= n) {
@@ -132,16 +323,12 @@ bb_status_t bb_map_validate(MPI_Comm comm, const bb_map_t *map,
                 dest[i] = bb_std_owner(n, p, g);
             }
         }
-
-    int64_t local[4] = {n, map ? map->epoch : -1, nomem, map == NULL}, mn[4], mx[4];
-    if (bb_agree_minmax(comm, local, 4, mn, mx) != MPI_SUCCESS) {
-        st = BB_ERR_MPI;
+    if (regular && !fault.n_mismatch && !fault.missing && !fault.resources) {
+        /* agreed alike on every rank: none takes the exchange below */
+        if (fault.epoch_mismatch)
+            st = BB_REFUSED;
         goto free_all;
     }
-    fault.n_mismatch = mn[0] != mx[0];
-    fault.epoch_mismatch = mn[1] != mx[1];
-    fault.missing = mx[3] != 0;
-    fault.resources = mx[2] != 0;
     if (!fault.n_mismatch && !fault.missing && !fault.resources) {
         int64_t nvalid = 0, rtotal = 0, first, bn;
         for (int64_t i = 0; i < cnt; i++)

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "redist-private.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,8 +147,79 @@ static int bb_plan_choose(bb_redist_plan_t *pl, int rc)
     return rc;
 }
 
+/* One side's claim for bb_plan_agree_shapes: 0 when this rank holds none
+ * of the side's maps, else whether its map is regular with its own code
+ * rank, the code's size and the plan's N (1) or not (-1). */
+static int bb_plan_claim(const bb_redist_plan_t *pl, const bb_map_t *m, int holds, int first,
+                         int size, bb_regular_t *sh, int *rank)
+{
+    if (!holds)
+        return 0;
+    return bb_map_shape_get(m, sh, rank) && *rank == pl->link->rank - first
+                   && sh->size == size && sh->n == pl->n ? 1 : -1;
+}
+
+/* Collective over the link: do both maps carry one descriptor on every rank
+ * that holds them?  A map's descriptor is its holder's claim, so nothing is
+ * taken from a peer: every rank checks its own claim against its own place
+ * in its code, and one agreement finds whether every claim holds and names
+ * one kind and one block per side (x and -x: one MAX finds MIN too; ranks
+ * that hold no map of a side enter a value below any).  *agreed, alike on
+ * every rank: 1 when the send side's claims hold, 2 the receive side's, 3
+ * both; *ss and *rs are the agreed shapes of those sides. */
+static int bb_plan_agree_shapes(bb_redist_plan_t *pl, bb_regular_t *ss, bb_regular_t *rs,
+                                int *agreed)
+{
+    const int64_t none = INT64_MIN / 4;
+    const bb_map_t *maps[2] = {bb_plan_send_map(pl), bb_plan_recv_map(pl)};
+    int holds[2] = {pl->sender, pl->receiver}, first[2] = {pl->s_first, pl->r_first},
+        size[2] = {pl->s_n, pl->r_n};
+    bb_regular_t sh[2];
+    int64_t loc[10], agg[10];
+    memset(sh, 0, sizeof sh);
+    for (int i = 0; i < 2; i++) {
+        int r = -1, c = bb_plan_claim(pl, maps[i], holds[i], first[i], size[i], &sh[i], &r);
+        loc[5 * i] = c < 0;
+        loc[5 * i + 1] = c ? sh[i].kind : none;
+        loc[5 * i + 2] = c ? -(int64_t)sh[i].kind : none;
+        loc[5 * i + 3] = c ? sh[i].block : none;
+        loc[5 * i + 4] = c ? -sh[i].block : none;
+    }
+    int rc = bb_agree_max(pl->link->comm, loc, 10, agg);
+    *agreed = 0;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int ok[2];
+    for (int i = 0; i < 2; i++) {
+        ok[i] = agg[5 * i] == 0 && agg[5 * i + 1] == -agg[5 * i + 2]
+                && agg[5 * i + 3] == -agg[5 * i + 4] && agg[5 * i + 1] != none;
+        sh[i] = (bb_regular_t){(bb_map_shape_t)agg[5 * i + 1], pl->n, agg[5 * i + 3], size[i]};
+    }
+    *ss = sh[0];
+    *rs = sh[1];
+    *agreed = ok[0] | ok[1] << 1;
+    return MPI_SUCCESS;
+}
+
+/* Collective over the link: x1 from sidx to ridx (per element) or, when
+ * regular, from the agreed shapes ss and rs. */
+static int bb_plan_build_x1(bb_redist_plan_t *pl, int regular, const bb_regular_t *ss,
+                            const bb_regular_t *rs, const int64_t *sidx, int64_t sn,
+                            const int64_t *ridx, int64_t rn, int how)
+{
+    bb_redist_link_t *l = pl->link;
+    if (regular)
+        return bb_xplan_build_shapes(&pl->x1, l->comm, ss, pl->s_first,
+                                     pl->sender ? l->rank - pl->s_first : -1, rs, pl->r_first,
+                                     pl->receiver ? l->rank - pl->r_first : -1, how, pl->elem,
+                                     pl->ncomp);
+    return bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, ridx, rn, pl->r_first, pl->r_n,
+                          how, pl->elem, pl->ncomp);
+}
+
 /* Collective over the link: the cross-code part (the map transfer), with
- * the maps held now; learn_epochs: also learns both epochs. */
+ * the maps held now; learn_epochs: also learns both epochs.  Between two
+ * regular maps it is closed-form (bb_plan_agree_shapes). */
 int bb_plan_build_cross(bb_redist_plan_t *pl, int learn_epochs)
 {
     bb_redist_link_t *l = pl->link;
@@ -171,29 +243,36 @@ int bb_plan_build_cross(bb_redist_plan_t *pl, int learn_epochs)
     const bb_map_t *sm = bb_plan_send_map(pl), *rm = bb_plan_recv_map(pl);
     const int64_t *sidx = pl->sender ? sm->idx : NULL, *ridx = pl->receiver ? rm->idx : NULL;
     int64_t sn = pl->sender ? sm->count : 0, rn = pl->receiver ? rm->count : 0;
+    if (pl->method == BB_REDIST_ROOT || pl->method == BB_REDIST_ROOT_GATHERV)
+        return MPI_SUCCESS; /* agreed: no rank takes the agreement below */
+    bb_regular_t ss, rs;
+    int agreed = 0;
+    if ((rc = bb_plan_agree_shapes(pl, &ss, &rs, &agreed)) != MPI_SUCCESS)
+        return rc;
+    int regular = agreed == 3;
     switch (pl->method) {
     case BB_REDIST_DIRECT:
     case BB_REDIST_SPARSE:
-        return bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, ridx, rn, pl->r_first,
-                              pl->r_n, BB_XPLAN_TYPES, pl->elem, pl->ncomp);
+        return bb_plan_build_x1(pl, regular, &ss, &rs, sidx, sn, ridx, rn, BB_XPLAN_TYPES);
     case BB_REDIST_PACK:
-        return bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, ridx, rn, pl->r_first,
-                              pl->r_n, BB_XPLAN_RUNS, pl->elem, pl->ncomp);
+        return bb_plan_build_x1(pl, regular, &ss, &rs, sidx, sn, ridx, rn, BB_XPLAN_RUNS);
     case BB_REDIST_PACK_MPI:
-        return bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, ridx, rn, pl->r_first,
-                              pl->r_n, BB_XPLAN_TYPES | BB_XPLAN_PACKED, pl->elem, pl->ncomp);
+        return bb_plan_build_x1(pl, regular, &ss, &rs, sidx, sn, ridx, rn,
+                                BB_XPLAN_TYPES | BB_XPLAN_PACKED);
     case BB_REDIST_OVERLAP:
-        return bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, ridx, rn, pl->r_first,
-                              pl->r_n, BB_XPLAN_RUNS | BB_XPLAN_PEER_RUNS, pl->elem,
-                              pl->ncomp);
+        return bb_plan_build_x1(pl, regular, &ss, &rs, sidx, sn, ridx, rn,
+                                BB_XPLAN_RUNS | BB_XPLAN_PEER_RUNS);
     case BB_REDIST_AUTO:
         /* built for pack; the datatypes are added if direct is chosen */
-        rc = bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, ridx, rn, pl->r_first,
-                            pl->r_n, BB_XPLAN_RUNS, pl->elem, pl->ncomp);
+        rc = bb_plan_build_x1(pl, regular, &ss, &rs, sidx, sn, ridx, rn, BB_XPLAN_RUNS);
         return bb_plan_choose(pl, rc);
     case BB_REDIST_TWO_STEP: {
-        /* to the receiving code's standardized distribution */
+        /* to the receiving code's standardized distribution: regular by
+         * definition, so only the sender's claim decides */
         int64_t first = 0, cnt = 0, *std = NULL;
+        bb_regular_t sstd = {BB_MAP_SHAPE_STD, pl->n, 0, pl->r_n};
+        if (agreed & 1)
+            return bb_plan_build_x1(pl, 1, &ss, &sstd, NULL, 0, NULL, 0, BB_XPLAN_TYPES);
         if (pl->receiver)
             bb_std_block(pl->n, l->rank - pl->r_first, pl->r_n, &first, &cnt);
         std = malloc((size_t)(cnt > 0 ? cnt : 1) * sizeof *std);
@@ -201,8 +280,7 @@ int bb_plan_build_cross(bb_redist_plan_t *pl, int learn_epochs)
             return MPI_ERR_NO_MEM;
         for (int64_t i = 0; i < cnt; i++)
             std[i] = first + i;
-        rc = bb_xplan_build(&pl->x1, l->comm, pl->n, sidx, sn, std, cnt, pl->r_first,
-                            pl->r_n, BB_XPLAN_TYPES, pl->elem, pl->ncomp);
+        rc = bb_plan_build_x1(pl, 0, NULL, NULL, sidx, sn, std, cnt, BB_XPLAN_TYPES);
         free(std);
         return rc;
     }

@@ -85,6 +85,15 @@ typedef struct bb_xplan {
 int bb_xplan_build(bb_xplan_t *x, MPI_Comm comm, int64_t n, const int64_t *sidx, int64_t sn,
                    const int64_t *ridx, int64_t rn, int dir_first, int dir_count, int how,
                    MPI_Datatype elem, int ncomp);
+/* Collective over comm: the same x as bb_xplan_build between two regular
+ * maps, from their agreed shapes alone (no index crosses; collective only
+ * for pack-mpi's sizes, local otherwise: the caller agrees the outcome, an
+ * MPI error or MPI_ERR_NO_MEM): the sender shape ss's rank c is link
+ * rank s_first + c, this rank's is s_me (-1: not a sender); likewise rs,
+ * r_first, r_me.  The caller must have agreed the shapes on every rank. */
+int bb_xplan_build_shapes(bb_xplan_t *x, MPI_Comm comm, const bb_regular_t *ss, int s_first,
+                          int s_me, const bb_regular_t *rs, int r_first, int r_me, int how,
+                          MPI_Datatype elem, int ncomp);
 void bb_xplan_free(bb_xplan_t *x);
 /* Local.  The indexed slot datatypes of every peer of a built x. */
 int bb_xplan_types(bb_xplan_t *x, MPI_Datatype elem);

@@ -445,6 +445,190 @@ free_scratch:
     return rc;
 }
 
+/* ---- closed-form plans between two regular maps --------------------- */
+
+/* One side of a closed-form build: this rank's runs grouped by peer (a
+ * stable counting sort of the runs, which are in slot order). */
+typedef struct bb_xside {
+    bb_regular_run_t *run, *byp;  /* slot order; peer order */
+    int64_t nrun;
+} bb_xside_t;
+
+/* Local.  me's runs of mine against other (whose rank c is link rank
+ * first + c); 1 without memory. */
+static int bb_xside_runs(bb_xside_t *sd, const bb_regular_t *mine, int me, const bb_regular_t *other,
+                         int first)
+{
+    memset(sd, 0, sizeof *sd);
+    if (me < 0)
+        return 0;
+    sd->nrun = bb_regular_runs(mine, me, other, NULL, 0);
+    size_t z = (size_t)(sd->nrun > 0 ? sd->nrun : 1);
+    sd->run = malloc(z * sizeof *sd->run);
+    sd->byp = malloc(z * sizeof *sd->byp);
+    if (sd->run == NULL || sd->byp == NULL)
+        return 1;
+    bb_regular_runs(mine, me, other, sd->run, sd->nrun);
+    for (int64_t k = 0; k < sd->nrun; k++)
+        sd->run[k].peer += first;
+    return 0;
+}
+
+/* Local.  The slot list, counts and displacements per peer of one side
+ * from its runs, as the per-element build leaves them: each peer's slots
+ * in slot order (the sender's storage order is increasing global index on
+ * both sides of a regular pair, so the receiver's list in the sender's
+ * message order is its own slot order too). */
+static void bb_xside_fill(bb_xside_t *sd, int p, int *count, int *displ, int *cursor, int *pos)
+{
+    for (int d = 0; d < p; d++)
+        count[d] = 0;
+    for (int64_t k = 0; k < sd->nrun; k++)
+        count[sd->run[k].peer] += sd->run[k].len;
+    int acc = 0;
+    for (int d = 0; d < p; d++) {
+        displ[d] = cursor[d] = acc;
+        acc += count[d];
+    }
+    for (int64_t k = 0; k < sd->nrun; k++) {
+        bb_regular_run_t r = sd->run[k];
+        for (int j = 0; j < r.len; j++)
+            pos[cursor[r.peer] + j] = r.first + j;
+        cursor[r.peer] += r.len;
+    }
+    /* the runs themselves in peer order (types, the whole-list runs) */
+    int64_t at = 0;
+    int *nr = cursor; /* reused: runs per peer, then their cursors */
+    for (int d = 0; d < p; d++)
+        nr[d] = 0;
+    for (int64_t k = 0; k < sd->nrun; k++)
+        nr[sd->run[k].peer]++;
+    for (int d = 0; d < p; d++) {
+        int c = nr[d];
+        nr[d] = (int)at;
+        at += c;
+    }
+    for (int64_t k = 0; k < sd->nrun; k++)
+        sd->byp[nr[sd->run[k].peer]++] = sd->run[k];
+}
+
+/* Local.  The whole message order's runs as (first, length) pairs (what
+ * bb_slot_runs_list gives over the slot list): the peer-ordered runs, the
+ * last of one peer joined to the first of the next where they touch. */
+static int bb_xside_list(const bb_xside_t *sd, int **out, int *nrun)
+{
+    int *r = malloc((size_t)(sd->nrun > 0 ? 2 * sd->nrun : 1) * sizeof *r);
+    if (r == NULL)
+        return -1;
+    int k = -1;
+    for (int64_t i = 0; i < sd->nrun; i++) {
+        bb_regular_run_t u = sd->byp[i];
+        if (k >= 0 && r[2 * k] + r[2 * k + 1] == u.first) {
+            r[2 * k + 1] += u.len;
+        } else {
+            k++;
+            r[2 * k] = u.first;
+            r[2 * k + 1] = u.len;
+        }
+    }
+    *out = r;
+    *nrun = k + 1;
+    return 0;
+}
+
+/* Local.  Each peer's indexed datatype from its runs (bb_type_slots' type,
+ * built from the runs instead of the slots). */
+static int bb_xside_types(const bb_xside_t *sd, int p, const int *count, MPI_Datatype elem,
+                          MPI_Datatype *type, MPI_Datatype *wtype, int *wcount, int64_t *bytes)
+{
+    int64_t i = 0;
+    int *bl = malloc((size_t)(sd->nrun > 0 ? sd->nrun : 1) * sizeof *bl);
+    int *dp = malloc((size_t)(sd->nrun > 0 ? sd->nrun : 1) * sizeof *dp);
+    int rc = MPI_SUCCESS;
+    if (bl == NULL || dp == NULL) {
+        rc = MPI_ERR_NO_MEM;
+        goto free_lists;
+    }
+    for (int d = 0; d < p && rc == MPI_SUCCESS; d++) {
+        int nr = 0;
+        for (; i < sd->nrun && sd->byp[i].peer == d; i++, nr++) {
+            bl[nr] = sd->byp[i].len;
+            dp[nr] = sd->byp[i].first;
+        }
+        if (count[d] == 0)
+            continue;
+        rc = MPI_Type_indexed(nr, bl, dp, elem, &type[d]);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Type_commit(&type[d]);
+        *bytes += 2 * (int64_t)nr * (int64_t)sizeof(int);
+        wtype[d] = type[d];
+        wcount[d] = 1;
+    }
+free_lists:
+    free(bl); free(dp);
+    return rc;
+}
+
+int bb_xplan_build_shapes(bb_xplan_t *x, MPI_Comm comm, const bb_regular_t *ss, int s_first,
+                          int s_me, const bb_regular_t *rs, int r_first, int r_me, int how,
+                          MPI_Datatype elem, int ncomp)
+{
+    int rc = MPI_SUCCESS;
+    memset(x, 0, sizeof *x);
+    x->comm = comm;
+    x->how = how;
+    if ((rc = MPI_Comm_size(comm, &x->p)) != MPI_SUCCESS
+        || (rc = MPI_Comm_rank(comm, &x->me)) != MPI_SUCCESS)
+        return rc;
+    x->built = 1;
+    int64_t sn = s_me >= 0 ? bb_regular_below(ss, s_me, ss->n) : 0;
+    int64_t rn = r_me >= 0 ? bb_regular_below(rs, r_me, rs->n) : 0;
+    bb_xside_t snd, rcv;
+    int *cursor = malloc((size_t)x->p * sizeof *cursor);
+    int nomem = bb_xside_runs(&snd, ss, s_me, rs, r_first);
+    nomem |= bb_xside_runs(&rcv, rs, r_me, ss, s_first);
+    nomem |= cursor == NULL;
+    nomem |= bb_xplan_alloc(x, sn, rn, (size_t)ncomp * sizeof(double));
+    /* Only pack-mpi's sizes are collective below: without them a local
+     * failure is agreed by the caller, as every outcome is. */
+    int anynomem = nomem;
+    if ((how & BB_XPLAN_PACKED)
+        && (rc = MPI_Allreduce(&nomem, &anynomem, 1, MPI_INT, MPI_MAX, comm)) != MPI_SUCCESS)
+        goto free_runs;
+    if (anynomem) {
+        rc = MPI_ERR_NO_MEM;
+        goto free_runs;
+    }
+    bb_xside_fill(&snd, x->p, x->scount, x->sdispl, cursor, x->spos);
+    bb_xside_fill(&rcv, x->p, x->rcount, x->rdispl, cursor, x->rpos);
+    x->nsend = (int)sn;
+    x->nrecv = (int)rn;
+    x->sruns = snd.nrun;  /* each peer's runs are maximal: its slot list's */
+    x->rruns = rcv.nrun;
+    for (int d = 0; d < x->p; d++)
+        x->wtype_s[d] = x->wtype_r[d] = elem;
+    /* overlap's runs split at peers come from the slot lists, as on the
+     * per-element path */
+    if ((how & BB_XPLAN_RUNS)
+        && ((how & BB_XPLAN_PEER_RUNS) ? bb_xplan_peer_runs(x) != 0
+            : (bb_xside_list(&snd, &x->srun, &x->nsrun) != 0
+               || bb_xside_list(&rcv, &x->rrun, &x->nrrun) != 0))) {
+        rc = MPI_ERR_NO_MEM; /* local: agreed by the caller */
+        goto free_runs;
+    }
+    if ((how & BB_XPLAN_TYPES)
+        && ((rc = bb_xside_types(&snd, x->p, x->scount, elem, x->stype, x->wtype_s,
+                                 x->wcount_s, &x->type_bytes)) != MPI_SUCCESS
+            || (rc = bb_xside_types(&rcv, x->p, x->rcount, elem, x->rtype, x->wtype_r,
+                                    x->wcount_r, &x->type_bytes)) != MPI_SUCCESS))
+        goto free_runs;
+    if ((how & BB_XPLAN_PACKED) && (rc = bb_xplan_packed(x, elem)) != MPI_SUCCESS)
+        goto free_runs;
+free_runs:
+    free(snd.run); free(snd.byp); free(rcv.run); free(rcv.byp); free(cursor);
+    return rc;
+}
+
 void bb_xplan_drop_runs(bb_xplan_t *x)
 {
     free(x->srun); free(x->rrun); free(x->pbuf); free(x->ubuf);

@@ -371,20 +371,29 @@ void bb_redist_candidates_note(bb_table_t *t, const bb_redist_candidate_t *c, in
     if (best >= 0) {
         const bb_redist_candidate_t *b = &c[best];
         const bb_redist_point_t *pt = b->pt;
-        const bb_redist_traffic_t *tr = direct ? &direct->traffic : &b->traffic;
+        /* the fragmentation of a plan that maps both layouts: direct's, else
+         * the first such method run here (the root methods map neither) */
+        const bb_redist_candidate_t *fr = direct;
+        for (int i = 0; fr == NULL && i < n; i++)
+            if (c[i].traffic.send_mean_run_elements >= 0
+                || c[i].traffic.recv_mean_run_elements >= 0)
+                fr = &c[i];
         double eb = (double)pt->element_bytes;
-        char root_x[32] = "";
+        char root_x[32] = "", frag[160] = "";
         if (root != NULL && b->median > 0)  /* without root, no ratio to it */
             snprintf(root_x, sizeof root_x, ", root_x %.2f", root->median / b->median);
-        bb_table_note(t, "N=%lld '%c' %s->%s: fastest %s (%.1f us%s); fragmentation "
-                      "(direct plan): send runs %.1f el = %.0f B mean, %lld on the busiest "
-                      "rank; recv runs %.1f el = %.0f B mean, %lld%s%s",
+        if (fr != NULL) {
+            const bb_redist_traffic_t *tr = &fr->traffic;
+            snprintf(frag, sizeof frag, "; fragmentation (%s plan): send runs %.1f el = %.0f B "
+                     "mean, %lld on the busiest rank; recv runs %.1f el = %.0f B mean, %lld",
+                     bb_redist_method_name(fr->method), tr->send_mean_run_elements,
+                     tr->send_mean_run_elements * eb, (long long)tr->send_runs_max,
+                     tr->recv_mean_run_elements, tr->recv_mean_run_elements * eb,
+                     (long long)tr->recv_runs_max);
+        }
+        bb_table_note(t, "N=%lld '%c' %s->%s: fastest %s (%.1f us%s)%s%s%s",
                       (long long)pt->n, pt->command, from, to,
-                      bb_redist_method_name(b->method), b->median * 1e6,
-                      root_x,
-                      tr->send_mean_run_elements, tr->send_mean_run_elements * eb,
-                      (long long)tr->send_runs_max, tr->recv_mean_run_elements,
-                      tr->recv_mean_run_elements * eb, (long long)tr->recv_runs_max, dt, ov);
+                      bb_redist_method_name(b->method), b->median * 1e6, root_x, frag, dt, ov);
     }
     if (aut)
         bb_table_note(t, "  auto ran %s: %s%s", bb_redist_method_name(aut->traffic.chosen),

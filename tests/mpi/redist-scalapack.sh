@@ -3,11 +3,13 @@
 # MPI as a singleton and at 2 and 3 ranks (4: redist-scalapack-n4.sh): its
 # data checked slot by slot against bbench's maps, intra and MDI; the
 # layouts it cannot express refused alike with a reason; BLACS ended and
-# restarted with MPI running; the checker fails wrong data.  Exit 77 with configure's reason when
+# restarted with MPI running; the checker fails wrong data; and bbench-redist's
+# scalapack line at every size, intra and MDI.  Exit 77 with configure's reason when
 # ScaLAPACK is not configured.
 . "$(dirname "$0")/../lib.sh"
 
-out="$BB_TMP/out"
+out="$BB_TMP/out" err="$BB_TMP/err"
+X="$B/bench/bbench-redist"
 T="$B/tests/mpi/test-redist-scalapack"
 bb_serial "$T" available > "$out" 2>&1
 rc=$?
@@ -26,5 +28,26 @@ for np in ${nps:-0 2 3}; do
     bb_expect_grep "^refused random -> cyclic N=1000 on $r ranks: cannot express the driver's layout" \
         "$out" "-n $r: random refused with a reason"
     bb_expect_grep "checker, one wrong: slot" "$out" "-n $r: the checker fails one wrong double"
+    # bbench-redist's own scalapack line at this size, in the same interleaved
+    # set as a method, every message checked slot by slot by the program
+    links=intra
+    [ "$r" -ge 2 ] && links="intra mdi"
+    for link in $links; do
+        rec="$BB_TMP/sc-$r-$link.json"
+        set -- "$X" --link "$link" --from block-cyclic:4 --to cyclic --elements 600 \
+            --element-bytes 16 --methods overlap,scalapack --reps 1 --warmup 0 \
+            --warmup-blocks 0 -o "$rec"
+        if [ "$np" -eq 0 ]; then bb_serial "$@"; else bb_mpirun "$np" "$@"; fi > "$out" 2> "$err"
+        rc=$?
+        bb_expect_rc 0 $rc "bbench-redist scalapack at -n $r $link"
+        [ $rc -eq 0 ] || head -n 20 "$err" >&2
+        for d in '>' '<'; do
+            bb_expect_grep "^ *600 *$d *block-cyclic:4 *cyclic *scalapack .* reference$" \
+                "$out" "-n $r $link: scalapack's line '$d'"
+        done
+        bb_expect_true "-n $r $link: two scalapack record points, no wrong message" \
+            test "$(grep -c '"method": *"scalapack"' "$rec")" -eq 2 -a \
+            "$(grep -c 'wrong-data$' "$out")" -eq 0
+    done
 done
 bb_finish

@@ -65,6 +65,11 @@ int64_t bb_redist_break_even(const bb_redist_candidate_t *c, const bb_redist_can
                              const char **why);
 /* 1: the bound is above c's median (the bound is wrong, not a result). */
 int bb_redist_bound_failed(const bb_redist_candidate_t *c, const bb_redist_bound_t *bound);
+/* A line's ratio.root (root's median / median, null without root) and
+ * efficiency (bound / median, null when nothing moves or the bound fails),
+ * for a method and the reference alike. */
+void bb_redist_median_quantities(cJSON *q, double median, const bb_redist_candidate_t *root,
+                                 const bb_redist_bound_t *bound, const char *scope);
 /* Rank 0.  A method line's columns after its times, and its cells. */
 void bb_redist_candidate_columns(bb_table_t *table, const char *rank_stat_words);
 void bb_redist_candidate_cells(bb_table_t *table, const bb_redist_candidate_t *c,

@@ -247,6 +247,25 @@ int bb_redist_bound_failed(const bb_redist_candidate_t *c, const bb_redist_bound
     return c->median > 0 && bound->bound_s > c->median;
 }
 
+void bb_redist_median_quantities(cJSON *q, double median, const bb_redist_candidate_t *root,
+                                 const bb_redist_bound_t *bound, const char *scope)
+{
+    bb_quantities_add(q, "ratio.root",
+                      root && median > 0
+                          ? bb_quantity_value(root->median / median, "ratio", scope)
+                          : bb_quantity_null("ratio", scope, root ? "no time measured"
+                                                                  : "root was not measured"));
+    bb_quantities_add(q, "efficiency",
+                      !(median > 0 && bound->bound_s > 0)
+                          ? bb_quantity_null("ratio", scope, "nothing to move: the bound "
+                                             "is zero")
+                      : bound->bound_s > median
+                          ? bb_quantity_null("ratio", scope, "bound failure: the bound is "
+                                             "above the measured median (a bound that "
+                                             "does not hold, not a result)")
+                          : bb_quantity_value(bound->bound_s / median, "ratio", scope));
+}
+
 /* ---- the record point ---------------------------------------------------------- */
 
 void bb_redist_candidate_first(cJSON *first, const bb_redist_candidate_t *c,
@@ -292,11 +311,6 @@ void bb_redist_candidate_quantities(cJSON *q, const bb_redist_candidate_t *c,
                                              !root ? "root was not measured"
                                              : root == c ? "root is the reference"
                                              : "slower than root: no saving (see ratio.root)"));
-    bb_quantities_add(q, "ratio.root",
-                      root && c->median > 0
-                          ? bb_quantity_value(root->median / c->median, "ratio", scope)
-                          : bb_quantity_null("ratio", scope, root ? "no time measured"
-                                                                  : "root was not measured"));
     /* the plan's bytes over all ranks (not the runner's per rank) */
     bb_quantities_add(q, "communication.payload",
                       bb_quantity_value((double)c->traffic.payload_bytes, "byte",
@@ -310,15 +324,7 @@ void bb_redist_candidate_quantities(cJSON *q, const bb_redist_candidate_t *c,
     bb_quantities_add(q, "redist.messages_checked", checked);
     bb_redist_bound_quantities(q, bound, bb_measure_part(probe, BB_PROBE_TOTAL),
                                (size_t)probe->samples, scope);
-    bb_quantities_add(q, "efficiency",
-                      !(c->median > 0 && bound->bound_s > 0)
-                          ? bb_quantity_null("ratio", scope, "nothing to move: the bound "
-                                             "is zero")
-                      : bb_redist_bound_failed(c, bound)
-                          ? bb_quantity_null("ratio", scope, "bound failure: the bound is "
-                                             "above the measured median (a bound that "
-                                             "does not hold, not a result)")
-                          : bb_quantity_value(bound->bound_s / c->median, "ratio", scope));
+    bb_redist_median_quantities(q, c->median, root, bound, scope);
     bb_quantities_add(q, "redist.wrong_messages",
                       bb_quantity_value((double)row->agreed.wrong, "count", "run/all-ranks"));
     /* auto's choice follows a calibrated threshold, a measurement: what its

@@ -105,16 +105,7 @@ void bb_redist_reference_quantities(cJSON *q, const bb_redist_reference_t *r,
 {
     const char *scope = bb_measure_scope(&row->m);
     bb_quantities_add(q, "setup.total", bb_quantity_value(r->setup_s, "s", "plan/max-rank"));
-    bb_quantities_add(q, "ratio.root",
-                      root && r->median > 0
-                          ? bb_quantity_value(root->median / r->median, "ratio", scope)
-                          : bb_quantity_null("ratio", scope, root ? "no time measured"
-                                                                  : "root was not measured"));
-    bb_quantities_add(q, "efficiency",
-                      r->median > 0 && bound->bound_s > 0 && bound->bound_s <= r->median
-                          ? bb_quantity_value(bound->bound_s / r->median, "ratio", scope)
-                          : bb_quantity_null("ratio", scope, "nothing to move, or the bound "
-                                             "is above the median"));
+    bb_redist_median_quantities(q, r->median, root, bound, scope);
     bb_quantities_add(q, "redist.wrong_messages",
                       bb_quantity_value((double)row->agreed.wrong, "count", "run/all-ranks"));
 }

@@ -43,6 +43,10 @@ typedef struct bb_redist_candidate {
     bb_redist_plan_t *plan;
     bb_redist_buffers_t b;
     int64_t k, on_plan;            /* messages made, on this plan */
+    int64_t plans_rebuilt;         /* plans rebuilt while measured (--messages) */
+    int64_t plans_other;           /* auto: of those, the ones whose trial chose
+                                      another method than the first plan's
+                                      (traffic.chosen) */
 } bb_redist_candidate_t;
 
 /* Collective.  A plan of method for the point (fatal on failure). */

@@ -182,6 +182,8 @@ void bb_redist_candidate_message(bb_redist_candidate_t *c, bb_tally_t *tally, do
         bb_redist_buffers_free(&c->b);
         bb_redist_plan_destroy(c->plan);
         bb_plan_with_setup(c);
+        c->plans_rebuilt++;
+        c->plans_other += bb_redist_plan_chosen(c->plan) != c->traffic.chosen;
         c->on_plan = 0;
     }
     bb_message(c, tally, parts);
@@ -440,12 +442,17 @@ void bb_redist_candidates_note(bb_table_t *t, const bb_redist_candidate_t *c, in
                       (long long)tr->send_runs_max, tr->recv_mean_run_elements,
                       tr->recv_mean_run_elements * eb, (long long)tr->recv_runs_max, dt, ov);
     }
-    if (aut)
-        bb_table_note(t, "  auto ran %s: %s%s", bb_redist_method_name(aut->traffic.chosen),
-                      aut->choice, best >= 0 && c[best].median > 0
+    if (aut) {
+        char other[96] = "";
+        if (aut->plans_other > 0) /* each rebuilt plan ran its own trial */
+            snprintf(other, sizeof other, "; %lld of %lld rebuilt plans chose another method",
+                     (long long)aut->plans_other, (long long)aut->plans_rebuilt);
+        bb_table_note(t, "  auto ran %s: %s%s%s", bb_redist_method_name(aut->traffic.chosen),
+                      aut->choice, other, best >= 0 && c[best].median > 0
                           ? (aut->median <= 1.1 * c[best].median ? " (within 10% of "
                              "the fastest)" : " (more than 10% slower than the fastest)")
                           : "");
+    }
     bb_redist_bound_note(t, bound);
     for (int i = 0; i < n; i++)
         if (bb_redist_bound_failed(&c[i], bound))

@@ -1087,8 +1087,10 @@ typedef struct bb_redist_traffic {
                                 over ranks (0: every method stages in the
                                 plan's buffers; MPI's internal buffers are not
                                 counted) */
-    bb_redist_method_t chosen; /* what the plan runs: auto's choice, else the
-                                method itself */
+    bb_redist_method_t chosen; /* what the plan runs: auto's choice (during
+                                its trial the next candidate, and the
+                                counts are those of the plan holding every
+                                candidate's parts), else the method itself */
     int steps;
 } bb_redist_traffic_t;
 

@@ -84,8 +84,9 @@ static const bb_variant_t redist_variants[V_N] = {
            "(receives posted first, each peer packed and sent at once, the local part "
            "copied while messages fly, each message unpacked as it completes); sparse with "
            "hand-packed runs instead of the slot datatypes"),
-    METHOD("auto", "pack or direct, chosen per plan from its fragmentation against the "
-           "link's calibrated threshold"),
+    METHOD("auto", "the fastest of direct, pack, sparse and overlap on the plan's own first "
+           "12 messages (3 each, the MAX over ranks, least median; run in the setup, "
+           "setup.trial): its steady state is measured"),
     { "scalapack", "ScaLAPACK's Cpdgemr2d (a reference outside the library): the layouts as "
       "1 x P block-cyclic matrices, where they are", scalapack_call, 1u,
       "ScaLAPACK's Cpdgemr2d: no admission or payload phase of the library's",
@@ -493,10 +494,7 @@ static int redist_finish(bb_run_t *run, void *state)
 {
     redist_state_t *st = state;
     bb_table_t *t = bb_run_table(run);
-    double thr = bb_redist_link_auto_threshold(st->link);
     if (!st->o.md) {
-        bb_table_note(t, "auto's threshold (calibrated at link creation, a measurement): %.0f B "
-                      "per contiguous run", thr);
         bb_table_note(t, "ratios root msg_us / method msg_us (medians of interleaved samples; "
                       "> 1: faster than root):");
         for (size_t i = 0; i < st->nratios; i++)
@@ -505,7 +503,6 @@ static int redist_finish(bb_run_t *run, void *state)
     cJSON *section = bb_run_section(run);  /* rank 0 */
     if (section != NULL) {
         cJSON_AddStringToObject(section, "bound_note", BB_REDIST_BOUND_NOTE);
-        cJSON_AddNumberToObject(section, "auto_threshold_bytes", thr);
     }
     bb_map_free(st->dmap);
     bb_map_free(st->emap);

@@ -13,7 +13,9 @@
 /* A call's timed parts (the runner's part names: elapsed, phase.admission,
  * phase.payload) and a plan's setup parts (setup.total, its parts). */
 enum { BB_MESSAGE_ELAPSED, BB_MESSAGE_ADMISSION, BB_MESSAGE_PAYLOAD, BB_MESSAGE_PARTS };
-enum { BB_SETUP_TOTAL, BB_SETUP_VALIDATE, BB_SETUP_MAP, BB_SETUP_BUILD, BB_SETUP_PARTS };
+enum { BB_SETUP_TOTAL, BB_SETUP_VALIDATE, BB_SETUP_MAP, BB_SETUP_BUILD, BB_SETUP_TRIAL,
+       BB_SETUP_PARTS }; /* trial: auto's trial executions, apart from total
+                            (recorded for auto alone) */
 
 /* What the methods of one point share (borrowed, alive while they are). */
 typedef struct bb_redist_point {
@@ -41,18 +43,25 @@ typedef struct bb_redist_candidate {
     bb_redist_plan_t *plan;
     bb_redist_buffers_t b;
     int64_t k, on_plan;            /* messages made, on this plan */
+    int64_t plans_rebuilt;         /* plans rebuilt while measured (--messages) */
+    int64_t plans_other;           /* auto: of those, the ones whose trial chose
+                                      another method than the first plan's
+                                      (traffic.chosen) */
 } bb_redist_candidate_t;
 
 /* Collective.  A plan of method for the point (fatal on failure). */
 bb_redist_plan_t *bb_redist_point_plan(const bb_redist_point_t *pt, bb_redist_method_t method,
                                        bb_redist_setup_t *setup_out);
 /* Collective.  setup_samples plans built and freed (each setup a sample),
- * the last kept with its buffers, traffic and choice. */
+ * the last kept with its buffers, traffic and choice.  An auto plan runs
+ * its trial as part of its setup (messages checked, timed as setup.trial),
+ * so that the messages measured are its steady state. */
 void bb_redist_candidate_prepare(bb_redist_candidate_t *c, const bb_redist_point_t *pt,
                                  bb_redist_method_t method, int64_t setup_samples);
 /* Collective.  One message (the runner's call): its times ADDED to parts
  * [BB_MESSAGE_PARTS]; wrong data and refusals counted in tally.  Every
- * messages_per_plan messages the plan is rebuilt first, untimed. */
+ * messages_per_plan messages the plan is rebuilt first, untimed (auto's
+ * trial with it). */
 void bb_redist_candidate_message(bb_redist_candidate_t *c, bb_tally_t *tally, double *parts);
 /* Local.  After the measurement m: the median message, plan and buffers
  * freed. */

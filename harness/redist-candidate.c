@@ -11,7 +11,7 @@
 #include <string.h>
 
 static const char *const bb_setup_names[BB_SETUP_PARTS] = {
-    "setup.total", "setup.validate", "setup.map_transfer", "setup.plan_build"
+    "setup.total", "setup.validate", "setup.map_transfer", "setup.plan_build", "setup.trial"
 };
 static const char *const bb_setup_includes[] = {
     "setup.validate", "setup.map_transfer", "setup.plan_build", NULL
@@ -31,13 +31,20 @@ bb_redist_plan_t *bb_redist_point_plan(const bb_redist_point_t *pt, bb_redist_me
     return plan;
 }
 
+/* Whether a setup part is in c's record: the trial only for auto. */
+static int bb_setup_recorded(const bb_redist_candidate_t *c, int part)
+{
+    return part != BB_SETUP_TRIAL || c->method == BB_REDIST_AUTO;
+}
+
 /* One plan's setup, its parts from the rank with the slowest total (or the
- * rank means), appended to the candidate's samples. */
-static void bb_setup_push(bb_redist_candidate_t *c, const bb_redist_setup_t *su)
+ * rank means), appended to the candidate's samples; trial_s: auto's trial
+ * on this rank (0 for the other methods). */
+static void bb_setup_push(bb_redist_candidate_t *c, const bb_redist_setup_t *su, double trial_s)
 {
     const bb_redist_point_t *pt = c->pt;
     double local[BB_SETUP_PARTS] = {su->total_s, su->validate_s, su->map_transfer_s,
-                                    su->plan_build_s};
+                                    su->plan_build_s, trial_s};
     double agreed[BB_SETUP_PARTS];
     if (bb_stats_reduce_rank(pt->comm, pt->rank_stat, local, BB_SETUP_PARTS, agreed, NULL)
             != MPI_SUCCESS)
@@ -55,28 +62,83 @@ static void bb_setup_push(bb_redist_candidate_t *c, const bb_redist_setup_t *su)
     c->nsetup++;
 }
 
+/* One message's buffers filled (send: message k's values, recv: the
+ * sentinel), the ranks lined up, the message made; its time in *elapsed. */
+static bb_status_t bb_message_run(bb_redist_candidate_t *c, int64_t k, bb_redist_metrics_t *m,
+                                  double *elapsed)
+{
+    const bb_redist_point_t *pt = c->pt;
+    int64_t eb = pt->element_bytes;
+    bb_redist_buffers_t *b = &c->b;
+    if (b->sm)
+        bb_redist_fill(b->sm, eb, k, b->send);
+    if (b->rm)
+        bb_redist_fill_sentinel(bb_map_count(b->rm), eb, b->recv);
+    bb_redist_contract_t contract = {pt->command, pt->n, eb, pt->n};
+    if (MPI_Barrier(pt->comm) != MPI_SUCCESS)
+        bb_bench_fatal(pt->bench, "MPI_Barrier failed");
+    double t0 = bb_time_now();
+    bb_status_t st = bb_redist_plan_execute(c->plan, &contract, b->send, b->recv, m);
+    *elapsed = bb_time_now() - t0;
+    return st;
+}
+
+/* auto's trial on c's plan (its buffers got): every trial message made and
+ * checked (fatal when refused, failed or wrong: the contracts are right);
+ * this rank's time in them, the fills and checks outside it. */
+static double bb_trial(bb_redist_candidate_t *c)
+{
+    const bb_redist_point_t *pt = c->pt;
+    double spent = 0;
+    while (bb_redist_plan_trial_left(c->plan) > 0) {
+        int64_t k = c->k++;
+        bb_redist_metrics_t m;
+        double elapsed;
+        bb_status_t st = bb_message_run(c, k, &m, &elapsed);
+        if (st != BB_OK)
+            bb_bench_fatal(pt->bench, "auto's trial %c: %s", pt->command, bb_status_string(st));
+        spent += elapsed;
+        bb_redist_check_t ck;
+        st = bb_redist_check(pt->comm, c->b.rm, pt->n, pt->element_bytes, k, c->b.recv, &ck);
+        if (st == BB_ERR_VALIDATION)
+            bb_bench_fatal(pt->bench, "auto's trial %c N=%lld message %lld: %lld wrong slots",
+                           pt->command, (long long)pt->n, (long long)k,
+                           (long long)ck.bad_slots);
+        if (st != BB_OK)
+            bb_bench_fatal(pt->bench, "check: %s", bb_status_string(st));
+    }
+    return spent;
+}
+
+/* A new plan of c's method with its buffers in c (auto's trial run), its
+ * setup pushed. */
+static void bb_plan_with_setup(bb_redist_candidate_t *c)
+{
+    const bb_redist_point_t *pt = c->pt;
+    bb_redist_setup_t su;
+    c->plan = bb_redist_point_plan(pt, c->method, &su);
+    bb_redist_buffers_get(pt->bench, c->plan, pt->element_bytes, &c->b);
+    bb_setup_push(c, &su, c->method == BB_REDIST_AUTO ? bb_trial(c) : 0.0);
+}
+
 void bb_redist_candidate_prepare(bb_redist_candidate_t *c, const bb_redist_point_t *pt,
                                  bb_redist_method_t method, int64_t setup_samples)
 {
     bb_redist_candidate_clear(c);
     c->pt = pt;
     c->method = method;
-    bb_redist_setup_t su;
-    bb_redist_plan_t *plan = bb_redist_point_plan(pt, method, &su);
-    bb_setup_push(c, &su);
+    bb_plan_with_setup(c);
     for (int i = 0; i < BB_SETUP_PARTS; i++)
         c->first_setup[i] = c->setup[i][0];
     for (int64_t s = 1; s < setup_samples; s++) {
-        bb_redist_plan_destroy(plan);
-        plan = bb_redist_point_plan(pt, method, &su);
-        bb_setup_push(c, &su);
+        bb_redist_buffers_free(&c->b);
+        bb_redist_plan_destroy(c->plan);
+        bb_plan_with_setup(c);
     }
-    if (bb_redist_plan_traffic(plan, &c->traffic) != BB_OK)
+    if (bb_redist_plan_traffic(c->plan, &c->traffic) != BB_OK)
         bb_bench_fatal(pt->bench, "traffic: MPI error");
-    const char *why = bb_redist_plan_choice_reason(plan);
+    const char *why = bb_redist_plan_choice_reason(c->plan);
     snprintf(c->choice, sizeof c->choice, "%s", why ? why : "");
-    c->plan = plan;
-    bb_redist_buffers_get(pt->bench, plan, pt->element_bytes, &c->b);
     c->setup_median = bb_stats_median(c->setup[BB_SETUP_TOTAL], c->nsetup);
 }
 
@@ -86,17 +148,9 @@ static void bb_message(bb_redist_candidate_t *c, bb_tally_t *tally, double *t)
     const bb_redist_point_t *pt = c->pt;
     int64_t eb = pt->element_bytes, k = c->k++;
     bb_redist_buffers_t *b = &c->b;
-    if (b->sm)
-        bb_redist_fill(b->sm, eb, k, b->send);
-    if (b->rm)
-        bb_redist_fill_sentinel(bb_map_count(b->rm), eb, b->recv);
-    bb_redist_contract_t contract = {pt->command, pt->n, eb, pt->n};
     bb_redist_metrics_t m;
-    if (MPI_Barrier(pt->comm) != MPI_SUCCESS)
-        bb_bench_fatal(pt->bench, "MPI_Barrier failed");
-    double t0 = bb_time_now();
-    bb_status_t st = bb_redist_plan_execute(c->plan, &contract, b->send, b->recv, &m);
-    double elapsed = bb_time_now() - t0;
+    double elapsed;
+    bb_status_t st = bb_message_run(c, k, &m, &elapsed);
     if (st == BB_REFUSED) {
         tally->refused_calls++;
         return;
@@ -125,12 +179,11 @@ void bb_redist_candidate_message(bb_redist_candidate_t *c, bb_tally_t *tally, do
 {
     const bb_redist_point_t *pt = c->pt;
     if (pt->messages_per_plan > 0 && c->on_plan >= pt->messages_per_plan) {
-        bb_redist_setup_t su;
         bb_redist_buffers_free(&c->b);
         bb_redist_plan_destroy(c->plan);
-        c->plan = bb_redist_point_plan(pt, c->method, &su);
-        bb_setup_push(c, &su);
-        bb_redist_buffers_get(pt->bench, c->plan, pt->element_bytes, &c->b);
+        bb_plan_with_setup(c);
+        c->plans_rebuilt++;
+        c->plans_other += bb_redist_plan_chosen(c->plan) != c->traffic.chosen;
         c->on_plan = 0;
     }
     bb_message(c, tally, parts);
@@ -272,10 +325,12 @@ void bb_redist_candidate_first(cJSON *first, const bb_redist_candidate_t *c,
                                const char *plan_scope)
 {
     for (int i = 0; i < BB_SETUP_PARTS; i++)
-        bb_quantities_add(first, bb_setup_names[i],
-                          bb_quantity_includes(bb_quantity_value(c->first_setup[i], "s",
-                                                                 plan_scope),
-                                               i == BB_SETUP_TOTAL ? bb_setup_includes : NULL));
+        if (bb_setup_recorded(c, i))
+            bb_quantities_add(first, bb_setup_names[i],
+                              bb_quantity_includes(bb_quantity_value(c->first_setup[i], "s",
+                                                                     plan_scope),
+                                                   i == BB_SETUP_TOTAL ? bb_setup_includes
+                                                                       : NULL));
 }
 
 void bb_redist_candidate_quantities(cJSON *q, const bb_redist_candidate_t *c,
@@ -288,9 +343,10 @@ void bb_redist_candidate_quantities(cJSON *q, const bb_redist_candidate_t *c,
     int64_t per_plan = c->pt->messages_per_plan;
     const char *scope = bb_measure_scope(&row->m);
     for (int i = 0; i < BB_SETUP_PARTS; i++)
-        bb_quantities_add(q, bb_setup_names[i],
-                          bb_quantity_timing(c->setup[i], c->nsetup, plan_scope,
-                                             i == BB_SETUP_TOTAL ? bb_setup_includes : NULL));
+        if (bb_setup_recorded(c, i))
+            bb_quantities_add(q, bb_setup_names[i],
+                              bb_quantity_timing(c->setup[i], c->nsetup, plan_scope,
+                                                 i == BB_SETUP_TOTAL ? bb_setup_includes : NULL));
     bb_quantities_add(q, "elapsed.amortized",
                       per_plan > 0
                           ? bb_quantity_value(c->median + c->setup_median / (double)per_plan,
@@ -327,9 +383,9 @@ void bb_redist_candidate_quantities(cJSON *q, const bb_redist_candidate_t *c,
     bb_redist_median_quantities(q, c->median, root, bound, scope);
     bb_quantities_add(q, "redist.wrong_messages",
                       bb_quantity_value((double)row->agreed.wrong, "count", "run/all-ranks"));
-    /* auto's choice follows a calibrated threshold, a measurement: what its
-     * plan holds and moves is then one too.  The break-even count follows
-     * times everywhere. */
+    /* auto's choice follows its trial, a measurement: what its plan holds
+     * and moves is then one too.  The break-even count follows times
+     * everywhere. */
     cJSON *item;
     cJSON_ArrayForEach(item, q) {
         if (c->method == BB_REDIST_AUTO ||
@@ -401,12 +457,17 @@ void bb_redist_candidates_note(bb_table_t *t, const bb_redist_candidate_t *c, in
                       (long long)pt->n, pt->command, from, to,
                       bb_redist_method_name(b->method), b->median * 1e6, root_x, frag, dt, ov);
     }
-    if (aut)
-        bb_table_note(t, "  auto ran %s: %s%s", bb_redist_method_name(aut->traffic.chosen),
-                      aut->choice, best >= 0 && c[best].median > 0
+    if (aut) {
+        char other[96] = "";
+        if (aut->plans_other > 0) /* each rebuilt plan ran its own trial */
+            snprintf(other, sizeof other, "; %lld of %lld rebuilt plans chose another method",
+                     (long long)aut->plans_other, (long long)aut->plans_rebuilt);
+        bb_table_note(t, "  auto ran %s: %s%s%s", bb_redist_method_name(aut->traffic.chosen),
+                      aut->choice, other, best >= 0 && c[best].median > 0
                           ? (aut->median <= 1.1 * c[best].median ? " (within 10% of "
                              "the fastest)" : " (more than 10% slower than the fastest)")
                           : "");
+    }
     bb_redist_bound_note(t, bound);
     for (int i = 0; i < n; i++)
         if (bb_redist_bound_failed(&c[i], bound))

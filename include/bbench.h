@@ -861,17 +861,13 @@ BB_EXPORT int bb_redist_link_is_engine(const bb_redist_link_t *link);
 /* This rank's index and the size of the driver (engine = 0) or engine code. */
 BB_EXPORT int bb_redist_link_code_rank(const bb_redist_link_t *link, int engine);
 BB_EXPORT int bb_redist_link_code_size(const bb_redist_link_t *link, int engine);
-/* Local.  Bytes per contiguous run below which "auto" packs by hand, above
- * (or equal) which it gives the slot datatypes to MPI (direct); the same on
- * every rank.  Calibrated once in bb_redist_link_create (collective, tag
- * 54 on the link): for runs of 8, 32, 128, 512 and 2048 bytes (64 KiB per
- * rank, gaps as long as the runs, to the next link rank), the best of 3 of
- * an MPI_Sendrecv with the indexed datatype on both sides against a memcpy
- * loop, a contiguous MPI_Sendrecv and the unpack loop; each time the MAX
- * over the link of every rank's best, so every rank computes the same value:
- * the shortest run at which the datatypes were no slower, or 4096 when they
- * were slower at every length.  A measurement (it depends on load), never a
- * contract. */
+/* Local.  0 on every link (kept for the ABI).  auto chose pack or direct by
+ * a run length threshold timed once at link creation until that timing,
+ * taken under load, came out 8-128 B instead of 512-4096 B and auto ran
+ * direct 1.7-2.7x slower than pack (issue 26); auto now measures its
+ * candidates on the plan's own first executions (BB_REDIST_AUTO), so the
+ * link no longer calibrates anything and its creation sends no message
+ * beyond its agreement. */
 BB_EXPORT double bb_redist_link_auto_threshold(const bb_redist_link_t *link);
 
 /* Methods, all moving the same data. */
@@ -897,9 +893,23 @@ typedef enum bb_redist_method {
                                 sent at once, the local part copied run by
                                 run while messages fly, each message
                                 unpacked as it completes (MPI_Waitany) */
-    BB_REDIST_AUTO,          /* "auto": pack or direct, chosen per plan from
-                                its fragmentation against the link's
-                                threshold (bb_redist_link_auto_threshold) */
+    BB_REDIST_AUTO,          /* "auto": a trial on the plan's own first
+                                12 successful executions (refusals do not
+                                count): direct, pack, sparse and overlap in
+                                turn, 3 each, every one moving the data;
+                                at the 12th one MPI_Allreduce MAX of every
+                                rank's payload times over the link (so
+                                every rank holds the same numbers), the
+                                least median of 3 wins (a tie: the first
+                                of that list), and the plan keeps only what
+                                the winner executes from.  These four run
+                                from one exchange plan holding runs and
+                                datatypes together; pack-mpi (MPI packing
+                                the datatypes direct hands to MPI, plus a
+                                staging), two-step (two exchanges) and the
+                                root methods (O(N) per rank) are not
+                                candidates.  An MPI error in the
+                                agreement poisons the plan. */
     BB_REDIST_METHODS
 } bb_redist_method_t;
 
@@ -1035,13 +1045,16 @@ BB_EXPORT int bb_redist_plan_is_receiver(const bb_redist_plan_t *plan);
 BB_EXPORT const bb_map_t *bb_redist_plan_send_map(const bb_redist_plan_t *plan);
 BB_EXPORT const bb_map_t *bb_redist_plan_recv_map(const bb_redist_plan_t *plan);
 
-/* Local.  What the plan runs (auto's choice, else its method) and why: a
- * static string in the plan's storage (valid until destroy) naming the
- * agreed mean run bytes per side and the threshold for auto, identical on
- * every rank.  Auto re-decides whenever the cross part is rebuilt
- * (bb_redist_plan_update_maps, a '<' that carries the map). */
+/* Local.  What the plan runs and why: its method; for auto during its
+ * trial the candidate the next execution runs ("auto: trial k of 12 runs
+ * ..."), after it the winner with the 4 agreed medians (us).  The reason
+ * is a string in the plan's storage (valid until destroy), identical on
+ * every rank.  Auto re-runs its trial whenever the cross part is rebuilt
+ * (bb_redist_plan_update_maps, a '<' that carries the map).  trial_left:
+ * the executions left in auto's trial (0: decided, or not auto). */
 BB_EXPORT bb_redist_method_t bb_redist_plan_chosen(const bb_redist_plan_t *plan);
 BB_EXPORT const char *bb_redist_plan_choice_reason(const bb_redist_plan_t *plan);
+BB_EXPORT int bb_redist_plan_trial_left(const bb_redist_plan_t *plan);
 
 /* Local.  Frees an idle plan; BB_ERR_POISONED keeps a poisoned one. */
 BB_EXPORT bb_status_t bb_redist_plan_destroy(bb_redist_plan_t *plan);
@@ -1074,8 +1087,10 @@ typedef struct bb_redist_traffic {
                                 over ranks (0: every method stages in the
                                 plan's buffers; MPI's internal buffers are not
                                 counted) */
-    bb_redist_method_t chosen; /* what the plan runs: auto's choice, else the
-                                method itself */
+    bb_redist_method_t chosen; /* what the plan runs: auto's choice (during
+                                its trial the next candidate, and the
+                                counts are those of the plan holding every
+                                candidate's parts), else the method itself */
     int steps;
 } bb_redist_traffic_t;
 

@@ -262,8 +262,8 @@ static int bb_exec_root_gatherv(bb_redist_plan_t *pl, const double *send, double
     return MPI_SUCCESS;
 }
 
-/* One exchange of x by what the plan executes (auto's choice, else its
- * method): pack, pack-mpi, sparse, overlap or (direct and the steps of
+/* One exchange of x by what the plan executes (auto's trial candidate or
+ * choice, else its method): pack, pack-mpi, sparse, overlap or (direct and the steps of
  * two-step) Alltoallw. */
 static int bb_xplan_exchange(const bb_redist_plan_t *pl, bb_xplan_t *x, const double *send,
                              double *recv)
@@ -475,6 +475,9 @@ bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contrac
     if ((rc = bb_exec_payload(pl, stale, send, recv, &m.steps)) != MPI_SUCCESS)
         goto mpi_fail;
     m.payload_s = bb_time_now() - t2;
+    if (pl->method == BB_REDIST_AUTO && pl->trial_done < BB_TRIAL_RUNS
+        && (rc = bb_plan_trial_step(pl, m.payload_s)) != MPI_SUCCESS)
+        goto mpi_fail;
     goto leave_call;
 
 mpi_fail:

@@ -1,7 +1,7 @@
 /* redist-plan.c: redistribution plans between two data layouts (the MDI
  * model: a driver and an engine code): the methods' names, plan creation
  * (validation, the map transfer, the parts inside each code), auto's
- * choice, the engine's map updates and destruction. */
+ * trial, the engine's map updates and destruction. */
 #include "config.h"
 #include "redist-private.h"
 
@@ -106,45 +106,103 @@ void bb_plan_poison(bb_redist_plan_t *pl)
     }
 }
 
-/* Collective over the link (after bb_xplan_build of x1 for auto, whatever
- * its outcome, so that no rank is left waiting): auto's choice from the
- * agreed fragmentation.  Each side's mean run, in bytes, over all ranks;
- * the shorter one decides (the more fragmented side is where datatypes
- * cost): pack below the link's threshold, direct at or above it.  Every rank
- * decides from the same sums and the same threshold, so alike.  x1 was
- * built for pack: direct adds the datatypes and releases the pack lists and
- * buffers.  Returns rc, an MPI error of the reduction or of the datatypes,
- * or MPI_ERR_NO_MEM (local: the caller agrees). */
-static int bb_plan_choose(bb_redist_plan_t *pl, int rc)
+/* auto's candidates, in enum order (a tie goes to the first): the methods
+ * that run from one x1 holding runs, peer runs and datatypes together, one
+ * exchange each.  pack-mpi is not one (MPI's own packing of the same
+ * datatypes direct gives MPI, and its MPI_PACKED staging on top), nor
+ * two-step (two exchanges and a second plan) nor the root methods (O(N)
+ * per rank, never faster where the others run). */
+static const bb_redist_method_t bb_trial_candidates[BB_TRIAL_CANDIDATES] = {
+    BB_REDIST_DIRECT, BB_REDIST_PACK, BB_REDIST_SPARSE, BB_REDIST_OVERLAP
+};
+
+void bb_plan_trial_start(bb_redist_plan_t *pl)
 {
-    bb_xplan_t *x = &pl->x1;
-    int64_t loc[4] = {x->nsend, x->sruns, x->nrecv, x->rruns}, sum[4];
-    int rr = MPI_Allreduce(loc, sum, 4, MPI_INT64_T, MPI_SUM, pl->link->comm);
-    if (rr != MPI_SUCCESS)
-        return rr;
-    double thr = pl->link->auto_threshold;
-    double sb = sum[1] > 0 ? (double)sum[0] * (double)pl->eb / (double)sum[1] : -1.0;
-    double rb = sum[3] > 0 ? (double)sum[2] * (double)pl->eb / (double)sum[3] : -1.0;
-    double frag = sb < 0 ? rb : (rb < 0 || sb < rb ? sb : rb);
-    if (frag < 0) {
-        pl->chosen = BB_REDIST_DIRECT;
-        snprintf(pl->reason, sizeof pl->reason,
-                 "auto: direct: no elements to move (threshold %.0f B per run)", thr);
-    } else {
-        pl->chosen = frag < thr ? BB_REDIST_PACK : BB_REDIST_DIRECT;
-        snprintf(pl->reason, sizeof pl->reason,
-                 "auto: %s: mean run %.1f B (send %.1f B, recv %.1f B per run; the "
-                 "shorter decides) %s threshold %.0f B", bb_redist_method_name(pl->chosen),
-                 frag, sb, rb, frag < thr ? "<" : ">=", thr);
+    pl->trial_done = 0;
+    pl->chosen = bb_trial_candidates[0];
+    snprintf(pl->reason, sizeof pl->reason,
+             "auto: trial 1 of %d runs %s (direct, pack, sparse, overlap in turn, %d each; "
+             "the least median of their MAX over ranks wins)", BB_TRIAL_RUNS,
+             bb_redist_method_name(pl->chosen), BB_TRIAL_REPS);
+}
+
+void bb_redist_plan_set_trial_times(bb_redist_plan_t *pl, const double *seconds, int count)
+{
+    pl->trial_nfake = seconds == NULL || count < 0 ? 0
+                      : count < BB_TRIAL_RUNS ? count : BB_TRIAL_RUNS;
+    for (int i = 0; i < pl->trial_nfake; i++)
+        pl->trial_fake[i] = seconds[i];
+}
+
+int bb_redist_plan_trial_left(const bb_redist_plan_t *pl)
+{
+    return pl->method == BB_REDIST_AUTO ? BB_TRIAL_RUNS - pl->trial_done : 0;
+}
+
+/* The middle of three. */
+static double bb_median3(const double *v)
+{
+    double a = v[0], b = v[1], c = v[2];
+    if (a > b) {
+        double t = a; a = b; b = t;
     }
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (pl->chosen == BB_REDIST_DIRECT) {
-        if ((rc = bb_xplan_types(x, pl->elem)) != MPI_SUCCESS)
-            return rc;
+    return c < a ? a : c > b ? b : c;
+}
+
+/* Local, from the agreed times mx (execution k ran candidate k % C): the
+ * winner, the reason, and x1 trimmed to what the winner executes from. */
+static void bb_plan_trial_decide(bb_redist_plan_t *pl, const double *mx)
+{
+    double med[BB_TRIAL_CANDIDATES];
+    int win = 0;
+    for (int c = 0; c < BB_TRIAL_CANDIDATES; c++) {
+        double v[BB_TRIAL_REPS];
+        for (int r = 0; r < BB_TRIAL_REPS; r++)
+            v[r] = mx[r * BB_TRIAL_CANDIDATES + c];
+        med[c] = bb_median3(v);
+        if (med[c] < med[win])
+            win = c;
+    }
+    pl->chosen = bb_trial_candidates[win];
+    snprintf(pl->reason, sizeof pl->reason,
+             "auto: %s: least trial median (of %d, MAX over ranks): direct %.1f us, pack "
+             "%.1f us, sparse %.1f us, overlap %.1f us", bb_redist_method_name(pl->chosen),
+             BB_TRIAL_REPS, med[0] * 1e6, med[1] * 1e6, med[2] * 1e6, med[3] * 1e6);
+    bb_xplan_t *x = &pl->x1;
+    switch (pl->chosen) {
+    case BB_REDIST_PACK:
+        bb_xplan_drop_types(x, pl->elem);
+        bb_xplan_drop_peer_runs(x);
+        break;
+    case BB_REDIST_OVERLAP:
+        bb_xplan_drop_types(x, pl->elem);
+        break;
+    default: /* direct, sparse */
         bb_xplan_drop_runs(x);
     }
-    return rc;
+}
+
+int bb_plan_trial_step(bb_redist_plan_t *pl, double payload_s)
+{
+    int k = pl->trial_done;
+    pl->trial_s[k] = k < pl->trial_nfake ? pl->trial_fake[k] : payload_s;
+    pl->trial_done = ++k;
+    if (k < BB_TRIAL_RUNS) {
+        pl->chosen = bb_trial_candidates[k % BB_TRIAL_CANDIDATES];
+        snprintf(pl->reason, sizeof pl->reason,
+                 "auto: trial %d of %d runs %s (direct, pack, sparse, overlap in turn, %d "
+                 "each; the least median of their MAX over ranks wins)", k + 1, BB_TRIAL_RUNS,
+                 bb_redist_method_name(pl->chosen), BB_TRIAL_REPS);
+        return MPI_SUCCESS;
+    }
+    /* the slowest rank paces each execution: one MAX, so every rank holds
+     * the same times and decides alike */
+    double mx[BB_TRIAL_RUNS];
+    int rc = MPI_Allreduce(pl->trial_s, mx, BB_TRIAL_RUNS, MPI_DOUBLE, MPI_MAX, pl->link->comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    bb_plan_trial_decide(pl, mx);
+    return MPI_SUCCESS;
 }
 
 /* One side's claim for bb_plan_agree_shapes: 0 when this rank holds none
@@ -263,9 +321,10 @@ int bb_plan_build_cross(bb_redist_plan_t *pl, int learn_epochs)
         return bb_plan_build_x1(pl, regular, &ss, &rs, sidx, sn, ridx, rn,
                                 BB_XPLAN_RUNS | BB_XPLAN_PEER_RUNS);
     case BB_REDIST_AUTO:
-        /* built for pack; the datatypes are added if direct is chosen */
-        rc = bb_plan_build_x1(pl, regular, &ss, &rs, sidx, sn, ridx, rn, BB_XPLAN_RUNS);
-        return bb_plan_choose(pl, rc);
+        /* every candidate executes from this x1 until the trial decides */
+        bb_plan_trial_start(pl);
+        return bb_plan_build_x1(pl, regular, &ss, &rs, sidx, sn, ridx, rn,
+                                BB_XPLAN_RUNS | BB_XPLAN_PEER_RUNS | BB_XPLAN_TYPES);
     case BB_REDIST_TWO_STEP: {
         /* to the receiving code's standardized distribution: regular by
          * definition, so only the sender's claim decides */

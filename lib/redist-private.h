@@ -2,9 +2,9 @@
  * (not installed, nothing exported): the link, the exchange plans, the plan,
  * and the steps one file calls in another.
  *
- *   redist-link.c      the link between two codes, auto's calibration
+ *   redist-link.c      the link between two codes
  *   redist-xplan.c     exchange plans: who sends which slots to whom
- *   redist-plan.c      plan create, map updates, auto's choice, destroy
+ *   redist-plan.c      plan create, map updates, auto's trial, destroy
  *   redist-execute.c   one message: admission and the methods' exchanges
  *   redist-traffic.c   what a plan moves and holds
  *
@@ -35,7 +35,6 @@ struct bb_redist_link {
     int driver_first, driver_n, engine_first, engine_n;
     int is_driver, is_engine;
     int64_t plans;          /* plans alive: destroy refuses while > 0 */
-    double auto_threshold;  /* bytes per run below which auto packs */
 };
 
 /* ---- exchange plans (redist-xplan.c) ------------------------------------ */
@@ -101,8 +100,14 @@ int bb_xplan_types(bb_xplan_t *x, MPI_Datatype elem);
  * each peer's first run, and the self part's copy runs.  0, or
  * MPI_ERR_NO_MEM. */
 int bb_xplan_peer_runs(bb_xplan_t *x);
-/* Local.  Drops pack's run lists and staging (auto chose direct). */
+/* Local.  What auto's winner does not need of an x built for every
+ * candidate: drop_runs the run lists (overlap's too) and staging (direct,
+ * sparse won); drop_types the slot datatypes (pack, overlap won); drop
+ * peer_runs overlap's split (pack won: its runs in message order serve
+ * pack's loop as well). */
 void bb_xplan_drop_runs(bb_xplan_t *x);
+void bb_xplan_drop_types(bb_xplan_t *x, MPI_Datatype elem);
+void bb_xplan_drop_peer_runs(bb_xplan_t *x);
 /* The number of contiguous runs in the slot list pos[0..n). */
 int64_t bb_slot_runs_count(const int *pos, int n);
 
@@ -114,6 +119,11 @@ typedef struct bb_gather {
     int64_t *idx;           /* all maps, code-rank order */
     int64_t total;
 } bb_gather_t;
+
+/* auto's trial: its candidates, each executed BB_TRIAL_REPS times in turn
+ * on the plan's first successful executions. */
+enum { BB_TRIAL_CANDIDATES = 4, BB_TRIAL_REPS = 3,
+       BB_TRIAL_RUNS = BB_TRIAL_CANDIDATES * BB_TRIAL_REPS };
 
 struct bb_redist_plan {
     bb_poison_node_t poison;
@@ -139,6 +149,11 @@ struct bb_redist_plan {
     int64_t tmp_n, tmp2_n, full_n, gbuf_n;  /* their sizes, elements */
     bb_redist_method_t chosen;       /* what executes: auto's choice, else method */
     char reason[200];                /* why (bb_redist_plan_choice_reason) */
+    int trial_done;                  /* auto: trial executions made; at
+                                        BB_TRIAL_RUNS the choice is made */
+    double trial_s[BB_TRIAL_RUNS];   /* auto: this rank's payload times */
+    double trial_fake[BB_TRIAL_RUNS];/* test hook: reported instead */
+    int trial_nfake;
     int64_t root_chunk;              /* doubles per MPI call of the root
                                         methods' whole-array steps */
     int64_t sequence;
@@ -158,6 +173,13 @@ void bb_plan_poison(bb_redist_plan_t *pl);
 /* Collective over the link: the cross-code part (the map transfer) with the
  * maps held now; learn_epochs: also agree on both epochs. */
 int bb_plan_build_cross(bb_redist_plan_t *pl, int learn_epochs);
+/* Local.  auto: (re)starts the trial (the cross part was rebuilt). */
+void bb_plan_trial_start(bb_redist_plan_t *pl);
+/* Collective over the link, after each successful payload of an auto plan
+ * in its trial: records payload_s; at the last trial execution agrees the
+ * times, chooses and drops what the winner does not need.  Returns an MPI
+ * error code (the caller poisons). */
+int bb_plan_trial_step(bb_redist_plan_t *pl, double payload_s);
 /* Collective over comm: a local outcome combined into one on every rank. */
 bb_status_t bb_plan_agree_status(MPI_Comm comm, bb_status_t local);
 /* The status of an outcome of bb_xplan_build and the plan's builders. */

@@ -15,7 +15,7 @@ typedef enum bb_link_tag {
                                    and the root methods' root-to-root
                                    message */
     BB_TAG_BOUND_PING = 53,     /* harness/bound.c: the bound's ping-pongs */
-    BB_TAG_CALIBRATE = 54,      /* lib: auto's calibration at link creation */
+    BB_TAG_CALIBRATE = 54,      /* lib: once auto's calibration (retired; kept reserved) */
     BB_TAG_MD_REPLICATED = 55   /* harness/redist-md.c: the replicated
                                    baseline's root-to-root messages */
 } bb_link_tag_t;

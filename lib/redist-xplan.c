@@ -636,6 +636,7 @@ void bb_xplan_drop_runs(bb_xplan_t *x)
     x->pbuf = x->ubuf = NULL;
     x->nsrun = x->nrrun = 0;
     x->pbytes = x->ubytes = 0;
+    bb_xplan_drop_peer_runs(x);
 }
 
 /* The runs of each peer's part of pos (count[d] slots from displ[d]), split
@@ -704,4 +705,21 @@ int bb_xplan_peer_runs(bb_xplan_t *x)
     }
     x->ncrun = k;
     return MPI_SUCCESS;
+}
+
+void bb_xplan_drop_peer_runs(bb_xplan_t *x)
+{
+    free(x->srunat); free(x->rrunat); free(x->crun);
+    x->srunat = x->rrunat = x->crun = NULL;
+    x->ncrun = 0;
+}
+
+void bb_xplan_drop_types(bb_xplan_t *x, MPI_Datatype elem)
+{
+    bb_xplan_free_types(x);
+    /* as a build without datatypes leaves them (Alltoallw unused) */
+    for (int d = 0; d < x->p; d++) {
+        x->wtype_s[d] = x->wtype_r[d] = elem;
+        x->wcount_s[d] = x->wcount_r[d] = 0;
+    }
 }

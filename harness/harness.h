@@ -123,6 +123,13 @@ typedef enum bb_layout_kind {
                                    elements in a seeded random local order */
     BB_LAYOUT_ROOT,             /* "root": all of [0, N) on rank 0, in order
                                    (a code that does not adopt maps) */
+    BB_LAYOUT_BC2D,             /* "bc2d:ROWS,MB,NB[,PR,PC[,RSRC,CSRC]]": a
+                                   ScaLAPACK matrix: N = ROWS x N/ROWS,
+                                   column-major (g = i + j ROWS), in MB x NB
+                                   blocks on a PR x PC grid (rank pr PC + pc)
+                                   from process (RSRC, CSRC), each rank's
+                                   elements in its local column-major order;
+                                   PR x PC from P when not given */
     BB_LAYOUT_KINDS
 } bb_layout_kind_t;
 
@@ -131,6 +138,8 @@ typedef struct bb_layout {
     int64_t block;   /* block-cyclic */
     int dims[3];     /* spatial; 0: chosen from the rank count */
     uint64_t seed;   /* block-irregular, random */
+    int64_t rows, mb, nb;    /* bc2d: matrix rows, block rows and columns */
+    int pr, pc, rsrc, csrc;  /* bc2d: grid (0: from the rank count), source */
 } bb_layout_t;
 
 /* Local.  Parse a layout name as above; BB_ERR_PARSE with err saying why. */
@@ -145,6 +154,15 @@ void bb_layout_format(const bb_layout_t *layout, char *buf, size_t len);
 bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
                               int ranks, int64_t **indices_out,
                               int64_t *count_out);
+/* Local.  Whether layout can lay out n elements on ranks ranks: BB_OK, or
+ * BB_ERR_ARG with err saying why (spatial dims whose product is not ranks;
+ * bc2d: N not a multiple of ROWS, a grid that is not ranks, a source
+ * outside the grid). */
+bb_status_t bb_layout_check(const bb_layout_t *layout, int64_t n, int ranks, char *err,
+                            size_t errlen);
+/* Local.  A bc2d layout's grid on ranks ranks: as given, else the most
+ * square PR x PC = ranks with PR <= PC. */
+void bb_layout_grid(const bb_layout_t *layout, int ranks, int *pr_out, int *pc_out);
 /* Local.  One step of the seeded 64-bit generator the layouts draw from
  * (splitmix64); the fixture's checksum uses it as a mixing hash. */
 uint64_t bb_splitmix(uint64_t *state);

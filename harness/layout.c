@@ -25,7 +25,7 @@ uint64_t bb_splitmix(uint64_t *state)
 
 static const char *const bb_layout_names[BB_LAYOUT_KINDS] = {
     "std", "std-ceil", "block-irregular", "block-reverse", "cyclic",
-    "block-cyclic", "spatial", "random", "spatial-shuffled", "root"
+    "block-cyclic", "spatial", "random", "spatial-shuffled", "root", "bc2d"
 };
 
 static int bb_parse_i64(const char *s, const char **end, int64_t lo, int64_t hi,
@@ -62,7 +62,8 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err
     if (kind < 0) {
         bb_errorf(err, errlen, "'%.32s%s' is not a layout (std, std-ceil, block-irregular[:SEED], "
                   "block-reverse, cyclic, block-cyclic:B, spatial[:PX,PY,PZ], random[:SEED], "
-                  "spatial-shuffled[:SEED], root)", text, more);
+                  "spatial-shuffled[:SEED], root, bc2d:ROWS,MB,NB[,PR,PC[,RSRC,CSRC]])", text,
+                  more);
         return BB_ERR_PARSE;
     }
     l.kind = (bb_layout_kind_t)kind;
@@ -110,6 +111,46 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err
             }
         }
         break;
+    case BB_LAYOUT_BC2D: {
+        /* ROWS, MB, NB, then PR, PC, then RSRC, CSRC: 3, 5 or 7 integers */
+        int64_t a[7];
+        int na = 0;
+        const char *s = arg;
+        while (s != NULL && na < 7) {
+            if (bb_parse_i64(s, &end, na < 5 ? 1 : 0, INT32_MAX, &a[na]) != 0
+                || (*end != ',' && *end != '\0'))
+                break;
+            na++;
+            s = *end == ',' ? end + 1 : NULL;
+        }
+        if (s != NULL || (na != 3 && na != 5 && na != 7)) {
+            bb_errorf(err, errlen, "'%.32s%s': bc2d takes ROWS,MB,NB[,PR,PC[,RSRC,CSRC]]: "
+                      "positive integers (RSRC, CSRC from 0)", text, more);
+            return BB_ERR_PARSE;
+        }
+        l.rows = a[0];
+        l.mb = a[1];
+        l.nb = a[2];
+        if (na >= 5) {
+            if (a[3] * a[4] > INT32_MAX) {
+                bb_errorf(err, errlen, "'%.32s%s': PR*PC is above %d, more processes than "
+                          "any run has ranks", text, more, INT32_MAX);
+                return BB_ERR_PARSE;
+            }
+            l.pr = (int)a[3];
+            l.pc = (int)a[4];
+        }
+        if (na == 7) {
+            if (a[5] >= a[3] || a[6] >= a[4]) {
+                bb_errorf(err, errlen, "'%.32s%s': the source process (RSRC, CSRC) must lie "
+                          "in the PR x PC grid", text, more);
+                return BB_ERR_PARSE;
+            }
+            l.rsrc = (int)a[5];
+            l.csrc = (int)a[6];
+        }
+        break;
+    }
     default:
         if (arg != NULL) {
             bb_errorf(err, errlen, "'%.32s%s': layout %s takes no argument", text, more,
@@ -144,6 +185,15 @@ void bb_layout_format(const bb_layout_t *layout, char *buf, size_t len)
         else
             snprintf(buf, len, "%s", name);
         break;
+    case BB_LAYOUT_BC2D: {
+        int w = snprintf(buf, len, "%s:%lld,%lld,%lld", name, (long long)layout->rows,
+                         (long long)layout->mb, (long long)layout->nb);
+        if (layout->pr > 0 && w >= 0 && (size_t)w < len)
+            w += snprintf(buf + w, len - (size_t)w, ",%d,%d", layout->pr, layout->pc);
+        if ((layout->rsrc > 0 || layout->csrc > 0) && w >= 0 && (size_t)w < len)
+            snprintf(buf + w, len - (size_t)w, ",%d,%d", layout->rsrc, layout->csrc);
+        break;
+    }
     default:
         snprintf(buf, len, "%s", name);
     }
@@ -177,6 +227,68 @@ static void bb_dims3(int ranks, int dims[3])
             }
 }
 
+void bb_layout_grid(const bb_layout_t *layout, int ranks, int *pr_out, int *pc_out)
+{
+    if (layout->pr > 0 && layout->pc > 0) {
+        *pr_out = layout->pr;
+        *pc_out = layout->pc;
+        return;
+    }
+    int pr = 1;
+    for (int d = 1; (int64_t)d * d <= ranks; d++)
+        if (ranks % d == 0)
+            pr = d;
+    *pr_out = pr;
+    *pc_out = ranks / pr;
+}
+
+bb_status_t bb_layout_check(const bb_layout_t *layout, int64_t n, int ranks, char *err,
+                            size_t errlen)
+{
+    char name[96];
+    bb_layout_format(layout, name, sizeof name);
+    if (layout->kind == BB_LAYOUT_SPATIAL && layout->dims[0] > 0
+        && (int64_t)layout->dims[0] * layout->dims[1] * layout->dims[2] != ranks) {
+        bb_errorf(err, errlen, "'%s' does not fit a code of %d ranks (PX*PY*PZ must equal "
+                  "the ranks)", name, ranks);
+        return BB_ERR_ARG;
+    }
+    if (layout->kind != BB_LAYOUT_BC2D)
+        return BB_OK;
+    int pr, pc;
+    bb_layout_grid(layout, ranks, &pr, &pc);
+    if (layout->rows < 1 || layout->mb < 1 || layout->nb < 1 || n % layout->rows != 0) {
+        bb_errorf(err, errlen, "'%s' does not fit N = %lld: N must be ROWS times the column "
+                  "count (a multiple of %lld)", name, (long long)n, (long long)layout->rows);
+        return BB_ERR_ARG;
+    }
+    if ((int64_t)pr * pc != ranks || layout->rsrc >= pr || layout->csrc >= pc) {
+        bb_errorf(err, errlen, "'%s' does not fit a code of %d ranks (PR*PC must equal the "
+                  "ranks)", name, ranks);
+        return BB_ERR_ARG;
+    }
+    return BB_OK;
+}
+
+/* bc2d: rank's elements, local column outer, local row inner (ScaLAPACK's
+ * local array); the layout checked. */
+static int64_t bb_bc2d_indices(const bb_layout_t *l, int64_t n, int rank, int ranks,
+                               int64_t *idx)
+{
+    int pr, pc;
+    bb_layout_grid(l, ranks, &pr, &pc);
+    int64_t m = l->rows, cols = n / m, k = 0;
+    int myr = rank / pc, myc = rank % pc;
+    /* process row (b + RSRC) % PR holds row block b: its first is the
+     * distance from the source */
+    for (int64_t cb = (myc - l->csrc + pc) % pc; cb * l->nb < cols; cb += pc)
+        for (int64_t j = cb * l->nb; j < (cb + 1) * l->nb && j < cols; j++)
+            for (int64_t rb = (myr - l->rsrc + pr) % pr; rb * l->mb < m; rb += pr)
+                for (int64_t i = rb * l->mb; i < (rb + 1) * l->mb && i < m; i++)
+                    idx[k++] = i + j * m;
+    return k;
+}
+
 bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
                               int ranks, int64_t **indices_out, int64_t *count_out)
 {
@@ -187,6 +299,8 @@ bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
     /* A hand-built block of 0 would never advance (and < 0 go backwards). */
     if (layout->kind == BB_LAYOUT_BLOCK_CYCLIC
         && (layout->block < 1 || layout->block > INT32_MAX))
+        return BB_ERR_ARG;
+    if (layout->kind == BB_LAYOUT_BC2D && bb_layout_check(layout, n, ranks, NULL, 0) != BB_OK)
         return BB_ERR_ARG;
     if (layout->kind == BB_LAYOUT_SPATIAL || layout->kind == BB_LAYOUT_SPATIAL_SHUFFLED) {
         if (dims[0] <= 0 || layout->kind == BB_LAYOUT_SPATIAL_SHUFFLED)
@@ -281,6 +395,9 @@ bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
         if (rank == 0)
             for (int64_t g = 0; g < n; g++)
                 idx[k++] = g;
+        break;
+    case BB_LAYOUT_BC2D:
+        k = bb_bc2d_indices(layout, n, rank, ranks, idx);
         break;
     case BB_LAYOUT_RANDOM: {
         /* a seeded permutation of [0, n), cut into standardized blocks */

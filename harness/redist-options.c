@@ -14,15 +14,15 @@ static void parse_layout(bb_run_t *run, const char *opt, const char *text, bb_la
         bb_run_usage(run, "%s: %s", opt, err);
 }
 
-/* The layout must be generable for the code it lays out (spatial dims). */
-static void check_layout_fits(bb_run_t *run, const char *opt, const char *text,
-                              const bb_layout_t *lay, int ranks)
+/* The layout must be generable for the code it lays out at every N
+ * (spatial dims, bc2d's grid and rows). */
+static void check_layout_fits(bb_run_t *run, const char *opt, const bb_layout_t *lay, int ranks,
+                              const bb_size_list_t *elements)
 {
-    int64_t *idx = NULL, cnt;
-    if (bb_layout_indices(lay, 0, 0, ranks, &idx, &cnt) != BB_OK)
-        bb_run_usage(run, "%s: '%s' does not fit a code of %d ranks "
-                     "(PX*PY*PZ must equal the ranks)", opt, text, ranks);
-    bb_free(idx);
+    char err[256];
+    for (size_t j = 0; j < elements->n; j++)
+        if (bb_layout_check(lay, elements->values[j], ranks, err, sizeof err) != BB_OK)
+            bb_run_usage(run, "%s: %s", opt, err);
 }
 
 static void add_layout(bb_run_t *run, const char *opt, const char *value, const char **list,
@@ -198,9 +198,9 @@ size_t bb_redist_options_validate(bb_run_t *run, bb_redist_options_t *o)
         bb_run_usage(run, "--driver-ranks applies to --link mdi only");
     }
     for (int i = 0; i < o->nfrom; i++)
-        check_layout_fits(run, "--from", o->from[i], &o->from_layout[i], dr);
+        check_layout_fits(run, "--from", &o->from_layout[i], dr, &o->elements);
     for (int i = 0; i < o->nto; i++)
-        check_layout_fits(run, "--to", o->to[i], &o->to_layout[i], er);
+        check_layout_fits(run, "--to", &o->to_layout[i], er, &o->elements);
     /* (the root methods move their arrays in pieces: no INT_MAX limit here) */
     return o->elements.n * (size_t)o->ndirections * (size_t)o->nfrom * (size_t)o->nto;
 }

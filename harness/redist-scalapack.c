@@ -151,6 +151,51 @@ int bb_scalapack_layout_block(const bb_layout_t *layout, int64_t n, int ranks, i
     return 1;
 }
 
+int bb_scalapack_layout_shape(const bb_layout_t *layout, int64_t n, int ranks, int64_t rows,
+                              bb_scalapack_shape_t *shape_out, char *reason, size_t reason_len)
+{
+    if (layout == NULL || shape_out == NULL || rows < 1 || n % rows != 0) {
+        bb_errorf(reason, reason_len, "no layout, or N not a multiple of the matrix's rows");
+        return 0;
+    }
+    char name[96];
+    bb_layout_format(layout, name, sizeof name);
+    bb_scalapack_shape_t sh = {rows, n / rows, rows, 1, 1, ranks, 0, 0};
+    if (layout->kind == BB_LAYOUT_BC2D) {
+        if (layout->rows != rows) {
+            bb_errorf(reason, reason_len, "%s is a matrix of %lld rows, the other side's of "
+                      "%lld (ScaLAPACK moves between two layouts of one matrix)", name,
+                      (long long)layout->rows, (long long)rows);
+            return 0;
+        }
+        char why[160];
+        if (bb_layout_check(layout, n, ranks, why, sizeof why) != BB_OK) {
+            bb_errorf(reason, reason_len, "%s", why);
+            return 0;
+        }
+        sh.mb = layout->mb;
+        sh.nb = layout->nb;
+        bb_layout_grid(layout, ranks, &sh.pr, &sh.pc);
+        sh.rsrc = layout->rsrc;
+        sh.csrc = layout->csrc;
+        *shape_out = sh;
+        return 1;
+    }
+    /* A 1D layout is the 1 x P grid's column blocks when its blocks are
+     * whole columns of the matrix (any NB for a 1-row matrix). */
+    int64_t nb;
+    if (!bb_scalapack_layout_block(layout, n, ranks, &nb, reason, reason_len))
+        return 0;
+    if (nb % rows != 0 && nb < n) {
+        bb_errorf(reason, reason_len, "%s's blocks of %lld elements are not whole columns "
+                  "of the other side's %lld-row matrix", name, (long long)nb, (long long)rows);
+        return 0;
+    }
+    sh.nb = nb >= n ? (sh.cols > 0 ? sh.cols : 1) : nb / rows;
+    *shape_out = sh;
+    return 1;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The context                                                              */
 /* ------------------------------------------------------------------------ */
@@ -162,7 +207,7 @@ static bb_status_t bb_scalapack_express(MPI_Comm comm, bb_redist_mode_t mode, in
                                         int command, int64_t n, int64_t element_bytes,
                                         const bb_layout_t *driver_layout,
                                         const bb_layout_t *engine_layout, int sides[2],
-                                        int64_t nb[2], char *reason, size_t len)
+                                        bb_scalapack_shape_t sh[2], char *reason, size_t len)
 {
     int p = 0;
     if (comm == MPI_COMM_NULL || MPI_Comm_size(comm, &p) != MPI_SUCCESS
@@ -189,9 +234,16 @@ static bb_status_t bb_scalapack_express(MPI_Comm comm, bb_redist_mode_t mode, in
                                  send_engine ? driver_layout : engine_layout};
     sides[0] = send_engine ? pe : pd;
     sides[1] = send_engine ? pd : pe;
+    /* one matrix: a 2D side names its rows, two 1D sides are one row */
+    int64_t rows = lay[0]->kind == BB_LAYOUT_BC2D ? lay[0]->rows
+                   : lay[1]->kind == BB_LAYOUT_BC2D ? lay[1]->rows : 1;
     for (int s = 0; s < 2; s++) {
         char why[256];
-        if (!bb_scalapack_layout_block(lay[s], n, sides[s], &nb[s], why, sizeof why)) {
+        if (n % rows != 0)
+            bb_errorf(why, sizeof why, "N = %lld is not a multiple of its %lld rows",
+                      (long long)n, (long long)rows);
+        if (n % rows != 0
+            || !bb_scalapack_layout_shape(lay[s], n, sides[s], rows, &sh[s], why, sizeof why)) {
             bb_errorf(reason, len, "cannot express the %s's layout: %s",
                       (s == 0) == !send_engine ? "driver" : "engine", why);
             return BB_REFUSED;
@@ -204,11 +256,11 @@ static bb_status_t bb_scalapack_express(MPI_Comm comm, bb_redist_mode_t mode, in
 
 struct bb_scalapack_redist {
     MPI_Comm comm;       /* borrowed */
-    int k, n;            /* the k x n matrix */
+    int k;               /* doubles per element: the matrix is k rows x cols */
     int sides[2];        /* processes sending, receiving */
     int first[2];        /* their first rank in comm */
     int me;              /* this rank in comm */
-    int64_t nb[2];
+    bb_scalapack_shape_t sh[2];
     int ctxt_all;        /* the 1 x P grid: Cpdgemr2d's context */
     int ctxt_side[2];    /* the senders' and receivers' grids; -1 outside */
     int mdi;
@@ -220,26 +272,54 @@ struct bb_scalapack_redist {
 /* Live contexts: BLACS is started by the first and ended with the last. */
 static int bb_scalapack_live;
 
-/* The descriptor of side s (grid ctxt, -1 outside) and this rank's count. */
+/* An int no larger than cap (a block longer than the matrix holds all of
+ * it, so the two describe the same distribution). */
+static int bb_clamp_block(int64_t block, int64_t cap)
+{
+    return (int)(block < cap ? block : cap > 0 ? cap : 1);
+}
+
+/* The descriptor of side s (grid ctxt, -1 outside) and this rank's count
+ * of elements: an element of k doubles is k consecutive rows, so the
+ * matrix is k ROWS x cols in k MB x NB blocks and bbench's local buffer is
+ * ScaLAPACK's local array. */
 static int bb_scalapack_desc(const bb_scalapack_redist_t *c, int s, int ctxt, int *desc,
                              int64_t *count_out)
 {
-    int nprow, npcol, myrow, mycol, zero = 0, nb = (int)c->nb[s], info = 0;
-    Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
-    if (ctxt < 0 || mycol < 0) {
+    const bb_scalapack_shape_t *sh = &c->sh[s];
+    int nprow = -1, npcol = -1, myrow = -1, mycol = -1, info = 0;
+    int m = (int)(c->k * sh->rows), n = (int)sh->cols, rsrc = sh->rsrc, csrc = sh->csrc;
+    int mb = bb_clamp_block(c->k * sh->mb, m), nb = bb_clamp_block(sh->nb, n);
+    if (ctxt >= 0)
+        Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
+    if (ctxt < 0 || myrow < 0 || mycol < 0) {
         /* outside the grid: only CTXT = -1 is read (and M, N alike) */
-        int out[BB_DESC_LEN] = {1, -1, c->k, c->n, c->k, nb, 0, 0, c->k};
+        int out[BB_DESC_LEN] = {1, -1, m, n, mb, nb, rsrc, csrc, 1};
         memcpy(desc, out, sizeof out);
         *count_out = 0;
         return 0;
     }
-    descinit_(desc, &c->k, &c->n, &c->k, &nb, &zero, &zero, &ctxt, &c->k, &info);
-    *count_out = numroc_(&c->n, &nb, &mycol, &zero, &npcol);
-    /* the grid must be the side as planned: 1 x P, this rank in its place */
-    if (info != 0 || nprow != 1 || npcol != c->sides[s] || mycol != c->me - c->first[s]
-        || *count_out != bb_bc_count(c->n, c->nb[s], mycol, c->sides[s]))
+    int lrows = numroc_(&m, &mb, &myrow, &rsrc, &nprow), lld = lrows > 1 ? lrows : 1;
+    descinit_(desc, &m, &n, &mb, &nb, &rsrc, &csrc, &ctxt, &lld, &info);
+    *count_out = (int64_t)(lrows / c->k) * numroc_(&n, &nb, &mycol, &csrc, &npcol);
+    /* the grid must be the side as planned: PR x PC, this rank in its place */
+    if (info != 0 || nprow != sh->pr || npcol != sh->pc
+        || myrow * npcol + mycol != c->me - c->first[s])
         return -1;
     return 0;
+}
+
+/* Collective over the handle's communicator: side s's PR x PC grid of
+ * ranks first + pr PC + pc (BLACS's row-major order, as bc2d's), -1 on a
+ * rank outside it. */
+static int bb_scalapack_grid(int handle, const bb_scalapack_shape_t *sh, int first, int *map)
+{
+    int ctxt = handle;
+    for (int r = 0; r < sh->pr; r++)
+        for (int q = 0; q < sh->pc; q++)
+            map[r + q * sh->pr] = first + r * sh->pc + q;
+    Cblacs_gridmap(&ctxt, map, sh->pr, sh->pr, sh->pc);
+    return ctxt;
 }
 
 bb_status_t bb_scalapack_redist_create(MPI_Comm comm, bb_redist_mode_t mode, int driver_ranks,
@@ -259,9 +339,9 @@ bb_status_t bb_scalapack_redist_create(MPI_Comm comm, bb_redist_mode_t mode, int
     }
     *ctx_out = NULL;
     int sides[2];
-    int64_t nb[2];
+    bb_scalapack_shape_t sh[2];
     bb_status_t st = bb_scalapack_express(comm, mode, driver_ranks, command, n, element_bytes,
-                                          driver_layout, engine_layout, sides, nb, reason,
+                                          driver_layout, engine_layout, sides, sh, reason,
                                           reason_len);
     su.express_s = bb_time_now() - t0;
     if (st != BB_OK)
@@ -284,11 +364,10 @@ bb_status_t bb_scalapack_redist_create(MPI_Comm comm, bb_redist_mode_t mode, int
     }
     c->comm = comm;
     c->k = (int)(element_bytes / 8);
-    c->n = (int)n;
     c->sides[0] = sides[0];
     c->sides[1] = sides[1];
-    c->nb[0] = nb[0];
-    c->nb[1] = nb[1];
+    c->sh[0] = sh[0];
+    c->sh[1] = sh[1];
     c->mdi = mode == BB_REDIST_MODE_MDI;
     c->me = me;
     int send_engine = command == BB_REDIST_RECEIVE;
@@ -301,14 +380,13 @@ bb_status_t bb_scalapack_redist_create(MPI_Comm comm, bb_redist_mode_t mode, int
     int handle = Csys2blacs_handle(comm);
     c->ctxt_all = handle;
     Cblacs_gridmap(&c->ctxt_all, map, 1, 1, p);
-    if (c->mdi) {
-        int grid[2] = {handle, handle};  /* the driver's, the engine's */
-        Cblacs_gridmap(&grid[0], map, 1, 1, driver_ranks);
-        Cblacs_gridmap(&grid[1], map + driver_ranks, 1, 1, p - driver_ranks);
-        c->ctxt_side[0] = grid[send_engine];
-        c->ctxt_side[1] = grid[!send_engine];
-    } else {
-        c->ctxt_side[0] = c->ctxt_side[1] = c->ctxt_all;
+    /* each side's grid (intra 1 x P: the grid of all); the same order on
+     * every rank, the driver's first */
+    for (int d = 0; d < 2; d++) {
+        int s = d == send_engine ? 0 : 1;  /* d 0: the driver's side */
+        c->ctxt_side[s] = !c->mdi && sh[s].pr == 1
+                              ? c->ctxt_all
+                              : bb_scalapack_grid(handle, &sh[s], c->first[s], map);
     }
     /* The handle is read only while grids are made. */
     Cfree_blacs_system_handle(handle);
@@ -322,7 +400,7 @@ bb_status_t bb_scalapack_redist_create(MPI_Comm comm, bb_redist_mode_t mode, int
     if (dbad) {
         /* not expected: the grids or descinit disagree with the plan */
         bb_errorf(reason, reason_len, "rank %d: the BLACS grids or descriptors are not the "
-                  "planned 1 x %d and 1 x %d", me, sides[0], sides[1]);
+                  "planned %d x %d and %d x %d", me, sh[0].pr, sh[0].pc, sh[1].pr, sh[1].pc);
         bb_scalapack_redist_destroy(c);
         c = NULL;
         st = BB_ERR_ARG;
@@ -349,7 +427,8 @@ bb_status_t bb_scalapack_redist_execute(bb_scalapack_redist_t *ctx, const void *
     /* A is only read (Cpdgemr2d's prototype is not const). */
     double *a = send != NULL ? (double *)(uintptr_t)send : &ctx->empty;
     double *b = recv != NULL ? recv : &ctx->empty;
-    Cpdgemr2d(ctx->k, ctx->n, a, 1, 1, ctx->desc_a, b, 1, 1, ctx->desc_b, ctx->ctxt_all);
+    Cpdgemr2d(ctx->desc_a[BB_DESC_M], ctx->desc_a[BB_DESC_N], a, 1, 1, ctx->desc_a, b, 1, 1,
+              ctx->desc_b, ctx->ctxt_all);
     return BB_OK;
 }
 
@@ -369,9 +448,11 @@ void bb_scalapack_redist_describe(const bb_scalapack_redist_t *ctx, char *buf, s
         bb_errorf(buf, len, "none");
         return;
     }
-    bb_errorf(buf, len, "1x%d NB=%lld -> 1x%d NB=%lld, %d x %d doubles, %s", ctx->sides[0],
-              (long long)ctx->nb[0], ctx->sides[1], (long long)ctx->nb[1], ctx->k, ctx->n,
-              ctx->mdi ? "disjoint grids in 1 x P" : "one 1 x P grid");
+    const bb_scalapack_shape_t *a = &ctx->sh[0], *b = &ctx->sh[1];
+    bb_errorf(buf, len, "%dx%d MBxNB=%lldx%lld -> %dx%d MBxNB=%lldx%lld, %lld x %lld doubles, "
+              "%s", a->pr, a->pc, (long long)a->mb, (long long)a->nb, b->pr, b->pc,
+              (long long)b->mb, (long long)b->nb, (long long)(ctx->k * a->rows),
+              (long long)a->cols, ctx->mdi ? "disjoint grids in 1 x P" : "grids of all P");
 }
 
 void bb_scalapack_redist_destroy(bb_scalapack_redist_t *ctx)
@@ -380,10 +461,10 @@ void bb_scalapack_redist_destroy(bb_scalapack_redist_t *ctx)
         return;
     /* Each grid once (intra: all three are one); MPI_Comm_free is
      * collective, so every rank of comm frees in the same order. */
-    if (ctx->mdi)
-        for (int s = 0; s < 2; s++)
-            if (ctx->ctxt_side[s] >= 0)
-                Cblacs_gridexit(ctx->ctxt_side[s]);
+    for (int s = 0; s < 2; s++)
+        if (ctx->ctxt_side[s] >= 0 && ctx->ctxt_side[s] != ctx->ctxt_all
+            && (s == 0 || ctx->ctxt_side[1] != ctx->ctxt_side[0]))
+            Cblacs_gridexit(ctx->ctxt_side[s]);
     Cblacs_gridexit(ctx->ctxt_all);
     free(ctx);
     if (--bb_scalapack_live == 0)
@@ -405,13 +486,13 @@ bb_status_t bb_scalapack_redist_create(MPI_Comm comm, bb_redist_mode_t mode, int
                                        size_t reason_len)
 {
     int sides[2];
-    int64_t nb[2];
+    bb_scalapack_shape_t sh[2];
     if (setup_out != NULL)
         memset(setup_out, 0, sizeof *setup_out);
     if (ctx_out != NULL)
         *ctx_out = NULL;
     bb_status_t st = bb_scalapack_express(comm, mode, driver_ranks, command, n, element_bytes,
-                                          driver_layout, engine_layout, sides, nb, reason,
+                                          driver_layout, engine_layout, sides, sh, reason,
                                           reason_len);
     if (st == BB_ERR_ARG || ctx_out == NULL)
         return BB_ERR_ARG;

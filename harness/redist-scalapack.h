@@ -60,6 +60,23 @@ int bb_scalapack_available(const char **what_out);
 int bb_scalapack_layout_block(const bb_layout_t *layout, int64_t n, int ranks, int64_t *nb_out,
                               char *reason, size_t reason_len);
 
+/* A side as ScaLAPACK holds it: a rows x cols matrix of elements
+ * (column-major: element g is row g % rows, column g / rows) in mb x nb
+ * blocks on a pr x pc grid (process pr pc + pc of the side: row-major, as
+ * BLACS numbers a grid) from process (rsrc, csrc). */
+typedef struct bb_scalapack_shape {
+    int64_t rows, cols, mb, nb;
+    int pr, pc, rsrc, csrc;
+} bb_scalapack_shape_t;
+
+/* Local.  1 when layout, for n elements on ranks ranks, is a ScaLAPACK
+ * distribution of the rows x (n / rows) matrix (rows: the pair's, a bc2d
+ * side's ROWS, else 1): a bc2d layout of those rows directly; a 1D
+ * layout (bb_scalapack_layout_block) on a 1 x ranks grid when its blocks
+ * are whole columns.  Else 0 with the reason. */
+int bb_scalapack_layout_shape(const bb_layout_t *layout, int64_t n, int ranks, int64_t rows,
+                              bb_scalapack_shape_t *shape_out, char *reason, size_t reason_len);
+
 /* Collective over comm (the link's communicator: every rank passes the same
  * arguments but the buffers).  driver_ranks: Pd in MDI mode (1..P-1),
  * ignored in intra mode.  command: BB_REDIST_SEND ('>': driver_layout to

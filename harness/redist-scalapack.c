@@ -186,6 +186,8 @@ int bb_scalapack_layout_shape(const bb_layout_t *layout, int64_t n, int ranks, i
     int64_t nb;
     if (!bb_scalapack_layout_block(layout, n, ranks, &nb, reason, reason_len))
         return 0;
+    if (ranks == 1)
+        nb = n; /* one process holds every block, in order */
     if (nb % rows != 0 && nb < n) {
         bb_errorf(reason, reason_len, "%s's blocks of %lld elements are not whole columns "
                   "of the other side's %lld-row matrix", name, (long long)nb, (long long)rows);

@@ -6,7 +6,7 @@
  * 32-bit int in that build (no _64 symbols); an MPI communicator is passed
  * as itself (the C interface's system handle); a descriptor is 9 ints
  * (DTYPE, CTXT, M, N, MB, NB, RSRC, CSRC, LLD).  Only redist-scalapack.c
- * includes it, and only when HAVE_SCALAPACK is defined. */
+ * and its test include it, and only when HAVE_SCALAPACK is defined. */
 #ifndef BB_SCALAPACK_PRIVATE_H
 #define BB_SCALAPACK_PRIVATE_H
 
@@ -49,6 +49,15 @@ void descinit_(int *desc, const int *m, const int *n, const int *mb, const int *
  * nprocs holds when the first block is on isrcproc. */
 int numroc_(const int *n, const int *nb, const int *iproc, const int *isrcproc,
             const int *nprocs);
+/* Fortran, 1-based: the global index of local index indxloc of process
+ * iproc; the process holding global index indxglob, and its local index
+ * there (iproc is read only by indxl2g_). */
+int indxl2g_(const int *indxloc, const int *nb, const int *iproc, const int *isrcproc,
+             const int *nprocs);
+int indxg2p_(const int *indxglob, const int *nb, const int *iproc, const int *isrcproc,
+             const int *nprocs);
+int indxg2l_(const int *indxglob, const int *nb, const int *iproc, const int *isrcproc,
+             const int *nprocs);
 /* Copies the m x n submatrix of A at (ia, ja) (1-based) to B at (ib, jb).
  * Every process of gcontext calls it (a grid holding both A's and B's
  * processes, 1 x P here); a process outside A's grid passes a descriptor

@@ -40,6 +40,18 @@ bb_expect_grep "does not fit a code of 1 ranks" "$err" "spatial dims: message"
 bb_mpirun 2 "$X" --to nowhere > "$out" 2> "$err"
 bb_expect_rc 2 $? "unknown layout"
 bb_expect_grep "'nowhere' is not a layout" "$err" "unknown layout: message"
+# a matrix layout that does not fit: N not ROWS times columns, a grid not P
+bb_mpirun 2 "$X" --link intra --from bc2d:4,2,2 --elements 1000,30 > "$out" 2> "$err"
+bb_expect_rc 2 $? "bc2d rows that do not divide N"
+bb_expect_grep "'bc2d:4,2,2' does not fit N = 30: N must be ROWS times the column count" "$err" \
+    "bc2d rows: message"
+bb_mpirun 2 "$X" --link intra --to bc2d:4,2,2,2,2 --elements 40 > "$out" 2> "$err"
+bb_expect_rc 2 $? "bc2d grid of 4 on 2 ranks"
+bb_expect_grep "'bc2d:4,2,2,2,2' does not fit a code of 2 ranks (PR\*PC must equal" "$err" \
+    "bc2d grid: message"
+bb_mpirun 2 "$X" --from bc2d:4,2 > "$out" 2> "$err"
+bb_expect_rc 2 $? "bc2d with two numbers"
+bb_expect_grep "bc2d takes ROWS,MB,NB\[,PR,PC\[,RSRC,CSRC\]\]" "$err" "bc2d arguments: message"
 bb_mpirun 2 "$X" --direction sideways > "$out" 2> "$err"
 bb_expect_rc 2 $? "bad direction"
 bb_mpirun 2 "$X" --element-bytes 12 > "$out" 2> "$err"

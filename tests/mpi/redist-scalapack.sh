@@ -4,7 +4,8 @@
 # data checked slot by slot against bbench's maps, intra and MDI; the
 # layouts it cannot express refused alike with a reason; BLACS ended and
 # restarted with MPI running; the checker fails wrong data; and bbench-redist's
-# scalapack line at every size, intra and MDI.  Exit 77 with configure's reason when
+# scalapack line at every size, intra and MDI; bc2d (2D block-cyclic matrices)
+# against ScaLAPACK's own index functions and moved by it.  Exit 77 with configure's reason when
 # ScaLAPACK is not configured.
 . "$(dirname "$0")/../lib.sh"
 
@@ -23,18 +24,21 @@ for np in ${nps:-0 2 3}; do
     bb_np_test "$np" "$out" "$T" all
     r=$np
     [ "$np" -eq 0 ] && r=1
-    bb_expect_grep "^moves: 3 layout pairs, both commands, intra and $((r - 1)) MDI splits" \
+    bb_expect_grep "^moves: 3 layout pairs and 4 of bc2d, both commands, intra and $((r - 1)) MDI splits" \
         "$out" "-n $r: every pair, command and split moved"
+    bb_expect_grep "^index: 3264 bc2d shapes, [0-9]* slots against numroc_, indxl2g_" "$out" \
+        "-n $r: bc2d against ScaLAPACK's index functions"
     bb_expect_grep "^refused random -> cyclic N=1000 on $r ranks: cannot express the driver's layout" \
         "$out" "-n $r: random refused with a reason"
     bb_expect_grep "checker, one wrong: slot" "$out" "-n $r: the checker fails one wrong double"
-    # bbench-redist's own scalapack line at this size, in the same interleaved
-    # set as a method, every message checked slot by slot by the program
+    # bbench-redist's own scalapack line at this size between two grids of a
+    # 6-row matrix, in the same interleaved set as a method, every message
+    # checked slot by slot by the program
     links=intra
     [ "$r" -ge 2 ] && links="intra mdi"
     for link in $links; do
         rec="$BB_TMP/sc-$r-$link.json"
-        set -- "$X" --link "$link" --from block-cyclic:4 --to cyclic --elements 600 \
+        set -- "$X" --link "$link" --from bc2d:6,2,3 --to bc2d:6,4,1 --elements 600 \
             --element-bytes 16 --methods overlap,scalapack --reps 1 --warmup 0 \
             --warmup-blocks 0 -o "$rec"
         if [ "$np" -eq 0 ]; then bb_serial "$@"; else bb_mpirun "$np" "$@"; fi > "$out" 2> "$err"
@@ -42,7 +46,7 @@ for np in ${nps:-0 2 3}; do
         bb_expect_rc 0 $rc "bbench-redist scalapack at -n $r $link"
         [ $rc -eq 0 ] || head -n 20 "$err" >&2
         for d in '>' '<'; do
-            bb_expect_grep "^ *600 *$d *block-cyclic:4 *cyclic *scalapack .* reference$" \
+            bb_expect_grep "^ *600 *$d *bc2d:6,2,3 *bc2d:6,4,1 *scalapack .* reference$" \
                 "$out" "-n $r $link: scalapack's line '$d'"
         done
         bb_expect_true "-n $r $link: two scalapack record points, no wrong message" \

@@ -3,9 +3,13 @@
  *
  *   test-redist-scalapack available  exit 0 when built with ScaLAPACK, else
  *                        77 with configure's reason (no MPI job needed)
+ *   test-redist-scalapack index      bc2d's indices against ScaLAPACK's
+ *                        numroc_, indxl2g_, indxg2p_ and indxg2l_
  *   test-redist-scalapack moves      cyclic -> block-cyclic:64,
  *                        block-cyclic:64 -> block-cyclic:1000, std-ceil ->
  *                        cyclic (and back, '<'), intra and every MDI split,
+ *                        bc2d pairs (two grids, 1D whole columns, source
+ *                        processes off the origin),
  *                        8- and 24-byte elements, several N: every received
  *                        slot holds the element bbench's own map of the
  *                        receiving layout names (bb_layout_map: slot i holds
@@ -29,6 +33,9 @@
 #include "harness.h"
 #include "redist-scalapack.h"
 #include "../check-mpi.h"
+#ifdef HAVE_SCALAPACK
+#include "scalapack-private.h"
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,12 +163,21 @@ static const char *const pairs[][2] = {
     {"block-cyclic:64", "block-cyclic:1000"},
     {"std-ceil", "cyclic"},
 };
+/* matrices of 6 rows: two bc2d grids from the side's rank count, and
+ * bc2d against 1D blocks of whole columns (12 elements: 2 columns) */
+static const char *const pairs2d[][2] = {
+    {"bc2d:6,2,3", "bc2d:6,4,1"},
+    {"bc2d:6,1,2", "block-cyclic:12"},
+    {"root", "bc2d:6,5,2"},
+};
 
 static void case_moves(bb_world_t *world)
 {
     /* N and element size: nothing; ranks with nothing (N < P); partial
      * blocks of 64 and 1000 on every side; 24-byte elements (3 rows) */
     static const int64_t cases[][2] = {{0, 8}, {3, 24}, {2500, 8}, {7919, 24}};
+    /* multiples of 6 rows: no column, one, partial blocks both ways */
+    static const int64_t cases2d[][2] = {{0, 8}, {6, 24}, {2502, 8}, {7920, 24}};
     for (int split = 0; split < ranks; split++) {  /* 0: intra; else MDI Pd */
         bb_redist_link_t *l = NULL;
         bb_status_t st = bb_redist_link_create(world, split ? BB_REDIST_MODE_MDI
@@ -180,11 +196,28 @@ static void case_moves(bb_world_t *world)
                 for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
                     move_and_check(l, cmd ? BB_REDIST_RECEIVE : BB_REDIST_SEND, pairs[p][0],
                                    pairs[p][1], cases[i][0], cases[i][1], mode);
+        for (size_t p = 0; p < sizeof pairs2d / sizeof pairs2d[0]; p++)
+            for (int cmd = 0; cmd < 2; cmd++)
+                for (size_t i = 0; i < sizeof cases2d / sizeof cases2d[0]; i++)
+                    move_and_check(l, cmd ? BB_REDIST_RECEIVE : BB_REDIST_SEND,
+                                   pairs2d[p][0], pairs2d[p][1], cases2d[i][0],
+                                   cases2d[i][1], mode);
+        if (!split) {
+            /* explicit grids with source processes off the origin: P x 1
+             * from row P-1 against 1 x P from column P-1 */
+            char a[64], b[64];
+            snprintf(a, sizeof a, "bc2d:6,1,1,%d,1,%d,0", ranks, ranks - 1);
+            snprintf(b, sizeof b, "bc2d:6,2,2,1,%d,0,%d", ranks, ranks - 1);
+            for (int cmd = 0; cmd < 2; cmd++)
+                for (size_t i = 0; i < sizeof cases2d / sizeof cases2d[0]; i++)
+                    move_and_check(l, cmd ? BB_REDIST_RECEIVE : BB_REDIST_SEND, a, b,
+                                   cases2d[i][0], cases2d[i][1], mode);
+        }
         bb_redist_link_destroy(l);
     }
     if (rank == 0)
-        printf("moves: 3 layout pairs, both commands, intra and %d MDI splits, checked slot by "
-               "slot\n", ranks - 1);
+        printf("moves: 3 layout pairs and 4 of bc2d, both commands, intra and %d MDI splits, "
+               "checked slot by slot\n", ranks - 1);
 }
 
 /* create must refuse (or accept) alike on every rank. */
@@ -249,6 +282,13 @@ static void case_refuse(void)
         expect_express(comm, BB_REDIST_MODE_MDI, 1, "block-reverse", "cyclic", n, 1);
         expect_express(comm, BB_REDIST_MODE_MDI, 1, "cyclic", "random", n, 0);
     }
+    /* bc2d: one matrix on both sides, 1D blocks of whole columns only */
+    expect_express(comm, BB_REDIST_MODE_INTRA, 0, "bc2d:6,2,2", "bc2d:6,3,1", 600, 1);
+    expect_express(comm, BB_REDIST_MODE_INTRA, 0, "bc2d:6,2,2", "bc2d:5,3,1", 600, 0);
+    expect_express(comm, BB_REDIST_MODE_INTRA, 0, "bc2d:6,2,2", "block-cyclic:18", 600, 1);
+    expect_express(comm, BB_REDIST_MODE_INTRA, 0, "bc2d:6,2,2", "block-cyclic:4", 600,
+                   ranks == 1);
+    expect_express(comm, BB_REDIST_MODE_INTRA, 0, "cyclic", "bc2d:6,2,2", 600, ranks == 1);
     /* more doubles than ScaLAPACK's ints */
     expect_express(comm, BB_REDIST_MODE_INTRA, 0, "cyclic", "cyclic", (int64_t)1 << 31, 0);
     /* the local check alone: bad arguments are not refusals */
@@ -393,6 +433,64 @@ static void case_time(bb_world_t *world, const char *from, const char *to, int64
     bb_redist_link_destroy(l);
 }
 
+/* bc2d against ScaLAPACK's own index arithmetic (numroc_, indxl2g_,
+ * indxg2p_, indxg2l_ of the library linked), for every rank of a grid of
+ * shapes: the count, the global index of every local slot, and for every
+ * global element its owner and local place.  Local on each rank. */
+static void case_index(void)
+{
+    static const int rowsv[] = {1, 5, 6, 13}, mbv[] = {1, 2, 4, 7}, nbv[] = {1, 3, 5},
+                     colsv[] = {0, 1, 7, 12}, grids[][2] = {{1, 1}, {1, 3}, {2, 2}, {3, 1},
+                                                            {2, 3}};
+    int64_t shapes = 0, slots = 0;
+    for (size_t a = 0; a < 4; a++)
+    for (size_t b = 0; b < 4; b++)
+    for (size_t c = 0; c < 3; c++)
+    for (size_t d = 0; d < 4; d++)
+    for (size_t e = 0; e < 5; e++)
+    for (int rs = 0; rs < grids[e][0]; rs++)
+    for (int cs = 0; cs < grids[e][1]; cs++) {
+        int m = rowsv[a], mb = mbv[b], nb = nbv[c], cols = colsv[d], pr = grids[e][0],
+            pc = grids[e][1], p = pr * pc;
+        char spec[64];
+        snprintf(spec, sizeof spec, "bc2d:%d,%d,%d,%d,%d,%d,%d", m, mb, nb, pr, pc, rs, cs);
+        bb_layout_t lay = layout_of(spec);
+        int64_t n = (int64_t)m * cols, bad = 0, owned = 0;
+        for (int r = 0; r < p; r++) {
+            int myr = r / pc, myc = r % pc;
+            int lr = numroc_(&m, &mb, &myr, &rs, &pr), lc = numroc_(&cols, &nb, &myc, &cs, &pc);
+            int64_t *idx = NULL, cnt = 0;
+            if (bb_layout_indices(&lay, n, r, p, &idx, &cnt) != BB_OK || cnt != (int64_t)lr * lc) {
+                CHECK_MSG(0, "%s N=%lld rank %d: %lld slots, numroc gives %d x %d", spec,
+                          (long long)n, r, (long long)cnt, lr, lc);
+                free(idx);
+                continue;
+            }
+            for (int64_t l = 0; l < cnt; l++) {
+                int li = (int)(l % lr) + 1, lj = (int)(l / lr) + 1;
+                int64_t gi = indxl2g_(&li, &mb, &myr, &rs, &pr) - 1,
+                        gj = indxl2g_(&lj, &nb, &myc, &cs, &pc) - 1;
+                int ig = (int)(idx[l] % m) + 1, jg = (int)(idx[l] / m) + 1;
+                bad += idx[l] != gi + gj * m
+                       || indxg2p_(&ig, &mb, &myr, &rs, &pr) != myr
+                       || indxg2p_(&jg, &nb, &myc, &cs, &pc) != myc
+                       || indxg2l_(&ig, &mb, &myr, &rs, &pr) != li
+                       || indxg2l_(&jg, &nb, &myc, &cs, &pc) != lj;
+            }
+            owned += cnt;
+            slots += cnt;
+            free(idx);
+        }
+        CHECK_MSG(bad == 0 && owned == n, "%s N=%lld: %lld slots disagree with ScaLAPACK's "
+                  "index functions; %lld of %lld elements owned", spec, (long long)n,
+                  (long long)bad, (long long)owned, (long long)n);
+        shapes++;
+    }
+    if (rank == 0)
+        printf("index: %lld bc2d shapes, %lld slots against numroc_, indxl2g_, indxg2p_, "
+               "indxg2l_\n", (long long)shapes, (long long)slots);
+}
+
 int main(int argc, char **argv)
 {
     const char *which = argc > 1 ? argv[1] : "all";
@@ -416,10 +514,18 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: test-redist-scalapack time FROM TO N [CALLS]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
-        int64_t n = (int64_t)strtod(argv[4], NULL);
-        int calls = argc > 5 ? atoi(argv[5]) : 20;
-        case_time(world, argv[2], argv[3], n, calls > 0 ? calls : 20);
+        char *end;
+        int64_t n = (int64_t)strtod(argv[4], &end);
+        long long calls = argc > 5 ? strtoll(argv[5], &end, 10) : 20;
+        if (*end != '\0' || n < 0 || calls < 1 || calls > 1000000) {
+            fprintf(stderr, "test-redist-scalapack time: N and CALLS must be numbers >= 0 "
+                    "and in [1, 1e6]\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        case_time(world, argv[2], argv[3], n, (int)calls);
     }
+    if (all || strcmp(which, "index") == 0)
+        case_index();
     if (all || strcmp(which, "moves") == 0)
         case_moves(world);
     if (all || strcmp(which, "refuse") == 0)

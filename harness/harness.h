@@ -167,7 +167,7 @@ void bb_layout_grid(const bb_layout_t *layout, int ranks, int *pr_out, int *pc_o
  * (splitmix64); the fixture's checksum uses it as a mixing hash. */
 uint64_t bb_splitmix(uint64_t *state);
 /* Local.  The same as a map with the given epoch (caller owns it); std,
- * std-ceil, cyclic, block-cyclic:B and root carry their regular descriptor
+ * std-ceil, cyclic, block-cyclic:B, root and bc2d carry their regular descriptor
  * (bb_map_shape), the others are indices only. */
 bb_status_t bb_layout_map(const bb_layout_t *layout, int64_t n, int rank,
                           int ranks, int64_t epoch, bb_map_t **map_out);

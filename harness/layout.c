@@ -453,6 +453,14 @@ bb_status_t bb_layout_map(const bb_layout_t *layout, int64_t n, int rank,
             break; /* refused below, as before */
         case BB_LAYOUT_ROOT:
             return bb_map_create_block_cyclic(n, n > 0 ? n : 1, rank, ranks, epoch, map_out);
+        case BB_LAYOUT_BC2D: {
+            if (bb_layout_check(layout, n, ranks, NULL, 0) != BB_OK)
+                break; /* refused below, as before */
+            bb_map_grid_t g = {layout->rows, n / layout->rows, layout->mb, layout->nb, 0, 0,
+                               layout->rsrc, layout->csrc};
+            bb_layout_grid(layout, ranks, &g.pr, &g.pc);
+            return bb_map_create_block_cyclic_2d(&g, rank, epoch, map_out);
+        }
         default:
             break;
         }

@@ -789,7 +789,8 @@ BB_EXPORT bb_status_t bb_map_create(int64_t n, const int64_t *indices, int64_t c
 typedef enum bb_map_shape {
     BB_MAP_SHAPE_NONE = 0,      /* indices only (bb_map_create) */
     BB_MAP_SHAPE_BLOCK_CYCLIC,  /* blocks of `block` elements dealt round-robin */
-    BB_MAP_SHAPE_STD            /* the standardized distribution (bb_std_block) */
+    BB_MAP_SHAPE_STD,           /* the standardized distribution (bb_std_block) */
+    BB_MAP_SHAPE_BLOCK_CYCLIC_2D /* a 2D block-cyclic matrix (bb_map_grid_t) */
 } bb_map_shape_t;
 /* Rank `rank` of `size` holds the blocks [k*block, (k+1)*block) (the last
  * one cut at n) for k = rank, rank + size, ..., in increasing order: block
@@ -804,9 +805,29 @@ BB_EXPORT bb_status_t bb_map_create_block_cyclic(int64_t n, int64_t block, int r
  * increasing order; arguments as above. */
 BB_EXPORT bb_status_t bb_map_create_std(int64_t n, int rank, int size, int64_t epoch,
                                         bb_map_t **map_out);
+/* A ScaLAPACK matrix: element g of the N = rows x cols elements is row
+ * g % rows, column g / rows (column-major), in mb x nb blocks on a pr x pc
+ * process grid whose process (row, column) is rank row * pc + column (BLACS's
+ * row-major numbering), block (0, 0) on process (rsrc, csrc).  A rank holds
+ * its rows and columns in ScaLAPACK's local column-major order, which is
+ * increasing global index. */
+typedef struct bb_map_grid {
+    int64_t rows, cols;  /* elements; rows >= 1, cols >= 0, rows * cols <= INT32_MAX */
+    int64_t mb, nb;      /* elements per block, in [1, INT32_MAX] */
+    int pr, pc;          /* the grid, pr * pc ranks */
+    int rsrc, csrc;      /* 0 <= rsrc < pr, 0 <= csrc < pc */
+} bb_map_grid_t;
+/* Rank `rank` (< pr * pc) of grid's matrix; BB_ERR_ARG for a grid outside
+ * the ranges above or a negative epoch.  The rank and pr * pc are the map's
+ * code's (checked when a plan is created). */
+BB_EXPORT bb_status_t bb_map_create_block_cyclic_2d(const bb_map_grid_t *grid, int rank,
+                                                    int64_t epoch, bb_map_t **map_out);
+/* Local.  1 and *grid_out for a map of bb_map_create_block_cyclic_2d, else
+ * 0. */
+BB_EXPORT int bb_map_grid(const bb_map_t *map, bb_map_grid_t *grid_out);
 /* Local.  The map's descriptor (NONE for a NULL map or one made from
  * indices); the outputs, each may be NULL, are written for a regular map
- * (block 0 for STD). */
+ * (block 0 for STD and BLOCK_CYCLIC_2D: bb_map_grid has its blocks). */
 BB_EXPORT bb_map_shape_t bb_map_shape(const bb_map_t *map, int64_t *block_out,
                                       int *rank_out, int *size_out);
 BB_EXPORT void bb_map_free(bb_map_t *map);

@@ -78,14 +78,16 @@ struct bb_map {
     int64_t block;          /* BLOCK_CYCLIC: elements per block */
     int rank, size;         /* the holder's claimed place: trusted only
                                after the plan's agreement */
+    bb_map_grid_t grid;     /* BLOCK_CYCLIC_2D */
 };
 
 /* A regular distribution of [0, n) over size ranks (a map's descriptor
  * without the rank): the closed forms of redist-map.c. */
 typedef struct bb_regular {
-    bb_map_shape_t kind;    /* BLOCK_CYCLIC or STD */
+    bb_map_shape_t kind;    /* BLOCK_CYCLIC, STD or BLOCK_CYCLIC_2D */
     int64_t n, block;
     int size;
+    bb_map_grid_t grid;     /* BLOCK_CYCLIC_2D (size = pr * pc) */
 } bb_regular_t;
 /* Local.  The rank owning g (0 <= g < n). */
 int bb_regular_owner(const bb_regular_t *sh, int64_t g);

@@ -77,6 +77,7 @@ bb_map_t *bb_map_copy(const bb_map_t *map)
     m->block = map->block;
     m->rank = map->rank;
     m->size = map->size;
+    m->grid = map->grid;
     return m;
 }
 
@@ -111,6 +112,7 @@ static bb_status_t bb_map_from_shape(const bb_regular_t *sh, int r, int64_t epoc
     m->block = sh->kind == BB_MAP_SHAPE_BLOCK_CYCLIC ? sh->block : 0;
     m->rank = r;
     m->size = sh->size;
+    m->grid = sh->grid;
     *map_out = m;
     return BB_OK;
 }
@@ -121,7 +123,7 @@ bb_status_t bb_map_create_block_cyclic(int64_t n, int64_t block, int rank, int s
     if (map_out == NULL || n < 0 || n > INT32_MAX || block < 1 || block > INT32_MAX
         || size < 1 || rank < 0 || rank >= size || epoch < 0)
         return BB_ERR_ARG;
-    bb_regular_t sh = {BB_MAP_SHAPE_BLOCK_CYCLIC, n, block, size};
+    bb_regular_t sh = {.kind = BB_MAP_SHAPE_BLOCK_CYCLIC, .n = n, .block = block, .size = size};
     return bb_map_from_shape(&sh, rank, epoch, map_out);
 }
 
@@ -131,8 +133,33 @@ bb_status_t bb_map_create_std(int64_t n, int rank, int size, int64_t epoch,
     if (map_out == NULL || n < 0 || n > INT32_MAX || size < 1 || rank < 0 || rank >= size
         || epoch < 0)
         return BB_ERR_ARG;
-    bb_regular_t sh = {BB_MAP_SHAPE_STD, n, 0, size};
+    bb_regular_t sh = {.kind = BB_MAP_SHAPE_STD, .n = n, .size = size};
     return bb_map_from_shape(&sh, rank, epoch, map_out);
+}
+
+bb_status_t bb_map_create_block_cyclic_2d(const bb_map_grid_t *grid, int rank, int64_t epoch,
+                                          bb_map_t **map_out)
+{
+    if (map_out == NULL || grid == NULL || epoch < 0)
+        return BB_ERR_ARG;
+    const bb_map_grid_t *g = grid;
+    if (g->rows < 1 || g->rows > INT32_MAX || g->cols < 0 || g->cols > INT32_MAX / g->rows
+        || g->mb < 1 || g->mb > INT32_MAX || g->nb < 1 || g->nb > INT32_MAX || g->pr < 1
+        || g->pc < 1 || g->pr > INT32_MAX / g->pc || g->rsrc < 0 || g->rsrc >= g->pr
+        || g->csrc < 0 || g->csrc >= g->pc || rank < 0 || rank >= g->pr * g->pc)
+        return BB_ERR_ARG;
+    bb_regular_t sh = {.kind = BB_MAP_SHAPE_BLOCK_CYCLIC_2D, .n = g->rows * g->cols,
+                       .size = g->pr * g->pc, .grid = *g};
+    return bb_map_from_shape(&sh, rank, epoch, map_out);
+}
+
+int bb_map_grid(const bb_map_t *map, bb_map_grid_t *grid_out)
+{
+    if (map == NULL || map->shape != BB_MAP_SHAPE_BLOCK_CYCLIC_2D)
+        return 0;
+    if (grid_out != NULL)
+        *grid_out = map->grid;
+    return 1;
 }
 
 bb_map_shape_t bb_map_shape(const bb_map_t *map, int64_t *block_out, int *rank_out,
@@ -153,7 +180,7 @@ int bb_map_shape_get(const bb_map_t *map, bb_regular_t *shape_out, int *rank_out
 {
     if (map == NULL || map->shape == BB_MAP_SHAPE_NONE)
         return 0;
-    *shape_out = (bb_regular_t){map->shape, map->n, map->block, map->size};
+    *shape_out = (bb_regular_t){map->shape, map->n, map->block, map->size, map->grid};
     *rank_out = map->rank;
     return 1;
 }
@@ -163,8 +190,87 @@ int bb_map_shape_get(const bb_map_t *map, bb_regular_t *shape_out, int *rank_out
  * indices) are c full ones (only the globally last block is short, and
  * nothing of r lies beyond it).  b and P are at most 2^31 and n below
  * 2^31, so no product here passes 2^63. */
+/* A 2D matrix is the product of two 1D block-cyclic distributions: its
+ * rows over the grid's pr process rows and its columns over its pc
+ * columns, each with its source process rotated to rank 0 (process q of a
+ * dimension with source s is rank (q - s) mod P of the unrotated one). */
+static bb_regular_t bb_grid_rows(const bb_regular_t *sh)
+{
+    return (bb_regular_t){.kind = BB_MAP_SHAPE_BLOCK_CYCLIC, .n = sh->grid.rows,
+                          .block = sh->grid.mb, .size = sh->grid.pr};
+}
+static bb_regular_t bb_grid_cols(const bb_regular_t *sh)
+{
+    return (bb_regular_t){.kind = BB_MAP_SHAPE_BLOCK_CYCLIC, .n = sh->grid.cols,
+                          .block = sh->grid.nb, .size = sh->grid.pc};
+}
+/* Rank r's unrotated row and column ranks. */
+static void bb_grid_place(const bb_regular_t *sh, int r, int *row, int *col)
+{
+    const bb_map_grid_t *g = &sh->grid;
+    *row = (r / g->pc - g->rsrc + g->pr) % g->pr;
+    *col = (r % g->pc - g->csrc + g->pc) % g->pc;
+}
+
+static int bb_grid_owner(const bb_regular_t *sh, int64_t g)
+{
+    bb_regular_t rw = bb_grid_rows(sh), cl = bb_grid_cols(sh);
+    int64_t m = sh->grid.rows;
+    int row = (bb_regular_owner(&rw, g % m) + sh->grid.rsrc) % sh->grid.pr;
+    int col = (bb_regular_owner(&cl, g / m) + sh->grid.csrc) % sh->grid.pc;
+    return row * sh->grid.pc + col;
+}
+
+/* The owner's stretch: to the end of g's row block in its column, or,
+ * where one process row holds every row, to the end of its column block. */
+static int64_t bb_grid_end(const bb_regular_t *sh, int64_t g)
+{
+    bb_regular_t rw = bb_grid_rows(sh), cl = bb_grid_cols(sh);
+    int64_t m = sh->grid.rows, j = g / m;
+    if (sh->grid.pr == 1 || sh->grid.mb >= m)
+        return bb_regular_end(&cl, j) * m;
+    return j * m + bb_regular_end(&rw, g % m);
+}
+
+/* r's elements below x: its rows times its columns below x's column, and
+ * its rows above x's row in x's column when r holds that column. */
+static int64_t bb_grid_below(const bb_regular_t *sh, int r, int64_t x)
+{
+    bb_regular_t rw = bb_grid_rows(sh), cl = bb_grid_cols(sh);
+    int64_t m = sh->grid.rows, j = x / m, i = x % m;
+    int row, col;
+    bb_grid_place(sh, r, &row, &col);
+    int64_t k = bb_regular_below(&rw, row, m) * bb_regular_below(&cl, col, j);
+    if (j < sh->grid.cols && bb_regular_owner(&cl, j) == col)
+        k += bb_regular_below(&rw, row, i);
+    return k;
+}
+
+/* r's first row in x's column at or after x's row when r holds that
+ * column, else its first row in its next column. */
+static int64_t bb_grid_next_own(const bb_regular_t *sh, int r, int64_t x)
+{
+    bb_regular_t rw = bb_grid_rows(sh), cl = bb_grid_cols(sh);
+    int64_t m = sh->grid.rows, cols = sh->grid.cols, n = sh->n, j = x / m, i = x % m;
+    int row, col;
+    bb_grid_place(sh, r, &row, &col);
+    int64_t first = bb_regular_next_own(&rw, row, 0);
+    if (first >= m)
+        return n; /* r holds no row */
+    if (bb_regular_owner(&cl, j) == col) {
+        int64_t ii = bb_regular_next_own(&rw, row, i);
+        if (ii < m)
+            return j * m + ii;
+        j++;
+    }
+    int64_t jj = j < cols ? bb_regular_next_own(&cl, col, j) : cols;
+    return jj < cols ? jj * m + first : n;
+}
+
 int bb_regular_owner(const bb_regular_t *sh, int64_t g)
 {
+    if (sh->kind == BB_MAP_SHAPE_BLOCK_CYCLIC_2D)
+        return bb_grid_owner(sh, g);
     if (sh->kind == BB_MAP_SHAPE_STD)
         return bb_std_owner(sh->n, sh->size, g);
     return (int)((g / sh->block) % sh->size);
@@ -172,6 +278,8 @@ int bb_regular_owner(const bb_regular_t *sh, int64_t g)
 
 int64_t bb_regular_end(const bb_regular_t *sh, int64_t g)
 {
+    if (sh->kind == BB_MAP_SHAPE_BLOCK_CYCLIC_2D)
+        return bb_grid_end(sh, g);
     if (sh->kind == BB_MAP_SHAPE_STD) {
         int64_t first, cnt;
         bb_std_block(sh->n, bb_std_owner(sh->n, sh->size, g), sh->size, &first, &cnt);
@@ -185,6 +293,8 @@ int64_t bb_regular_end(const bb_regular_t *sh, int64_t g)
 
 int64_t bb_regular_below(const bb_regular_t *sh, int r, int64_t x)
 {
+    if (sh->kind == BB_MAP_SHAPE_BLOCK_CYCLIC_2D)
+        return bb_grid_below(sh, r, x);
     if (sh->kind == BB_MAP_SHAPE_STD) {
         int64_t first, cnt;
         bb_std_block(sh->n, r, sh->size, &first, &cnt);
@@ -201,6 +311,8 @@ int64_t bb_regular_next_own(const bb_regular_t *sh, int r, int64_t x)
     int64_t n = sh->n, g;
     if (x >= n)
         return n;
+    if (sh->kind == BB_MAP_SHAPE_BLOCK_CYCLIC_2D)
+        return bb_grid_next_own(sh, r, x);
     if (sh->kind == BB_MAP_SHAPE_STD) {
         int64_t first, cnt;
         bb_std_block(n, r, sh->size, &first, &cnt);

@@ -217,41 +217,58 @@ static int bb_plan_claim(const bb_redist_plan_t *pl, const bb_map_t *m, int hold
                    && sh->size == size && sh->n == pl->n ? 1 : -1;
 }
 
+/* A descriptor's fields as one agreement carries them. */
+enum { BB_SHAPE_FIELDS = 10 };
+static void bb_shape_fields(const bb_regular_t *sh, int64_t *f)
+{
+    const bb_map_grid_t *g = &sh->grid;
+    int64_t v[BB_SHAPE_FIELDS] = {sh->kind, sh->block, g->rows, g->cols, g->mb, g->nb,
+                                  g->pr, g->pc, g->rsrc, g->csrc};
+    memcpy(f, v, sizeof v);
+}
+
 /* Collective over the link: do both maps carry one descriptor on every rank
  * that holds them?  A map's descriptor is its holder's claim, so nothing is
  * taken from a peer: every rank checks its own claim against its own place
  * in its code, and one agreement finds whether every claim holds and names
- * one kind and one block per side (x and -x: one MAX finds MIN too; ranks
- * that hold no map of a side enter a value below any).  *agreed, alike on
- * every rank: 1 when the send side's claims hold, 2 the receive side's, 3
- * both; *ss and *rs are the agreed shapes of those sides. */
+ * one descriptor per side (each field as x and -x: one MAX finds MIN too;
+ * ranks that hold no map of a side enter a value below any).  *agreed,
+ * alike on every rank: 1 when the send side's claims hold, 2 the receive
+ * side's, 3 both; *ss and *rs are the agreed shapes of those sides. */
 static int bb_plan_agree_shapes(bb_redist_plan_t *pl, bb_regular_t *ss, bb_regular_t *rs,
                                 int *agreed)
 {
+    enum { W = 1 + 2 * BB_SHAPE_FIELDS };  /* per side: a failed claim, then the pairs */
     const int64_t none = INT64_MIN / 4;
     const bb_map_t *maps[2] = {bb_plan_send_map(pl), bb_plan_recv_map(pl)};
     int holds[2] = {pl->sender, pl->receiver}, first[2] = {pl->s_first, pl->r_first},
         size[2] = {pl->s_n, pl->r_n};
     bb_regular_t sh[2];
-    int64_t loc[10], agg[10];
+    int64_t loc[2 * W], agg[2 * W];
     memset(sh, 0, sizeof sh);
     for (int i = 0; i < 2; i++) {
         int r = -1, c = bb_plan_claim(pl, maps[i], holds[i], first[i], size[i], &sh[i], &r);
-        loc[5 * i] = c < 0;
-        loc[5 * i + 1] = c ? sh[i].kind : none;
-        loc[5 * i + 2] = c ? -(int64_t)sh[i].kind : none;
-        loc[5 * i + 3] = c ? sh[i].block : none;
-        loc[5 * i + 4] = c ? -sh[i].block : none;
+        int64_t f[BB_SHAPE_FIELDS];
+        bb_shape_fields(&sh[i], f);
+        loc[W * i] = c < 0;
+        for (int k = 0; k < BB_SHAPE_FIELDS; k++) {
+            loc[W * i + 1 + 2 * k] = c ? f[k] : none;
+            loc[W * i + 2 + 2 * k] = c ? -f[k] : none;
+        }
     }
-    int rc = bb_agree_max(pl->link->comm, loc, 10, agg);
+    int rc = bb_agree_max(pl->link->comm, loc, 2 * W, agg);
     *agreed = 0;
     if (rc != MPI_SUCCESS)
         return rc;
     int ok[2];
     for (int i = 0; i < 2; i++) {
-        ok[i] = agg[5 * i] == 0 && agg[5 * i + 1] == -agg[5 * i + 2]
-                && agg[5 * i + 3] == -agg[5 * i + 4] && agg[5 * i + 1] != none;
-        sh[i] = (bb_regular_t){(bb_map_shape_t)agg[5 * i + 1], pl->n, agg[5 * i + 3], size[i]};
+        const int64_t *a = agg + W * i;
+        ok[i] = a[0] == 0 && a[1] != none;
+        for (int k = 0; k < BB_SHAPE_FIELDS; k++)
+            ok[i] &= a[1 + 2 * k] == -a[2 + 2 * k];
+        bb_map_grid_t g = {a[5], a[7], a[9], a[11], (int)a[13], (int)a[15], (int)a[17],
+                           (int)a[19]};
+        sh[i] = (bb_regular_t){(bb_map_shape_t)a[1], pl->n, a[3], size[i], g};
     }
     *ss = sh[0];
     *rs = sh[1];
@@ -329,7 +346,7 @@ int bb_plan_build_cross(bb_redist_plan_t *pl, int learn_epochs)
         /* to the receiving code's standardized distribution: regular by
          * definition, so only the sender's claim decides */
         int64_t first = 0, cnt = 0, *std = NULL;
-        bb_regular_t sstd = {BB_MAP_SHAPE_STD, pl->n, 0, pl->r_n};
+        bb_regular_t sstd = {.kind = BB_MAP_SHAPE_STD, .n = pl->n, .size = pl->r_n};
         if (agreed & 1)
             return bb_plan_build_x1(pl, 1, &ss, &sstd, NULL, 0, NULL, 0, BB_XPLAN_TYPES);
         if (pl->receiver)

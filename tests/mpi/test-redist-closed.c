@@ -92,8 +92,10 @@ static void one_case(MPI_Comm comm, int64_t n, int s_first, int ps, int64_t bs, 
     bb_map_t *rm = r_me >= 0 ? make_map(n, br, r_me, pr) : NULL;
     bb_regular_t ss, rs;
     int dummy;
-    ss = (bb_regular_t){bs ? BB_MAP_SHAPE_BLOCK_CYCLIC : BB_MAP_SHAPE_STD, n, bs, ps};
-    rs = (bb_regular_t){br ? BB_MAP_SHAPE_BLOCK_CYCLIC : BB_MAP_SHAPE_STD, n, br, pr};
+    ss = (bb_regular_t){.kind = bs ? BB_MAP_SHAPE_BLOCK_CYCLIC : BB_MAP_SHAPE_STD, .n = n,
+                        .block = bs, .size = ps};
+    rs = (bb_regular_t){.kind = br ? BB_MAP_SHAPE_BLOCK_CYCLIC : BB_MAP_SHAPE_STD, .n = n,
+                        .block = br, .size = pr};
     if (sm) {
         bb_regular_t got;
         CHECK(bb_map_shape_get(sm, &got, &dummy) && got.kind == ss.kind && got.block == bs);

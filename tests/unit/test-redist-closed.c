@@ -4,8 +4,10 @@
  * (0, 1, primes, N < P, N not divisible), blocks (1, 3, 64, 1000, >= N and
  * the standardized distribution) and rank counts 1..4 on each side: the same
  * slots in the same order, the same counts, each peer's runs exactly its
- * list's contiguous runs.  The regular maps' indices against the layouts'
- * generators and a naive owner rule.  Serial, no MPI calls. */
+ * list's contiguous runs; likewise 2D block-cyclic matrices (grids of 1..4
+ * ranks, sources on the first or last process) against each other and the
+ * 1D shapes.  The regular maps' indices against the layouts' generators
+ * and a naive owner rule.  Serial, no MPI calls. */
 #include "config.h"
 #include "redist-private.h"
 #include "harness.h"
@@ -19,13 +21,28 @@
 static bb_regular_t shape_of(int64_t n, int64_t block, int size)
 {
     if (block == 0)
-        return (bb_regular_t){BB_MAP_SHAPE_STD, n, 0, size};
-    return (bb_regular_t){BB_MAP_SHAPE_BLOCK_CYCLIC, n, block, size};
+        return (bb_regular_t){.kind = BB_MAP_SHAPE_STD, .n = n, .size = size};
+    return (bb_regular_t){.kind = BB_MAP_SHAPE_BLOCK_CYCLIC, .n = n, .block = block,
+                          .size = size};
+}
+
+/* A 2D shape of the grid (ScaLAPACK's matrix). */
+static bb_regular_t grid_of(int64_t rows, int64_t cols, int64_t mb, int64_t nb, int pr, int pc,
+                            int rsrc, int csrc)
+{
+    bb_map_grid_t g = {rows, cols, mb, nb, pr, pc, rsrc, csrc};
+    return (bb_regular_t){.kind = BB_MAP_SHAPE_BLOCK_CYCLIC_2D, .n = rows * cols,
+                          .size = pr * pc, .grid = g};
 }
 
 /* The owner of g by definition (independent of the closed forms). */
 static int naive_owner(const bb_regular_t *sh, int64_t g)
 {
+    if (sh->kind == BB_MAP_SHAPE_BLOCK_CYCLIC_2D) {
+        const bb_map_grid_t *q = &sh->grid;
+        int64_t i = g % q->rows, j = g / q->rows;
+        return (int)(((i / q->mb + q->rsrc) % q->pr) * q->pc + (j / q->nb + q->csrc) % q->pc);
+    }
     if (sh->kind == BB_MAP_SHAPE_BLOCK_CYCLIC)
         return (int)((g / sh->block) % sh->size);
     for (int r = 0; r < sh->size; r++) {
@@ -45,6 +62,8 @@ static bb_map_t **make_maps(const bb_regular_t *sh)
     for (int r = 0; r < sh->size; r++) {
         bb_status_t st = sh->kind == BB_MAP_SHAPE_STD
                              ? bb_map_create_std(sh->n, r, sh->size, 3, &m[r])
+                         : sh->kind == BB_MAP_SHAPE_BLOCK_CYCLIC_2D
+                             ? bb_map_create_block_cyclic_2d(&sh->grid, r, 3, &m[r])
                              : bb_map_create_block_cyclic(sh->n, sh->block, r, sh->size, 3,
                                                           &m[r]);
         CHECK_MSG(st == BB_OK, "create n=%lld block=%lld r=%d/%d", (long long)sh->n,
@@ -59,8 +78,12 @@ static bb_map_t **make_maps(const bb_regular_t *sh)
                       && k == bb_regular_below(sh, r, sh->n),
                   "indices of n=%lld block=%lld r=%d/%d", (long long)sh->n,
                   (long long)sh->block, r, sh->size);
+        bb_map_grid_t g;
         CHECK_MSG(bb_map_shape(m[r], &block, &rank, &size) == sh->kind && rank == r
-                      && size == sh->size && block == sh->block,
+                      && size == sh->size && block == sh->block
+                      && bb_map_grid(m[r], &g) == (sh->kind == BB_MAP_SHAPE_BLOCK_CYCLIC_2D)
+                      && (sh->kind != BB_MAP_SHAPE_BLOCK_CYCLIC_2D
+                          || memcmp(&g, &sh->grid, sizeof g) == 0),
                   "descriptor of n=%lld block=%lld r=%d/%d", (long long)sh->n,
                   (long long)sh->block, r, sh->size);
     }
@@ -199,6 +222,72 @@ static void check_layouts(int64_t n, int p)
     }
 }
 
+/* bc2d layouts (grid from the rank count) give their generator's indices
+ * through the 2D descriptor. */
+static void check_layouts2d(void)
+{
+    const char *specs[] = {"bc2d:1,2,3", "bc2d:3,1,1", "bc2d:3,2,5", "bc2d:7,3,2"};
+    const int64_t cols[] = {0, 1, 4, 13};
+    for (size_t s = 0; s < sizeof specs / sizeof *specs; s++)
+        for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
+            for (int p = 1; p <= 6; p++) {
+                bb_layout_t lay;
+                bb_layout_parse(specs[s], &lay, NULL, 0);
+                int64_t n = lay.rows * cols[c];
+                for (int r = 0; r < p; r++) {
+                    int64_t *idx = NULL, cnt = -1;
+                    bb_map_t *m = NULL;
+                    int ok = bb_layout_indices(&lay, n, r, p, &idx, &cnt) == BB_OK
+                             && bb_layout_map(&lay, n, r, p, 1, &m) == BB_OK
+                             && bb_map_count(m) == cnt
+                             && bb_map_shape(m, NULL, NULL, NULL) == BB_MAP_SHAPE_BLOCK_CYCLIC_2D
+                             && (cnt == 0 || memcmp(idx, bb_map_indices(m),
+                                                    (size_t)cnt * sizeof *idx) == 0);
+                    CHECK_MSG(ok, "%s n=%lld r=%d/%d: map differs from the generator",
+                              specs[s], (long long)n, r, p);
+                    bb_map_free(m);
+                    bb_free(idx);
+                }
+            }
+}
+
+/* 2D shapes against 2D and 1D ones: every grid of 1..4 ranks (and 3 x 1,
+ * 1 x 3), blocks that split rows and columns or hold them whole, the
+ * source on the first or the last process. */
+static void check_grids(void)
+{
+    const int64_t rowsv[] = {1, 3, 7}, colsv[] = {0, 1, 5, 12}, mbv[] = {1, 2, 5}, nbv[] = {1, 4};
+    const int grids[][2] = {{1, 1}, {1, 2}, {2, 1}, {2, 2}, {1, 3}, {3, 1}};
+    enum { NG = 6 };
+    for (size_t a = 0; a < 3; a++)
+        for (size_t b = 0; b < 4; b++) {
+            int64_t rows = rowsv[a], cols = colsv[b], n = rows * cols;
+            bb_regular_t sh[3 * 2 * NG * 2];
+            int ns = 0;
+            for (size_t c = 0; c < 3; c++)
+                for (size_t d = 0; d < 2; d++)
+                    for (int e = 0; e < NG; e++)
+                        for (int last = 0; last < 2; last++) {
+                            int pr = grids[e][0], pc = grids[e][1];
+                            if (last && pr * pc == 1)
+                                continue;
+                            sh[ns++] = grid_of(rows, cols, mbv[c], nbv[d], pr, pc,
+                                               last ? pr - 1 : 0, last ? pc - 1 : 0);
+                        }
+            for (int i = 0; i < ns; i++) {
+                for (int j = 0; j < ns; j += 3)  /* a third of the receivers: each kind */
+                    check_pair(&sh[i], &sh[j]);
+                const int64_t blocks[] = {0, 1, 3, n > 0 ? n : 1};
+                for (int ranks = 1; ranks <= 4; ranks++)
+                    for (size_t k = 0; k < 4; k++) {
+                        bb_regular_t one = shape_of(n, blocks[k], ranks);
+                        check_pair(&sh[i], &one);
+                        check_pair(&one, &sh[i]);
+                    }
+            }
+        }
+}
+
 int main(void)
 {
     const int64_t ns[] = {0, 1, 2, 3, 5, 7, 13, 64, 97, 1000, 1009, 4099};
@@ -219,7 +308,23 @@ int main(void)
             check_layouts(n, p);
     }
 
+    check_layouts2d();
+    check_grids();
+
     /* The constructors' argument checks. */
+    bb_map_grid_t bad[] = {{0, 2, 1, 1, 1, 1, 0, 0}, {2, -1, 1, 1, 1, 1, 0, 0},
+                           {2, 2, 0, 1, 1, 1, 0, 0}, {2, 2, 1, 1, 0, 1, 0, 0},
+                           {2, 2, 1, 1, 2, 1, 2, 0}, {2, 2, 1, 1, 1, 2, 0, -1},
+                           {65536, 65536, 1, 1, 1, 1, 0, 0}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        bb_map_t *mm = NULL;
+        CHECK_MSG(bb_map_create_block_cyclic_2d(&bad[i], 0, 0, &mm) == BB_ERR_ARG,
+                  "2D grid %zu refused", i);
+    }
+    bb_map_grid_t good = {2, 3, 1, 1, 1, 2, 0, 1};
+    bb_map_t *mm = NULL;
+    CHECK(bb_map_create_block_cyclic_2d(&good, 2, 0, &mm) == BB_ERR_ARG);
+    CHECK(bb_map_create_block_cyclic_2d(&good, 1, -1, &mm) == BB_ERR_ARG);
     bb_map_t *m = NULL;
     CHECK(bb_map_create_block_cyclic(10, 0, 0, 2, 0, &m) == BB_ERR_ARG);
     CHECK(bb_map_create_block_cyclic(10, 3, 2, 2, 0, &m) == BB_ERR_ARG);

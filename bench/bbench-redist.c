@@ -88,7 +88,7 @@ static const bb_variant_t redist_variants[V_N] = {
            "12 messages (3 each, the MAX over ranks, least median; run in the setup, "
            "setup.trial): its steady state is measured"),
     { "scalapack", "ScaLAPACK's Cpdgemr2d (a reference outside the library): the layouts as "
-      "1 x P block-cyclic matrices, where they are", scalapack_call, 1u,
+      "block-cyclic matrices (bc2d by its grid, 1D on 1 x P), where they are", scalapack_call, 1u,
       "ScaLAPACK's Cpdgemr2d: no admission or payload phase of the library's",
       BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL } }, 0 },
     { "bound", "the machine's lower bound: agree + latency + max(latency, p2p, memory, "
@@ -390,7 +390,9 @@ static const bb_option_t redist_options[] = {
      "(default spatial-shuffled; --full-sweep spatial,\nspatial-shuffled, random:1, root)"},
     {"to", BB_REDIST_OPT_TO, "LAYOUT", "the engine's layout; repeat for several (default std)\n"
      "layouts: std, std-ceil, block-irregular[:SEED],\nblock-reverse, cyclic, block-cyclic:B,\n"
-     "spatial[:PX,PY,PZ], random[:SEED],\nspatial-shuffled[:SEED], root"},
+     "spatial[:PX,PY,PZ], random[:SEED],\nspatial-shuffled[:SEED], root,\n"
+     "bc2d:ROWS,MB,NB[,PR,PC[,RSRC,CSRC]] (a ScaLAPACK\nmatrix: N = ROWS x N/ROWS "
+     "column-major in MB x NB\nblocks on a PR x PC grid from process (RSRC, CSRC))"},
     {"direction", 'd', "DIR", "'>' (driver to engine), '<' or both (default both)"},
     {"methods", BB_REDIST_OPT_METHODS, "LIST", "root, root-gatherv, two-step, direct, pack, "
      "sparse,\npack-mpi, overlap, auto, scalapack (a reference: ScaLAPACK's\n"

@@ -5,25 +5,25 @@
  * saying why, so that callers need no #ifdef.  Private (not installed).
  *
  * How a bbench point becomes a ScaLAPACK matrix: an element of
- * element_bytes = 8k bytes is k doubles, so the N elements are the N
- * columns of a k x N matrix, column-major (column g is element g's k
- * doubles, contiguous, as in bbench's buffers).  Each side of the link
- * holds it on a 1 x Pside grid in blocks of k x NB (the rows are never
- * split; source process 0), and its local array is its columns in
- * ascending order with leading dimension k: exactly bbench's local buffer
- * (the elements in map order) when the layout owns, in ascending order,
- * the columns numroc deals it.  That is so for cyclic (NB 1),
- * block-cyclic:B (NB B), std-ceil (NB ceil(N/P)), root (NB N), std when its
- * blocks are those of std-ceil (remainder 0 or P-1, or N < P), and any
- * layout on 1 rank whose order is ascending; other layouts are checked
- * element by element against the block-cyclic candidate (NB: the length of
- * rank 0's first run) and refused when they differ (random, spatial,
- * block-reverse, block-irregular in general).
+ * element_bytes = 8k bytes is k doubles, k consecutive rows.  A bc2d side
+ * (ROWS x N/ROWS elements, MB x NB blocks, PR x PC grid, source RSRC,
+ * CSRC) is the k ROWS x N/ROWS matrix in k MB x NB blocks on that grid: its
+ * local array, column-major with leading dimension k times its rows, is
+ * bbench's local buffer (the elements in map order).  A 1D side is the same
+ * matrix on a 1 x P grid in column blocks (ROWS 1 when neither side is
+ * bc2d: a k x N matrix), its local array its columns in ascending order:
+ * exactly bbench's buffer when the layout owns, in ascending order, the
+ * columns numroc deals it (bb_scalapack_layout_block: cyclic NB 1,
+ * block-cyclic:B NB B, std-ceil NB ceil(N/P), root NB N, std when its
+ * blocks are those of std-ceil, any ascending layout on 1 rank; other
+ * layouts are checked element by element against the block-cyclic
+ * candidate and refused when they differ) and its blocks are whole columns
+ * of a bc2d side's matrix.  Two bc2d sides must name one ROWS.
  *
  * In MDI mode the driver is ranks [0, Pd) of the link's communicator, the
  * engine [Pd, P), two disjoint grids inside a 1 x P grid of all (the
- * context Cpdgemr2d communicates in); in intra mode one 1 x P grid is both
- * sides.  '>' moves the driver's layout to the engine's, '<' back.
+ * context Cpdgemr2d communicates in); in intra mode each side's grid holds
+ * every rank (a 1 x P side is the grid of all itself).  '>' moves the driver's layout to the engine's, '<' back.
  *
  * BLACS is global state: the grids of every live context share it.  The
  * first create starts it (MPI is already initialized, so BLACS does not

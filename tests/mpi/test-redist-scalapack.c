@@ -433,6 +433,7 @@ static void case_time(bb_world_t *world, const char *from, const char *to, int64
     bb_redist_link_destroy(l);
 }
 
+#ifdef HAVE_SCALAPACK
 /* bc2d against ScaLAPACK's own index arithmetic (numroc_, indxl2g_,
  * indxg2p_, indxg2l_ of the library linked), for every rank of a grid of
  * shapes: the count, the global index of every local slot, and for every
@@ -490,6 +491,7 @@ static void case_index(void)
         printf("index: %lld bc2d shapes, %lld slots against numroc_, indxl2g_, indxg2p_, "
                "indxg2l_\n", (long long)shapes, (long long)slots);
 }
+#endif
 
 int main(int argc, char **argv)
 {
@@ -524,8 +526,10 @@ int main(int argc, char **argv)
         }
         case_time(world, argv[2], argv[3], n, (int)calls);
     }
+#ifdef HAVE_SCALAPACK /* (main has returned 77 above otherwise) */
     if (all || strcmp(which, "index") == 0)
         case_index();
+#endif
     if (all || strcmp(which, "moves") == 0)
         case_moves(world);
     if (all || strcmp(which, "refuse") == 0)

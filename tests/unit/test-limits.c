@@ -117,7 +117,8 @@ static void test_layouts(void)
     static char longname[400];
     memset(longname, 'x', sizeof longname - 1);
     st = bb_layout_parse(longname, &lay, err, sizeof err);
-    CHECK_MSG(st == BB_ERR_PARSE && strstr(err, "spatial-shuffled[:SEED], root)") != NULL,
+    CHECK_MSG(st == BB_ERR_PARSE
+                  && strstr(err, "root, bc2d:ROWS,MB,NB[,PR,PC[,RSRC,CSRC]])") != NULL,
               "long layout name: %s", err);
 }
 

@@ -196,6 +196,23 @@ static void check_pair(const bb_regular_t *ss, const bb_regular_t *rs)
     free_maps(rm, pr);
 }
 
+/* 1 when rank r of p's map of lay (bb_layout_map) holds its generator's
+ * indices (bb_layout_indices) in the same order; *shape_out its
+ * descriptor. */
+static int map_is_generator(const bb_layout_t *lay, int64_t n, int r, int p,
+                            bb_map_shape_t *shape_out)
+{
+    int64_t *idx = NULL, cnt = -1;
+    bb_map_t *m = NULL;
+    int ok = bb_layout_indices(lay, n, r, p, &idx, &cnt) == BB_OK
+             && bb_layout_map(lay, n, r, p, 1, &m) == BB_OK && bb_map_count(m) == cnt
+             && (cnt == 0 || memcmp(idx, bb_map_indices(m), (size_t)cnt * sizeof *idx) == 0);
+    *shape_out = bb_map_shape(m, NULL, NULL, NULL);
+    bb_map_free(m);
+    bb_free(idx);
+    return ok;
+}
+
 /* The layouts bb_layout_map marks regular give their generator's indices. */
 static void check_layouts(int64_t n, int p)
 {
@@ -205,19 +222,12 @@ static void check_layouts(int64_t n, int p)
         bb_layout_t lay;
         bb_layout_parse(specs[s], &lay, NULL, 0);
         for (int r = 0; r < p; r++) {
-            int64_t *idx = NULL, cnt = -1;
-            bb_map_t *m = NULL;
-            int ok = bb_layout_indices(&lay, n, r, p, &idx, &cnt) == BB_OK
-                     && bb_layout_map(&lay, n, r, p, 1, &m) == BB_OK
-                     && bb_map_count(m) == cnt
-                     && (cnt == 0 || memcmp(idx, bb_map_indices(m), (size_t)cnt * sizeof *idx) == 0);
-            CHECK_MSG(ok, "%s n=%lld r=%d/%d: map differs from the generator", specs[s],
-                      (long long)n, r, p);
+            bb_map_shape_t shape = BB_MAP_SHAPE_NONE;
+            CHECK_MSG(map_is_generator(&lay, n, r, p, &shape), "%s n=%lld r=%d/%d: map differs "
+                      "from the generator", specs[s], (long long)n, r, p);
             int regular = strcmp(specs[s], "random:2") != 0;
-            CHECK_MSG((bb_map_shape(m, NULL, NULL, NULL) != BB_MAP_SHAPE_NONE) == regular,
-                      "%s: regular %d", specs[s], regular);
-            bb_map_free(m);
-            bb_free(idx);
+            CHECK_MSG((shape != BB_MAP_SHAPE_NONE) == regular, "%s: regular %d", specs[s],
+                      regular);
         }
     }
 }
@@ -235,18 +245,11 @@ static void check_layouts2d(void)
                 bb_layout_parse(specs[s], &lay, NULL, 0);
                 int64_t n = lay.rows * cols[c];
                 for (int r = 0; r < p; r++) {
-                    int64_t *idx = NULL, cnt = -1;
-                    bb_map_t *m = NULL;
-                    int ok = bb_layout_indices(&lay, n, r, p, &idx, &cnt) == BB_OK
-                             && bb_layout_map(&lay, n, r, p, 1, &m) == BB_OK
-                             && bb_map_count(m) == cnt
-                             && bb_map_shape(m, NULL, NULL, NULL) == BB_MAP_SHAPE_BLOCK_CYCLIC_2D
-                             && (cnt == 0 || memcmp(idx, bb_map_indices(m),
-                                                    (size_t)cnt * sizeof *idx) == 0);
+                    bb_map_shape_t shape = BB_MAP_SHAPE_NONE;
+                    int ok = map_is_generator(&lay, n, r, p, &shape)
+                             && shape == BB_MAP_SHAPE_BLOCK_CYCLIC_2D;
                     CHECK_MSG(ok, "%s n=%lld r=%d/%d: map differs from the generator",
                               specs[s], (long long)n, r, p);
-                    bb_map_free(m);
-                    bb_free(idx);
                 }
             }
 }

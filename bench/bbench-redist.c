@@ -85,8 +85,9 @@ static const bb_variant_t redist_variants[V_N] = {
            "copied while messages fly, each message unpacked as it completes); sparse with "
            "hand-packed runs instead of the slot datatypes"),
     METHOD("auto", "the fastest of direct, pack, sparse and overlap on the plan's own first "
-           "12 messages (3 each, the MAX over ranks, least median; run in the setup, "
-           "setup.trial): its steady state is measured"),
+           "12 messages (3 each, the MAX over ranks), those within 25% of the least median "
+           "4 more each, least median (run in the setup, setup.trial): its steady state is "
+           "measured"),
     { "scalapack", "ScaLAPACK's Cpdgemr2d (a reference outside the library): the layouts as "
       "block-cyclic matrices (bc2d by its grid, 1D on 1 x P), where they are", scalapack_call, 1u,
       "ScaLAPACK's Cpdgemr2d: no admission or payload phase of the library's",

@@ -915,15 +915,20 @@ typedef enum bb_redist_method {
                                 run while messages fly, each message
                                 unpacked as it completes (MPI_Waitany) */
     BB_REDIST_AUTO,          /* "auto": a trial on the plan's own first
-                                12 successful executions (refusals do not
-                                count): direct, pack, sparse and overlap in
-                                turn, 3 each, every one moving the data;
-                                at the 12th one MPI_Allreduce MAX of every
-                                rank's payload times over the link (so
-                                every rank holds the same numbers), the
-                                least median of 3 wins (a tie: the first
-                                of that list), and the plan keeps only what
-                                the winner executes from.  These four run
+                                successful executions (refusals do not
+                                count), every one moving the data: round
+                                1, 12 executions, direct, pack, sparse and
+                                overlap in turn, 3 each; at its end one
+                                MPI_Allreduce MAX of every rank's payload
+                                times over the link (so every rank holds
+                                the same numbers); when two or more
+                                medians are within 25 % of the least,
+                                round 2 runs those 4 more times each in
+                                turn (8-16 executions, one more MAX); the
+                                least median of each candidate's runs
+                                wins (a tie: the first of that list), and
+                                the plan keeps only what the winner
+                                executes from.  These four run
                                 from one exchange plan holding runs and
                                 datatypes together; pack-mpi (MPI packing
                                 the datatypes direct hands to MPI, plus a
@@ -1068,11 +1073,13 @@ BB_EXPORT const bb_map_t *bb_redist_plan_recv_map(const bb_redist_plan_t *plan);
 
 /* Local.  What the plan runs and why: its method; for auto during its
  * trial the candidate the next execution runs ("auto: trial k of 12 runs
- * ..."), after it the winner with the 4 agreed medians (us).  The reason
+ * ...", in round 2 "of 20" to "of 28"), after it the winner with the 4
+ * agreed medians (us) and how many runs each had.  The reason
  * is a string in the plan's storage (valid until destroy), identical on
  * every rank.  Auto re-runs its trial whenever the cross part is rebuilt
  * (bb_redist_plan_update_maps, a '<' that carries the map).  trial_left:
- * the executions left in auto's trial (0: decided, or not auto). */
+ * the executions left in auto's trial as known now (round 1's until its
+ * end, then round 2's; 0: decided, or not auto). */
 BB_EXPORT bb_redist_method_t bb_redist_plan_chosen(const bb_redist_plan_t *plan);
 BB_EXPORT const char *bb_redist_plan_choice_reason(const bb_redist_plan_t *plan);
 BB_EXPORT int bb_redist_plan_trial_left(const bb_redist_plan_t *plan);

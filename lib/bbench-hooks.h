@@ -61,7 +61,7 @@ BB_EXPORT void bb_transfer_phase_set_receipt_fault(bb_transfer_phase_t *phase, i
 BB_EXPORT void bb_redist_plan_set_root_chunk(bb_redist_plan_t *plan, int64_t doubles);
 
 /* Test hook, local, on this rank: auto's trial reports seconds[k] (k <
- * count, at most the trial's length) for its k-th execution instead of the
+ * count, at most 28, both rounds) for its k-th execution instead of the
  * time this rank measured, on every trial of the plan (a rebuilt cross part
  * restarts it); NULL or count 0 turns it off.  Different values on
  * different ranks show that the choice follows the agreed MAX alone. */

@@ -475,7 +475,7 @@ bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contrac
     if ((rc = bb_exec_payload(pl, stale, send, recv, &m.steps)) != MPI_SUCCESS)
         goto mpi_fail;
     m.payload_s = bb_time_now() - t2;
-    if (pl->method == BB_REDIST_AUTO && pl->trial_done < BB_TRIAL_RUNS
+    if (pl->method == BB_REDIST_AUTO && pl->trial_done < pl->trial_len
         && (rc = bb_plan_trial_step(pl, m.payload_s)) != MPI_SUCCESS)
         goto mpi_fail;
     goto leave_call;

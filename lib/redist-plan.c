@@ -116,58 +116,96 @@ static const bb_redist_method_t bb_trial_candidates[BB_TRIAL_CANDIDATES] = {
     BB_REDIST_DIRECT, BB_REDIST_PACK, BB_REDIST_SPARSE, BB_REDIST_OVERLAP
 };
 
+/* The reason while the trial runs: which execution runs which candidate. */
+static void bb_plan_trial_next(bb_redist_plan_t *pl)
+{
+    pl->chosen = bb_trial_candidates[pl->trial_cand[pl->trial_done]];
+    if (pl->trial_len == BB_TRIAL_RUNS)
+        snprintf(pl->reason, sizeof pl->reason,
+                 "auto: trial %d of %d runs %s (direct, pack, sparse, overlap in turn, %d "
+                 "each; those within %d%% of the least median of their MAX over ranks run "
+                 "%d more)", pl->trial_done + 1, BB_TRIAL_RUNS,
+                 bb_redist_method_name(pl->chosen), BB_TRIAL_REPS, BB_TRIAL_CLOSE_PCT,
+                 BB_TRIAL_MORE);
+    else
+        snprintf(pl->reason, sizeof pl->reason,
+                 "auto: trial %d of %d runs %s (round 2: the candidates within %d%% of the "
+                 "least median, %d more each in turn)", pl->trial_done + 1, pl->trial_len,
+                 bb_redist_method_name(pl->chosen), BB_TRIAL_CLOSE_PCT, BB_TRIAL_MORE);
+}
+
 void bb_plan_trial_start(bb_redist_plan_t *pl)
 {
-    pl->trial_done = 0;
-    pl->chosen = bb_trial_candidates[0];
-    snprintf(pl->reason, sizeof pl->reason,
-             "auto: trial 1 of %d runs %s (direct, pack, sparse, overlap in turn, %d each; "
-             "the least median of their MAX over ranks wins)", BB_TRIAL_RUNS,
-             bb_redist_method_name(pl->chosen), BB_TRIAL_REPS);
+    pl->trial_done = pl->trial_agreed = 0;
+    pl->trial_len = BB_TRIAL_RUNS;
+    for (int k = 0; k < BB_TRIAL_RUNS; k++)
+        pl->trial_cand[k] = (unsigned char)(k % BB_TRIAL_CANDIDATES);
+    bb_plan_trial_next(pl);
 }
 
 void bb_redist_plan_set_trial_times(bb_redist_plan_t *pl, const double *seconds, int count)
 {
     pl->trial_nfake = seconds == NULL || count < 0 ? 0
-                      : count < BB_TRIAL_RUNS ? count : BB_TRIAL_RUNS;
+                      : count < BB_TRIAL_MAX ? count : BB_TRIAL_MAX;
     for (int i = 0; i < pl->trial_nfake; i++)
         pl->trial_fake[i] = seconds[i];
 }
 
 int bb_redist_plan_trial_left(const bb_redist_plan_t *pl)
 {
-    return pl->method == BB_REDIST_AUTO ? BB_TRIAL_RUNS - pl->trial_done : 0;
+    return pl->method == BB_REDIST_AUTO ? pl->trial_len - pl->trial_done : 0;
 }
 
-/* The middle of three. */
-static double bb_median3(const double *v)
+/* The median of the agreed times of candidate c's executions so far (the
+ * mean of the middle two for an even count); *runs: how many. */
+static double bb_trial_median(const bb_redist_plan_t *pl, int c, int *runs)
 {
-    double a = v[0], b = v[1], c = v[2];
-    if (a > b) {
-        double t = a; a = b; b = t;
+    double v[BB_TRIAL_MAX];
+    int n = 0;
+    for (int k = 0; k < pl->trial_agreed; k++) {
+        if (pl->trial_cand[k] != c)
+            continue;
+        int i = n++; /* insertion sort: a few values */
+        for (; i > 0 && v[i - 1] > pl->trial_mx[k]; i--)
+            v[i] = v[i - 1];
+        v[i] = pl->trial_mx[k];
     }
-    return c < a ? a : c > b ? b : c;
+    *runs = n;
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Local, from the agreed times mx (execution k ran candidate k % C): the
- * winner, the reason, and x1 trimmed to what the winner executes from. */
-static void bb_plan_trial_decide(bb_redist_plan_t *pl, const double *mx)
+/* Local, from the agreed times (alike on every rank, so every rank takes
+ * the same branch): after round 1, round 2's executions when more than one
+ * candidate is close to the least median; else the winner, the reason,
+ * and x1 trimmed to what the winner executes from. */
+static void bb_plan_trial_decide(bb_redist_plan_t *pl)
 {
     double med[BB_TRIAL_CANDIDATES];
-    int win = 0;
+    int runs[BB_TRIAL_CANDIDATES], win = 0;
     for (int c = 0; c < BB_TRIAL_CANDIDATES; c++) {
-        double v[BB_TRIAL_REPS];
-        for (int r = 0; r < BB_TRIAL_REPS; r++)
-            v[r] = mx[r * BB_TRIAL_CANDIDATES + c];
-        med[c] = bb_median3(v);
+        med[c] = bb_trial_median(pl, c, &runs[c]);
         if (med[c] < med[win])
             win = c;
     }
+    if (pl->trial_len == BB_TRIAL_RUNS) {
+        int close[BB_TRIAL_CANDIDATES], nclose = 0;
+        for (int c = 0; c < BB_TRIAL_CANDIDATES; c++)
+            if (med[c] * 100.0 <= med[win] * (100.0 + BB_TRIAL_CLOSE_PCT))
+                close[nclose++] = c;
+        if (nclose > 1) {
+            for (int r = 0; r < BB_TRIAL_MORE; r++)
+                for (int i = 0; i < nclose; i++)
+                    pl->trial_cand[pl->trial_len++] = (unsigned char)close[i];
+            bb_plan_trial_next(pl);
+            return;
+        }
+    }
     pl->chosen = bb_trial_candidates[win];
     snprintf(pl->reason, sizeof pl->reason,
-             "auto: %s: least trial median (of %d, MAX over ranks): direct %.1f us, pack "
-             "%.1f us, sparse %.1f us, overlap %.1f us", bb_redist_method_name(pl->chosen),
-             BB_TRIAL_REPS, med[0] * 1e6, med[1] * 1e6, med[2] * 1e6, med[3] * 1e6);
+             "auto: %s: least trial median (MAX over ranks; runs): direct %.1f us (%d), pack "
+             "%.1f us (%d), sparse %.1f us (%d), overlap %.1f us (%d)",
+             bb_redist_method_name(pl->chosen), med[0] * 1e6, runs[0], med[1] * 1e6, runs[1],
+             med[2] * 1e6, runs[2], med[3] * 1e6, runs[3]);
     bb_xplan_t *x = &pl->x1;
     switch (pl->chosen) {
     case BB_REDIST_PACK:
@@ -187,21 +225,19 @@ int bb_plan_trial_step(bb_redist_plan_t *pl, double payload_s)
     int k = pl->trial_done;
     pl->trial_s[k] = k < pl->trial_nfake ? pl->trial_fake[k] : payload_s;
     pl->trial_done = ++k;
-    if (k < BB_TRIAL_RUNS) {
-        pl->chosen = bb_trial_candidates[k % BB_TRIAL_CANDIDATES];
-        snprintf(pl->reason, sizeof pl->reason,
-                 "auto: trial %d of %d runs %s (direct, pack, sparse, overlap in turn, %d "
-                 "each; the least median of their MAX over ranks wins)", k + 1, BB_TRIAL_RUNS,
-                 bb_redist_method_name(pl->chosen), BB_TRIAL_REPS);
+    if (k < pl->trial_len) {
+        bb_plan_trial_next(pl);
         return MPI_SUCCESS;
     }
-    /* the slowest rank paces each execution: one MAX, so every rank holds
-     * the same times and decides alike */
-    double mx[BB_TRIAL_RUNS];
-    int rc = MPI_Allreduce(pl->trial_s, mx, BB_TRIAL_RUNS, MPI_DOUBLE, MPI_MAX, pl->link->comm);
+    /* the slowest rank paces each execution: one MAX per round, so every
+     * rank holds the same times and decides alike */
+    int a = pl->trial_agreed;
+    int rc = MPI_Allreduce(pl->trial_s + a, pl->trial_mx + a, k - a, MPI_DOUBLE, MPI_MAX,
+                           pl->link->comm);
     if (rc != MPI_SUCCESS)
         return rc;
-    bb_plan_trial_decide(pl, mx);
+    pl->trial_agreed = k;
+    bb_plan_trial_decide(pl);
     return MPI_SUCCESS;
 }
 

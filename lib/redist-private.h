@@ -121,9 +121,14 @@ typedef struct bb_gather {
 } bb_gather_t;
 
 /* auto's trial: its candidates, each executed BB_TRIAL_REPS times in turn
- * on the plan's first successful executions. */
+ * on the plan's first successful executions (round 1); those whose agreed
+ * median is within BB_TRIAL_CLOSE_PCT % of the least then run BB_TRIAL_MORE
+ * times more each, in turn (round 2), and the least median of all of a
+ * contender's runs wins. */
 enum { BB_TRIAL_CANDIDATES = 4, BB_TRIAL_REPS = 3,
-       BB_TRIAL_RUNS = BB_TRIAL_CANDIDATES * BB_TRIAL_REPS };
+       BB_TRIAL_RUNS = BB_TRIAL_CANDIDATES * BB_TRIAL_REPS,
+       BB_TRIAL_MORE = 4, BB_TRIAL_CLOSE_PCT = 25,
+       BB_TRIAL_MAX = BB_TRIAL_RUNS + BB_TRIAL_CANDIDATES * BB_TRIAL_MORE };
 
 struct bb_redist_plan {
     bb_poison_node_t poison;
@@ -148,11 +153,17 @@ struct bb_redist_plan {
     bb_gather_t sg, rg;              /* root-gatherv: gathered maps on roots */
     int64_t tmp_n, tmp2_n, full_n, gbuf_n;  /* their sizes, elements */
     bb_redist_method_t chosen;       /* what executes: auto's choice, else method */
-    char reason[200];                /* why (bb_redist_plan_choice_reason) */
-    int trial_done;                  /* auto: trial executions made; at
-                                        BB_TRIAL_RUNS the choice is made */
-    double trial_s[BB_TRIAL_RUNS];   /* auto: this rank's payload times */
-    double trial_fake[BB_TRIAL_RUNS];/* test hook: reported instead */
+    char reason[256];                /* why (bb_redist_plan_choice_reason) */
+    int trial_done;                  /* auto: trial executions made */
+    int trial_len;                   /* auto: the trial's executions as known
+                                        now (round 1, then both rounds);
+                                        decided when trial_done reaches it
+                                        after round 2 or a round 1 alone */
+    int trial_agreed;                /* executions whose MAX is in trial_mx */
+    unsigned char trial_cand[BB_TRIAL_MAX]; /* candidate of each execution */
+    double trial_s[BB_TRIAL_MAX];    /* auto: this rank's payload times */
+    double trial_mx[BB_TRIAL_MAX];   /* their MAX over the link's ranks */
+    double trial_fake[BB_TRIAL_MAX]; /* test hook: reported instead */
     int trial_nfake;
     int64_t root_chunk;              /* doubles per MPI call of the root
                                         methods' whole-array steps */
@@ -176,9 +187,10 @@ int bb_plan_build_cross(bb_redist_plan_t *pl, int learn_epochs);
 /* Local.  auto: (re)starts the trial (the cross part was rebuilt). */
 void bb_plan_trial_start(bb_redist_plan_t *pl);
 /* Collective over the link, after each successful payload of an auto plan
- * in its trial: records payload_s; at the last trial execution agrees the
- * times, chooses and drops what the winner does not need.  Returns an MPI
- * error code (the caller poisons). */
+ * in its trial: records payload_s; at the last execution of a round agrees
+ * its times (one MPI_Allreduce MAX), then either sets up round 2 or
+ * chooses and drops what the winner does not need.  Returns an MPI error
+ * code (the caller poisons). */
 int bb_plan_trial_step(bb_redist_plan_t *pl, double payload_s);
 /* Collective over comm: a local outcome combined into one on every rank. */
 bb_status_t bb_plan_agree_status(MPI_Comm comm, bb_status_t local);

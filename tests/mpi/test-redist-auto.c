@@ -2,12 +2,15 @@
  * MDI, with each rank's trial times faked (bb_redist_plan_set_trial_times)
  * so that every rank's own medians would pick another method than the
  * agreed MAX does:
- *   - the 12 trial executions run direct, pack, sparse, overlap in turn
+ *   - round 1's 12 executions run direct, pack, sparse, overlap in turn
  *     (bb_redist_plan_chosen before each, alike on every rank), each moving
  *     the right data; a refused message does not count;
- *   - the winner is the least median of the MAX over ranks (ties: the
- *     lower method), computed here from every rank's fakes, the same on
- *     every rank with the same reason (a hash compared);
+ *   - the candidates whose median of the MAX is within 25 % of the least
+ *     run 4 more times each, in turn (round 2), when there are two or more;
+ *   - the winner is the least median of all its runs' MAX over ranks (ties:
+ *     the lower method), computed here from every rank's fakes, the same on
+ *     every rank with the same reason (a hash compared); a round 2 can
+ *     overturn round 1's leader;
  *   - the plan then holds less (the losers' parts dropped) and moves the
  *     right data with the winner;
  *   - bb_redist_plan_update_maps and a '<' that carries the engine's new
@@ -22,27 +25,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CANDS = 4, RUNS = 12 };
+enum { CANDS = 4, RUNS1 = 12, MORE = 4, CLOSE_PCT = 25, MAXRUNS = RUNS1 + CANDS * MORE };
 static const bb_redist_method_t cands[CANDS] = {
     BB_REDIST_DIRECT, BB_REDIST_PACK, BB_REDIST_SPARSE, BB_REDIST_OVERLAP
 };
 static int rank, ranks;
 
-static bb_map_t *code_map(bb_redist_link_t *l, int engine, const char *spec, int64_t n,
-                          int64_t epoch)
-{
-    if (!(engine ? bb_redist_link_is_engine(l) : bb_redist_link_is_driver(l)))
-        return NULL;
-    bb_layout_t lay;
-    bb_map_t *m = NULL;
-    if (bb_layout_parse(spec, &lay, NULL, 0) != BB_OK
-        || bb_layout_map(&lay, n, bb_redist_link_code_rank(l, engine),
-                         bb_redist_link_code_size(l, engine), epoch, &m) != BB_OK) {
-        fprintf(stderr, "rank %d: cannot build layout %s\n", rank, spec);
-        MPI_Abort(MPI_COMM_WORLD, 3);
-    }
-    return m;
-}
+/* What a trial is: the expected outcome of times t (seq, len, winner). */
+typedef struct trial_model {
+    int seq[MAXRUNS];   /* candidate (index) of each execution */
+    int len;            /* executions: 12, or with round 2 */
+    double med[CANDS];  /* each candidate's median over its executions */
+    int runs[CANDS];
+    int win;
+} trial_model_t;
 
 static int64_t str_hash(const char *s)
 {
@@ -60,53 +56,111 @@ static int alike(int64_t v)
     return mn == mx;
 }
 
-static double median3(double a, double b, double c)
+static int by_value(const void *a, const void *b)
 {
-    if (a > b) {
-        double t = a; a = b; b = t;
-    }
-    return c < a ? a : c > b ? b : c;
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
 }
 
-/* The candidate (index) with the least median of times t[RUNS] (execution
- * k ran candidate k % CANDS); ties: the lower. */
-static int winner_of(const double *t)
+/* m->med, m->runs and m->win over the first len executions of m->seq. */
+static void medians(const double *t, int len, trial_model_t *m)
 {
-    int w = 0;
-    double best = 0;
+    m->win = 0;
     for (int c = 0; c < CANDS; c++) {
-        double m = median3(t[c], t[CANDS + c], t[2 * CANDS + c]);
-        if (c == 0 || m < best) {
-            best = m;
-            w = c;
-        }
+        double v[MAXRUNS];
+        int n = 0;
+        for (int k = 0; k < len; k++)
+            if (m->seq[k] == c)
+                v[n++] = t[k];
+        qsort(v, (size_t)n, sizeof v[0], by_value);
+        m->runs[c] = n;
+        m->med[c] = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+        if (m->med[c] < m->med[m->win]) /* ties: the lower */
+            m->win = c;
     }
-    return w;
 }
 
-/* This rank's fakes: candidate w takes 50 us (+ 1 us per rank, and 5 ms
- * once on rank 0: the median must ignore it), this rank's favourite (one of
- * the others, by rank) 1 us, the rest 200-500 us; tie: every candidate 7 us
- * but the favourite.  So each rank's own medians pick its favourite, never
- * w, and the MAX picks w (direct on a tie). */
-static void fakes(double *f, int w, int tie)
+/* Round 1 of t (execution k runs candidate k % CANDS), then round 2 when
+ * two or more medians are within CLOSE_PCT % of the least: the close
+ * candidates, in index order, MORE times in turn. */
+static void model(const double *t, trial_model_t *m)
 {
-    int others[CANDS - 1], no = 0;
+    for (int k = 0; k < RUNS1; k++)
+        m->seq[k] = k % CANDS;
+    m->len = RUNS1;
+    medians(t, RUNS1, m);
+    int close[CANDS], nclose = 0;
     for (int c = 0; c < CANDS; c++)
-        if (c != (tie ? 0 : w))
+        if (m->med[c] <= m->med[m->win] * (1 + CLOSE_PCT / 100.0))
+            close[nclose++] = c;
+    if (nclose < 2)
+        return;
+    for (int r = 0; r < MORE; r++)
+        for (int i = 0; i < nclose; i++)
+            m->seq[m->len++] = close[i];
+    medians(t, m->len, m);
+}
+
+/* The scenarios of this rank's fakes; w and runner: candidate indices. */
+enum scenario { CLEAR, UPSET, TIE };
+
+/* This rank's fakes f[MAXRUNS] and the agreed expectation *want (the
+ * model of their MAX over ranks).  Each rank has a favourite at 1 us, so
+ * its own medians pick it, never the MAX's winner:
+ *   CLEAR: w 50 us (+ 1 us per rank, 5 ms once on rank 0: the median must
+ *     ignore it), the others 200-500 us: w alone, 12 runs;
+ *   UPSET: w as CLEAR in round 1 and 90 us in round 2, runner 60 us then
+ *     40 us: both within 25 %, round 2 makes runner win, 20 runs;
+ *   TIE: every candidate 7 us: all four run round 2, direct wins, 28 runs. */
+static void fakes(double *f, enum scenario sc, int w, int runner, trial_model_t *want)
+{
+    int others[CANDS], no = 0;
+    for (int c = 0; c < CANDS; c++)
+        if (c != w && !(sc == UPSET && c == runner))
             others[no++] = c;
-    int fav = others[rank % (CANDS - 1)];
-    for (int k = 0; k < RUNS; k++) {
+    int fav = others[rank % no];
+    double r1[MAXRUNS];
+    for (int k = 0; k < MAXRUNS; k++) { /* round 1 (k % CANDS), and beyond */
         int c = k % CANDS;
         if (c == fav)
-            f[k] = 1e-6;
-        else if (tie)
-            f[k] = 7e-6;
+            r1[k] = 1e-6;
+        else if (sc == TIE)
+            r1[k] = 7e-6;
         else if (c == w)
-            f[k] = (rank == 0 && k / CANDS == 2) ? 5e-3 : 50e-6 + rank * 1e-6;
+            r1[k] = (rank == 0 && k / CANDS == 2) ? 5e-3 : 50e-6 + rank * 1e-6;
+        else if (sc == UPSET && c == runner)
+            r1[k] = 60e-6;
         else
-            f[k] = (100.0 + 100.0 * c) * 1e-6;
+            r1[k] = (100.0 + 100.0 * c) * 1e-6;
     }
+    double mx1[RUNS1];
+    MPI_Allreduce(r1, mx1, RUNS1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    model(mx1, want); /* round 2's sequence, from round 1 agreed */
+    for (int k = 0; k < MAXRUNS; k++) {
+        int c = k < want->len ? want->seq[k] : 0;
+        f[k] = k < RUNS1 ? r1[k] : c == fav ? 1e-6 : sc == TIE ? 7e-6
+               : sc == UPSET && c == w ? 90e-6 : sc == UPSET && c == runner ? 40e-6
+               : (100.0 + 100.0 * c) * 1e-6;
+    }
+    double mx[MAXRUNS];
+    MPI_Allreduce(f, mx, MAXRUNS, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    model(mx, want);
+}
+
+static bb_map_t *code_map(bb_redist_link_t *l, int engine, const char *spec, int64_t n,
+                          int64_t epoch)
+{
+    if (!(engine ? bb_redist_link_is_engine(l) : bb_redist_link_is_driver(l)))
+        return NULL;
+    bb_layout_t lay;
+    bb_map_t *m = NULL;
+    if (bb_layout_parse(spec, &lay, NULL, 0) != BB_OK
+        || bb_layout_map(&lay, n, bb_redist_link_code_rank(l, engine),
+                         bb_redist_link_code_size(l, engine), epoch, &m) != BB_OK) {
+        fprintf(stderr, "rank %d: cannot build layout %s\n", rank, spec);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    return m;
 }
 
 /* One message through plan, checked; cap: this rank's cap (n: admitted). */
@@ -132,23 +186,25 @@ static bb_status_t message(bb_redist_link_t *l, bb_redist_plan_t *plan, int cmd,
     return st;
 }
 
-/* One trial on plan with this rank's fakes f: the 12 executions (with a
- * refusal after the 5th, which must not count; a '<' that carries a map
- * first when carry), then the decision against the MAX computed here. */
+/* One trial on plan with this rank's fakes f and the agreed expectation
+ * want: round 1's 12 executions, then round 2's when want has one (a
+ * refusal after the 5th and after the 14th, which must not count; a '<'
+ * that carries a map first when carry), then the decision and its reason. */
 static void trial(bb_redist_link_t *l, bb_redist_plan_t *plan, int cmd, int64_t n, int64_t eb,
-                  const double *f, const char *what, int carry)
+                  const double *f, const trial_model_t *want, const char *what, int carry)
 {
-    bb_redist_plan_set_trial_times(plan, f, RUNS);
+    bb_redist_plan_set_trial_times(plan, f, MAXRUNS);
     bb_redist_traffic_t t0; /* during the trial (a carrying '<' restarts it) */
     if (!carry)
         CHECK_MSG(bb_redist_plan_traffic(plan, &t0) == BB_OK, "%s: traffic", what);
-    for (int k = 0; k < RUNS; k++) {
+    for (int k = 0; k < want->len; k++) {
         bb_redist_method_t next = bb_redist_plan_chosen(plan);
+        int known = k < RUNS1 ? RUNS1 : want->len; /* round 2 is known after round 1 */
         char head[32];
-        snprintf(head, sizeof head, "auto: trial %d of 12 ", k + 1);
+        snprintf(head, sizeof head, "auto: trial %d of %d ", k + 1, known);
         const char *why = bb_redist_plan_choice_reason(plan);
-        CHECK_MSG((carry && k == 0) || (next == cands[k % CANDS]
-                                       && bb_redist_plan_trial_left(plan) == RUNS - k
+        CHECK_MSG((carry && k == 0) || (next == cands[want->seq[k]]
+                                       && bb_redist_plan_trial_left(plan) == known - k
                                        && strncmp(why, head, strlen(head)) == 0),
                   "%s: before trial execution %d: %s next, %d left, '%s'", what, k + 1,
                   bb_redist_method_name(next), bb_redist_plan_trial_left(plan), why);
@@ -156,10 +212,10 @@ static void trial(bb_redist_link_t *l, bb_redist_plan_t *plan, int cmd, int64_t 
                   "runs next or why", what, k + 1);
         bb_redist_metrics_t mt;
         int right;
-        if (k == 5) { /* refused on every rank: not a trial execution */
+        if (k == 5 || k == RUNS1 + 1) { /* refused on every rank: not a trial execution */
             bb_status_t rs = message(l, plan, cmd, n, eb, 1000 + k, rank == 0 ? n - 1 : n,
                                      &right, &mt);
-            CHECK_MSG(rs == BB_REFUSED && bb_redist_plan_trial_left(plan) == RUNS - k
+            CHECK_MSG(rs == BB_REFUSED && bb_redist_plan_trial_left(plan) == known - k
                           && bb_redist_plan_chosen(plan) == next,
                       "%s: a refusal counted in the trial: %s, %d left", what,
                       bb_status_string(rs), bb_redist_plan_trial_left(plan));
@@ -168,33 +224,37 @@ static void trial(bb_redist_link_t *l, bb_redist_plan_t *plan, int cmd, int64_t 
         CHECK_MSG(st == BB_OK && right, "%s: trial execution %d (%s): %s, data %s", what, k + 1,
                   bb_redist_method_name(next), bb_status_string(st), right ? "right" : "wrong");
         if (carry && k == 0) {
-            CHECK_MSG(mt.map_sent && bb_redist_plan_trial_left(plan) == RUNS - 1,
+            CHECK_MSG(mt.map_sent && bb_redist_plan_trial_left(plan) == RUNS1 - 1,
                       "%s: the '<' that carried the map restarted the trial: map_sent %d, "
                       "%d left", what, mt.map_sent, bb_redist_plan_trial_left(plan));
             CHECK_MSG(bb_redist_plan_traffic(plan, &t0) == BB_OK, "%s: traffic", what);
         }
     }
-    double mx[RUNS];
-    MPI_Allreduce(f, mx, RUNS, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    int want = winner_of(mx), mine = winner_of(f);
+    trial_model_t mine;
+    model(f, &mine);
     bb_redist_method_t got = bb_redist_plan_chosen(plan);
     const char *why = bb_redist_plan_choice_reason(plan);
-    int64_t local_pick = mine, picks_min, picks_max;
+    int64_t local_pick = mine.win, picks_min, picks_max;
     bb_agree_minmax(MPI_COMM_WORLD, &local_pick, 1, &picks_min, &picks_max);
-    CHECK_MSG(mine != want && picks_min != picks_max,
+    CHECK_MSG(mine.win != want->win && picks_min != picks_max,
               "%s: the fakes do not test agreement (this rank picks %s, the MAX %s)", what,
-              bb_redist_method_name(cands[mine]), bb_redist_method_name(cands[want]));
-    CHECK_MSG(got == cands[want] && bb_redist_plan_trial_left(plan) == 0,
+              bb_redist_method_name(cands[mine.win]), bb_redist_method_name(cands[want->win]));
+    CHECK_MSG(got == cands[want->win] && bb_redist_plan_trial_left(plan) == 0,
               "%s: chose %s, the MAX over ranks gives %s ('%s')", what,
-              bb_redist_method_name(got), bb_redist_method_name(cands[want]), why);
+              bb_redist_method_name(got), bb_redist_method_name(cands[want->win]), why);
     int agreed = alike(got);
     CHECK_MSG(agreed && alike(str_hash(why)), "%s: ranks chose differently or for "
               "different reasons: %s '%s'", what, bb_redist_method_name(got), why);
     if (!agreed)
         return; /* different exchanges would wait for each other forever */
-    char head[48];
-    snprintf(head, sizeof head, "auto: %s: least trial median", bb_redist_method_name(got));
-    CHECK_MSG(strncmp(why, head, strlen(head)) == 0, "%s: reason '%s'", what, why);
+    char reason[256];
+    snprintf(reason, sizeof reason, "auto: %s: least trial median (MAX over ranks; runs): "
+             "direct %.1f us (%d), pack %.1f us (%d), sparse %.1f us (%d), overlap %.1f us (%d)",
+             bb_redist_method_name(got), want->med[0] * 1e6, want->runs[0],
+             want->med[1] * 1e6, want->runs[1], want->med[2] * 1e6, want->runs[2],
+             want->med[3] * 1e6, want->runs[3]);
+    CHECK_MSG(strcmp(why, reason) == 0, "%s: reason '%s', the MAX's medians give '%s'", what,
+              why, reason);
     bb_redist_traffic_t t1;
     CHECK_MSG(bb_redist_plan_traffic(plan, &t1) == BB_OK && t1.chosen == got
                   && t1.plan_bytes_max < t0.plan_bytes_max,
@@ -210,15 +270,15 @@ static void trial(bb_redist_link_t *l, bb_redist_plan_t *plan, int cmd, int64_t 
                   bb_status_string(st), right ? "right" : "wrong");
     }
     if (rank == 0)
-        printf("%s: every rank chose %s (each rank's own times: %s on rank 0), plan %lld -> "
-               "%lld B: %s\n", what, bb_redist_method_name(got),
-               bb_redist_method_name(cands[mine]), (long long)t0.plan_bytes_max,
+        printf("%s: every rank chose %s in %d runs (each rank's own times: %s on rank 0), "
+               "plan %lld -> %lld B: %s\n", what, bb_redist_method_name(got), want->len,
+               bb_redist_method_name(cands[mine.win]), (long long)t0.plan_bytes_max,
                (long long)t1.plan_bytes_max, why);
 }
 
-/* One link: '>' decides pack, update_maps restarts (overlap wins); '<'
- * decides sparse, the engine's new map carried by a '<' restarts (a tie:
- * direct). */
+/* One link: '>' decides pack alone, update_maps restarts (pack leads round
+ * 1, overlap wins round 2); '<' decides sparse, the engine's new map
+ * carried by a '<' restarts (a tie: all four in round 2, direct). */
 static void case_link(bb_world_t *world, int mdi)
 {
     bb_redist_link_t *l = NULL;
@@ -232,7 +292,8 @@ static void case_link(bb_world_t *world, int mdi)
     int64_t n = 300, eb = 24;
     bb_map_t *dm = code_map(l, 0, "block-cyclic:3", n, 0), *em = code_map(l, 1, "random:7", n, 0);
     bb_map_t *em2 = code_map(l, 1, "cyclic", n, 1);
-    double f[RUNS];
+    double f[MAXRUNS];
+    trial_model_t want;
     char what[96];
     for (int d = 0; d < 2; d++) {
         int cmd = d ? BB_REDIST_RECEIVE : BB_REDIST_SEND;
@@ -242,25 +303,25 @@ static void case_link(bb_world_t *world, int mdi)
         if (st != BB_OK)
             continue;
         snprintf(what, sizeof what, "auto %s %c P=%d", mode, cmd, ranks);
-        fakes(f, d ? 2 : 1, 0);
-        trial(l, plan, cmd, n, eb, f, what, 0);
+        fakes(f, CLEAR, d ? 2 : 1, -1, &want);
+        trial(l, plan, cmd, n, eb, f, &want, what, 0);
         if (cmd == BB_REDIST_SEND) {
             st = bb_redist_plan_update_maps(plan, NULL);
-            CHECK_MSG(st == BB_OK && bb_redist_plan_trial_left(plan) == RUNS
+            CHECK_MSG(st == BB_OK && bb_redist_plan_trial_left(plan) == RUNS1
                           && bb_redist_plan_chosen(plan) == BB_REDIST_DIRECT,
                       "%s: update_maps restarts the trial: %s, %d left", what,
                       bb_status_string(st), bb_redist_plan_trial_left(plan));
             snprintf(what, sizeof what, "auto %s %c P=%d after update_maps", mode, cmd, ranks);
-            fakes(f, 3, 0);
-            trial(l, plan, cmd, n, eb, f, what, 0);
+            fakes(f, UPSET, 1, 3, &want);
+            trial(l, plan, cmd, n, eb, f, &want, what, 0);
         } else {
             if (bb_redist_link_is_engine(l)) {
                 st = bb_redist_plan_set_engine_map(plan, em2, NULL);
                 CHECK_MSG(st == BB_OK, "%s: set engine map: %s", what, bb_status_string(st));
             }
             snprintf(what, sizeof what, "auto %s %c P=%d after the map came", mode, cmd, ranks);
-            fakes(f, 0, 1);
-            trial(l, plan, cmd, n, eb, f, what, 1);
+            fakes(f, TIE, 0, -1, &want);
+            trial(l, plan, cmd, n, eb, f, &want, what, 1);
         }
         CHECK_MSG(bb_redist_plan_destroy(plan) == BB_OK, "%s: destroy", what);
     }

@@ -157,9 +157,11 @@ static int64_t str_hash(const char *s)
 }
 
 /* auto on one layout pair: its trial runs the four candidates in turn on
- * the plan's first 12 messages, every one moving the right data; then the
- * plan runs the winner, alike on every rank for the same reason (which
- * winner follows times: tests/mpi/redist-auto.sh fakes them). */
+ * the plan's first 12 messages, and the close ones 4 more times each on the
+ * next 8-16 (as their times fall), every one moving the right data; then
+ * the plan runs the winner, alike on every rank for the same reason (which
+ * winner and how many runs follow times: tests/mpi/redist-auto.sh fakes
+ * them). */
 static void auto_one(bb_redist_link_t *l, const char *from, const char *to, int64_t n,
                      int64_t eb)
 {
@@ -180,7 +182,8 @@ static void auto_one(bb_redist_link_t *l, const char *from, const char *to, int6
         const bb_map_t *sm = bb_redist_plan_send_map(plan), *rm = bb_redist_plan_recv_map(plan);
         double *sbuf = alloc_elems(sm, eb), *rbuf = alloc_elems(rm, eb);
         bb_redist_contract_t c = {BB_REDIST_SEND, n, eb, n};
-        for (int k = 0; k < 12; k++) {
+        int k = 0;
+        for (; k < 28 && bb_redist_plan_trial_left(plan) > 0; k++) {
             if (sm)
                 bb_redist_fill(sm, eb, k, sbuf);
             if (rm)
@@ -195,6 +198,8 @@ static void auto_one(bb_redist_link_t *l, const char *from, const char *to, int6
         }
         free(sbuf);
         free(rbuf);
+        CHECK_MSG(k == 12 || k == 20 || k == 24 || k == 28, "%s: the trial took %d messages "
+                  "(12, or 12 and 4 for each of 2-4 close candidates)", what, k);
         bb_redist_traffic_t t;
         CHECK_MSG(bb_redist_plan_traffic(plan, &t) == BB_OK, "%s: traffic", what);
         bb_redist_method_t got = bb_redist_plan_chosen(plan);

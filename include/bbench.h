@@ -882,13 +882,9 @@ BB_EXPORT int bb_redist_link_is_engine(const bb_redist_link_t *link);
 /* This rank's index and the size of the driver (engine = 0) or engine code. */
 BB_EXPORT int bb_redist_link_code_rank(const bb_redist_link_t *link, int engine);
 BB_EXPORT int bb_redist_link_code_size(const bb_redist_link_t *link, int engine);
-/* Local.  0 on every link (kept for the ABI).  auto chose pack or direct by
- * a run length threshold timed once at link creation until that timing,
- * taken under load, came out 8-128 B instead of 512-4096 B and auto ran
- * direct 1.7-2.7x slower than pack (issue 26); auto now measures its
- * candidates on the plan's own first executions (BB_REDIST_AUTO), so the
- * link no longer calibrates anything and its creation sends no message
- * beyond its agreement. */
+/* Local.  0 on every link, kept for the ABI: auto no longer uses a run
+ * length threshold timed at link creation (load skewed it) but a trial on
+ * each plan's own first executions (BB_REDIST_AUTO). */
 BB_EXPORT double bb_redist_link_auto_threshold(const bb_redist_link_t *link);
 
 /* Methods, all moving the same data. */

@@ -156,9 +156,7 @@ struct bb_redist_plan {
     char reason[256];                /* why (bb_redist_plan_choice_reason) */
     int trial_done;                  /* auto: trial executions made */
     int trial_len;                   /* auto: the trial's executions as known
-                                        now (round 1, then both rounds);
-                                        decided when trial_done reaches it
-                                        after round 2 or a round 1 alone */
+                                        now: round 1's, then with round 2's */
     int trial_agreed;                /* executions whose MAX is in trial_mx */
     unsigned char trial_cand[BB_TRIAL_MAX]; /* candidate of each execution */
     double trial_s[BB_TRIAL_MAX];    /* auto: this rank's payload times */

@@ -19,7 +19,7 @@
 #include "config.h"
 #include "harness.h"
 #include "bbench-hooks.h"
-#include "../check-mpi.h"
+#include "check-redist.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,22 +145,6 @@ static void fakes(double *f, enum scenario sc, int w, int runner, trial_model_t 
     double mx[MAXRUNS];
     MPI_Allreduce(f, mx, MAXRUNS, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     model(mx, want);
-}
-
-static bb_map_t *code_map(bb_redist_link_t *l, int engine, const char *spec, int64_t n,
-                          int64_t epoch)
-{
-    if (!(engine ? bb_redist_link_is_engine(l) : bb_redist_link_is_driver(l)))
-        return NULL;
-    bb_layout_t lay;
-    bb_map_t *m = NULL;
-    if (bb_layout_parse(spec, &lay, NULL, 0) != BB_OK
-        || bb_layout_map(&lay, n, bb_redist_link_code_rank(l, engine),
-                         bb_redist_link_code_size(l, engine), epoch, &m) != BB_OK) {
-        fprintf(stderr, "rank %d: cannot build layout %s\n", rank, spec);
-        MPI_Abort(MPI_COMM_WORLD, 3);
-    }
-    return m;
 }
 
 /* One message through plan, checked; cap: this rank's cap (n: admitted). */
@@ -290,8 +274,9 @@ static void case_link(bb_world_t *world, int mdi)
         return;
     const char *mode = mdi ? "mdi" : "intra";
     int64_t n = 300, eb = 24;
-    bb_map_t *dm = code_map(l, 0, "block-cyclic:3", n, 0), *em = code_map(l, 1, "random:7", n, 0);
-    bb_map_t *em2 = code_map(l, 1, "cyclic", n, 1);
+    bb_map_t *dm = check_code_map(l, 0, "block-cyclic:3", n, 0);
+    bb_map_t *em = check_code_map(l, 1, "random:7", n, 0);
+    bb_map_t *em2 = check_code_map(l, 1, "cyclic", n, 1);
     double f[MAXRUNS];
     trial_model_t want;
     char what[96];

@@ -32,7 +32,7 @@
 #include "config.h"
 #include "harness.h"
 #include "redist-scalapack.h"
-#include "../check-mpi.h"
+#include "check-redist.h"
 #ifdef HAVE_SCALAPACK
 #include "scalapack-private.h"
 #endif
@@ -54,20 +54,6 @@ static bb_layout_t layout_of(const char *spec)
 }
 
 /* This rank's map of spec in one code of the link (NULL outside it). */
-static bb_map_t *code_map(bb_redist_link_t *l, int engine, const char *spec, int64_t n)
-{
-    if (!(engine ? bb_redist_link_is_engine(l) : bb_redist_link_is_driver(l)))
-        return NULL;
-    bb_layout_t lay = layout_of(spec);
-    bb_map_t *m = NULL;
-    if (bb_layout_map(&lay, n, bb_redist_link_code_rank(l, engine),
-                      bb_redist_link_code_size(l, engine), 0, &m) != BB_OK) {
-        fprintf(stderr, "rank %d: cannot build layout %s\n", rank, spec);
-        MPI_Abort(MPI_COMM_WORLD, 3);
-    }
-    return m;
-}
-
 /* Doubles of slot i of a buffer in map m's order: element idx[i]'s global
  * values idx[i] * k + c. */
 static void fill_global(const bb_map_t *m, int64_t k, double *buf)
@@ -117,7 +103,7 @@ static void move_and_check(bb_redist_link_t *l, int command, const char *from, c
         return;
     CHECK_MSG(su.total_s >= su.grid_s && su.grid_s >= 0.0, "%s: setup times", what);
     int64_t k = eb / 8;
-    bb_map_t *dmap = code_map(l, 0, from, n), *emap = code_map(l, 1, to, n);
+    bb_map_t *dmap = check_code_map(l, 0, from, n, 0), *emap = check_code_map(l, 1, to, n, 0);
     bb_map_t *smap = command == BB_REDIST_SEND ? dmap : emap;
     bb_map_t *rmap = command == BB_REDIST_SEND ? emap : dmap;
     /* ScaLAPACK's ownership is bbench's, rank by rank */
@@ -401,7 +387,7 @@ static void case_time(bb_world_t *world, const char *from, const char *to, int64
         bb_redist_link_destroy(l);
         return;
     }
-    bb_map_t *dmap = code_map(l, 0, from, n), *emap = code_map(l, 1, to, n);
+    bb_map_t *dmap = check_code_map(l, 0, from, n, 0), *emap = check_code_map(l, 1, to, n, 0);
     double *sbuf = alloc_doubles(dmap, 1), *rbuf = alloc_doubles(emap, 1);
     fill_global(dmap, 1, sbuf);
     double *t = malloc((size_t)calls * sizeof *t);

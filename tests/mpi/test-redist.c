@@ -18,7 +18,7 @@
 #include "config.h"
 #include "harness.h"
 #include "bbench-hooks.h"
-#include "../check-mpi.h"
+#include "check-redist.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,22 +27,6 @@
 static int rank, ranks;
 
 /* The map of this rank in one code of the link (NULL outside it). */
-static bb_map_t *code_map(bb_redist_link_t *l, int engine, const char *spec,
-                          int64_t n, int64_t epoch)
-{
-    if (!(engine ? bb_redist_link_is_engine(l) : bb_redist_link_is_driver(l)))
-        return NULL;
-    bb_layout_t lay;
-    bb_map_t *m = NULL;
-    if (bb_layout_parse(spec, &lay, NULL, 0) != BB_OK
-        || bb_layout_map(&lay, n, bb_redist_link_code_rank(l, engine),
-                         bb_redist_link_code_size(l, engine), epoch, &m) != BB_OK) {
-        fprintf(stderr, "rank %d: cannot build layout %s\n", rank, spec);
-        MPI_Abort(MPI_COMM_WORLD, 3);
-    }
-    return m;
-}
-
 static double *alloc_elems(const bb_map_t *m, int64_t eb)
 {
     int64_t c = m ? bb_map_count(m) : 0;
@@ -122,8 +106,8 @@ static void case_moves(bb_world_t *world)
             if (ranks >= 3 && (intra ? (a != 2 && a != 5) : a == 2))
                 continue;
             int64_t eb = (a % 2 == 0) ? 24 : 8;
-            bb_map_t *dm = code_map(l, 0, pairs[pair][0], n, 0);
-            bb_map_t *em = code_map(l, 1, pairs[pair][1], n, 0);
+            bb_map_t *dm = check_code_map(l, 0, pairs[pair][0], n, 0);
+            bb_map_t *em = check_code_map(l, 1, pairs[pair][1], n, 0);
             for (int m = 0; m < BB_REDIST_METHODS; m++)
                 for (int d = 0; d < 2; d++) {
                     char what[160];
@@ -167,7 +151,7 @@ static void auto_one(bb_redist_link_t *l, const char *from, const char *to, int6
 {
     char what[128];
     snprintf(what, sizeof what, "auto %s->%s N=%lld", from, to, (long long)n);
-    bb_map_t *dm = code_map(l, 0, from, n, 0), *em = code_map(l, 1, to, n, 0);
+    bb_map_t *dm = check_code_map(l, 0, from, n, 0), *em = check_code_map(l, 1, to, n, 0);
     bb_redist_plan_t *plan = NULL;
     bb_status_t st = bb_redist_plan_create(l, BB_REDIST_AUTO, BB_REDIST_SEND, eb, dm, em,
                                            &plan, NULL);
@@ -231,7 +215,7 @@ static void auto_one(bb_redist_link_t *l, const char *from, const char *to, int6
 static int64_t plan_bytes(bb_redist_link_t *l, bb_redist_method_t method, int64_t n,
                           int64_t *max_count_out)
 {
-    bb_map_t *dm = code_map(l, 0, "random:5", n, 0), *em = code_map(l, 1, "std", n, 0);
+    bb_map_t *dm = check_code_map(l, 0, "random:5", n, 0), *em = check_code_map(l, 1, "std", n, 0);
     bb_redist_plan_t *plan = NULL;
     bb_redist_traffic_t t;
     memset(&t, 0, sizeof t);
@@ -257,7 +241,7 @@ static int64_t plan_bytes(bb_redist_link_t *l, bb_redist_method_t method, int64_
 static void traffic_like_sparse(bb_redist_link_t *l, const char *from, const char *to,
                                 int64_t n, int cmd)
 {
-    bb_map_t *dm = code_map(l, 0, from, n, 0), *em = code_map(l, 1, to, n, 0);
+    bb_map_t *dm = check_code_map(l, 0, from, n, 0), *em = check_code_map(l, 1, to, n, 0);
     bb_redist_traffic_t t[2];
     bb_redist_method_t ms[2] = {BB_REDIST_SPARSE, BB_REDIST_OVERLAP};
     int ok = 1;
@@ -340,7 +324,8 @@ static void case_auto(bb_world_t *world)
         for (int d = 0; d < 2; d++) {
             int cmd = d ? BB_REDIST_RECEIVE : BB_REDIST_SEND;
             int64_t n = 50, eb = 24;
-            bb_map_t *dm = code_map(l, 0, "random:5", n, 0), *em = code_map(l, 1, "cyclic", n, 0);
+            bb_map_t *dm = check_code_map(l, 0, "random:5", n, 0);
+            bb_map_t *em = check_code_map(l, 1, "cyclic", n, 0);
             bb_redist_plan_t *plan = NULL;
             st = bb_redist_plan_create(l, (bb_redist_method_t)m, cmd, eb, dm, em, &plan, NULL);
             CHECK_MSG(st == BB_OK, "chunked %s: plan: %s", bb_redist_method_name(m),
@@ -380,7 +365,7 @@ static void invalid_one(bb_redist_link_t *l, const char *kind, int who, int engi
     /* one rank alone always agrees with itself on its epoch */
     if (strcmp(kind, "epoch") == 0 && bb_redist_link_code_size(l, engine_side) < 2)
         return;
-    bb_map_t *dm = code_map(l, 0, "cyclic", n, 0), *em = code_map(l, 1, "std", n, 0);
+    bb_map_t *dm = check_code_map(l, 0, "cyclic", n, 0), *em = check_code_map(l, 1, "std", n, 0);
     bb_map_t **victim = engine_side ? &em : &dm;
     if (rank == who && *victim != NULL) {
         int64_t cnt = bb_map_count(*victim);
@@ -473,7 +458,8 @@ static void case_invalid(bb_world_t *world)
     /* Admission: one rank presents another N, then an over-cap message. */
     {
         int64_t n = 30;
-        bb_map_t *dm = code_map(l, 0, "std", n, 0), *em = code_map(l, 1, "random:2", n, 0);
+        bb_map_t *dm = check_code_map(l, 0, "std", n, 0);
+        bb_map_t *em = check_code_map(l, 1, "random:2", n, 0);
         bb_redist_plan_t *plan = NULL;
         bb_status_t st = bb_redist_plan_create(l, BB_REDIST_SPARSE, BB_REDIST_SEND, 8, dm, em,
                                                &plan, NULL);
@@ -531,21 +517,22 @@ static void epoch_one(bb_redist_link_t *l, bb_redist_method_t method, int cmd)
     int64_t n = 37, eb = 24;
     char what[96];
     snprintf(what, sizeof what, "epoch %s %c", bb_redist_method_name(method), cmd);
-    bb_map_t *dm = code_map(l, 0, "block-irregular:4", n, 0), *em = code_map(l, 1, "std", n, 0);
+    bb_map_t *dm = check_code_map(l, 0, "block-irregular:4", n, 0);
+    bb_map_t *em = check_code_map(l, 1, "std", n, 0);
     bb_redist_plan_t *plan = NULL;
     bb_status_t st = bb_redist_plan_create(l, method, cmd, eb, dm, em, &plan, NULL);
     CHECK_MSG(st == BB_OK, "%s: plan: %s", what, bb_status_string(st));
     if (st != BB_OK)
         return;
     int is_engine = bb_redist_link_is_engine(l);
-    bb_map_t *em2 = code_map(l, 1, "random:9", n, 1);
+    bb_map_t *em2 = check_code_map(l, 1, "random:9", n, 1);
     int one_step = method != BB_REDIST_TWO_STEP;
     int distributed = method != BB_REDIST_ROOT && method != BB_REDIST_ROOT_GATHERV;
     for (int phase = 0; phase < 4; phase++) {
         if (phase == 1 && is_engine) {
             /* the engine moves its atoms: a new map, stored, not sent */
             bb_redist_setup_t su;
-            bb_map_t *same = code_map(l, 1, "cyclic", n, 0);
+            bb_map_t *same = check_code_map(l, 1, "cyclic", n, 0);
             st = bb_redist_plan_set_engine_map(plan, same, &su);
             CHECK_MSG(st == BB_REFUSED && su.stale_epoch, "%s: an epoch that does not increase "
                       "is refused: %s", what, bb_status_string(st));
@@ -771,7 +758,7 @@ static void case_poison(bb_world_t *world, const char *method_name, const char *
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     int64_t n = 20, eb = 8;
-    bb_map_t *dm = code_map(l, 0, "cyclic", n, 0), *em = code_map(l, 1, "std", n, 0);
+    bb_map_t *dm = check_code_map(l, 0, "cyclic", n, 0), *em = check_code_map(l, 1, "std", n, 0);
     bb_redist_plan_t *plan = NULL;
     if (bb_redist_plan_create(l, method, BB_REDIST_SEND, eb, dm, em, &plan, NULL) != BB_OK) {
         fprintf(stderr, "poison: plan\n");

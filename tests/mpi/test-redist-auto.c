@@ -48,12 +48,13 @@ static int64_t str_hash(const char *s)
     return (int64_t)(h >> 1);
 }
 
-/* Every rank holds the same v? */
-static int alike(int64_t v)
+/* Every rank holds the same method m and the same reason (its hash)?  One
+ * agreement for both: the test runs it before every trial execution. */
+static int alike(bb_redist_method_t m, const char *why)
 {
-    int64_t mn, mx;
-    bb_agree_minmax(MPI_COMM_WORLD, &v, 1, &mn, &mx);
-    return mn == mx;
+    int64_t v[2] = {(int64_t)m, str_hash(why)}, mn[2], mx[2];
+    bb_agree_minmax(MPI_COMM_WORLD, v, 2, mn, mx);
+    return mn[0] == mx[0] && mn[1] == mx[1];
 }
 
 static int by_value(const void *a, const void *b)
@@ -192,7 +193,7 @@ static void trial(bb_redist_link_t *l, bb_redist_plan_t *plan, int cmd, int64_t 
                                        && strncmp(why, head, strlen(head)) == 0),
                   "%s: before trial execution %d: %s next, %d left, '%s'", what, k + 1,
                   bb_redist_method_name(next), bb_redist_plan_trial_left(plan), why);
-        CHECK_MSG(alike(next) && alike(str_hash(why)), "%s: trial %d: ranks differ on what "
+        CHECK_MSG(alike(next, why), "%s: trial %d: ranks differ on what "
                   "runs next or why", what, k + 1);
         bb_redist_metrics_t mt;
         int right;
@@ -226,8 +227,8 @@ static void trial(bb_redist_link_t *l, bb_redist_plan_t *plan, int cmd, int64_t 
     CHECK_MSG(got == cands[want->win] && bb_redist_plan_trial_left(plan) == 0,
               "%s: chose %s, the MAX over ranks gives %s ('%s')", what,
               bb_redist_method_name(got), bb_redist_method_name(cands[want->win]), why);
-    int agreed = alike(got);
-    CHECK_MSG(agreed && alike(str_hash(why)), "%s: ranks chose differently or for "
+    int agreed = alike(got, why);
+    CHECK_MSG(agreed, "%s: ranks chose differently or for "
               "different reasons: %s '%s'", what, bb_redist_method_name(got), why);
     if (!agreed)
         return; /* different exchanges would wait for each other forever */

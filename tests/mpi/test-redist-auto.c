@@ -134,9 +134,11 @@ static void fakes(double *f, enum scenario sc, int w, int runner, trial_model_t 
         else
             r1[k] = (100.0 + 100.0 * c) * 1e-6;
     }
-    double mx1[RUNS1];
-    MPI_Allreduce(r1, mx1, RUNS1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    model(mx1, want); /* round 2's sequence, from round 1 agreed */
+    /* round 2's sequence follows round 1's agreed times alone; the model
+     * reads as many times as the trial is long, so all MAXRUNS are agreed */
+    double mx1[MAXRUNS];
+    MPI_Allreduce(r1, mx1, MAXRUNS, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    model(mx1, want);
     for (int k = 0; k < MAXRUNS; k++) {
         int c = k < want->len ? want->seq[k] : 0;
         f[k] = k < RUNS1 ? r1[k] : c == fav ? 1e-6 : sc == TIE ? 7e-6

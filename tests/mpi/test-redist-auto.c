@@ -81,10 +81,11 @@ static void medians(const double *t, int len, trial_model_t *m)
     }
 }
 
-/* Round 1 of t (execution k runs candidate k % CANDS), then round 2 when
- * two or more medians are within CLOSE_PCT % of the least: the close
- * candidates, in index order, MORE times in turn. */
-static void model(const double *t, trial_model_t *m)
+/* m->seq and m->len from round 1's times t[RUNS1] alone (execution k runs
+ * candidate k % CANDS), then round 2 when two or more medians are within
+ * CLOSE_PCT % of the least: the close candidates, in index order, MORE
+ * times in turn. */
+static void sequence(const double *t, trial_model_t *m)
 {
     for (int k = 0; k < RUNS1; k++)
         m->seq[k] = k % CANDS;
@@ -94,11 +95,17 @@ static void model(const double *t, trial_model_t *m)
     for (int c = 0; c < CANDS; c++)
         if (m->med[c] <= m->med[m->win] * (1 + CLOSE_PCT / 100.0))
             close[nclose++] = c;
-    if (nclose < 2)
-        return;
-    for (int r = 0; r < MORE; r++)
-        for (int i = 0; i < nclose; i++)
-            m->seq[m->len++] = close[i];
+    if (nclose > 1)
+        for (int r = 0; r < MORE; r++)
+            for (int i = 0; i < nclose; i++)
+                m->seq[m->len++] = close[i];
+}
+
+/* The whole trial of times t (as many as it is long): its sequence, then
+ * every candidate's median over all its executions and the winner. */
+static void model(const double *t, trial_model_t *m)
+{
+    sequence(t, m);
     medians(t, m->len, m);
 }
 
@@ -134,11 +141,9 @@ static void fakes(double *f, enum scenario sc, int w, int runner, trial_model_t 
         else
             r1[k] = (100.0 + 100.0 * c) * 1e-6;
     }
-    /* round 2's sequence follows round 1's agreed times alone; the model
-     * reads as many times as the trial is long, so all MAXRUNS are agreed */
-    double mx1[MAXRUNS];
-    MPI_Allreduce(r1, mx1, MAXRUNS, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    model(mx1, want);
+    double mx1[RUNS1];
+    MPI_Allreduce(r1, mx1, RUNS1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    sequence(mx1, want); /* round 2's, from round 1 agreed */
     for (int k = 0; k < MAXRUNS; k++) {
         int c = k < want->len ? want->seq[k] : 0;
         f[k] = k < RUNS1 ? r1[k] : c == fav ? 1e-6 : sc == TIE ? 7e-6

@@ -19,7 +19,8 @@ AC_DEFUN([BB_CHECK_LAUNCHER_KIND], [
   AC_MSG_RESULT([$bb_mpi_lib])
   AS_CASE([$bb_mpi_lib:$BB_LAUNCHER_KIND],
     [openmpi:hydra|mpich:openmpi],
-    [AC_MSG_ERROR([MPIEXEC=$MPIEXEC is a $BB_LAUNCHER_KIND launcher but $CC builds with $bb_mpi_lib: every rank would run as a singleton; give the launcher of the same MPI (e.g. MPICC=mpicc.openmpi MPIEXEC=mpiexec.openmpi)])])
+    [AS_IF([test $bb_mpi_lib = mpich], [bb_mpiexec_same=mpiexec.mpich], [bb_mpiexec_same=mpiexec.openmpi])
+     AC_MSG_ERROR([MPIEXEC=$MPIEXEC is a launcher of kind $BB_LAUNCHER_KIND but $CC builds with $bb_mpi_lib: every rank would run as a singleton; give the launcher of the same MPI (configure MPIEXEC=$bb_mpiexec_same)])])
   AC_SUBST([BB_LAUNCHER_KIND])
   dnl The library, for the Slurm tier: srun --mpi=pmi2 (MPICH), pmix (Open MPI).
   BB_MPI_LIBRARY=$bb_mpi_lib

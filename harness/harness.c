@@ -12,6 +12,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+extern char **environ;
+
 struct bb_bench {
     const char *name;
     bb_world_t *world;
@@ -56,6 +58,38 @@ static void bench_check_finalize_timeout(bb_bench_t *bench)
     bb_bench_usage(bench, "rank %d: %s", first, err);
 }
 
+/* The MPI this program is built with, for the singleton check's advice. */
+static const char *bench_mpi_library(void)
+{
+#if defined(OMPI_MAJOR_VERSION)
+    return "openmpi";
+#elif defined(MPICH_VERSION)
+    return "mpich";
+#else
+    return "other";
+#endif
+}
+
+/* A launcher that started several processes of which each is a singleton
+ * (another MPI's mpiexec, srun without the MPI's plugin) would have every
+ * one run the whole job alone and write the same output: a usage error
+ * (exit 2) on each, said once, by the process the launcher numbers 0. */
+static void bench_refuse_singletons(bb_bench_t *bench)
+{
+    char why[512];
+    int leader = 0;
+    if (!bb_launcher_singleton_check((const char *const *)environ, bench->size,
+                                     bench_mpi_library(), why, sizeof why, &leader))
+        return;
+    if (leader)
+        fprintf(stderr, "%s: %s\n", bench->name, why);
+    bb_world_release(bench->world);
+    free(bench);
+    bb_finalize_expect_exit(BB_EXIT_USAGE);
+    bb_finalize();
+    exit(BB_EXIT_USAGE);
+}
+
 bb_bench_t *bb_bench_init(int *argc, char ***argv, const char *name,
                           const char *benchmark)
 {
@@ -86,6 +120,7 @@ bb_bench_t *bb_bench_init(int *argc, char ***argv, const char *name,
     }
     bench->rank = bb_world_rank(bench->world);
     bench->size = bb_world_size(bench->world);
+    bench_refuse_singletons(bench);
     st = bb_record_create(benchmark, *argc, *argv, &bench->record);
     if (st != BB_OK)
         bb_bench_fatal(bench, "cannot create the record: %s", bb_status_string(st));

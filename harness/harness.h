@@ -509,6 +509,20 @@ cJSON *bb_launcher_command_json(const char *const *argv, size_t argc,
  * the rule and the count redacted. */
 cJSON *bb_launcher_env_json(const char *const *env, cJSON **capture_out);
 
+/* Local, MPI-free.  Whether this process, alone in its MPI_COMM_WORLD
+ * (world_size 1), was started as one of several by a launcher of another
+ * MPI, or by srun without the plugin its MPI needs: each such process runs
+ * as a singleton and measures nothing of what was asked.  env holds
+ * NAME=VALUE strings (NULL-terminated); the launcher's own count is read
+ * from OMPI_COMM_WORLD_SIZE (Open MPI's launchers), PMI_SIZE (PMI-1 ones,
+ * MPICH's Hydra), else SLURM_STEP_NUM_TASKS (a Slurm step, not the batch
+ * script's).  Returns 1 and says what to do in msg (and *leader_out 1 on the
+ * process the launcher numbers 0), else 0.  mpi_library: "mpich",
+ * "openmpi" or "other", the MPI this program is built with. */
+int bb_launcher_singleton_check(const char *const *env, int world_size,
+                                const char *mpi_library, char *msg, size_t len,
+                                int *leader_out);
+
 /* Rank 0.  runtime.launcher: the nearest parent process that is a launcher
  * (its command line via bb_launcher_command_json, or null with a reason),
  * its variables, the binding the ranks have (from topology's per_rank

@@ -12,6 +12,8 @@
 #include "harness.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -388,6 +390,78 @@ static int bb_is_launcher(const char *name)
             return 1;
     }
     return 0;
+}
+
+static const char *bb_env_get(const char *const *env, const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; env[i] != NULL; i++)
+        if (strncmp(env[i], name, n) == 0 && env[i][n] == '=')
+            return env[i] + n + 1;
+    return NULL;
+}
+
+/* A launcher's number: a decimal of at least min (0 or 1) that fits an
+ * int (a step id: a long), else -1. */
+static long bb_env_number(const char *const *env, const char *name, long min, long max)
+{
+    const char *v = bb_env_get(env, name);
+    if (v == NULL || *v < '0' || *v > '9')
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (errno != 0 || *end != '\0' || n < min || n > max)
+        return -1;
+    return n;
+}
+
+int bb_launcher_singleton_check(const char *const *env, int world_size,
+                                const char *mpi_library, char *msg, size_t len,
+                                int *leader_out)
+{
+    *leader_out = 0;
+    if (world_size != 1)
+        return 0;
+    const char *size_var = NULL, *rank_var = NULL, *launcher = NULL;
+    long n = -1;
+    if ((n = bb_env_number(env, "OMPI_COMM_WORLD_SIZE", 1, INT_MAX)) > 0) {
+        size_var = "OMPI_COMM_WORLD_SIZE";
+        rank_var = "OMPI_COMM_WORLD_RANK";
+        launcher = "Open MPI's launcher";
+    } else if ((n = bb_env_number(env, "PMI_SIZE", 1, INT_MAX)) > 0) {
+        size_var = "PMI_SIZE";
+        rank_var = "PMI_RANK";
+        launcher = "a PMI launcher (MPICH's Hydra)";
+    } else {
+        /* The batch script of an allocation is no step: it has no step id,
+         * or one of Slurm's reserved ones (batch, extern, interactive). */
+        long step = bb_env_number(env, "SLURM_STEP_ID", 0, 0xffffffffL);
+        if (step >= 0 && step < 0xfffffff0L &&
+            (n = bb_env_number(env, "SLURM_STEP_NUM_TASKS", 1, INT_MAX)) > 0) {
+            size_var = "SLURM_STEP_NUM_TASKS";
+            rank_var = "SLURM_PROCID";
+            launcher = "srun";
+        }
+    }
+    if (size_var == NULL || n <= 1)
+        return 0;
+    const char *rank = bb_env_get(env, rank_var);
+    *leader_out = rank == NULL || strcmp(rank, "0") == 0;
+    const char *fix;
+    if (strcmp(launcher, "srun") == 0)
+        fix = strcmp(mpi_library, "mpich") == 0 ? "srun --mpi=pmi2 (MPICH)"
+              : strcmp(mpi_library, "openmpi") == 0 ? "srun --mpi=pmix (Open MPI)"
+              : "srun --mpi=TYPE with the plugin this MPI uses (srun --mpi=list)";
+    else
+        fix = strcmp(mpi_library, "mpich") == 0 ? "MPICH's launcher (mpiexec.mpich)"
+              : strcmp(mpi_library, "openmpi") == 0 ? "Open MPI's launcher (mpiexec.openmpi)"
+              : "the launcher of the MPI this program is built with";
+    snprintf(msg, len, "%s started %ld processes (%s=%ld) but each is alone in its "
+             "MPI_COMM_WORLD: the launcher does not speak to this program's MPI (%s), "
+             "so every process would run as a singleton; launch with %s",
+             launcher, n, size_var, n, mpi_library, fix);
+    return 1;
 }
 
 /* The variable families launchers set for their ranks. */

@@ -33,4 +33,13 @@ for np in 2 3; do
     "$B/tests/record-get" "$BB_TMP/sum-n$np.json" points.0.status > "$BB_TMP/st" 2>&1
     bb_expect_grep '^ok$' "$BB_TMP/st" "-n $np: a record, its first point ok"
 done
+# srun without the MPI's plugin starts singletons: each refuses (exit 2),
+# one message names the plugin, and no record is written.
+timeout -k 5 "$BB_TIMEOUT" srun --mpi=none -n 2 "$B/bench/bbench-sum" --count 8 --samples 3 \
+    --output "$BB_TMP/none.json" > "$out" 2>&1
+rc=$?
+bb_expect_true "srun --mpi=none -n 2: refused (exit $rc)" test $rc -ne 0
+bb_expect_grep "launch with srun --mpi=$plugin" "$out" "--mpi=none: the message names --mpi=$plugin"
+bb_expect_true "--mpi=none: said once" test "$(grep -c 'alone in its MPI_COMM_WORLD' "$out")" -eq 1
+bb_expect_true "--mpi=none: no record" test ! -e "$BB_TMP/none.json"
 bb_finish

@@ -178,11 +178,63 @@ static void test_env(void)
           && !bb_name_is_secret("PMI_SIZE", 8) && !bb_name_is_secret("TOKE", 4));
 }
 
+/* One singleton check: env (NULL-terminated) on a world of world_size;
+ * want 1 when it must refuse, its message then naming fix; leader as the
+ * process that says it. */
+static void singleton(int line, const char *const *env, int world_size, const char *lib,
+                      int want, int want_leader, const char *fix)
+{
+    char msg[512] = "";
+    int leader = -1;
+    int got = bb_launcher_singleton_check(env, world_size, lib, msg, sizeof msg, &leader);
+    check_at(got == want && (!want || (leader == want_leader && strstr(msg, fix) != NULL)),
+             line, "got %d (leader %d, \"%s\"), want %d (leader %d, naming \"%s\")", got,
+             leader, msg, want, want_leader, fix ? fix : "");
+}
+
+/* Processes a launcher started as singletons of their own MPI are caught
+ * (another MPI's mpiexec, srun without the plugin), and no real job is:
+ * a world as large as the launcher's count, a singleton started alone, a
+ * program run in an allocation's batch script, malformed counts. */
+static void test_singletons(void)
+{
+    const char *ompi[] = {"OMPI_COMM_WORLD_SIZE=2", "OMPI_COMM_WORLD_RANK=0", NULL};
+    singleton(__LINE__, ompi, 1, "mpich", 1, 1, "mpiexec.mpich");
+    singleton(__LINE__, ompi, 2, "mpich", 0, 0, NULL);
+    const char *ompi1[] = {"OMPI_COMM_WORLD_SIZE=2", "OMPI_COMM_WORLD_RANK=1", NULL};
+    singleton(__LINE__, ompi1, 1, "mpich", 1, 0, "mpiexec.mpich");
+    const char *hydra[] = {"PMI_SIZE=4", "PMI_RANK=0", NULL};
+    singleton(__LINE__, hydra, 1, "openmpi", 1, 1, "mpiexec.openmpi");
+    singleton(__LINE__, hydra, 4, "openmpi", 0, 0, NULL);
+    const char *alone[] = {"PMI_SIZE=1", "PMI_RANK=0", NULL};
+    singleton(__LINE__, alone, 1, "mpich", 0, 0, NULL);
+    const char *srun[] = {"SLURM_STEP_ID=0", "SLURM_STEP_NUM_TASKS=2", "SLURM_PROCID=0",
+                          "SLURM_NTASKS=2", NULL};
+    singleton(__LINE__, srun, 1, "mpich", 1, 1, "srun --mpi=pmi2");
+    singleton(__LINE__, srun, 1, "openmpi", 1, 1, "srun --mpi=pmix");
+    singleton(__LINE__, srun, 2, "mpich", 0, 0, NULL);
+    /* srun --mpi=pmi2 under Hydra's or PMI's own count: that one decides. */
+    const char *pmi2[] = {"SLURM_STEP_ID=3", "SLURM_STEP_NUM_TASKS=2", "PMI_SIZE=1", NULL};
+    singleton(__LINE__, pmi2, 1, "mpich", 0, 0, NULL);
+    /* A batch script of 4 tasks running the program by itself. */
+    const char *batch[] = {"SLURM_NTASKS=4", "SLURM_STEP_ID=4294967291",
+                           "SLURM_STEP_NUM_TASKS=4", NULL};
+    singleton(__LINE__, batch, 1, "mpich", 0, 0, NULL);
+    const char *nostep[] = {"SLURM_NTASKS=4", "SLURM_STEP_NUM_TASKS=4", NULL};
+    singleton(__LINE__, nostep, 1, "mpich", 0, 0, NULL);
+    const char *bad[] = {"OMPI_COMM_WORLD_SIZE=2x", "PMI_SIZE=", "SLURM_STEP_ID=0",
+                         "SLURM_STEP_NUM_TASKS=99999999999999999999", NULL};
+    singleton(__LINE__, bad, 1, "mpich", 0, 0, NULL);
+    const char *none[] = {"HOME=/root", NULL};
+    singleton(__LINE__, none, 1, "mpich", 0, 0, NULL);
+}
+
 int main(void)
 {
     test_forms();
     test_cut();
     test_env();
+    test_singletons();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

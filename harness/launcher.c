@@ -577,7 +577,7 @@ cJSON *bb_launcher_json(const cJSON *topology)
     cJSON *l = cJSON_CreateObject();
     if (l == NULL)
         return NULL;
-    int proxy = 0;
+    int proxy = 0, stepd = 0;
     cJSON *cmd = NULL, *capture = NULL;
     char *name = NULL;
     long pid = (long)getppid();
@@ -595,6 +595,9 @@ cJSON *bb_launcher_json(const cJSON *topology)
         const char *base = bb_base_name(argv[0]);
         if (strcmp(base, "hydra_pmi_proxy") == 0)
             proxy = 1;
+        /* srun's ranks are children of the step's daemon ("slurmstepd: [J.S]"). */
+        if (strncmp(base, "slurmstepd", 10) == 0)
+            stepd = 1;
         if (bb_is_launcher(base)) {
             name = strdup(base);
             cmd = bb_launcher_command_json(argv, argc, &capture);
@@ -608,7 +611,11 @@ cJSON *bb_launcher_json(const cJSON *topology)
     if (name == NULL && proxy)
         snprintf(why, sizeof why, "the ranks run under hydra_pmi_proxy whose launcher "
                  "is not a parent on this host");
-    cJSON_AddStringToObject(l, "name", name ? name : proxy ? "hydra" : "none found");
+    if (name == NULL && stepd)
+        snprintf(why, sizeof why, "srun started the ranks through slurmstepd: its command "
+                 "line stays on the host that submitted the step");
+    cJSON_AddStringToObject(l, "name", name ? name : proxy ? "hydra" : stepd ? "srun"
+                            : "none found");
     free(name);
     if (cmd != NULL) {
         cJSON_AddItemToObject(l, "command", cmd);

@@ -32,6 +32,8 @@ for np in 2 3; do
     bb_expect_grep "^# bbench-sum [0-9.]*: $np ranks on 1 host" "$out" "-n $np: one job of $np ranks"
     "$B/tests/record-get" "$BB_TMP/sum-n$np.json" points.0.status > "$BB_TMP/st" 2>&1
     bb_expect_grep '^ok$' "$BB_TMP/st" "-n $np: a record, its first point ok"
+    "$B/tests/record-get" "$BB_TMP/sum-n$np.json" runtime.launcher.name > "$BB_TMP/ln" 2>&1
+    bb_expect_grep '^srun$' "$BB_TMP/ln" "-n $np: the record names srun as the launcher"
 done
 # srun without the MPI's plugin starts singletons: each refuses (exit 2),
 # one message names the plugin, and no record is written.

@@ -4,30 +4,35 @@
 #   sh scripts/quickstart.sh run    packages, bootstrap, configure, build, then
 #                                   the default job: a short sum sweep on 2 ranks
 #                                   (table on stdout, record in build/quickstart/)
+#   sh scripts/quickstart.sh quick  the same set-up, then the unit tests and one
+#                                   test per program (make check-quick, ~2 min)
 #   sh scripts/quickstart.sh test   the same set-up, then the whole test suite
 #
 # Run as root or with sudo available (apt-get).  BUILD=dir chooses the build
 # directory (default build/ in the source tree); CONFIGURE_FLAGS are added to
-# configure.  The build uses MPICH (mpicc, mpiexec).  OPENMPI=yes installs
-# Open MPI beside it (openmpi-bin libopenmpi-dev), after pinning the
-# machine's default MPI to MPICH: Debian ranks Open MPI's alternatives above
-# MPICH's, so installing it would otherwise turn mpicc and mpiexec into Open
-# MPI's.  With CI=true (implies OPENMPI=yes) the test mode also builds with
-# -Werror, runs the sanitizer build's tests, a second build against Open MPI
-# ($BUILD-openmpi: MPICC=mpicc.openmpi MPIEXEC=mpiexec.openmpi) and its
-# tests, a quick sweep of each compared with results/ (into build/artifacts/:
-# scripts/ci-compare.sh) and make distcheck; it also installs Slurm (slurmd
-# slurmctld slurm-client munge) and starts a one-node cluster for the tests'
-# srun tier (scripts/slurm-local.sh; the tier is skipped if it does not start).
-# CI=true also installs SimGrid (libsimgrid-dev): make check then runs a
-# tiny simulated job (tests/simulate/smpi-sum.sh), and an SMPI build
-# ($BUILD-smpi: configure --with-smpi, doc/simulate.md) is built with -Werror.
+# configure.  The build uses MPICH, named by its own wrapper and launcher
+# (mpicc.mpich, mpiexec.mpich): Debian's `mpicc` and `mpiexec` are whichever
+# MPI its alternatives rank first, and the ScaLAPACK package installed here
+# pulls in Open MPI's launcher, which outranks MPICH's.  Nothing here changes
+# the machine's default MPI.  OPENMPI=yes installs Open MPI (openmpi-bin
+# libopenmpi-dev) as well.  With CI=true (implies OPENMPI=yes) the test mode
+# also builds with -Werror, runs the sanitizer build's tests, a second build
+# against Open MPI ($BUILD-openmpi: MPICC=mpicc.openmpi MPIEXEC=mpiexec.openmpi)
+# and its tests, a quick sweep of each compared with results/ (into
+# build/artifacts/: scripts/ci-compare.sh), make distcheck, and the README's
+# commands in two fresh Debian 12 roots (scripts/fresh-root.sh); it also
+# installs Slurm (slurmd slurmctld slurm-client munge) and starts a one-node
+# cluster for the tests' srun tier (scripts/slurm-local.sh; the tier is
+# skipped if it does not start).  CI=true also installs SimGrid
+# (libsimgrid-dev): make check then runs a tiny simulated job
+# (tests/simulate/smpi-sum.sh), and an SMPI build ($BUILD-smpi: configure
+# --with-smpi, doc/simulate.md) is built with -Werror.
 set -eu
 
 mode=${1:-run}
 case "$mode" in
-    run|test) ;;
-    *) echo "usage: sh scripts/quickstart.sh run|test" >&2; exit 2 ;;
+    run|quick|test) ;;
+    *) echo "usage: sh scripts/quickstart.sh run|quick|test" >&2; exit 2 ;;
 esac
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$src/build}
@@ -40,6 +45,11 @@ python3 libscalapack-mpich-dev"
 openmpi_packages="openmpi-bin libopenmpi-dev"
 slurm_packages="slurmd slurmctld slurm-client munge"
 simgrid_packages="libsimgrid-dev"
+# mmdebstrap builds the fresh Debian roots CI runs the README's commands in.
+fresh_packages="mmdebstrap"
+# MPICH by name: the build, its tests and the default job never depend on
+# what the machine's mpicc and mpiexec point to.
+mpich_flags="MPICC=mpicc.mpich MPIEXEC=mpiexec.mpich"
 [ "${CI:-}" = true ] && OPENMPI=yes
 openmpi=${OPENMPI:-no}
 
@@ -58,6 +68,10 @@ missing() {
 updated=no
 install() {
     step "installing: $*"
+    if [ -n "$sudo" ] && ! command -v sudo >/dev/null 2>&1; then
+        echo "quickstart.sh: these packages are missing: $*; run as root, or install sudo" >&2
+        exit 2
+    fi
     [ $updated = yes ] || $sudo apt-get update
     updated=yes
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "$@"
@@ -69,22 +83,11 @@ m=$(missing $packages)
 [ -z "$m" ] || install $m
 if [ "$openmpi" = yes ]; then
     m=$(missing $openmpi_packages)
-    if [ -n "$m" ]; then
-        # MPICH stays the default: pin its alternatives before Open MPI's
-        # higher-priority ones arrive (each group is left alone where MPICH
-        # does not provide it).
-        for alt in mpi:/usr/bin/mpicc.mpich mpirun:/usr/bin/mpirun.mpich \
-            mpi-x86_64-linux-gnu:/usr/include/x86_64-linux-gnu/mpich; do
-            if [ -e "${alt#*:}" ]; then
-                $sudo update-alternatives --set "${alt%%:*}" "${alt#*:}"
-            fi
-        done
-        # shellcheck disable=SC2086
-        install $m
-    fi
+    # shellcheck disable=SC2086
+    [ -z "$m" ] || install $m
 fi
 if [ "${CI:-}" = true ]; then
-    m=$(missing $slurm_packages $simgrid_packages)
+    m=$(missing $slurm_packages $simgrid_packages $fresh_packages)
     # shellcheck disable=SC2086
     [ -z "$m" ] || install $m
 fi
@@ -97,16 +100,29 @@ werror=
 step "configure in $build"
 mkdir -p "$build"
 # shellcheck disable=SC2086
-(cd "$build" && "$src/configure" $werror ${CONFIGURE_FLAGS:-})
+(cd "$build" && "$src/configure" $mpich_flags $werror ${CONFIGURE_FLAGS:-})
 step "build"
 make -C "$build" -j"$(nproc)"
 
 if [ "$mode" = run ]; then
-    step "default job: mpiexec -n 2 bbench-sum --count 1:64K:x4"
+    step "default job: mpiexec.mpich -n 2 bench/bbench-sum --count 1:64K:x4"
     mkdir -p "$build/quickstart"
-    timeout 300 mpiexec -n 2 "$build/bench/bbench-sum" --count 1:64K:x4 \
+    timeout 300 mpiexec.mpich -n 2 "$build/bench/bbench-sum" --count 1:64K:x4 \
         --output "$build/quickstart/sum.json"
     exit 0
+fi
+summary() {
+    pass=$(sed -n 's/^# PASS: *//p' "$1" | head -n 1)
+    fail=$(sed -n 's/^# FAIL: *//p' "$1" | head -n 1)
+    errs=$(sed -n 's/^# ERROR: *//p' "$1" | head -n 1)
+    echo "$2: ${pass:-0} passed, $(( ${fail:-0} + ${errs:-0} )) failed"
+}
+if [ "$mode" = quick ]; then
+    step "make check-quick (the unit tests and one test per program)"
+    status=0
+    make -C "$build" check-quick || status=1
+    [ -f "$build/test-suite.log" ] && summary "$build/test-suite.log" "make check-quick"
+    exit $status
 fi
 
 # 3. Tests.  A summary line "N passed, N failed" closes the run.
@@ -124,18 +140,12 @@ fi
 step "make check"
 make -C "$build" check || status=1
 log="$build/test-suite.log"
-summary() {
-    pass=$(sed -n 's/^# PASS: *//p' "$1" | head -n 1)
-    fail=$(sed -n 's/^# FAIL: *//p' "$1" | head -n 1)
-    errs=$(sed -n 's/^# ERROR: *//p' "$1" | head -n 1)
-    echo "$2: ${pass:-0} passed, $(( ${fail:-0} + ${errs:-0} )) failed"
-}
 [ -f "$log" ] && summary "$log" "make check" > "$build/check-summary.txt"
 if [ "${CI:-}" = true ]; then
     step "sanitizer build (ASan + UBSan) and its tests"
     san="$build-sanitizers"
     mkdir -p "$san"
-    (cd "$san" && "$src/configure" --enable-werror --enable-sanitizers) \
+    (cd "$san" && "$src/configure" $mpich_flags --enable-werror --enable-sanitizers) \
         && make -C "$san" -j"$(nproc)" && make -C "$san" check || status=1
     [ -f "$san/test-suite.log" ] && summary "$san/test-suite.log" "sanitizer make check" \
         >> "$build/check-summary.txt"
@@ -172,6 +182,12 @@ if [ "${CI:-}" = true ]; then
     esac
     step "make distcheck"
     make -C "$build" distcheck || status=1
+    step "the README's commands in fresh Debian 12 roots (scripts/fresh-root.sh)"
+    mkdir -p "$build/artifacts"
+    sh "$src/scripts/fresh-root.sh" "$build/fresh-root" || status=1
+    [ -f "$build/fresh-root/summary.txt" ] && cat "$build/fresh-root/summary.txt" \
+        >> "$build/check-summary.txt"
+    cp "$build"/fresh-root/*.log "$build/artifacts/" 2>/dev/null || true
 fi
 [ -f "$build/check-summary.txt" ] && cat "$build/check-summary.txt"
 if [ "$status" -ne 0 ]; then

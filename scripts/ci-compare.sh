@@ -20,6 +20,13 @@ build=$1 base=$2
 src=$(cd "$(dirname "$0")/.." && pwd)
 art="$build/artifacts"
 cmp="$build/bench/bbench-compare"
+# The build's own launcher unless MPIEXEC says otherwise: the machine's
+# `mpiexec` may be another MPI's (Debian's alternatives), whose processes
+# the programs refuse as singletons.
+if [ -z "${MPIEXEC:-}" ] && [ -f "$build/tests/env.sh" ]; then
+    MPIEXEC=$(sed -n 's/^MPIEXEC="\(.*\)"$/\1/p' "$build/tests/env.sh")
+    export MPIEXEC
+fi
 rm -rf "$art/records"
 mkdir -p "$art/records"
 sh "$src/scripts/bbench-baseline" --quick --bindir "$build/bench" --out "$art/records" \

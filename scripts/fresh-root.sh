@@ -180,13 +180,13 @@ openmpi() {
 
 for r in newcomer openmpi; do
     echo "=== fresh root: $r (log: $out/fresh-root-$r.log)"
-    t0=$(date +%s)
+    t_root=$(date +%s)
     # In this shell (a signal must reach its trap at once), the checks
     # counting failures instead of stopping at them.
     set +e
     $r > "$out/fresh-root-$r.log" 2>&1
     set -e
-    grep -E '^(ok|FAIL): |^\(.*: exit [0-9]+ after [0-9]+ s\)$|^(default MPI|made in)|summary' \
+    grep -E '^(ok|FAIL): |^\(.*: exit [0-9]+ after [0-9]+ s\)$|^(default MPI|made in)|^make check-quick:' \
         "$out/fresh-root-$r.log" || true
     p=$(grep -c '^ok: ' "$out/fresh-root-$r.log" || true)
     f=$(grep -c '^FAIL: ' "$out/fresh-root-$r.log" || true)
@@ -197,7 +197,7 @@ for r in newcomer openmpi; do
         "$out/fresh-root-$r.log" | awk '{p += $1; f += $2} END {print p + 0, f + 0}')
     passed=$((passed + p + ${q% *}))
     failed=$((failed + f + ${q#* }))
-    echo "($r: $(( $(date +%s) - t0 )) s)"
+    echo "($r: $(( $(date +%s) - t_root )) s in all)"
     rm -rf --one-file-system "${work:?}/$r"
 done
 echo "fresh root: $passed passed, $failed failed" | tee "$out/summary.txt"

@@ -19,8 +19,9 @@
 # also builds with -Werror, runs the sanitizer build's tests, a second build
 # against Open MPI ($BUILD-openmpi: MPICC=mpicc.openmpi MPIEXEC=mpiexec.openmpi)
 # and its tests, a quick sweep of each compared with results/ (into
-# build/artifacts/: scripts/ci-compare.sh), make distcheck, and the README's
-# commands in two fresh Debian 12 roots (scripts/fresh-root.sh); it also
+# build/artifacts/: scripts/ci-compare.sh), make distcheck, and (in the main
+# make check) the README's commands in two fresh Debian 12 roots
+# (tests/tools/fresh-root.sh, scripts/fresh-root.sh); it also
 # installs Slurm (slurmd slurmctld slurm-client munge) and starts a one-node
 # cluster for the tests' srun tier (scripts/slurm-local.sh; the tier is
 # skipped if it does not start).  CI=true also installs SimGrid
@@ -138,9 +139,14 @@ if [ "${CI:-}" = true ]; then
     fi
 fi
 step "make check"
-make -C "$build" check || status=1
+# CI's main build runs the fresh roots too (tests/tools/fresh-root.sh).
+fresh=no
+[ "${CI:-}" = true ] && fresh=yes
+BB_FRESH_ROOT=$fresh make -C "$build" check || status=1
 log="$build/test-suite.log"
 [ -f "$log" ] && summary "$log" "make check" > "$build/check-summary.txt"
+[ -f "$build/fresh-root/summary.txt" ] && cat "$build/fresh-root/summary.txt" \
+    >> "$build/check-summary.txt"
 if [ "${CI:-}" = true ]; then
     step "sanitizer build (ASan + UBSan) and its tests"
     san="$build-sanitizers"
@@ -182,11 +188,7 @@ if [ "${CI:-}" = true ]; then
     esac
     step "make distcheck"
     make -C "$build" distcheck || status=1
-    step "the README's commands in fresh Debian 12 roots (scripts/fresh-root.sh)"
     mkdir -p "$build/artifacts"
-    sh "$src/scripts/fresh-root.sh" "$build/fresh-root" || status=1
-    [ -f "$build/fresh-root/summary.txt" ] && cat "$build/fresh-root/summary.txt" \
-        >> "$build/check-summary.txt"
     cp "$build"/fresh-root/*.log "$build/artifacts/" 2>/dev/null || true
 fi
 [ -f "$build/check-summary.txt" ] && cat "$build/check-summary.txt"

@@ -523,6 +523,14 @@ int bb_launcher_singleton_check(const char *const *env, int world_size,
                                 const char *mpi_library, char *msg, size_t len,
                                 int *leader_out);
 
+/* Local, MPI-free.  Whether Open MPI's TCP BTL can carry this job's
+ * messages, so that its progress thread (btl_tcp_progress_thread) could
+ * move them outside MPI calls: not under another pml than ob1, nor with tcp
+ * excluded, nor on one host where shared memory is allowed.  pml and btl:
+ * OMPI_MCA_pml and OMPI_MCA_btl (NULL: unset).  why: the reason, either
+ * way. */
+int bb_ompi_tcp_carries(int hosts, const char *pml, const char *btl, char *why, size_t len);
+
 /* Rank 0.  runtime.launcher: the nearest parent process that is a launcher
  * (its command line via bb_launcher_command_json, or null with a reason),
  * its variables, the binding the ranks have (from topology's per_rank

@@ -69,13 +69,19 @@ void bb_progress_note(bb_bench_t *bench, const bb_progress_t *p, char *buf, size
     const bb_topology_info_t *topo = bb_bench_topology(bench);
     const char *async = getenv("MPIR_CVAR_ASYNC_PROGRESS");
     const char *tcp = getenv("OMPI_MCA_btl_tcp_progress_thread");
-    char setting[128];
+    char setting[192];
     if (p->library == BB_MPI_MPICH)
         snprintf(setting, sizeof setting, "MPICH, MPIR_CVAR_ASYNC_PROGRESS=%s",
                  async ? async : "(unset)");
-    else if (p->library == BB_MPI_OPEN_MPI)
+    else if (p->library == BB_MPI_OPEN_MPI) {
+        char why[256];
+        int carries = bb_ompi_tcp_carries(topo->hosts, getenv("OMPI_MCA_pml"),
+                                          getenv("OMPI_MCA_btl"), why, sizeof why);
         snprintf(setting, sizeof setting, "Open MPI (no asynchronous progress thread; "
-                 "btl_tcp_progress_thread=%s)", tcp ? tcp : "(unset)");
+                 "btl_tcp_progress_thread=%s%s)", tcp ? tcp : "(unset)",
+                 tcp == NULL || strcmp(tcp, "0") == 0 ? ""
+                 : carries ? ": TCP may carry messages" : ": TCP carries none here");
+    }
     else
         snprintf(setting, sizeof setting, "MPI library not known to bbench");
     char per_core[48] = "ranks per core unknown";
@@ -105,17 +111,71 @@ static void bb_progress_mpich(cJSON *pc, int provided)
                                 "no progress thread");
 }
 
+/* Whether a component list of Open MPI's (an MCA value: "a,b" includes,
+ * "^a,b" excludes) lets component name be used. */
+static int bb_mca_allows(const char *list, const char *name)
+{
+    if (list == NULL || *list == '\0')
+        return 1;
+    int exclude = *list == '^';
+    const char *p = list + exclude;
+    size_t n = strlen(name);
+    int listed = 0;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, name, n) == 0)
+            listed = 1;
+        p += len + (p[len] == ',');
+    }
+    return exclude ? !listed : listed;
+}
+
+int bb_ompi_tcp_carries(int hosts, const char *pml, const char *btl, char *why, size_t len)
+{
+    if (pml != NULL && *pml != '\0' && !bb_mca_allows(pml, "ob1")) {
+        snprintf(why, len, "pml %s: messages go through it, not through ob1's BTLs "
+                 "(the TCP BTL's thread moves nothing)", pml);
+        return 0;
+    }
+    if (!bb_mca_allows(btl, "tcp")) {
+        snprintf(why, len, "btl %s: the TCP BTL is not used", btl);
+        return 0;
+    }
+    int shm = bb_mca_allows(btl, "vader") || bb_mca_allows(btl, "sm");
+    if (hosts <= 1 && shm) {
+        snprintf(why, len, "one host: ob1 moves messages between its ranks through shared "
+                 "memory (vader), not TCP%s", pml == NULL || *pml == '\0'
+                 ? ", or pml ucx takes them where it is chosen" : "");
+        return 0;
+    }
+    snprintf(why, len, "%s: ob1 may carry messages over the TCP BTL (unless another pml, "
+             "such as ucx, is chosen at run time)",
+             hosts > 1 ? "ranks on more than one host" : "shared memory excluded by btl");
+    return 1;
+}
+
 /* Open MPI: no progress thread for MPI messages; its threads are the
- * runtime's.  The TCP transport's own thread is the one exception. */
-static void bb_progress_open_mpi(cJSON *pc)
+ * runtime's.  The TCP transport's own thread is the one exception, and
+ * only where TCP carries the messages. */
+static void bb_progress_open_mpi(cJSON *pc, int hosts)
 {
     const char *tcp = getenv("OMPI_MCA_btl_tcp_progress_thread");
     int on = tcp != NULL && strcmp(tcp, "0") != 0;
-    cJSON_AddBoolToObject(pc, "async_progress_possible", on);
+    char why[256];
+    int carries = bb_ompi_tcp_carries(hosts, getenv("OMPI_MCA_pml"), getenv("OMPI_MCA_btl"),
+                                      why, sizeof why);
+    cJSON_AddBoolToObject(pc, "async_progress_possible", on && carries);
+    if (!on)
+        cJSON_AddStringToObject(pc, "async_progress_possible_reason",
+                                "btl_tcp_progress_thread is not set: no thread moves "
+                                "messages outside MPI calls");
+    else
+        cJSON_AddStringToObject(pc, "async_progress_possible_reason", why);
     cJSON_AddStringToObject(pc, "explanation", "Open MPI has no asynchronous progress "
                             "thread for MPI messages (ompi_info: \"OMPI progress: no\"): "
                             "data moves only inside MPI calls (the polls), except through "
-                            "the TCP BTL's own thread when btl_tcp_progress_thread is set. "
+                            "the TCP BTL's own thread when btl_tcp_progress_thread is set "
+                            "and TCP carries the messages. "
                             "The threads its MPI_Init starts are the runtime's (PMIx, "
                             "event loop for the launcher's messages), not message "
                             "progress; MPIR_CVAR_ASYNC_PROGRESS is MPICH's and not read");
@@ -156,7 +216,7 @@ cJSON *bb_progress_json(bb_bench_t *bench, const bb_progress_t *p)
     if (p->library == BB_MPI_MPICH)
         bb_progress_mpich(pc, provided);
     else if (p->library == BB_MPI_OPEN_MPI)
-        bb_progress_open_mpi(pc);
+        bb_progress_open_mpi(pc, topo->hosts);
     else {
         cJSON_AddNullToObject(pc, "async_progress_possible");
         cJSON_AddStringToObject(pc, "async_progress_possible_reason", "bbench does not "

@@ -121,4 +121,20 @@ MPICH) bb_expect_grep "^MPICH makes asynchronous progress only with MPIR_CVAR_AS
 esac
 bb_expect_true "threads before MPI_Init recorded" \
     test -n "$(rec "$o" progress.process_threads.before_init_min_rank)"
+# Open MPI's TCP progress thread is a possibility only where TCP carries
+# the messages: on one host ob1 uses shared memory unless btl excludes it.
+if [ "$want" = "Open MPI" ]; then
+    for btl in default self,tcp; do
+        sel=
+        [ $btl = default ] || sel=OMPI_MCA_btl=$btl
+        # shellcheck disable=SC2086
+        bb_mpirun 2 env OMPI_MCA_btl_tcp_progress_thread=1 OMPI_MCA_pml=ob1 $sel \
+            "$B/bench/bbench-overlap" --bytes 8 --batches 2 --compute 1e-5 --kinds isend \
+            --samples 3 --reps 1 --warmup 0 -q -o "$o" >"$BB_TMP/out" 2>&1
+        bb_expect_rc 0 $? "bbench-overlap, btl_tcp_progress_thread=1, btl $btl"
+        [ $btl = default ] && expect=false || expect=true
+        bb_expect_true "btl $btl: async_progress_possible is $expect ($(rec "$o" progress.async_progress_possible_reason))" \
+            test "$(rec "$o" progress.async_progress_possible)" = $expect
+    done
+fi
 bb_finish

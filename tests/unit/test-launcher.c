@@ -229,12 +229,40 @@ static void test_singletons(void)
     singleton(__LINE__, none, 1, "mpich", 0, 0, NULL);
 }
 
+/* Open MPI's TCP BTL carries messages (and its thread could progress them)
+ * only off shared memory and under ob1. */
+static void carries(int line, int hosts, const char *pml, const char *btl, int want,
+                    const char *why_part)
+{
+    char why[256] = "";
+    int got = bb_ompi_tcp_carries(hosts, pml, btl, why, sizeof why);
+    check_at(got == want && strstr(why, why_part) != NULL, line,
+             "hosts %d pml %s btl %s: got %d (\"%s\"), want %d (\"%s\")", hosts,
+             pml ? pml : "(unset)", btl ? btl : "(unset)", got, why, want, why_part);
+}
+
+static void test_tcp_carries(void)
+{
+    carries(__LINE__, 1, NULL, NULL, 0, "shared memory (vader)");
+    carries(__LINE__, 2, NULL, NULL, 1, "more than one host");
+    carries(__LINE__, 1, NULL, "self,tcp", 1, "shared memory excluded");
+    carries(__LINE__, 1, NULL, "^vader,sm", 1, "shared memory excluded");
+    carries(__LINE__, 1, NULL, "^vader", 0, "shared memory (vader)");
+    carries(__LINE__, 1, NULL, "self,vader,tcp", 0, "shared memory (vader)");
+    carries(__LINE__, 2, NULL, "^tcp", 0, "not used");
+    carries(__LINE__, 2, NULL, "self,vader", 0, "not used");
+    carries(__LINE__, 2, "ucx", NULL, 0, "pml ucx");
+    carries(__LINE__, 2, "^ucx", NULL, 1, "more than one host");
+    carries(__LINE__, 2, "ob1", "tcp,self", 1, "more than one host");
+}
+
 int main(void)
 {
     test_forms();
     test_cut();
     test_env();
     test_singletons();
+    test_tcp_carries();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

@@ -105,7 +105,7 @@ void bb_add_unmatched(cJSON *list, cJSON *groups, const char *side,
 /* judge.c: one matched pair */
 
 typedef struct bb_pair_tally {
-    size_t regressions, improvements, contract, noise, unmeasured;
+    size_t regressions, improvements, contract, noise, unmeasured, withheld;
 } bb_pair_tally_t;
 /* Can the rule judge this pair honestly?  BB_ERR_PARSE (err names file,
  * point and quantity) for another unit or a base timing the candidate lacks

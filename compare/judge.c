@@ -113,7 +113,7 @@ static void bb_judge_deterministic(const cJSON *bq, const cJSON *cq,
  * tolerance must also be significant (Mann-Whitney p < 0.05); with fewer,
  * the ranges must not overlap.  Both figures are reported. */
 static void bb_judge_timings(const cJSON *bq, const cJSON *cq, double tol,
-                             cJSON *timings, bb_pair_tally_t *tally)
+                             const char *withhold, cJSON *timings, bb_pair_tally_t *tally)
 {
     const cJSON *q;
     cJSON_ArrayForEach(q, bq) {
@@ -158,7 +158,11 @@ static void bb_judge_timings(const cJSON *bq, const cJSON *cq, double tol,
                 cJSON_AddNumberToObject(mw, "alpha", BB_MW_ALPHA);
             }
             int significant = p >= 0.0 ? p < BB_MW_ALPHA : disjoint;
-            if ((slower || faster) && significant) {
+            if (withhold != NULL) {
+                verdict = "withheld";
+                reason = withhold;
+                tally->withheld++;
+            } else if ((slower || faster) && significant) {
                 verdict = slower ? "regression" : "improvement";
                 if (slower)
                     tally->regressions++;
@@ -248,6 +252,26 @@ bb_status_t bb_check_pair(const bb_point_ref_t *b, const bb_point_ref_t *c,
     return st;
 }
 
+/* The MPI library's family a record was measured under ("MPICH", "Open
+ * MPI", else the first word of runtime.mpi_library; NULL when absent or
+ * simulated): versions of one library compare, two libraries do not. */
+static const char *bb_mpi_family(const cJSON *doc, char *buf, size_t len)
+{
+    const cJSON *rt = cJSON_GetObjectItemCaseSensitive(doc, "runtime");
+    const char *lib = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rt, "mpi_library"));
+    if (lib == NULL || cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(rt, "simulated")))
+        return NULL;
+    if (strncmp(lib, "MPICH", 5) == 0)
+        return "MPICH";
+    if (strstr(lib, "Open MPI") != NULL)
+        return "Open MPI";
+    size_t n = strcspn(lib, " \t\n:");
+    if (n == 0)
+        return NULL;
+    snprintf(buf, len, "%.*s", (int)(n < 32 ? n : 32), lib);
+    return buf;
+}
+
 cJSON *bb_judge_pair(const bb_point_ref_t *b, const bb_point_ref_t *c,
                             double tol, bb_pair_tally_t *tally)
 {
@@ -293,17 +317,28 @@ cJSON *bb_judge_pair(const bb_point_ref_t *b, const bb_point_ref_t *c,
         bb_judge_declarations(bf, cf, "first_call.", changes, &t);
         bb_judge_deterministic(bq, cq, "", changes, &t);
         bb_judge_deterministic(bf, cf, "first_call.", changes, &t);
+        /* Timings measured under two MPI libraries differ by the library:
+         * no verdict on them, whatever the figures (contracts still hold). */
+        char bbuf[40], cbuf[40], withhold[128];
+        const char *bfam = bb_mpi_family(b->record->doc, bbuf, sizeof bbuf);
+        const char *cfam = bb_mpi_family(c->record->doc, cbuf, sizeof cbuf);
+        int other_mpi = bfam != NULL && cfam != NULL && strcmp(bfam, cfam) != 0;
+        if (other_mpi)
+            snprintf(withhold, sizeof withhold, "measured under two MPI libraries (%s "
+                     "against %s): not judged", bfam, cfam);
         if (strcmp(bs, "ok") == 0)
-            bb_judge_timings(bq, cq, tol, timings, &t);
+            bb_judge_timings(bq, cq, tol, other_mpi ? withhold : NULL, timings, &t);
     }
     const char *verdict = t.contract ? "contract change"
                           : t.regressions ? "regression"
-                          : t.improvements ? "improvement" : "within noise";
+                          : t.improvements ? "improvement"
+                          : t.withheld ? "timings withheld" : "within noise";
     cJSON_AddStringToObject(pair, "verdict", verdict);
     tally->regressions += t.regressions;
     tally->improvements += t.improvements;
     tally->contract += t.contract;
     tally->noise += t.noise;
     tally->unmeasured += t.unmeasured;
+    tally->withheld += t.withheld;
     return pair;
 }

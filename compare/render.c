@@ -195,7 +195,10 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
     cJSON_ArrayForEach(e, mc)
         machine_warnings += cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "warning"));
     size_t nc = bb_summary_get(report, "contract_changes");
-    char skipped[64] = "";
+    char skipped[64] = "", withheld[128] = "";
+    if (bb_summary_get(report, "withheld") > 0)
+        snprintf(withheld, sizeof withheld, ", %zu withheld (measured under two MPI "
+                 "libraries: timings not judged)", bb_summary_get(report, "withheld"));
     if (bb_summary_get(report, "skipped") > 0)
         snprintf(skipped, sizeof skipped, ", %zu files skipped (not records)",
                  bb_summary_get(report, "skipped"));
@@ -204,7 +207,7 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
                   "improvements, %zu within noise (%zu ranges overlap, %zu under "
                   "tolerance, %zu p >= 0.05), %zu unmeasured, %zu contract changes, "
                   "%zu unmatched (base %zu, candidate %zu), %zu warnings, %zu machine "
-                  "warnings%s%s\n",
+                  "warnings%s%s%s\n",
                   markdown ? "**" : "", bb_summary_get(report, "matched"),
                   bb_summary_get(report, "regressions"),
                   bb_summary_get(report, "improvements"),
@@ -214,7 +217,7 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
                       bb_summary_get(report, "unmatched_candidate"),
                   bb_summary_get(report, "unmatched_base"),
                   bb_summary_get(report, "unmatched_candidate"),
-                  bb_summary_get(report, "warnings"), machine_warnings, skipped,
+                  bb_summary_get(report, "warnings"), machine_warnings, withheld, skipped,
                   markdown ? "**\n" : "");
     const cJSON *sides[2] = {base, cand};
     const char *names[2] = {"base:     ", "candidate:"};

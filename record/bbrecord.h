@@ -190,6 +190,8 @@ typedef struct bb_compare_summary {
     size_t within_noise;       /* timings neither (ranges overlap, p too
                                   large, or under tolerance) */
     size_t unmeasured;         /* timings null on one side */
+    size_t withheld;           /* timings not judged: measured under two MPI
+                                  libraries (MPICH against Open MPI) */
     size_t contract_changes;   /* deterministic or status differences */
     size_t warnings;           /* distinct provenance differences */
     size_t skipped;            /* JSON files of a directory that are not records */

@@ -470,6 +470,19 @@ static size_t sum_validate(bb_run_t *run, void *state)
     /* The rows of every point: the protocol under each policy asked for,
      * then the references in their order, the admission once per admission
      * and requests policy (buffers and metrics do not apply). */
+    /* The fixed shape copies every contribution into its combined element:
+     * it has no borrowed buffers, and its element must fit an int of bytes.
+     * Both are the options' fault, found before anything is allocated. */
+    if ((s->choice.shape & 2u) && s->choice.buffers == 1u << BB_BUFFERS_BORROWED)
+        bb_run_usage(run, "--shape fixed --buffers borrowed: the fixed shape copies each "
+                     "contribution into its combined buffer, so it lends none; use "
+                     "--buffers fresh or retained with it, or --shape free");
+    for (size_t i = 0; (s->choice.shape & 2u) && i < s->counts.n; i++)
+        if (s->counts.values[i] > (INT32_MAX - BB_SUM_COMBINED_FIELD_BYTES) / 8)
+            bb_run_usage(run, "--count %lld with --shape fixed: the combined element "
+                         "(8 x count + %d bytes) must fit INT32_MAX bytes, so count <= %d",
+                         (long long)s->counts.values[i], BB_SUM_COMBINED_FIELD_BYTES,
+                         (INT32_MAX - BB_SUM_COMBINED_FIELD_BYTES) / 8);
     s->npolicies = bb_policy_list(&s->choice, s->policies);
     for (int v = V_PROTOCOL; v < V_N; v++) {
         int per_policy = v == V_PROTOCOL || v == V_ADMISSION || v == V_FIXED_RAW;

@@ -37,7 +37,8 @@ bb_mismatch_t bb_mismatch_parse(bb_run_t *run, const char *value, unsigned mask,
 #define BB_POLICY_OPTIONS(per)                                                           \
     {"buffers", BB_OPT_BUFFERS, "LIST", "the protocol's payload buffers: fresh (per " per \
                                         ",\nthe default), retained (kept between " per "s)" \
-                                        "\nor both"},                                      \
+                                        "\nor both; borrowed (the sum phase only: the\n" \
+                                        "provider's own array, no copy)"},                 \
     {"admission", BB_OPT_ADMISSION, "LIST", "the admission: spec (MIN then MAX, the\n"      \
                                             "default), fused (one MIN over fields and\n"    \
                                             "complements), fused-op (the same as one\n"     \

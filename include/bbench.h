@@ -351,8 +351,10 @@ typedef enum bb_sum_local {
     BB_SUM_LOCAL_NEGATIVE,  /* a negative id, epoch, count or cap */
     BB_SUM_LOCAL_RANGE,     /* count or cap > INT32_MAX */
     BB_SUM_LOCAL_NOMEM,     /* payload buffers could not be allocated */
-    BB_SUM_LOCAL_ARGUMENT   /* a NULL provider, prepare, contract or
+    BB_SUM_LOCAL_ARGUMENT,  /* a NULL provider, prepare, contract or
                                result_out: refused on every rank */
+    BB_SUM_LOCAL_ALIAS      /* borrowed: the contribution overlaps the
+                               phase's result buffer (a result it lent) */
 } bb_sum_local_t;
 
 /* Local metrics of one call (this rank only; no telemetry collective). */

@@ -338,6 +338,14 @@ static void lent_release(bb_sum_phase_t *phase)
     phase->lent = NULL;
 }
 
+/* Whether count doubles at a and at b share a byte (compared as addresses:
+ * the two need not be parts of one object). */
+static int ranges_overlap(const double *a, const double *b, int64_t count)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b, n = (uintptr_t)count * sizeof(double);
+    return x < y + n && y < x + n;
+}
+
 /* Prepare this rank's contribution: copied into owned buffers (fresh,
  * retained), or lent to the phase until the call ends (borrowed).  Every
  * provider array is released exactly once, except by a poisoned call. */
@@ -358,6 +366,10 @@ static bb_sum_local_t contribution_prepare(bb_sum_phase_t *phase,
             cause = BB_SUM_LOCAL_NOMEM;
         else if (phase->buffers != BB_BUFFERS_BORROWED)
             memcpy(phase->send, data, (size_t)count * sizeof(double));
+        else if (ranges_overlap(data, phase->recv, count))
+            /* MPI_Iallreduce would reject it on this rank alone, after
+             * the others have posted: a local refusal before admission. */
+            cause = BB_SUM_LOCAL_ALIAS;
     }
     if (data != NULL && phase->buffers == BB_BUFFERS_BORROWED) {
         phase->lent = data;

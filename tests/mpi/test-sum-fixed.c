@@ -421,6 +421,41 @@ static void fresh_cases(bb_world_t *world)
 
 /* ---- borrowed contributions ------------------------------------------- */
 
+/* A provider that hands back (part of) the result the phase lent it, as an
+ * iterative reduction would: refused on its rank before admission, so every
+ * rank refuses at preflight, its own cause ALIAS (MPI_Iallreduce would have rejected
+ * the aliasing on that rank alone, the others waiting); released once; the
+ * next call exact. */
+static void alias_case(bb_sum_phase_t *phase, provider_t *p, const char *how)
+{
+    bb_sum_provider_t prov = { provider_prepare, provider_release, p };
+    bb_sum_contract_t k = { .phase_id = 5, .epoch = 2, .count = COUNT, .max_elements = CAP };
+    bb_sum_metrics_t m;
+    double *r = NULL, *own = p->data;
+    p->fail = 0;
+    p->len = COUNT;
+    p->scribble = 0;
+    fill_integers(own, CAP);
+    CHECK(bb_sum_phase_run(phase, &prov, &k, &r, &m) == BB_OK && sum_ok(r, COUNT));
+    int odd = rank == ranks - 1;
+    if (odd && r != NULL)
+        p->data = r + COUNT / 2;  /* overlapping, not the same pointer */
+    p->released = 0;
+    bb_status_t st = bb_sum_phase_run(phase, &prov, &k, &r, &m);
+    CHECK_MSG(bbfault_all_true(st == BB_REFUSED && m.refusal.stage == BB_STAGE_PREFLIGHT
+                               && m.refusal.rank == -1 && r == NULL),
+              "borrowed %s, a contribution inside the lent result: %s, stage %d, rank %d",
+              how, bb_status_string(st), (int)m.refusal.stage, m.refusal.rank);
+    CHECK_MSG(m.local_cause == (odd ? BB_SUM_LOCAL_ALIAS : BB_SUM_LOCAL_NONE),
+              "borrowed %s, aliasing: local cause %d", how, (int)m.local_cause);
+    CHECK_MSG(p->released == 1, "borrowed %s, aliasing: released %d times", how, p->released);
+    p->data = own;
+    fill_integers(own, CAP);
+    CHECK_MSG(bb_sum_phase_run(phase, &prov, &k, &r, &m) == BB_OK && sum_ok(r, COUNT),
+              "borrowed %s: the call after the aliasing refusal is exact", how);
+    p->scribble = 1;
+}
+
 /* The provider's array is posted as it is: released once per call, at its
  * end, after the payload completed (an admitted call's MPI_Test came
  * first) or after the refusal; the verdicts are the contract phase's. */
@@ -484,6 +519,7 @@ static void borrowed_cases(bb_world_t *world)
                           made.init, made.request_free);
         }
         CHECK(bb_sum_phase_tracked_live(phase) == CTL + 8 * CAP);
+        alias_case(phase, &p, how);
         CHECK(bb_sum_phase_destroy(phase) == BB_OK && bb_sum_phase_destroy(ref) == BB_OK);
         free(p.data);
     }

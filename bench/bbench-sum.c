@@ -478,11 +478,11 @@ static size_t sum_validate(bb_run_t *run, void *state)
                      "contribution into its combined buffer, so it lends none; use "
                      "--buffers fresh or retained with it, or --shape free");
     for (size_t i = 0; (s->choice.shape & 2u) && i < s->counts.n; i++)
-        if (s->counts.values[i] > (INT32_MAX - BB_SUM_COMBINED_FIELD_BYTES) / 8)
+        if (s->counts.values[i] > BB_SUM_SHAPE_COUNT_MAX)
             bb_run_usage(run, "--count %lld with --shape fixed: the combined element "
                          "(8 x count + %d bytes) must fit INT32_MAX bytes, so count <= %d",
                          (long long)s->counts.values[i], BB_SUM_COMBINED_FIELD_BYTES,
-                         (INT32_MAX - BB_SUM_COMBINED_FIELD_BYTES) / 8);
+                         BB_SUM_SHAPE_COUNT_MAX);
     s->npolicies = bb_policy_list(&s->choice, s->policies);
     for (int v = V_PROTOCOL; v < V_N; v++) {
         int per_policy = v == V_PROTOCOL || v == V_ADMISSION || v == V_FIXED_RAW;

@@ -316,6 +316,8 @@ enum {
  * complement of the refusal code (2 for a local refusal, plus 1 for a count
  * or cap other than the shape's), all int64 reduced by MIN: 56 bytes. */
 #define BB_SUM_COMBINED_FIELD_BYTES (7 * 8)
+/* The largest fixed shape_count: its combined element within INT32_MAX bytes. */
+#define BB_SUM_SHAPE_COUNT_MAX ((INT32_MAX - BB_SUM_COMBINED_FIELD_BYTES) / 8)
 
 typedef struct bb_sum_phase bb_sum_phase_t;
 

@@ -151,7 +151,7 @@ int bb_attr_codes(const bb_phase_attr_t *attr, int fields, int64_t code_out[BB_A
     int fixed = a.shape == BB_SHAPE_FIXED;
     /* The combined element's size (8*count + 96 bytes) is an int for
      * MPI_Type_size in the user op. */
-    int count_ok = a.shape_count >= 0 && a.shape_count <= (INT32_MAX - BB_SUM_COMBINED_FIELD_BYTES) / 8;
+    int count_ok = a.shape_count >= 0 && a.shape_count <= BB_SUM_SHAPE_COUNT_MAX;
     code_out[BB_ATTR_SHAPE_COUNT] = !fixed ? 0 : count_ok ? a.shape_count : -1;
     code_out[BB_ATTR_SHAPE_CAP] = !fixed ? 0
                                   : count_ok && a.shape_cap >= a.shape_count

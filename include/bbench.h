@@ -294,7 +294,10 @@ BB_EXPORT int bb_agreement_max(bb_agreement_t *agreement, const int64_t *local,
  * before MPI_Finalize).  NULL is fine. */
 BB_EXPORT void bb_agreement_destroy(bb_agreement_t *agreement);
 
-/* Admission array layout: int64[6] */
+/* Admission array layout: int64[6].  BB_SUM_REFUSAL is 1 for a local
+ * refusal, else 0; under persistent requests -1 where this rank's payload
+ * request names other buffers or count than the call's (the minimum -1
+ * makes it anew on every rank; the maximum above 0 refuses). */
 enum {
     BB_SUM_SEQUENCE = 0, BB_SUM_PHASE_ID, BB_SUM_EPOCH, BB_SUM_COUNT,
     BB_SUM_CAP, BB_SUM_REFUSAL, BB_SUM_FIELDS

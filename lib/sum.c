@@ -66,6 +66,7 @@ struct bb_sum_phase {
     int64_t shape_count, shape_cap;
     double *spare;
     int shaped;               /* this call's count and cap are the shape's */
+    int remake;               /* agreed: make the persistent payload request anew */
     MPI_Datatype combined_type;
     MPI_Op combined_op;
     bb_poison_node_t poison;  /* fatal-list link; used once if poisoned */
@@ -413,20 +414,42 @@ static bb_sum_local_t fixed_prepare(bb_sum_phase_t *phase, const bb_sum_provider
     return cause;
 }
 
+/* The send and receive buffers this call's payload names. */
+static const double *payload_send(const bb_sum_phase_t *phase, int64_t count)
+{
+    return phase->lent && count > 0 ? phase->lent
+           : phase->send            ? phase->send
+                                    : &phase->zero_send;
+}
+
+static double *payload_recv(bb_sum_phase_t *phase)
+{
+    return phase->recv ? phase->recv : &phase->zero_recv;
+}
+
+/* Whether this rank's persistent payload request names other buffers or
+ * another count than this call's.  Only a rank can tell (a borrowed array
+ * is its provider's choice), but MPI_Allreduce_init is collective: the rank
+ * says so in the admission and every rank makes the request anew. */
+static int payload_stale(bb_sum_phase_t *phase, int64_t count)
+{
+    return phase->requests == BB_REQUESTS_PERSISTENT && phase->request != MPI_REQUEST_NULL
+           && (phase->req_send != payload_send(phase, count)
+               || phase->req_recv != payload_recv(phase) || phase->req_count != count);
+}
+
 /* Post the payload of count elements: MPI_Iallreduce, or start the
- * persistent request, made anew when the buffers or the count it names
- * changed.  NULL, or the MPI call that failed. */
+ * persistent request, made anew where the admission agreed it (a request
+ * is absent on every rank alike: before the first call, and after a fresh
+ * call published).  NULL, or the MPI call that failed. */
 static const char *payload_post(bb_sum_phase_t *phase, MPI_Comm comm, int64_t count)
 {
-    const double *send = phase->lent && count > 0 ? phase->lent
-                         : phase->send             ? phase->send
-                                                   : &phase->zero_send;
-    double *recv = phase->recv ? phase->recv : &phase->zero_recv;
+    const double *send = payload_send(phase, count);
+    double *recv = payload_recv(phase);
     if (phase->requests == BB_REQUESTS_PER_CALL)
         return MPI_Iallreduce(send, recv, (int)count, MPI_DOUBLE, MPI_SUM, comm,
                               &phase->request) == MPI_SUCCESS ? NULL : "MPI_Iallreduce";
-    if (phase->request != MPI_REQUEST_NULL
-        && (phase->req_send != send || phase->req_recv != recv || phase->req_count != count)
+    if (phase->request != MPI_REQUEST_NULL && phase->remake
         && MPI_Request_free(&phase->request) != MPI_SUCCESS)
         return "MPI_Request_free";
     if (phase->request == MPI_REQUEST_NULL) {
@@ -508,7 +531,7 @@ static void sum_verdict(const bb_sum_phase_t *phase, bb_sum_metrics_t *m)
 {
     const int64_t *min = phase->min, *max = phase->max;
     int fixed = phase->shape == BB_SHAPE_FIXED;
-    int preflight = fixed ? (phase->code & CODE_PREFLIGHT) != 0 : max[BB_SUM_REFUSAL] != 0;
+    int preflight = fixed ? (phase->code & CODE_PREFLIGHT) != 0 : max[BB_SUM_REFUSAL] > 0;
     if (!preflight
         && (fixed ? bb_agree_fields_equal(min, max, 0, CF_KEYS) && phase->code == 0
                   : bb_agree_fields_equal(min, max, 0, BB_SUM_REFUSAL)))
@@ -582,7 +605,10 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     phase->local[BB_SUM_EPOCH] = contract->epoch;
     phase->local[BB_SUM_COUNT] = contract->count;
     phase->local[BB_SUM_CAP] = contract->max_elements;
-    phase->local[BB_SUM_REFUSAL] = m.local_cause != BB_SUM_LOCAL_NONE;
+    /* 1 refuses; -1 (persistent requests only) asks every rank to make the
+     * payload request anew, and the maximum still admits. */
+    phase->local[BB_SUM_REFUSAL] = m.local_cause != BB_SUM_LOCAL_NONE ? 1
+                                   : !fixed && payload_stale(phase, contract->count) ? -1 : 0;
     const char *call = "MPI_Allreduce (admission)";
     int rc = MPI_SUCCESS;
     if (fixed) {
@@ -615,6 +641,7 @@ bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
     /* The sequence is consumed whether or not the phase is admitted. */
     phase->sequence++;
     sum_verdict(phase, &m);
+    phase->remake = !fixed && phase->min[BB_SUM_REFUSAL] < 0;
     if (m.status == BB_REFUSED) {
         if (fixed) {  /* the received sum is discarded, never published */
             free(phase->spare);

@@ -456,6 +456,50 @@ static void alias_case(bb_sum_phase_t *phase, provider_t *p, const char *how)
     p->scribble = 1;
 }
 
+/* One rank's provider hands out another array (of the same values) while
+ * the others keep theirs: protocol.md 2.2 allows it at any call.  Under
+ * persistent requests the payload request names the array, and making it
+ * anew is collective: the admission agrees it, so every rank makes it again
+ * at that call (one MPI_Allreduce_init and one MPI_Request_free each; was:
+ * that rank alone, and every rank waited).  A call that is refused makes
+ * nothing; the next one does. */
+static void switch_case(bb_sum_phase_t *phase, provider_t *p, int persistent, const char *how)
+{
+    bb_sum_provider_t prov = { provider_prepare, provider_release, p };
+    bb_sum_contract_t k = { .phase_id = 5, .epoch = 2, .count = COUNT, .max_elements = CAP };
+    double *own = p->data, *other = malloc(CAP * sizeof(double));
+    int switcher = rank == ranks - 1;
+    CHECK(other != NULL);
+    p->len = COUNT;
+    /* own, other, own, other (refused on rank 0), other, other */
+    for (int call = 0; call < 6; call++) {
+        int on_other = call == 1 || call >= 3;
+        int changed = call == 1 || call == 2 || call == 4;  /* from the last admitted call */
+        int refused = call == 3;
+        p->data = switcher && on_other ? other : own;
+        p->fail = refused && rank == 0;
+        fill_integers(p->data, CAP);
+        double *r = NULL;
+        bb_sum_metrics_t m;
+        bbfault_collectives_t before = bbfault_collectives();
+        bb_status_t st = bb_sum_phase_run(phase, &prov, &k, &r, &m);
+        bbfault_collectives_t made = bbfault_collectives_since(before);
+        CHECK_MSG(bbfault_all_true(refused ? st == BB_REFUSED && r == NULL
+                                           : st == BB_OK && sum_ok(r, COUNT)),
+                  "borrowed %s, call %d with the last rank's array %s: %s", how, call,
+                  on_other ? "changed" : "kept", bb_status_string(st));
+        if (persistent) {
+            long remade = changed && !refused;
+            CHECK_MSG(bbfault_all_true(made.init == remade && made.request_free == remade),
+                      "borrowed persistent, call %d: %ld init, %ld free (want %ld)", call,
+                      made.init, made.request_free, remade);
+        }
+    }
+    p->data = own;
+    p->fail = 0;
+    free(other);
+}
+
 /* The provider's array is posted as it is: released once per call, at its
  * end, after the payload completed (an admitted call's MPI_Test came
  * first) or after the refusal; the verdicts are the contract phase's. */
@@ -520,6 +564,7 @@ static void borrowed_cases(bb_world_t *world)
         }
         CHECK(bb_sum_phase_tracked_live(phase) == CTL + 8 * CAP);
         alias_case(phase, &p, how);
+        switch_case(phase, &p, persistent, how);
         CHECK(bb_sum_phase_destroy(phase) == BB_OK && bb_sum_phase_destroy(ref) == BB_OK);
         free(p.data);
     }

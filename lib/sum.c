@@ -482,22 +482,21 @@ static double clock_read(const bb_sum_phase_t *phase)
 }
 
 /* Fixed shape: the one combined reduction, blocking per call, or the
- * persistent request (made anew when its recv buffer changed) started,
- * tested once and waited for.  NULL, or the MPI call that failed. */
+ * persistent request started, tested once and waited for.  The request is
+ * made when absent, which is on every rank alike: its buffers change only
+ * where a fresh call publishes its recv, and that frees it on every rank (a
+ * rank-local remake would leave the others waiting).  NULL, or the MPI call
+ * that failed. */
 static const char *fixed_reduce(bb_sum_phase_t *phase, MPI_Comm comm)
 {
     if (phase->requests == BB_REQUESTS_PER_CALL)
         return MPI_Allreduce(phase->send, phase->recv, 1, phase->combined_type,
                              phase->combined_op, comm) == MPI_SUCCESS ? NULL : "MPI_Allreduce";
-    if (phase->request != MPI_REQUEST_NULL && phase->req_recv != phase->recv
-        && MPI_Request_free(&phase->request) != MPI_SUCCESS)
-        return "MPI_Request_free";
     if (phase->request == MPI_REQUEST_NULL) {
         if (bb_mpi_allreduce_init(phase->send, phase->recv, 1, phase->combined_type,
                                   phase->combined_op, comm, MPI_INFO_NULL, &phase->request)
             != MPI_SUCCESS)
             return "MPI_Allreduce_init";
-        phase->req_recv = phase->recv;
     }
     int done = 0;
     if (MPI_Start(&phase->request) != MPI_SUCCESS)

@@ -6,6 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+
+/* This process's minor page faults so far (every thread's: MPI's progress
+ * threads fault in its temporaries too), or -1 unreadable. */
+static double minor_faults(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_minflt : -1.0;
+}
 
 const char *bb_timing_name(bb_timing_t timing)
 {
@@ -71,6 +80,7 @@ void bb_measure_result_clear(bb_measure_result_t *result)
     free(result->counts);
     free(result->critical);
     free(result->excluded);
+    free(result->faults);
     memset(result, 0, sizeof *result);
 }
 
@@ -219,7 +229,8 @@ static int64_t window_exclude(MPI_Comm comm, block_sync_t *sync, int64_t calls, 
 
 /* One block of calls: per-call means of parts then counts, then the wall
  * time of a whole call (with the untimed work inside it: what a budget and a
- * window must allow for), into max_out[nparts + ncounts + 1].  The parts are
+ * window must allow for), then the minor page faults per call (the process's,
+ * -1 unreadable), into max_out[nparts + ncounts + 2].  The parts are
  * those of the rank with the slowest whole (the block's critical path, the
  * lowest such rank on a tie, *critical_out): parts taken from one rank and
  * the same calls as their whole never add up to more than it, where a
@@ -257,6 +268,7 @@ static bb_status_t measure_block(MPI_Comm comm, const bb_measure_variant_t *v,
         }
     }
     memset(scratch, 0, (size_t)n * sizeof *scratch);
+    double faults0 = minor_faults();
     for (int64_t r = 0; r < calls; r++) {
         int late = 0;
         st = call_start(comm, sync, start, r, &late);
@@ -291,11 +303,13 @@ static bb_status_t measure_block(MPI_Comm comm, const bb_measure_variant_t *v,
     if (v->block_end != NULL && (st = v->block_end(v->arg, calls, again ? -1 : sample))
                                     != BB_OK)
         goto free_window;
+    double faults1 = minor_faults();
     scratch[n] = wall / (double)calls;
+    scratch[n + 1] = faults0 < 0.0 || faults1 < 0.0 ? -1.0 : (faults1 - faults0) / (double)calls;
     if (!windows)
         for (int i = 0; i < n; i++)
             scratch[i] /= (double)calls;
-    if (MPI_Allreduce(scratch, max_out, n + 1, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS
+    if (MPI_Allreduce(scratch, max_out, n + 2, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS
         || bb_stats_reduce_rank(comm, sync->rank_stat, scratch, v->nparts, max_out,
                                 critical_out) != MPI_SUCCESS)
         st = BB_ERR_MPI;
@@ -328,7 +342,7 @@ typedef struct variant_run {
     block_sync_t sync;
     double warm_s;            /* the slowest warm call (wall), for the window */
     double warm_whole_s;      /* the last warm-up block's whole (until steady) */
-    double *scratch;          /* [2 x (nparts + ncounts + 1)]: local, then maxima */
+    double *scratch;          /* [2 x (nparts + ncounts + 2)]: local, then maxima */
 } variant_run_t;
 
 static bb_status_t result_alloc(const bb_measure_variant_t *v, int64_t samples,
@@ -337,13 +351,15 @@ static bb_status_t result_alloc(const bb_measure_variant_t *v, int64_t samples,
     *r = (bb_measure_result_t){ .nparts = v->nparts, .ncounts = v->ncounts,
                                 .rank_stat = rank_stat, .samples = samples };
     size_t per_part = (size_t)samples;
-    r->first = calloc((size_t)(v->nparts + v->ncounts + 1), sizeof *r->first);
+    r->first = calloc((size_t)(v->nparts + v->ncounts + 2), sizeof *r->first);
     r->parts = calloc((size_t)v->nparts * per_part, sizeof *r->parts);
     r->local_parts = calloc((size_t)v->nparts * per_part, sizeof *r->local_parts);
     r->counts = calloc((size_t)(v->ncounts ? v->ncounts : 1) * per_part, sizeof *r->counts);
     r->critical = calloc(per_part, sizeof *r->critical);
     r->excluded = calloc(per_part, sizeof *r->excluded);
+    r->faults = calloc(per_part, sizeof *r->faults);
     return r->first && r->parts && r->local_parts && r->counts && r->critical && r->excluded
+                   && r->faults
                ? BB_OK : BB_ERR_NOMEM;
 }
 
@@ -354,7 +370,7 @@ static bb_status_t variant_prepare(MPI_Comm comm, const bb_measure_settings_t *s
                                    variant_run_t *vr, bb_measure_result_t *r)
 {
     int n = v->nparts + v->ncounts;  /* block[n]: a whole call's wall time */
-    double *block = vr->scratch + n + 1;
+    double *block = vr->scratch + n + 2;
     bb_status_t st = measure_block(comm, v, &vr->sync, 1, -1, vr->scratch, r->first, NULL, 0,
                                    NULL, NULL);
     if (st != BB_OK)
@@ -390,7 +406,7 @@ static bb_status_t variant_sample(MPI_Comm comm, const bb_measure_variant_t *v,
                                   variant_run_t *vr, int64_t k, bb_measure_result_t *r)
 {
     int n = v->nparts + v->ncounts;
-    double *block = vr->scratch + n + 1;
+    double *block = vr->scratch + n + 2;
     int critical = 0, again = 1;
     int64_t excluded = 0;
     /* Window timing: a block that left out more than BB_WINDOW_DROP_MAX of
@@ -411,6 +427,7 @@ static bb_status_t variant_sample(MPI_Comm comm, const bb_measure_variant_t *v,
         }
     }
     r->excluded[k] = excluded;
+    r->faults[k] = block[n + 1];
     r->critical[k] = critical;
     size_t S = (size_t)r->samples;
     for (int p = 0; p < v->nparts; p++) {
@@ -437,7 +454,7 @@ static bb_status_t warm_until_steady(MPI_Comm comm, const bb_measure_settings_t 
             if (r->steady)
                 continue;
             int n = v->nparts + v->ncounts;
-            double *block = vr[i].scratch + n + 1;
+            double *block = vr[i].scratch + n + 2;
             int64_t calls = (r->reps + 1) / 2;
             bb_status_t st = measure_block(comm, v, &vr[i].sync, calls, -1, vr[i].scratch,
                                            block, NULL, 0, NULL, NULL);
@@ -497,7 +514,7 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
         const bb_measure_variant_t *v = &variants[i];
         vr[i].sync.timing = s->timing;
         vr[i].sync.rank_stat = s->rank_stat;
-        vr[i].scratch = malloc(2 * (size_t)(v->nparts + v->ncounts + 1) * sizeof(double));
+        vr[i].scratch = malloc(2 * (size_t)(v->nparts + v->ncounts + 2) * sizeof(double));
         if (vr[i].scratch == NULL
             || (st = result_alloc(v, s->samples, s->rank_stat, &res[i])) != BB_OK)
             goto free_runs;

@@ -114,7 +114,8 @@ typedef struct bb_measure_result {
     int64_t warm_blocks;       /* warm-up blocks made (0 with steady_max 0) */
     int steady;                /* 1: the last two warm-up blocks agreed; 0: the
                                   cap came first (or steady_max is 0) */
-    double *first;             /* [nparts + ncounts] the cold first call: as a sample */
+    double *first;             /* [nparts + ncounts + 2] the cold first call: as a
+                                  sample, then its wall time and minor faults */
     double *parts;             /* part p of sample s at parts[p * samples + s]: every
                                   part of a sample from the rank with the slowest
                                   whole (critical[s]), or with rank_stat mean every
@@ -142,6 +143,9 @@ typedef struct bb_measure_result {
                                   (late starts: windows_missed; a call can be
                                   both) */
     int64_t window_retries;    /* sample blocks taken again in a doubled window */
+    double *faults;            /* [samples] minor page faults per call of sample k,
+                                  the process's (every thread), maximum over
+                                  ranks; -1 where getrusage failed */
 } bb_measure_result_t;
 
 /* Collective over comm.  Measures variant with settings into *result_out

@@ -6,6 +6,19 @@
 
 #include "runner.h"
 
+/* --malloc: the allocator as the C library sets it, or glibc's trim and
+ * mmap thresholds fixed (allocator.c). */
+typedef enum bb_malloc { BB_MALLOC_DEFAULT = 0, BB_MALLOC_NO_TRIM, BB_MALLOC_COUNT } bb_malloc_t;
+const char *bb_malloc_name(bb_malloc_t policy);
+/* Local.  Applies the policy; -1 with why when the library cannot. */
+int bb_malloc_apply(bb_malloc_t policy, char *why, size_t len);
+/* The record's allocator section: library, version, policy, thresholds and
+ * the MALLOC_* / GLIBC_TUNABLES variables in effect. */
+cJSON *bb_malloc_json(bb_malloc_t policy);
+/* Whether the allocator is other than the library's default (the policy,
+ * or a variable of the environment). */
+int bb_malloc_tuned(bb_malloc_t policy);
+
 struct bb_run {
     const bb_bench_desc_t *desc;
     bb_bench_desc_t workload; /* the program's, measuring as bb_run_use asked */
@@ -20,6 +33,7 @@ struct bb_run {
     const char *message_size;
     int64_t message_min, message_max;
     int full_sweep;         /* --full-sweep: the benchmark's long default lists */
+    bb_malloc_t malloc_policy; /* --malloc */
     char message_note[256]; /* what -m became, a table note */
     /* Over every measurement of the run, for the record's run section. */
     int64_t measurements, reps_min, reps_max, calls;

@@ -18,7 +18,7 @@ static void *volatile live_state;  /* volatile: a store no compiler drops */
 
 /* Long-only shared options, just below the benchmarks' codes. */
 enum { OPT_BUDGET = BB_OPT_LONG - 7, OPT_TIMING, OPT_WINDOW, OPT_FORMAT, OPT_FULL_SWEEP,
-       OPT_WARMUP_BLOCKS, OPT_RANK_STAT };
+       OPT_WARMUP_BLOCKS, OPT_RANK_STAT, OPT_MALLOC };
 /* Warm-up blocks until steady, at most (--warmup-blocks). */
 enum { RUN_STEADY_MAX = 8 };
 static const char *const timing_names[] = { "block", "barrier", "window" };
@@ -50,6 +50,10 @@ static const bb_option_t common_options[] = {
                                          "time, with its parts: the default) or mean (the\n"
                                          "mean over ranks, as osu_allreduce prints\n"
                                          "without -f)"},
+    {"malloc", OPT_MALLOC, "POLICY", "default (the C library's allocator as it is) or\n"
+                                    "no-trim (glibc never trims the heap top, and\n"
+                                    "serves up to 32 MiB from the heap: a fresh\n"
+                                    "buffer reuses the last one's pages)"},
     {"output", 'o', "FILE", "write the JSON record to FILE"},
     {"format", OPT_FORMAT, "FORMAT", "stdout as table (the default), csv or json"},
     {"quiet", 'q', NULL, "nothing on stderr but errors and warnings"},
@@ -675,6 +679,13 @@ static void parse_options(bb_run_t *run, void *state, int argc, char **argv)
                                       ? BB_RANK_STAT_MAX : BB_RANK_STAT_MEAN;
             break;
         }
+        case OPT_MALLOC: {
+            const char *names[BB_MALLOC_COUNT] = { bb_malloc_name(BB_MALLOC_DEFAULT),
+                                                   bb_malloc_name(BB_MALLOC_NO_TRIM) };
+            run->malloc_policy = (bb_malloc_t)bb_run_parse_one(run, "malloc", optarg, names,
+                                                               BB_MALLOC_COUNT);
+            break;
+        }
         case 'o': run->output = optarg; break;
         case OPT_FORMAT: {
             int f = bb_format_parse(optarg);
@@ -709,6 +720,10 @@ static void parse_options(bb_run_t *run, void *state, int argc, char **argv)
         bb_run_usage(run, "unexpected argument '%s'", argv[optind]);
     if (run->settings.window_s > 0.0 && run->settings.timing != BB_TIMING_WINDOW)
         bb_run_usage(run, "--window needs --timing window");
+    /* Before the benchmark allocates anything; the same on every rank. */
+    char why[160];
+    if (bb_malloc_apply(run->malloc_policy, why, sizeof why) != 0)
+        bb_run_usage(run, "%s", why);
     free(lo);
     free(so);
 }
@@ -779,6 +794,7 @@ static void add_run_settings(bb_run_t *run)
         cJSON_AddItemToObject(m, "window", w);
     }
     cJSON_AddItemToObject(section, "measurement", m);
+    cJSON_AddItemToObject(section, "allocator", bb_malloc_json(run->malloc_policy));
     /* The table's closing line: how many calls each sample timed. */
     char steady[160] = "";
     if (s->steady_max > 0)
@@ -800,6 +816,15 @@ static void add_run_settings(bb_run_t *run)
                           (long long)run->reps_max, s->budget_s, (long long)s->warmup,
                           steady, bb_timing_name(s->timing), stat);
     }
+    /* Only when not the library's default, so the default's tables keep
+     * their lines; the record always says. */
+    if (run->measurements > 0 && run->table != NULL && bb_malloc_tuned(run->malloc_policy))
+        bb_table_note(run->table, "allocator: --malloc %s%s (the record's run.allocator "
+                      "says which thresholds and MALLOC_* variables were in effect)",
+                      bb_malloc_name(run->malloc_policy),
+                      run->malloc_policy == BB_MALLOC_NO_TRIM
+                          ? ": the heap top never trimmed, up to 32 MiB from the heap"
+                          : " and the environment's allocator variables");
     if (!cJSON_HasObjectItem(section, "range_note"))
         cJSON_AddStringToObject(section, "range_note",
                                 "with n samples the [min, max] range covers the median "

@@ -419,6 +419,20 @@ static cJSON *part_timing(const bb_bench_desc_t *d, const bb_row_t *row, int i)
     return q;
 }
 
+/* Minor page faults per call of a row's samples (or of its cold first
+ * call): the process's, so a fresh buffer's pages, a trimmed heap grown
+ * again and MPI's temporaries all count; null where getrusage failed. */
+static cJSON *faults_quantity(const bb_measure_result_t *m, int first)
+{
+    const double *v = first ? &m->first[m->nparts + m->ncounts + 1] : m->faults;
+    size_t n = first ? 1 : (size_t)m->samples;
+    for (size_t k = 0; k < n; k++)
+        if (v[k] < 0.0)
+            return bb_quantity_null("count", "call/max-rank", "getrusage failed");
+    return first ? bb_quantity_value(v[0], "count", "call/max-rank")
+                 : bb_quantity_samples(v, n, "count", "call/max-rank", NULL);
+}
+
 /* Record point of rows [from, to): one row, or every row of a merged
  * point (the whole call of each under its variant's name). */
 static void record_rows(bb_run_t *run, void *state, int from, int to)
@@ -443,8 +457,11 @@ static void record_rows(bb_run_t *run, void *state, int from, int to)
             bb_quantities_add(q, name, part_timing(d, w, i));
             bb_quantities_add(first, name, part_first(d, w, i));
         }
-        if (!d->merged)
+        if (!d->merged) {
             bb_quantities_add(q, "window.calls_excluded", bb_run_excluded_quantity(run, &w->m));
+            bb_quantities_add(q, "memory.minor_faults", faults_quantity(&w->m, 0));
+            bb_quantities_add(first, "memory.minor_faults", faults_quantity(&w->m, 1));
+        }
     }
     bb_quantities_add(q, "communication.payload",
                       !payload ? bb_quantity_null("byte", "call/rank", row->absent)

@@ -12,3 +12,11 @@ AC_DEFUN([BB_CHECK_PTHREAD], [
     [AC_MSG_ERROR([POSIX threads not found; on Debian: apt-get install libc6-dev])])
   AC_SEARCH_LIBS([sqrt], [m])
 ])
+
+dnl The C library's allocator: its version for the record, and mallopt for
+dnl --malloc no-trim (glibc's; without them the record says unknown and the
+dnl option is refused).
+AC_DEFUN([BB_CHECK_ALLOCATOR], [
+  AC_CHECK_HEADERS([malloc.h gnu/libc-version.h])
+  AC_CHECK_FUNCS([mallopt gnu_get_libc_version])
+])

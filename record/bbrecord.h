@@ -77,6 +77,9 @@ bb_status_t bb_record_add_point(bb_record_t *record, cJSON *parameters,
  * (or NULL).  NULL on allocation failure or n == 0. */
 cJSON *bb_quantity_timing(const double *samples, size_t n, const char *scope,
                           const char *const *includes);
+/* The same for samples of another unit ("count": page faults per call). */
+cJSON *bb_quantity_samples(const double *samples, size_t n, const char *unit,
+                           const char *scope, const char *const *includes);
 /* A measured exact value. */
 cJSON *bb_quantity_value(double value, const char *unit, const char *scope);
 /* Not measured: value null and the reason. */

@@ -464,10 +464,16 @@ cJSON *bb_quantity_includes(cJSON *q, const char *const *includes)
 cJSON *bb_quantity_timing(const double *samples, size_t n, const char *scope,
                           const char *const *includes)
 {
+    return bb_quantity_samples(samples, n, "s", scope, includes);
+}
+
+cJSON *bb_quantity_samples(const double *samples, size_t n, const char *unit,
+                           const char *scope, const char *const *includes)
+{
     bb_summary_t sum;
     if (n == 0 || bb_stats_summarize(samples, n, &sum) != BB_OK)
         return NULL;
-    cJSON *q = bb_quantity_base(cJSON_CreateNumber(sum.median), "s", scope, NULL);
+    cJSON *q = bb_quantity_base(cJSON_CreateNumber(sum.median), unit, scope, NULL);
     if (q == NULL)
         return NULL;
 

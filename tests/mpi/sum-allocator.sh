@@ -1,0 +1,62 @@
+#!/bin/sh
+# The allocator in the open (issue 38 item 2): every row of a record carries
+# its minor page faults per call, the record names the allocator and the
+# --malloc policy, and --malloc no-trim removes what glibc's heap trim costs
+# a fresh-buffer row: at 512 KiB a fresh call faults its buffers in again
+# under the default (the trimmed heap top, or mmap below the raised
+# threshold), and reuses the last call's pages under no-trim.  Faults are
+# counted, not timed: load does not move them.
+. "$(dirname "$0")/../lib.sh"
+. "$S/tests/mpi/record-lib.sh"
+SUM="$B/bench/bbench-sum"
+
+bb_mpirun 2 "$SUM" --count 8 --malloc sometimes >"$BB_TMP/out" 2>"$BB_TMP/err"
+bb_expect_rc 2 $? "--malloc sometimes: a usage error"
+bb_expect_grep "malloc: 'sometimes' is not default or no-trim" "$BB_TMP/err" \
+    "the message names the policies"
+
+policies="default no-trim"
+bb_mpirun 2 "$SUM" --count 8 --samples 3 --reps 1 -q -o "$BB_TMP/lib.json" >/dev/null 2>&1
+lib=$(rec "$BB_TMP/lib.json" run.allocator.library)
+echo "allocator: $lib"
+if [ "$lib" != glibc ]; then
+    # A sanitizer build allocates through the sanitizer: nothing to untrim.
+    bb_mpirun 2 "$SUM" --count 8 --malloc no-trim >"$BB_TMP/out" 2>"$BB_TMP/err"
+    bb_expect_rc 2 $? "$lib: --malloc no-trim is a usage error"
+    bb_expect_grep "malloc no-trim: " "$BB_TMP/err" "$lib: the message says why"
+    policies=default
+fi
+for policy in $policies; do
+    r="$BB_TMP/$policy.json"
+    bb_mpirun 2 "$SUM" --count 64K --mode protocol --buffers fresh,retained --samples 3 \
+        --reps 4 --malloc "$policy" -o "$r" >"$BB_TMP/out-$policy" 2>"$BB_TMP/err"
+    bb_expect_rc 0 $? "--malloc $policy: a run"
+    bb_expect_true "--malloc $policy: run.allocator.policy says so" \
+        test "$(rec "$r" run.allocator.policy)" = "$policy"
+    for i in 0 1; do
+        n=$(rec "$r" "points.$i.quantities.memory.minor_faults.samples.#")
+        bb_expect_true "--malloc $policy, point $i: 3 samples of minor faults per call ($n)" \
+            test "$n" = 3
+        bb_expect_true "--malloc $policy, point $i: the cold call's faults are in first_call" \
+            test -n "$(rec "$r" "points.$i.first_call.memory.minor_faults.value")"
+    done
+done
+bb_expect_true "default: no allocator note" \
+    sh -c "! grep -q '^# allocator' '$BB_TMP/out-default'"
+
+# rec FILE I: point I's median faults per call, as an integer.
+faults() {
+    v=$(rec "$1" "points.$2.quantities.memory.minor_faults.median")
+    printf '%.0f\n' "${v:-0}"
+}
+if [ "$lib" = glibc ]; then
+    bb_expect_grep '^# allocator: --malloc no-trim' "$BB_TMP/out-no-trim" \
+        "no-trim: a table note"
+    d=$(faults "$BB_TMP/default.json" 0)
+    n=$(faults "$BB_TMP/no-trim.json" 0)
+    bb_expect_true "glibc: a fresh 512 KiB call faults its pages in again ($d per call)" \
+        test "$d" -ge 100
+    bb_expect_true "glibc, no-trim: a fresh call reuses the last one's pages ($n per call)" \
+        test "$n" -lt 10
+fi
+bb_finish

@@ -8,7 +8,12 @@
  *   3. when reps is 0, one probe call whose rank-maximum wall time (the
  *      whole call, with any untimed work inside it) chooses the calls per
  *      sample that fit `budget_s`, clamped to [1, BB_MEASURE_REPS_CAP];
- *   4. `samples` blocks of reps calls.
+ *   4. `samples` blocks of reps calls; in a set of several variants, each
+ *      sample block after one untimed call of its own variant (a block of
+ *      one, discarded), so that what the previous variant left behind (a
+ *      trimmed heap, MPI's temporaries freed or cached, its closing
+ *      reductions) is paid outside the sample: a row's figure is its own,
+ *      whichever rows run beside it.
  * A block's per-call means are reduced over the communicator after the
  * block, outside the timed region: by default a sample is the slowest
  * rank's (the critical path of the collective operation), with that rank's
@@ -110,7 +115,9 @@ typedef struct bb_measure_result {
     int64_t reps;              /* calls per sample */
     bb_reps_source_t reps_from;
     int64_t calls;             /* every call made: first + warmup + probe + warm
-                                  blocks + samples x reps */
+                                  blocks + primers + samples x reps */
+    int64_t primers;           /* untimed calls before sample blocks (a set of
+                                  several variants: one per sample) */
     int64_t warm_blocks;       /* warm-up blocks made (0 with steady_max 0) */
     int steady;                /* 1: the last two warm-up blocks agreed; 0: the
                                   cap came first (or steady_max is 0) */

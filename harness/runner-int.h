@@ -36,7 +36,7 @@ struct bb_run {
     bb_malloc_t malloc_policy; /* --malloc */
     char message_note[256]; /* what -m became, a table note */
     /* Over every measurement of the run, for the record's run section. */
-    int64_t measurements, reps_min, reps_max, calls;
+    int64_t measurements, reps_min, reps_max, calls, primers;
     int64_t windows_missed;
     int64_t calls_overrun, calls_excluded, window_retries;
     int64_t warm_blocks, unsteady;  /* warm-up until steady, over the run */

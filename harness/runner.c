@@ -17,8 +17,12 @@
 static void *volatile live_state;  /* volatile: a store no compiler drops */
 
 /* Long-only shared options, just below the benchmarks' codes. */
-enum { OPT_BUDGET = BB_OPT_LONG - 7, OPT_TIMING, OPT_WINDOW, OPT_FORMAT, OPT_FULL_SWEEP,
-       OPT_WARMUP_BLOCKS, OPT_RANK_STAT, OPT_MALLOC };
+/* Below BB_OPT_LONG, where a benchmark's own long options begin: one more
+ * common option moves OPT_BUDGET down (the array's size fails to compile
+ * otherwise). */
+enum { OPT_BUDGET = BB_OPT_LONG - 8, OPT_TIMING, OPT_WINDOW, OPT_FORMAT, OPT_FULL_SWEEP,
+       OPT_WARMUP_BLOCKS, OPT_RANK_STAT, OPT_MALLOC, OPT_COMMON_END };
+typedef char common_options_below_bench_options[(int)OPT_COMMON_END <= (int)BB_OPT_LONG ? 1 : -1];
 /* Warm-up blocks until steady, at most (--warmup-blocks). */
 enum { RUN_STEADY_MAX = 8 };
 static const char *const timing_names[] = { "block", "barrier", "window" };
@@ -149,6 +153,7 @@ static void run_account(bb_run_t *run, const bb_measure_result_t *r)
     if (r->reps > run->reps_max)
         run->reps_max = r->reps;
     run->calls += r->calls;
+    run->primers += r->primers;
     run->warm_blocks += r->warm_blocks;
     run->unsteady += run->settings.steady_max > 0 && !r->steady;
     run->windows_missed += r->windows_missed;
@@ -778,6 +783,10 @@ static void add_run_settings(bb_run_t *run)
     cJSON_AddItemToObject(m, "reps_max", number_or_null((double)run->reps_max,
                                                         run->measurements > 0));
     cJSON_AddNumberToObject(m, "calls", (double)run->calls);
+    cJSON_AddNumberToObject(m, "primer_calls", (double)run->primers);
+    cJSON_AddStringToObject(m, "primer", "with several rows a point, one untimed call of a "
+                            "row before each of its sample blocks, so that what the previous "
+                            "row left (a trimmed heap, MPI's temporaries) is not timed");
     if (s->timing == BB_TIMING_WINDOW) {
         cJSON *w = cJSON_CreateObject();
         cJSON_AddItemToObject(w, "window_s_given", number_or_null(s->window_s,

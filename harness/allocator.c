@@ -5,18 +5,23 @@
  * faults its pages in again.  no-trim keeps both fixed, so that a reader
  * can see how much of a fresh-buffer row is that refaulting. */
 #include "config.h"
-#include "runner-int.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef HAVE_MALLOC_H
+/* smpicc makes every file include SMPI's helpers first, whose malloc and
+ * calloc macros malloc.h's declarations cannot follow; SMPI intercepts
+ * the allocator anyway. */
+#if defined(HAVE_MALLOC_H) && !defined(BB_SMPI)
+#define BB_HAVE_MALLOPT_H 1
 #include <malloc.h>
 #endif
 #ifdef HAVE_GNU_LIBC_VERSION_H
 #include <gnu/libc-version.h>
 #endif
+
+#include "runner-int.h"
 
 extern char **environ;
 
@@ -46,7 +51,10 @@ int bb_malloc_apply(bb_malloc_t policy, char *why, size_t len)
 #if defined(BB_SANITIZER_ALLOCATOR)
     snprintf(why, len, "--malloc no-trim: this build allocates through AddressSanitizer, "
              "which has no trim to turn off (configure without --enable-sanitizers)");
-#elif defined(HAVE_MALLOC_H) && defined(HAVE_MALLOPT) && defined(M_TRIM_THRESHOLD) \
+#elif defined(BB_SMPI)
+    snprintf(why, len, "--malloc no-trim: under SMPI every rank shares one process and "
+             "SimGrid intercepts the allocator (use an MPI build)");
+#elif defined(BB_HAVE_MALLOPT_H) && defined(HAVE_MALLOPT) && defined(M_TRIM_THRESHOLD) \
     && defined(M_MMAP_THRESHOLD)
     if (mallopt(M_TRIM_THRESHOLD, NO_TRIM_TRIM_THRESHOLD) == 1
         && mallopt(M_MMAP_THRESHOLD, NO_TRIM_MMAP_THRESHOLD) == 1)

@@ -377,11 +377,13 @@ static bb_status_t variant_prepare(MPI_Comm comm, const bb_measure_settings_t *s
         return st;
     r->calls = 1;
     vr->warm_s = r->first[n];
+    double fastest = 0.0;  /* of the warm-up calls and the probe */
     for (int64_t w = 0; w < s->warmup; w++, r->calls++) {
         if ((st = measure_block(comm, v, &vr->sync, 1, -1, vr->scratch, block, NULL, 0,
                                     NULL, NULL)) != BB_OK)
             return st;
         vr->warm_s = w == 0 || block[n] > vr->warm_s ? block[n] : vr->warm_s;
+        fastest = w == 0 || block[n] < fastest ? block[n] : fastest;
     }
     r->reps = s->reps;
     r->reps_from = s->reps > 0 ? BB_REPS_GIVEN : BB_REPS_BUDGET;
@@ -394,29 +396,40 @@ static bb_status_t variant_prepare(MPI_Comm comm, const bb_measure_settings_t *s
         r->calls++;
         if (s->warmup == 0 || block[n] > vr->warm_s)
             vr->warm_s = block[n];
-        r->reps = reps_fit(block[n], s->budget_s, BB_MEASURE_REPS_CAP);
-        r->probe_wall_s = block[n];
+        /* The fastest of the warm-up calls and the probe chooses: one
+         * stalled call (a page-in, a scheduler tick) cannot set a point to
+         * one call per sample.  Every figure is a rank maximum already, so
+         * every rank chooses alike. */
+        if (s->warmup == 0 || block[n] < fastest)
+            fastest = block[n];
+        r->reps = reps_fit(fastest, s->budget_s, BB_MEASURE_REPS_CAP);
+        r->probe_wall_s = fastest;
     }
     return BB_OK;
 }
 
-/* One untimed call of a variant, a block of its own (block_end told -1),
- * before its sample block: the allocator's heap, MPI's temporaries and
- * caches come back to this variant's steady state outside the timing.
- * Without it a retained row's first call after a fresh row faults MPI's
- * reduction temporary in again from the heap the fresh row trimmed (1025
- * minor faults at 8 MiB a rank with MPICH: most of a 1-call sample). */
-static bb_status_t variant_prime(MPI_Comm comm, const bb_measure_variant_t *v,
-                                 variant_run_t *vr, bb_measure_result_t *r)
+/* One untimed call of a variant right before its sample block: the
+ * allocator's heap, MPI's temporaries and caches come back to this
+ * variant's steady state outside the timing, and the skew that the last
+ * block's closing reductions left between the ranks is absorbed by it,
+ * not by the first timed call (nothing collective of the engine's comes
+ * between the two; a block_end, told -1, may make its own).  Without it a
+ * retained row's first call after a fresh row faults MPI's reduction
+ * temporary in again from the heap the fresh row trimmed (1025 minor faults
+ * at 8 MiB a rank with MPICH: most of a 1-call sample). */
+static bb_status_t variant_prime(const bb_measure_variant_t *v, variant_run_t *vr,
+                                 bb_measure_result_t *r)
 {
-    int n = v->nparts + v->ncounts;
-    bb_status_t st = measure_block(comm, v, &vr->sync, 1, -1, vr->scratch,
-                                   vr->scratch + n + 2, NULL, 0, NULL, NULL);
-    if (st == BB_OK) {
-        r->calls++;
-        r->primers++;
-    }
-    return st;
+    double *discard = vr->scratch + v->nparts + v->ncounts + 2;
+    memset(discard, 0, (size_t)(v->nparts + v->ncounts) * sizeof *discard);
+    bb_status_t st = v->call(v->arg, discard, discard + v->nparts);
+    if (st != BB_OK && st != BB_REFUSED)
+        return st;
+    if (v->block_end != NULL && (st = v->block_end(v->arg, 1, -1)) != BB_OK)
+        return st;
+    r->calls++;
+    r->primers++;
+    return BB_OK;
 }
 
 /* Sample k of one variant: the block's figures (measure_block) and this
@@ -553,16 +566,19 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
         int probe = s->reps == 0 && (share != BB_SHARE_FIRST || i == 0);
         if ((st = variant_prepare(comm, s, &variants[i], probe, &vr[i], &res[i])) != BB_OK)
             goto free_runs;
+        if (s->timing == BB_TIMING_WINDOW) {
+            vr[i].sync.window_s = s->window_s > 0.0 ? s->window_s
+                                                    : 2.0 * vr[i].warm_s + 1e-5;
+            res[i].window_s = vr[i].sync.window_s;
+            /* A windowed call lasts its window: the budget holds windows. */
+            if (probe)
+                res[i].reps = reps_fit(vr[i].sync.window_s, s->budget_s, BB_MEASURE_REPS_CAP);
+        }
         if (share == BB_SHARE_FIRST && i > 0)
             res[i].reps = res[0].reps;
         if (i == 0 || res[i].reps < fewest)
             fewest = res[i].reps;
         res[i].warm_wall_s = vr[i].warm_s;
-        if (s->timing == BB_TIMING_WINDOW) {
-            vr[i].sync.window_s = s->window_s > 0.0 ? s->window_s
-                                                    : 2.0 * vr[i].warm_s + 1e-5;
-            res[i].window_s = vr[i].sync.window_s;
-        }
     }
     for (int i = 0; share == BB_SHARE_MIN && i < nvariants; i++)
         res[i].reps = fewest;  /* every rank probed alike: the same on all */
@@ -575,7 +591,7 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
     for (int64_t k = 0; k < s->samples && st == BB_OK; k++)
         for (int i = 0; i < nvariants && st == BB_OK; i++)
             if ((nvariants == 1
-                 || (st = variant_prime(comm, &variants[i], &vr[i], &res[i])) == BB_OK)
+                 || (st = variant_prime(&variants[i], &vr[i], &res[i])) == BB_OK)
                 && (st = variant_sample(comm, &variants[i], &vr[i], k, &res[i])) == BB_OK
                 && trace != NULL)
                 fprintf(trace, "sample %lld variant %d reps %lld\n", (long long)k, i,

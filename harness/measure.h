@@ -5,9 +5,11 @@
  * that differs from it in one thing).  For each point the engine makes:
  *   1. one cold first call, kept apart (its own block of one);
  *   2. `warmup` calls, one block each, discarded;
- *   3. when reps is 0, one probe call whose rank-maximum wall time (the
- *      whole call, with any untimed work inside it) chooses the calls per
- *      sample that fit `budget_s`, clamped to [1, BB_MEASURE_REPS_CAP];
+ *   3. when reps is 0, one probe call; the fastest rank-maximum wall time
+ *      of it and the warm-up calls (the whole call, with any untimed work
+ *      inside it) chooses the calls per sample that fit `budget_s`, clamped
+ *      to [1, BB_MEASURE_REPS_CAP] (with window timing, the windows that
+ *      fit it: a windowed call lasts its window);
  *   4. `samples` blocks of reps calls; in a set of several variants, each
  *      sample block after one untimed call of its own variant (a block of
  *      one, discarded), so that what the previous variant left behind (a
@@ -134,8 +136,10 @@ typedef struct bb_measure_result {
     int *critical;             /* [samples] the rank whose parts sample s holds:
                                   the one with the slowest whole (parts[0]); -1
                                   with rank_stat mean */
-    double probe_wall_s;       /* the probe call's wall time, rank maximum: what
-                                  chose reps (0 when reps was given) */
+    double probe_wall_s;       /* what chose reps: the fastest wall time of the
+                                  warm-up calls and the probe call, each a rank
+                                  maximum (0 when reps was given); with window
+                                  timing the window chose (reps = budget / W) */
     double warm_wall_s;        /* the slowest warm call's wall time, rank maximum */
     /* Window timing only (0 otherwise): */
     double window_s;           /* W of the last sample (doubled by each retake) */

@@ -426,11 +426,17 @@ static cJSON *faults_quantity(const bb_measure_result_t *m, int first)
 {
     const double *v = first ? &m->first[m->nparts + m->ncounts + 1] : m->faults;
     size_t n = first ? 1 : (size_t)m->samples;
+    cJSON *q = NULL;
     for (size_t k = 0; k < n; k++)
         if (v[k] < 0.0)
-            return bb_quantity_null("count", "call/max-rank", "getrusage failed");
-    return first ? bb_quantity_value(v[0], "count", "call/max-rank")
-                 : bb_quantity_samples(v, n, "count", "call/max-rank", NULL);
+            q = bb_quantity_null("count", "call/max-rank", "getrusage failed");
+    if (q == NULL)
+        q = first ? bb_quantity_value(v[0], "count", "call/max-rank")
+                  : bb_quantity_samples(v, n, "count", "call/max-rank", NULL);
+    /* A measurement even as one value: it depends on what ran before. */
+    if (q != NULL)
+        cJSON_AddBoolToObject(q, "deterministic", 0);
+    return q;
 }
 
 /* Record point of rows [from, to): one row, or every row of a merged

@@ -133,7 +133,11 @@ static void run_case(const char *what, bb_timing_t timing, int64_t reps, double 
     CHECK(r.warm_wall_s > 0.0 && bbfault_same_everywhere((int64_t)(r.warm_wall_s * 1e12)));
     int64_t want_reps = reps;
     if (reps == 0) {
-        double fit = budget_s / r.probe_wall_s;
+        /* A windowed call lasts its window (the first, before retakes
+         * doubled it): the budget holds windows. */
+        double each = timing == BB_TIMING_WINDOW ? r.window_s / pow(2.0, (double)r.window_retries)
+                                                 : r.probe_wall_s;
+        double fit = budget_s / each;
         want_reps = fit < BB_MEASURE_REPS_CAP ? (int64_t)fit : BB_MEASURE_REPS_CAP;
         if (want_reps < 1)
             want_reps = 1;
@@ -329,6 +333,21 @@ int main(int argc, char **argv)
         counted_t after = counted_now();
         CHECK(after.allreduce == before.allreduce && f.calls == 0);
     }
+    /* One stalled call does not choose reps: the probe (call 4, after the
+     * first and two warm-up calls) stalls 20 ms on the last rank; reps are
+     * fitted to the fastest of the warm-up calls and the probe, about 1 us
+     * (was: 1e-3 / 20e-3, one call per sample). */
+    {
+        fake_t f = { .rank = rank, .size = size, .overrun_at = 4, .overrun_s = 20e-3 };
+        bb_measure_settings_t s = { .samples = 3, .reps = 0, .budget_s = 1e-3, .warmup = 2 };
+        bb_measure_variant_t v = { .nparts = 2, .ncounts = 1, .call = fake_call, .arg = &f };
+        bb_measure_result_t r;
+        CHECK(bb_measure_run(MPI_COMM_WORLD, &s, &v, &r) == BB_OK);
+        CHECK_MSG(r.reps >= 20 && r.probe_wall_s < 1e-3,
+                  "a stalled probe: reps %lld, chosen by %g s", (long long)r.reps,
+                  r.probe_wall_s);
+        bb_measure_result_clear(&r);
+    }
     /* A set: samples interleaved (each block_end sees the variants in turn),
      * reps shared from the first variant, each result its own. */
     {
@@ -345,16 +364,20 @@ int main(int argc, char **argv)
         int64_t reps = r[0].reps;
         CHECK(reps >= 1 && r[1].reps == reps && r[0].probe_wall_s > 0.0);
         CHECK(r[1].reps_from == BB_REPS_BUDGET);
-        /* Variant 0: first, warm-up, probe; variant 1: no probe of its own. */
-        CHECK(r[0].calls == 3 + 3 * reps && r[1].calls == 2 + 3 * reps);
-        CHECK(f[0].blocks_ended == 6 && f[1].blocks_ended == 5);
+        /* Variant 0: first, warm-up, probe; variant 1: no probe of its own;
+         * each sample block after an untimed call of its own (a primer,
+         * ended as a block of its own, told -1). */
+        CHECK(r[0].calls == 6 + 3 * reps && r[1].calls == 5 + 3 * reps);
+        CHECK(r[0].primers == 3 && r[1].primers == 3);
+        CHECK(f[0].blocks_ended == 9 && f[1].blocks_ended == 8);
         for (int k = 0; k < 3; k++) {
             CHECK(fabs(r[1].local_parts[k] - (rank + 1) * 1e-6) < 1e-12);
             CHECK(fabs(bb_measure_part(&r[1], 0)[k] - size * 1e-6) < 1e-12);
         }
-        /* 3 + 2 preparation blocks, then the samples alternate 0, 1, 0, 1, 0, 1. */
-        static const int want[] = { 0, 0, 0, 1, 1, 0, 1, 0, 1, 0, 1 };
-        CHECK(norder == 11 && memcmp(order, want, sizeof want) == 0);
+        /* 3 + 2 preparation blocks, then the samples alternate 0, 1, 0, 1, 0,
+         * 1, each primed by its own variant. */
+        static const int want[] = { 0, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1 };
+        CHECK(norder == 17 && memcmp(order, want, sizeof want) == 0);
         bb_measure_result_clear(&r[0]);
         bb_measure_result_clear(&r[1]);
         CHECK(bb_measure_run_set(MPI_COMM_WORLD, &s, v, 0, BB_SHARE_FIRST, r) == BB_ERR_ARG);
@@ -382,7 +405,7 @@ int main(int argc, char **argv)
         CHECK(r[0].probe_wall_s > 0.0 && r[1].probe_wall_s > 0.0);
         CHECK_MSG(r[0].reps == want && r[1].reps == want, "min: reps %lld and %lld, want %lld",
                   (long long)r[0].reps, (long long)r[1].reps, (long long)want);
-        CHECK(r[0].calls == 3 + 3 * want && r[1].calls == 3 + 3 * want);
+        CHECK(r[0].calls == 6 + 3 * want && r[1].calls == 6 + 3 * want);
         CHECK(f[0].calls == r[0].calls && f[1].calls == r[1].calls);
         bb_measure_result_clear(&r[0]);
         bb_measure_result_clear(&r[1]);

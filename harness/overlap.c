@@ -275,9 +275,12 @@ bb_status_t bb_overlap_set_compute(const bb_overlap_times_t *t, bb_overlap_set_t
     const double *over[2] = { t->polled, t->unpolled };
     for (int k = 0; k < 2; k++) {
         bb_summary_t o = set_summary(over[k], S);
+        /* t_compute is an input of the formula too: its range counts (a
+         * clamped 1.00 with t_polled below t_compute was "not noisy"). */
         fs->uncertainty[k] = none || !(shorter > 0.0)
                                  ? (double)NAN
-                                 : ((comm.max - comm.min) + (o.max - o.min)) / shorter;
+                                 : ((comm.max - comm.min) + (comp.max - comp.min)
+                                    + (o.max - o.min)) / shorter;
     }
     if (st != BB_OK)
         bb_overlap_set_free(fs);
@@ -351,7 +354,8 @@ void bb_overlap_set_quantities(const bb_overlap_set_t *set, const char *null_rea
             cJSON_AddNumberToObject(fq, "uncertainty", u);
             cJSON_AddBoolToObject(fq, "noise_dominated", u > 1.0);
             cJSON_AddStringToObject(fq, "uncertainty_formula",
-                                    "(range(t_comm) + range(t_overlapped)) / "
+                                    "(range(t_comm) + range(t_compute) + "
+                                    "range(t_overlapped)) / "
                                     "min(median t_comm, median t_compute): above 1 the "
                                     "sample ranges alone allow any value in [0, 1]");
         }

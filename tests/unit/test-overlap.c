@@ -226,6 +226,17 @@ static void test_set(void)
     CHECK(set.done.defined && set.done.value == 0.75 && set.done_calls == 6);
     CHECK(set.done_samples[0] == 1.0 && set.done_samples[1] == 0.5);
     CHECK(set.uncertainty[0] == 0.0);  /* every range empty */
+    bb_overlap_set_free(&set);
+    /* t_compute's range counts: comm 1 and overlapped 2.5 in both samples,
+     * compute 2 and 3.5 (min 1): (0 + 1.5 + 0) / 1, noise-dominated. */
+    const double compute_spread[S] = { 2.0, 3.5 };
+    t.compute = compute_spread;
+    CHECK(bb_overlap_set_compute(&t, &set) == BB_OK);
+    CHECK_MSG(set.uncertainty[0] == 1.5, "uncertainty with t_compute's range: %g",
+              set.uncertainty[0]);
+    bb_overlap_set_free(&set);
+    t.compute = compute;
+    CHECK(bb_overlap_set_compute(&t, &set) == BB_OK);
     cJSON *q = cJSON_CreateObject();
     bb_overlap_set_quantities(&set, NULL, q);
     cJSON *o = cJSON_GetObjectItemCaseSensitive(q, "overlap");

@@ -24,6 +24,32 @@ kernel_policy() {
     done
     [ "${n:-0}" -gt 0 ]
 }
+# compute.ran_over_asked: null without batches; else the median t_compute
+# over what was asked, and "matched" exactly when it lies in [0.8, 1.25] (a
+# loaded machine may leave it unmatched: the table then says so).
+compute_ran() {
+    n=$("$get" "$1" points.#)
+    i=0
+    while [ "$i" -lt "${n:-0}" ]; do
+        b=$("$get" "$1" "points.$i.parameters.batches")
+        v=$("$get" "$1" "points.$i.quantities.compute.ran_over_asked.value")
+        m=$("$get" "$1" "points.$i.quantities.compute.ran_over_asked.matched" 2>/dev/null)
+        t=$("$get" "$1" "points.$i.quantities.overlap.t_compute.median")
+        if [ "$b" = 0 ]; then
+            [ "$v" = null ] || return 1
+        else
+            awk -v v="$v" -v m="$m" -v t="$t" -v b="$b" -v c=2e-5 'BEGIN {
+                want = t / (c * b); ok = v > 0.999 * want && v < 1.001 * want
+                in_range = v >= 0.8 && v <= 1.25
+                exit !(ok && ((m == "true") == in_range)) }' || return 1
+            if [ "$m" = false ]; then
+                grep -q "the compute ran .* times what was asked" "$2" || return 1
+            fi
+        fi
+        i=$((i + 1))
+    done
+    [ "${n:-0}" -gt 0 ]
+}
 tiny="--bytes 8,4K --samples 3 --reps 2 --warmup 0"
 
 # Fixed compute, batches 0 (figures undefined) and 2, every kind.
@@ -39,6 +65,8 @@ bb_expect_grep 'MPIR_CVAR_ASYNC_PROGRESS=(unset)\|btl_tcp_progress_thread=(unset
 bb_expect_true "record meets tests/expect/overlap.json (async unset)" \
     "$CHECK" --expect "$EXPECT" "$rec" progress.MPIR_CVAR_ASYNC_PROGRESS.value=null
 bb_expect_true "iterations per batch from the slowest rank's rate" kernel_policy "$rec"
+bb_expect_true "compute.ran_over_asked: t_compute over what was asked, matched or noted" \
+    compute_ran "$rec" "$BB_TMP/out"
 # Measured through the runner: the run summary counts the measurements (it
 # said 0 when bbench-overlap called the engine around the runner).
 sed 's/"measurements":[[:space:]]*[0-9]*/"measurements": 0/' "$rec" >"$BB_TMP/zero.hostile"

@@ -55,4 +55,71 @@ for r in 08-09 1-99999999999999999999 5 3-1 1-2-3 x-4; do
         test "$(grep -c -e 'expression' -e 'Illegal' -e 'arithmetic' -e 'out of range' "$err")" -eq 0
 done
 
+# bbench-simulate: a quote in --out or in a platform's name reaches gnuplot
+# as text (a quote doubled in its single-quoted strings); a line break in
+# --out is refused before any simulation.  A fake bbench-smpirun writes a
+# minimal simulated record; a fake gnuplot keeps its script and fails on a
+# line with an odd number of quotes (a string left open).
+SIM="$S/scripts/bbench-simulate"
+# The fake records are not bbench's schema.
+BB_SCHEMA_CHECK=no
+cat >"$BB_TMP/fake-bbsmpirun" <<'SH'
+#!/bin/sh
+: >"$FAKE_RAN"
+rec=
+while [ $# -gt 0 ]; do
+    case $1 in --output) rec=$2; shift ;; esac
+    shift
+done
+pt() { printf '{"parameters": {"mode": "%s"%s}, "quantities": {"elapsed": {"value": %s}}}' "$@"; }
+printf '{"runtime": {"simulated": {}}, "points": [%s, %s, %s, %s]}\n' \
+    "$(pt raw '' 1e-6)" "$(pt admission ', "admission": "spec"' 2e-6)" \
+    "$(pt admission ', "admission": "fused"' 3e-6)" \
+    "$(pt admission ', "admission": "fused-op"' 4e-6)" >"$rec"
+SH
+cat >"$BB_TMP/fake-gnuplot" <<'SH'
+#!/bin/sh
+[ $# -gt 0 ] && exit 0
+cat >"$FAKE_GP"
+awk -v q="'" '{ n = gsub(q, q); if (n % 2) { print "gnuplot: unbalanced quote, line " NR ": " $0; bad = 1 } }
+     END { exit bad }' "$FAKE_GP" >&2
+SH
+chmod +x "$BB_TMP/fake-bbsmpirun" "$BB_TMP/fake-gnuplot"
+mkdir "$BB_TMP/plat"
+cp "$S/share/platforms/flat-cluster.xml" "$BB_TMP/plat/bob's.xml"
+simulate() {
+    rm -f "$BB_TMP/ran" "$BB_TMP/gp"
+    FAKE_RAN="$BB_TMP/ran" FAKE_GP="$BB_TMP/gp" BBENCH_SMPIRUN="$BB_TMP/fake-bbsmpirun" \
+        GNUPLOT="$BB_TMP/fake-gnuplot" sh "$SIM" --sum /bin/true --ranks 2,4 "$@" >"$out" 2>"$err"
+}
+if command -v python3 >/dev/null 2>&1; then
+    study="$BB_TMP/bob's study"
+    simulate --out "$study" "$BB_TMP/plat/bob's.xml"
+    bb_expect_rc 0 $? "simulate: --out and a platform with a quote"
+    bb_expect_true "simulate: the runs wrote the table" test -s "$study/table.md"
+    bb_expect_true "simulate: gnuplot's output is the quoted --out" \
+        grep -q -x -F "set output '$BB_TMP/bob''s study/ratio.png'" "$BB_TMP/gp"
+    bb_expect_true "simulate: the platform's data file and title quoted" \
+        grep -q -F "'$BB_TMP/bob''s study/bob''s.dat' using 2:7 with linespoints title 'bob''s spec'" "$BB_TMP/gp"
+    bb_expect_true "simulate: the data file written" test -s "$study/bob's.dat"
+    # The same with the real gnuplot, where there is one.
+    if command -v gnuplot >/dev/null 2>&1; then
+        BBENCH_SMPIRUN="$BB_TMP/fake-bbsmpirun" FAKE_RAN="$BB_TMP/ran" sh "$SIM" --sum /bin/true \
+            --ranks 2,4 --out "$BB_TMP/bob's real" "$BB_TMP/plat/bob's.xml" >"$out" 2>"$err"
+        bb_expect_rc 0 $? "simulate: gnuplot draws into --out with a quote"
+        bb_expect_true "simulate: ... ratio.png" test -s "$BB_TMP/bob's real/ratio.png"
+    else
+        echo "simulate: gnuplot not installed; its script checked with a stand-in only"
+    fi
+else
+    echo "simulate: python3 not installed; only the refusals are checked"
+fi
+nl="$BB_TMP/a
+b"
+simulate --out "$nl" "$BB_TMP/plat/bob's.xml"
+bb_expect_rc 2 $? "simulate: a line break in --out refused"
+bb_expect_grep "a line break or control character" "$err" "simulate: ... with a message"
+bb_expect_true "simulate: ... before any simulation" test ! -e "$BB_TMP/ran"
+bb_expect_true "simulate: ... nothing created" test ! -e "$nl"
+
 bb_finish

@@ -4,7 +4,8 @@
 # statistics into one row per size, every ratio of the figures printed in
 # it.  OSU itself is not in the project: a stand-in osu_allreduce prints
 # OSU 7.4's -f lines with known figures (avg 10, min 5, max 20 us);
-# bbench-sum runs for real at -n 2 (its figures are not checked).
+# bbench-sum runs for real at -n 2 (its figures are not checked).  An OSU
+# average of 0.00 (below its resolution) gets no ratio, and no traceback.
 . "$(dirname "$0")/../lib.sh"
 osu="$S/scripts/bbench-osu"
 out="$BB_TMP/out"
@@ -20,7 +21,7 @@ while [ $# -gt 0 ]; do
 done
 printf '\n# OSU MPI Allreduce Latency Test v7.4\n# Datatype: MPI_FLOAT.\n'
 printf '# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n'
-printf '%-10s%18s%18s%18s%12s\n' "$size" 10.00 5.00 20.00 3
+printf '%-10s%18s%18s%18s%12s\n' "$size" "${OSU_AVG:-10.00}" 5.00 "${OSU_MAX:-20.00}" 3
 OSU
 chmod +x "$BB_TMP/osu/osu_allreduce"
 
@@ -47,6 +48,17 @@ for line in open(sys.argv[1]):
              and abs(float(c[6]) - float(c[5]) / float(c[4])) <= 0.006
         sys.exit(0 if ok else 1)
 sys.exit(1)' "$out"
+
+# An average (and maximum) that OSU rounds to 0.00: kept as printed, no
+# ratio to it, said so; no traceback.
+OSU_AVG=0.00 OSU_MAX=0.00 MPIEXEC=$MPIEXEC BBENCH_PERF_TIMEOUT=$BB_TIMEOUT \
+    timeout -k 5 "$BB_TIMEOUT" sh "$osu" --osu "$BB_TMP/osu" --bindir "$B/bench" \
+    --launches 1 --sizes 8 -i 3 -x 1 > "$out" 2> "$err"
+bb_expect_rc 0 $? "bbench-osu with OSU's average 0.00"
+bb_expect_true "... no traceback" test "$(grep -c Traceback "$err")" -eq 0
+bb_expect_grep "^ *8  *0\.00  *$n  *-  *0\.00  *$n  *-  *0\.00  *$n\$" "$out" \
+    "... the row with 0.00 and no ratio"
+bb_expect_grep "^# 8 bytes: osu_avg printed 0\.00 us, below its resolution" "$out" "... and why"
 
 for bad in "--sizes 6" "--np 1" "--launches 0" "-i x" "--bogus"; do
     # shellcheck disable=SC2086

@@ -11,22 +11,69 @@ prog=slurm-local.sh
 [ $# -eq 2 ] || { echo "usage: sh scripts/$prog start|stop DIR" >&2; exit 2; }
 mode=$1 dir=$2
 die() { echo "$prog: $*" >&2; exit 3; }
+# ours PID NAME: PID is the NAME that `start DIR` started: its command name
+# is NAME and its command line (or, should it retitle itself, its
+# environment) names this DIR's file.  A pid file outlives its daemon, and
+# its number is then anyone's.
+ours() {
+    [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ] || return 1
+    case $2 in
+    munged) want="--pid-file=$dir/munged.pid" ;;
+    *) want="$dir/slurm.conf" ;;
+    esac
+    tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | grep -q -x -F -e "$want" && return 0
+    [ "$2" != munged ] &&
+        tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null | grep -q -x -F -e "SLURM_CONF=$want"
+}
 case $mode in
 stop)
-    for d in slurmd slurmctld; do
-        [ -f "$dir/$d.pid" ] && kill "$(cat "$dir/$d.pid")" 2>/dev/null
+    [ -d "$dir" ] || { echo "$prog: no directory $dir: nothing to stop" >&2; exit 0; }
+    dir=$(cd "$dir" && pwd)
+    for d in slurmd slurmctld munged; do
+        f=$dir/$d.pid
+        [ -f "$f" ] || continue
+        pid=$(head -n 1 "$f")
+        case $pid in
+        '' | *[!0-9]* | 0* | ???????????*)
+            echo "$prog: $f does not hold a process id ('$pid'); removed, nothing killed" >&2 ;;
+        *)
+            if ours "$pid" "$d"; then
+                kill "$pid" 2>/dev/null
+                # Gone before its pid file is: a restart must not find it.
+                i=0
+                while [ $i -lt 20 ] && kill -0 "$pid" 2>/dev/null; do
+                    sleep 0.5
+                    i=$((i + 1))
+                done
+                kill -0 "$pid" 2>/dev/null && echo "$prog: $d ($pid) still running after 10 s; kill it by hand" >&2
+            elif kill -0 "$pid" 2>/dev/null; then
+                echo "$prog: $f is stale: process $pid is not the $d started for $dir; not killed, pid file removed" >&2
+            else
+                echo "$prog: $f is stale: no process $pid; pid file removed" >&2
+            fi ;;
+        esac
+        rm -f "$f"
     done
-    [ -f "$dir/munged.pid" ] && kill "$(cat "$dir/munged.pid")" 2>/dev/null
     exit 0 ;;
 start) ;;
 *) echo "usage: sh scripts/$prog start|stop DIR" >&2; exit 2 ;;
 esac
+# DIR is pasted into slurm.conf, a setting a line: a line break would add
+# settings of its own, a blank would cut the path (checked as given, and
+# as made absolute).
+plain_dir() {
+    case $1 in
+    *[[:space:][:cntrl:]]*) die "DIR '$1' holds a blank or control character; choose a path without" ;;
+    esac
+}
+plain_dir "$dir"
 [ "$(id -u)" -eq 0 ] || die "run as root (slurmd starts jobs as their users)"
 for p in munged slurmctld slurmd sinfo; do
     command -v $p >/dev/null 2>&1 || die "$p not installed (Debian: slurmd slurmctld slurm-client munge)"
 done
 mkdir -p "$dir/state" "$dir/spool" "$dir/log" || die "cannot make $dir"
 dir=$(cd "$dir" && pwd)
+plain_dir "$dir"
 host=$(hostname -s)
 cpus=$(nproc)
 cat > "$dir/slurm.conf" <<EOF_CONF

@@ -13,13 +13,18 @@
 #
 # The flag functions print words to be split by the shell (expand them
 # unquoted), so the values they are given (paths, NAME=VALUE pairs, host
-# lists) must not hold blanks or glob characters: such values are refused
-# (exit 2) rather than split.  They exit 1, printing nothing, when the kind
+# lists) must not be empty (an empty VALUE too: it would vanish as a word)
+# nor hold blanks or glob characters: such values are refused (exit 2)
+# rather than split.  So are rank counts that are not decimals of at most
+# 7 digits, and host names that would not be one line of a hostfile.  They exit 1, printing nothing, when the kind
 # has no such flag (a hostfile for an unknown launcher, an agent for srun).
 #
 # Installed scripts find this file next to themselves (the source tree's
 # scripts/) or in $(pkgdatadir), i.e. `dirname $0`/../share/bbench/; the
 # environment variable BB_LAUNCHER_SH, when set, names it instead.
+
+# Values are printed with printf '%s': dash's echo would turn a backslash
+# sequence in a path or value into a tab or a line break.
 
 # bb_launcher__die STATUS MESSAGE: say why on stderr, return STATUS.
 bb_launcher__die() {
@@ -64,7 +69,7 @@ bb_launcher_kind() {
 # BB_LAUNCHER_CORES, when a positive integer, overrides it.
 bb_launcher_cores() {
     case ${BB_LAUNCHER_CORES:-} in
-    '' | *[!0-9]* | 0*) ;;
+    '' | *[!0-9]* | 0* | ????????*) ;;
     *) echo "$BB_LAUNCHER_CORES"; return 0 ;;
     esac
     # hwloc counts cores (not hardware threads) within our cpuset.
@@ -79,6 +84,8 @@ bb_launcher_cores() {
 bb_launcher_np_flags() {
     case $2 in
     '' | *[!0-9]* | 0*) bb_launcher__die 2 "bb_launcher_np_flags: '$2' is not a positive integer"; return 2 ;;
+    # Checked as text: test(1) fails on 20 digits with its own message.
+    ????????*) bb_launcher__die 2 "bb_launcher_np_flags: '$2' ranks: give at most 9999999"; return 2 ;;
     esac
     _bbl_over=
     [ "$2" -gt "$(bb_launcher_cores)" ] && _bbl_over=yes
@@ -122,6 +129,12 @@ bb_launcher_env_flags() {
         case $_bbl_name in
         '' | [0-9]* | *[!A-Za-z0-9_]*) bb_launcher__die 2 "'$_bbl_name' is not a variable name"; return 2 ;;
         esac
+        # Hydra's -genv takes VALUE as a word of its own, which an empty
+        # value cannot be once split (the next flag would become it):
+        # refused for every kind alike.
+        case $_bbl_pair in
+        *=) bb_launcher__die 2 "'$_bbl_pair': an empty value cannot be passed as a flag; set $_bbl_name in the launcher's own environment, or pass a non-empty value"; return 2 ;;
+        esac
         case $_bbl_kind in
         hydra) _bbl_out="$_bbl_out$_bbl_sep-genv $_bbl_name ${_bbl_pair#*=}" ;;
         openmpi) _bbl_out="$_bbl_out$_bbl_sep-x $_bbl_pair" ;;
@@ -132,7 +145,7 @@ bb_launcher_env_flags() {
         esac
         _bbl_sep=' '
     done
-    [ -z "$_bbl_out" ] || echo "$_bbl_out"
+    [ -z "$_bbl_out" ] || printf '%s\n' "$_bbl_out"
 }
 
 # bb_launcher_hostfile_flags KIND FILE: the flags that take the hosts from
@@ -141,9 +154,9 @@ bb_launcher_env_flags() {
 bb_launcher_hostfile_flags() {
     bb_launcher__plain "hostfile" "$2" || return 2
     case $1 in
-    hydra) echo "-f $2" ;;
-    openmpi) echo "--hostfile $2" ;;
-    slurm) case $2 in */*) echo "--nodelist=$2" ;; *) echo "--nodelist=./$2" ;; esac ;;
+    hydra) printf '%s\n' "-f $2" ;;
+    openmpi) printf '%s\n' "--hostfile $2" ;;
+    slurm) case $2 in */*) printf '%s\n' "--nodelist=$2" ;; *) printf '%s\n' "--nodelist=./$2" ;; esac ;;
     *) bb_launcher__die 1 "no known hostfile flag for a launcher of kind '$1'"; return 1 ;;
     esac
 }
@@ -167,18 +180,34 @@ bb_launcher_hostfile_option() {
 # Slurm one node name a line (the slots are srun's -n business).
 bb_launcher_hostfile_write() {
     _bbl_kind=$1 _bbl_file=$2; shift 2
-    : > "$_bbl_file" || return 2
+    case $_bbl_kind in
+    hydra | openmpi | slurm) ;;
+    *) bb_launcher__die 1 "no known hostfile format for a launcher of kind '$_bbl_kind'"; return 1 ;;
+    esac
+    # Every host checked before the file is written: a refusal leaves no
+    # hostfile of the hosts before it.
     for _bbl_h; do
         _bbl_name=${_bbl_h%%:*} _bbl_slots=${_bbl_h#*:}
         [ "$_bbl_slots" = "$_bbl_h" ] && _bbl_slots=1
         case $_bbl_slots in
-        '' | *[!0-9]* | 0*) bb_launcher__die 2 "'$_bbl_h' is not HOST:SLOTS"; return 2 ;;
+        '' | *[!0-9]* | 0* | ????????*) bb_launcher__die 2 "'$_bbl_h' is not HOST:SLOTS (SLOTS 1 to 9999999)"; return 2 ;;
         esac
+        # One host a line: a line break would make two, a blank or '#'
+        # would cut the name.
+        case $_bbl_name in
+        '' | *[[:space:][:cntrl:]#]*)
+            bb_launcher__die 2 "host '$_bbl_name': empty, or holds a blank, line break, control character or '#', which a hostfile line cannot carry; give the host's plain name"; return 2 ;;
+        esac
+    done
+    : > "$_bbl_file" || return 2
+    for _bbl_h; do
+        _bbl_name=${_bbl_h%%:*} _bbl_slots=${_bbl_h#*:}
+        [ "$_bbl_slots" = "$_bbl_h" ] && _bbl_slots=1
+        # printf, not echo: dash's echo would turn a '\n' in a name into a line.
         case $_bbl_kind in
-        hydra) echo "$_bbl_name:$_bbl_slots" ;;
-        openmpi) echo "$_bbl_name slots=$_bbl_slots" ;;
-        slurm) echo "$_bbl_name" ;;
-        *) bb_launcher__die 1 "no known hostfile format for a launcher of kind '$_bbl_kind'"; return 1 ;;
+        hydra) printf '%s:%s\n' "$_bbl_name" "$_bbl_slots" ;;
+        openmpi) printf '%s slots=%s\n' "$_bbl_name" "$_bbl_slots" ;;
+        slurm) printf '%s\n' "$_bbl_name" ;;
         esac >> "$_bbl_file" || return 2
     done
 }
@@ -189,9 +218,9 @@ bb_launcher_hostfile_write() {
 bb_launcher_hosts_flags() {
     bb_launcher__plain "host list" "$2" || return 2
     case $1 in
-    hydra) echo "-hosts $2" ;;
-    openmpi) echo "--host $2" ;;
-    slurm) echo "--nodelist=$(echo "$2" | sed 's/:[0-9]*//g')" ;;
+    hydra) printf '%s\n' "-hosts $2" ;;
+    openmpi) printf '%s\n' "--host $2" ;;
+    slurm) printf '%s\n' "--nodelist=$(printf '%s\n' "$2" | sed 's/:[0-9]*//g')" ;;
     *) bb_launcher__die 1 "no known host list flag for a launcher of kind '$1'"; return 1 ;;
     esac
 }
@@ -203,8 +232,8 @@ bb_launcher_hosts_flags() {
 bb_launcher_agent_flags() {
     bb_launcher__plain "remote shell agent" "$2" || return 2
     case $1 in
-    hydra) echo "-launcher ssh -launcher-exec $2" ;;
-    openmpi) echo "--mca plm_rsh_agent $2" ;;
+    hydra) printf '%s\n' "-launcher ssh -launcher-exec $2" ;;
+    openmpi) printf '%s\n' "--mca plm_rsh_agent $2" ;;
     *) bb_launcher__die 1 "no known remote shell agent flag for a launcher of kind '$1'"; return 1 ;;
     esac
 }

@@ -3,7 +3,9 @@
 # its kind is the one configure found; -n 3 on fewer cores, as root where
 # we are root, starts 3 ranks; a variable passed by the environment flags
 # reaches every rank; a hostfile written in the launcher's format is taken;
-# bad values are refused rather than split.  Then the flags of every kind.
+# bad values are refused rather than split (an empty value, a line break
+# in a host, a 20-digit count too); backslashes are text.  Then the flags
+# of every kind.
 . "$(dirname "$0")/../lib.sh"
 kind=$BB_LAUNCHER_KIND
 out="$BB_TMP/out"
@@ -56,6 +58,48 @@ for bad in "hydra A=b_c d" "openmpi A=*" "hydra 1A=2" "openmpi NOEQ" "slurm A=x,
 done
 bb_launcher_np_flags openmpi 0 > "$out" 2>&1
 bb_expect_rc 2 $? "-n 0 refused"
+
+# What the header says is refused is refused (issue 39 item 9).  An empty
+# value would vanish as a word (Hydra then takes the next flag for it).
+for k in hydra openmpi slurm; do
+    bb_launcher_env_flags "$k" EMPTY= B=1 > "$out" 2>"$BB_TMP/err"
+    bb_expect_rc 2 $? "$k: env flags EMPTY= B=1 refused"
+    bb_expect_true "... printing nothing" test ! -s "$out"
+    bb_expect_grep "'EMPTY=': an empty value cannot be passed as a flag; set EMPTY in the launcher's own environment" \
+        "$BB_TMP/err" "... saying what to do instead"
+done
+# A rank count of 20 digits: a usage error in words, not test(1)'s.
+bb_launcher_np_flags hydra 99999999999999999999 > "$out" 2>"$BB_TMP/err"
+bb_expect_rc 2 $? "-n of 20 digits refused"
+bb_expect_true "... printing no flags" test ! -s "$out"
+bb_expect_grep "'99999999999999999999' ranks: give at most 9999999" "$BB_TMP/err" "... with a message"
+bb_expect_true "... and no shell noise" \
+    test "$(grep -c -e 'Illegal' -e 'out of range' -e 'expression' "$BB_TMP/err")" -eq 0
+# A line break in a host name would write two host lines: refused, and no
+# hostfile written.
+for k in hydra openmpi slurm; do
+    rm -f "$BB_TMP/hf2"
+    bb_launcher_hostfile_write "$k" "$BB_TMP/hf2" ok:1 "$(printf 'a\nb')":1 2>"$BB_TMP/err"
+    bb_expect_rc 2 $? "$k: a host with a line break refused"
+    bb_expect_true "... no hostfile written" test ! -e "$BB_TMP/hf2"
+    bb_expect_grep "which a hostfile line cannot carry" "$BB_TMP/err" "... with a message"
+done
+bb_launcher_hostfile_write hydra "$BB_TMP/hf2" a:99999999999999999999 2>"$BB_TMP/err"
+bb_expect_rc 2 $? "20-digit slots refused"
+# A backslash is text: one line, as given.  Under sh, the shell of the
+# scripts that source the layer (dash's echo would make it two lines).
+in_sh() {
+    sh -c '. "$1/scripts/bb-launcher.sh"; shift; "$@"' sh "$S" "$@"
+}
+in_sh bb_launcher_hostfile_write hydra "$BB_TMP/hf2" 'a\nb:2' 2>"$BB_TMP/err"
+bb_expect_rc 0 $? "a host name with a backslash"
+bb_expect_true "... one line, as given" test "$(cat "$BB_TMP/hf2")" = 'a\nb:2'
+bb_expect_true "env value with a backslash printed as given" \
+    test "$(in_sh bb_launcher_env_flags openmpi 'A=x\tb')" = '-x A=x\tb'
+bb_expect_true "hostfile path with a backslash printed as given" \
+    test "$(in_sh bb_launcher_hostfile_flags hydra 'h\c1')" = '-f h\c1'
+bb_expect_true "host list with a backslash printed as given" \
+    test "$(in_sh bb_launcher_hosts_flags slurm 'a\tb:2,c')" = '--nodelist=a\tb,c'
 
 # Every kind's flags (the configured launcher aside, none is run here).
 flags() {

@@ -2,7 +2,8 @@
 # bbench-smpirun and bbench-simulate against hostile input, without
 # SimGrid (fake smpirun and gnuplot stand in): platform-file values and
 # paths are data, never sed, awk or gnuplot program text; a hostfile short
-# of -n, or a radical the shell cannot count, is an error with a message.
+# of -n, or a radical the shell cannot count, is an error with a message;
+# --cfg settings and platform paths that would split or glob are refused.
 . "$(dirname "$0")/../lib.sh"
 out="$BB_TMP/out"
 err="$BB_TMP/err"
@@ -121,5 +122,25 @@ bb_expect_rc 2 $? "simulate: a line break in --out refused"
 bb_expect_grep "a line break or control character" "$err" "simulate: ... with a message"
 bb_expect_true "simulate: ... before any simulation" test ! -e "$BB_TMP/ran"
 bb_expect_true "simulate: ... nothing created" test ! -e "$nl"
+
+# --cfg settings and platform paths are split into words when passed on: a
+# blank or glob character is refused, nothing run (smpirun would have taken
+# the word after the blank for its program).
+platform n "" 0-3
+for c in '--cfg=smpi/a:b c' '--cfg=smpi/a:*'; do
+    smpi -n 1 "$c"
+    bb_expect_rc 2 $? "smpirun: '$c' refused"
+    bb_expect_grep "cannot be passed in --cfg" "$err" "smpirun: '$c': message"
+    bb_expect_true "smpirun: '$c': nothing launched" test ! -e "$BB_TMP/hosts-got"
+    simulate --out "$BB_TMP/cfg" "$c" "$BB_TMP/plat/bob's.xml"
+    bb_expect_rc 2 $? "simulate: '$c' refused"
+    bb_expect_true "simulate: '$c': nothing run" test ! -e "$BB_TMP/ran"
+done
+cp "$BB_TMP/plat/bob's.xml" "$BB_TMP/plat/p1.xml"
+cp "$BB_TMP/plat/bob's.xml" "$BB_TMP/plat/p[1].xml"
+simulate --out "$BB_TMP/glob" "$BB_TMP/plat/p[1].xml"
+bb_expect_rc 2 $? "simulate: a platform path with glob characters refused"
+bb_expect_grep "no blanks or glob characters" "$err" "simulate: ... with a message"
+bb_expect_true "simulate: ... nothing run" test ! -e "$BB_TMP/ran"
 
 bb_finish

@@ -199,7 +199,11 @@ if [ "$status" -ne 0 ]; then
         tail -n 60 "${trs%.trs}.log"
         # The failed tests' logs are artifacts too (build/artifacts/failed/).
         mkdir -p "$build/artifacts/failed"
-        cp "${trs%.trs}.log" "$build/artifacts/failed/$(echo "${trs%.trs}" | sed "s|^$build/||; s|/|_|g").log"
+        # The build path is cut as text, not pasted into a sed program (a
+        # '|' in it ended the s command, and what followed ran as sed's).
+        rel=${trs%.trs}
+        rel=${rel#"$build"/}
+        cp "${trs%.trs}.log" "$build/artifacts/failed/$(printf '%s\n' "$rel" | tr / _).log"
     done
 fi
 [ -d "$build/artifacts" ] && { step "artifacts in $build/artifacts"; ls -l "$build/artifacts"; }

@@ -6,7 +6,8 @@
 # --plot fields are checked; a failure of bbench-compare other than bad
 # input is not reported as unreadable records; a rank count given twice is
 # refused; the hostfile checked is the one passed; bbench-perf refuses bad
-# options before launching anything.
+# options before launching anything; bbench-baseline never globs a row's
+# arguments.
 . "$(dirname "$0")/../lib.sh"
 
 SW="$S/scripts/bbench-sweep"
@@ -167,5 +168,20 @@ if command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
     bb_expect_grep 'compare3 --extract failed on .*base.json (exit 3)' "$err" \
         "the failed helper named"
 fi
+
+# bbench-baseline: a row's arguments are split, never globbed (a '*' stays
+# a '*', not the files of the current directory).  A launcher that only
+# says what it was given.
+mkdir -p "$BB_TMP/bl/bin" "$BB_TMP/bl/cwd"
+cp "$BB_TMP/say-args" "$BB_TMP/bl/bin/bbench-sum"
+: >"$BB_TMP/bl/cwd/zz-file"
+printf 'sum | a glob | 1 | --count * --samples 3 | | count | elapsed | | log |\n' >"$BB_TMP/bl/list"
+rm -f "$BB_TMP/args"
+(cd "$BB_TMP/bl/cwd" && SAY_ARGS="$BB_TMP/args" BB_LAUNCHER_KIND=hydra MPIEXEC="$BB_TMP/say-args" \
+    BBENCH_LIST="$BB_TMP/bl/list" sh "$S/scripts/bbench-baseline" --bindir "$BB_TMP/bl/bin" \
+    --out "$BB_TMP/bl/out") >"$out" 2>"$err"
+bb_expect_true "bbench-baseline: the launch was tried" test -s "$BB_TMP/args"
+bb_expect_true "bbench-baseline: '*' passed as '*'" grep -q -x -F '[*]' "$BB_TMP/args"
+bb_expect_true "bbench-baseline: ... not globbed" test "$(grep -c zz-file "$BB_TMP/args")" -eq 0
 
 bb_finish

@@ -18,6 +18,13 @@ mkdir -p "$out/corpus"
 cp -n "$corpus"/* "$src"/tests/tools/data/*.json "$out/corpus/" 2>/dev/null || true
 config=$(ls "$src"/build*/config.h 2>/dev/null | head -n 1)
 [ -n "$config" ] || { echo "fuzz-record.sh: configure bbench first (build/config.h)" >&2; exit 2; }
+# $cflags is split into words when clang runs: a path in it that would
+# split or glob is refused rather than mangled.
+case $config in
+*[[:space:]*?[]*)
+    echo "fuzz-record.sh: '$config' holds a blank or glob character (* ? [), which the compiler's command line would split; use a checkout path without" >&2
+    exit 2 ;;
+esac
 cflags="-g -O1 -fsanitize=fuzzer,address,undefined -I$(dirname "$config") -I$(dirname "$config")/lib \
 -I$src/include -I$src/lib -I$src/record -I$src/tests/fuzz \
 $(pkg-config --cflags libcjson)"

@@ -7,6 +7,13 @@
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build}
+# $vg and $lt below are split into words when run: a path in them that
+# would split or glob is refused rather than mangled.
+case $src:$build in
+*[[:space:]*?[]*)
+    echo "valgrind-check.sh: '$src' or '$build' holds a blank or glob character (* ? [), which its command lines would split; give a build directory without (and a checkout path without)" >&2
+    exit 2 ;;
+esac
 mpiexec=${MPIEXEC:-mpiexec}
 logs=$(mktemp -d "${TMPDIR:-/tmp}/bbvg.XXXXXX")
 vg="valgrind --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
@@ -47,8 +54,12 @@ run() {
 sed -e '/^#/d' -e '/^[[:space:]]*$/d' -e 's/[[:space:]]*|[[:space:]]*/|/g' \
     "$src/bench/benchmarks.list" | cut -d'|' -f1,5 > "$logs/list"
 while IFS='|' read -r bench args; do
+    # The arguments are split into words, never globbed.
+    set -f
     # shellcheck disable=SC2086
-    run "bbench-$bench" 2 "$build/bench/bbench-$bench" $args < /dev/null
+    set -- "$build/bench/bbench-$bench" $args
+    set +f
+    run "bbench-$bench" 2 "$@" < /dev/null
 done < "$logs/list"
 rec=$(ls "$src"/tests/tools/data/base.json)
 run bbench-compare serial "$build/bench/bbench-compare" "$rec" "$rec"

@@ -155,6 +155,12 @@ for spec in 'a/b:count:elapsed' 'sum:count' 'sum:count:elapsed::cubic:' 'sum:c\n
     sh "$PL" --out "$BB_TMP/pp" --plot "$spec" "$D/base.json" >"$out" 2>"$err"
     bb_expect_rc 2 $? "--plot '$spec' refused"
 done
+# A --plot BENCH is a name, not a pattern: s.m leaves sum's own plot.
+if command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
+    sh "$PL" --out "$BB_TMP/pdot" --plot 's.m:count:elapsed' "$D/base.json" >"$out" 2>"$err"
+    bb_expect_rc 0 $? "--plot s.m:... beside a sum record"
+    bb_expect_true "... sum's plot still drawn" test -s "$BB_TMP/pdot/sum.png"
+fi
 # bbench-compare failing other than on its input (3: lost output) is not
 # "unreadable records".
 cat >"$BB_TMP/compare3" <<'SH'

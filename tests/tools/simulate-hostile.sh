@@ -63,6 +63,7 @@ done
 # line with an odd number of quotes (a string left open).
 SIM="$S/scripts/bbench-simulate"
 # The fake records are not bbench's schema.
+# shellcheck disable=SC2034  # read by bb_finish (tests/lib.sh)
 BB_SCHEMA_CHECK=no
 cat >"$BB_TMP/fake-bbsmpirun" <<'SH'
 #!/bin/sh

@@ -621,6 +621,8 @@ static const bb_bench_desc_t overlap_bench = {
     .merged = 1,
     .alone = 1u << V_COMM,
     .lead = 1u << V_POLLED,
+    /* One figure of several rows: every row over the polled row's calls. */
+    .share = BB_SHARE_FIRST,
     .point_ready = overlap_point_ready,
     .block_end = overlap_block_end,
     .point_columns = overlap_point_columns,

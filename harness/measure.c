@@ -530,7 +530,7 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
 {
     const bb_measure_settings_t *s = settings;
     if (!settings_ok(s) || variants == NULL || results_out == NULL || nvariants < 1
-        || share < BB_SHARE_NONE || share > BB_SHARE_MIN)
+        || share < BB_SHARE_NONE || share > BB_SHARE_FIT)
         return BB_ERR_ARG;
     for (int i = 0; i < nvariants; i++)
         if (!variant_ok(&variants[i]))
@@ -561,7 +561,7 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
             res[i].offset_error_s = error;
         }
     }
-    int64_t fewest = 0;
+    int64_t fewest = 0, most = 0;
     for (int i = 0; i < nvariants; i++) {
         int probe = s->reps == 0 && (share != BB_SHARE_FIRST || i == 0);
         if ((st = variant_prepare(comm, s, &variants[i], probe, &vr[i], &res[i])) != BB_OK)
@@ -578,10 +578,16 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
             res[i].reps = res[0].reps;
         if (i == 0 || res[i].reps < fewest)
             fewest = res[i].reps;
+        if (res[i].reps > most)
+            most = res[i].reps;
         res[i].warm_wall_s = vr[i].warm_s;
     }
-    for (int i = 0; share == BB_SHARE_MIN && i < nvariants; i++)
-        res[i].reps = fewest;  /* every rank probed alike: the same on all */
+    /* Every rank probed alike (each figure a rank maximum): the same
+     * choice on all. */
+    int one = share == BB_SHARE_MIN
+              || (share == BB_SHARE_FIT && most <= BB_SHARE_FIT_SPREAD * fewest);
+    for (int i = 0; one && i < nvariants; i++)
+        res[i].reps = fewest;
     if ((st = warm_until_steady(comm, s, variants, nvariants, vr, res)) != BB_OK)
         goto free_runs;
     /* Sample k of every variant before sample k + 1 of any: a drift in the

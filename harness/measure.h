@@ -170,8 +170,13 @@ bb_status_t bb_measure_run(MPI_Comm comm, const bb_measure_settings_t *settings,
 typedef enum bb_share {
     BB_SHARE_NONE = 0,
     BB_SHARE_FIRST,
-    BB_SHARE_MIN
+    BB_SHARE_MIN,
+    BB_SHARE_FIT
 } bb_share_t;
+
+/* BB_SHARE_FIT: rows whose fitted reps differ by more than this factor
+ * (their costs by as much) each keep their own. */
+enum { BB_SHARE_FIT_SPREAD = 10 };
 
 /* Collective.  Several variants of one point, their sample blocks
  * interleaved: sample k of every variant before sample k + 1 of any, so that
@@ -182,7 +187,10 @@ typedef enum bb_share {
  * variant, so that every column is a mean over as many calls; BB_SHARE_MIN,
  * every variant probes and the fewest reps serve all (each sample then fits
  * the budget on the slowest variant too: for variants whose times differ
- * by orders of magnitude).
+ * by orders of magnitude); BB_SHARE_FIT, every variant probes: the fewest
+ * serve all while the most any variant fits is within BB_SHARE_FIT_SPREAD
+ * times the fewest, else each variant keeps its own (a cheap row beside a
+ * dear one is then timed over as many calls as alone, not over two).
  * results_out[nvariants]: caller owns each (bb_measure_result_clear).
  * Errors as bb_measure_run; on error no result is left to clear. */
 bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *settings,

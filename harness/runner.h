@@ -213,7 +213,7 @@ typedef struct bb_bench_desc {
 
     /* A benchmark of variants leaves point NULL and declares these; the
      * runner measures every row of a point through one path (interleaved,
-     * the first row's reps shared), agrees the tallies and reports. */
+     * reps shared as share says), agrees the tallies and reports. */
     const bb_variant_t *variants;
     int nvariants;
     const char *const *part_names;  /* [nparts], [0] "elapsed" */
@@ -257,7 +257,8 @@ typedef struct bb_bench_desc {
      * with its own reps (point_ready may size the others from them). */
     unsigned alone;
     /* Bit v: variant v's rows lead the others' interleaved set, the first
-     * of them choosing the reps all share (0: the first row leads). */
+     * of them choosing the reps all share under BB_SHARE_FIRST (0: the
+     * first row leads). */
     unsigned lead;
     /* Collective, between the rows measured alone and the rest.  May be
      * NULL. */
@@ -277,7 +278,8 @@ typedef struct bb_bench_desc {
      * label_column, its times under time_column, its own cells
      * (row_columns is called once, with row NULL), then its status. */
     const bb_long_table_t *long_table;
-    /* How the point's set shares reps; 0: the first row's (BB_SHARE_FIRST). */
+    /* How the point's set shares reps; 0: BB_SHARE_FIT (one figure unless the
+     * rows' costs differ by more than BB_SHARE_FIT_SPREAD times). */
     bb_share_t share;
     /* Bit v: variant v's rows are measured in the point's set but neither
      * shown nor recorded by the runner (a reference the benchmark derives

@@ -1,7 +1,8 @@
 /* variants.c: the one path from a benchmark's variants to its table row
  * and record points: every row of a point measured together (samples
- * interleaved, the leading row's reps shared; rows declared alone first,
- * on their own), the tallies agreed, the columns, ratios, status cell and
+ * interleaved, one reps figure unless the rows' costs differ by more than
+ * BB_SHARE_FIT_SPREAD times; rows declared alone first, on their own), the
+ * tallies agreed, the columns, ratios, status cell and
  * standard quantities written once (one record point per row, or one for
  * the point when its rows are merged). */
 #include "config.h"
@@ -171,12 +172,22 @@ static void times_note(bb_run_t *run)
     int alone = 0;
     for (int r = 0; r < run->nrows; r++)
         alone |= (d->alone >> run->rows[r].variant) & 1u;
+    const char *fixed = run->settings.reps > 0 ? "the reps given"
+                        : d->share == BB_SHARE_FIRST ? "one reps figure, the leading row's"
+                        : d->share == BB_SHARE_MIN ? "one reps figure, the fewest any row fits "
+                                                     "to the budget"
+                        : NULL;
+    char reps[160];
+    if (fixed != NULL)
+        snprintf(reps, sizeof reps, "%s", fixed);
+    else
+        snprintf(reps, sizeof reps, "one reps figure, the fewest any row fits to the budget, "
+                 "unless a row fits more than %dx the fewest: then each row its own "
+                 "(measurement.reps)", BB_SHARE_FIT_SPREAD);
     bb_table_note(run->table, "times: microseconds per call; %lld samples a point, each the "
                   "mean over a block of calls, the %s; the rows' samples interleaved (sample "
-                  "k of every row before sample k + 1) with one reps figure, %s%s",
-                  (long long)run->settings.samples, bb_run_rank_stat_words(run),
-                  d->share == BB_SHARE_MIN ? "the fewest any row fits to the budget"
-                                           : "the first row's",
+                  "k of every row before sample k + 1) with %s%s",
+                  (long long)run->settings.samples, bb_run_rank_stat_words(run), reps,
                   alone ? " (rows measured alone before the others: their own)" : "");
 }
 
@@ -439,6 +450,17 @@ static cJSON *faults_quantity(const bb_measure_result_t *m, int first)
     return q;
 }
 
+/* The calls a sample block of this row timed: fitted to the budget (it
+ * follows the probe's speed and, under BB_SHARE_FIT, the rows beside it) or
+ * given by --reps, a setting; never a contract of the code. */
+static cJSON *reps_quantity(const bb_measure_result_t *m)
+{
+    cJSON *q = bb_quantity_value((double)m->reps, "count", "point");
+    if (q != NULL)
+        cJSON_AddBoolToObject(q, "deterministic", 0);
+    return q;
+}
+
 /* Record point of rows [from, to): one row, or every row of a merged
  * point (the whole call of each under its variant's name). */
 static void record_rows(bb_run_t *run, void *state, int from, int to)
@@ -466,6 +488,7 @@ static void record_rows(bb_run_t *run, void *state, int from, int to)
         if (!d->merged) {
             bb_quantities_add(q, "window.calls_excluded", bb_run_excluded_quantity(run, &w->m));
             bb_quantities_add(q, "memory.minor_faults", faults_quantity(&w->m, 0));
+            bb_quantities_add(q, "measurement.reps", reps_quantity(&w->m));
             bb_quantities_add(first, "memory.minor_faults", faults_quantity(&w->m, 1));
         }
     }
@@ -555,7 +578,7 @@ int bb_variants_point(bb_run_t *run, void *state, size_t i)
         }
     if (n > 0)
         bb_run_measure_set(run, d->benchmark, sv, n,
-                           d->share != BB_SHARE_NONE ? d->share : BB_SHARE_FIRST, res);
+                           d->share != BB_SHARE_NONE ? d->share : BB_SHARE_FIT, res);
     for (int k = 0; k < n; k++)
         run->rows[set[k]].m = res[k];
     if (d->point_end != NULL)

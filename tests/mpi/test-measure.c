@@ -381,7 +381,7 @@ int main(int argc, char **argv)
         bb_measure_result_clear(&r[0]);
         bb_measure_result_clear(&r[1]);
         CHECK(bb_measure_run_set(MPI_COMM_WORLD, &s, v, 0, BB_SHARE_FIRST, r) == BB_ERR_ARG);
-        CHECK(bb_measure_run_set(MPI_COMM_WORLD, &s, v, 2, (bb_share_t)3, r) == BB_ERR_ARG);
+        CHECK(bb_measure_run_set(MPI_COMM_WORLD, &s, v, 2, (bb_share_t)4, r) == BB_ERR_ARG);
     }
     /* BB_SHARE_MIN: each variant probes, and the fewest reps (the slower
      * variant's fit to the budget) serve both. */
@@ -409,6 +409,39 @@ int main(int argc, char **argv)
         CHECK(f[0].calls == r[0].calls && f[1].calls == r[1].calls);
         bb_measure_result_clear(&r[0]);
         bb_measure_result_clear(&r[1]);
+    }
+    /* BB_SHARE_FIT: rows within 10x of each other share the fewest reps
+     * (the dearer row's sample fits the budget); a row 1000x cheaper than
+     * the other keeps its own, at least 10x as many (under BB_SHARE_FIRST
+     * or MIN it had two calls a sample).  Wall-time spins of 2 and 4 ms,
+     * and 2 us; each fit is the fastest of the warm-up calls and the probe,
+     * so one preempted call cannot move the verdict. */
+    {
+        const double busy[3][2] = { { 2e-3, 4e-3 }, { 2e-6, 4e-3 }, { 4e-3, 2e-6 } };
+        for (int c = 0; c < 3; c++) {
+            fake_t f[2] = { { .rank = rank, .size = size, .busy_s = busy[c][0] },
+                            { .rank = rank, .size = size, .busy_s = busy[c][1] } };
+            bb_measure_settings_t s = { .samples = 3, .reps = 0, .budget_s = 10e-3,
+                                        .warmup = 2 };
+            bb_measure_variant_t v[2];
+            for (int i = 0; i < 2; i++)
+                v[i] = (bb_measure_variant_t){ .nparts = 2, .ncounts = 1, .call = fake_call,
+                                               .arg = &f[i] };
+            bb_measure_result_t r[2];
+            CHECK(bb_measure_run_set(MPI_COMM_WORLD, &s, v, 2, BB_SHARE_FIT, r) == BB_OK);
+            int dear = busy[c][0] > busy[c][1] ? 0 : 1;
+            if (c == 0)
+                CHECK_MSG(r[0].reps == r[1].reps && r[1].reps >= 1 && r[1].reps <= 2,
+                          "fit, 2 and 4 ms: reps %lld and %lld, want one figure <= 2",
+                          (long long)r[0].reps, (long long)r[1].reps);
+            else
+                CHECK_MSG(r[dear].reps <= 2 && r[1 - dear].reps >= 10 * r[dear].reps,
+                          "fit, 2 us beside 4 ms: reps %lld and %lld, want the cheap "
+                          "row's own", (long long)r[1 - dear].reps, (long long)r[dear].reps);
+            CHECK(r[0].probe_wall_s > 0.0 && r[1].probe_wall_s > 0.0);
+            bb_measure_result_clear(&r[0]);
+            bb_measure_result_clear(&r[1]);
+        }
     }
     CHECK(strcmp(bb_timing_name(BB_TIMING_WINDOW), "window") == 0);
 

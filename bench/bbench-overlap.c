@@ -130,7 +130,7 @@ static bb_status_t way_call(bb_run_t *run, void *state, bb_row_t *row, double *p
         if (c->op.kind != BB_OVERLAP_IALLREDUCE && c->op.rank != c->op.source
             && c->op.rank != c->op.destination)
             saw = 1;
-        if (c->ndone < c->done_cap)  /* a block is at most one sample's calls */
+        if (c->ndone < c->done_cap)  /* a block is at most done_cap calls */
             c->done[c->ndone++] = saw;
     }
     return st;
@@ -485,7 +485,9 @@ static void overlap_setup(bb_run_t *run, void *state)
     c->op.recv = malloc((size_t)max_bytes);
     const bb_measure_settings_t *m = bb_run_settings(run);
     c->sample_done = calloc((size_t)m->samples, sizeof *c->sample_done);
-    c->done_cap = m->reps > 0 ? m->reps : BB_MEASURE_REPS_CAP;
+    /* A block: one sample's calls, or the untimed calls before it. */
+    c->done_cap = m->reps <= 0 ? BB_MEASURE_REPS_CAP
+                  : m->reps > BB_MEASURE_PRIMER_CALLS ? m->reps : BB_MEASURE_PRIMER_CALLS;
     c->done = malloc((size_t)c->done_cap * sizeof *c->done);
     if (c->op.recv == NULL || c->sample_done == NULL || c->done == NULL)
         bb_run_fatal(run, "cannot allocate %lld bytes", (long long)max_bytes);

@@ -408,12 +408,13 @@ static bb_status_t variant_prepare(MPI_Comm comm, const bb_measure_settings_t *s
     return BB_OK;
 }
 
-/* One untimed call of a variant right before its sample block: the
- * allocator's heap, MPI's temporaries and caches come back to this
- * variant's steady state outside the timing, and the skew that the last
- * block's closing reductions left between the ranks is absorbed by it,
- * not by the first timed call (nothing collective of the engine's comes
- * between the two; a block_end, told -1, may make its own).  Without it a
+/* Untimed calls of a variant right before its sample block
+ * (BB_MEASURE_PRIMER_CALLS, then one block_end told -1, which may make a
+ * collective of its own): the allocator's heap, MPI's temporaries and
+ * caches come back to this variant's steady state outside the timing, and
+ * the skew that the last block's closing reductions left between the
+ * ranks is absorbed by them, not by the first timed call (nothing
+ * collective of the engine's comes between them).  Without them a
  * retained row's first call after a fresh row faults MPI's reduction
  * temporary in again from the heap the fresh row trimmed (1025 minor faults
  * at 8 MiB a rank with MPICH: most of a 1-call sample). */
@@ -421,14 +422,19 @@ static bb_status_t variant_prime(const bb_measure_variant_t *v, variant_run_t *v
                                  bb_measure_result_t *r)
 {
     double *discard = vr->scratch + v->nparts + v->ncounts + 2;
-    memset(discard, 0, (size_t)(v->nparts + v->ncounts) * sizeof *discard);
-    bb_status_t st = v->call(v->arg, discard, discard + v->nparts);
-    if (st != BB_OK && st != BB_REFUSED)
-        return st;
-    if (v->block_end != NULL && (st = v->block_end(v->arg, 1, -1)) != BB_OK)
-        return st;
-    r->calls++;
-    r->primers++;
+    for (int c = 0; c < BB_MEASURE_PRIMER_CALLS; c++) {
+        memset(discard, 0, (size_t)(v->nparts + v->ncounts) * sizeof *discard);
+        bb_status_t st = v->call(v->arg, discard, discard + v->nparts);
+        if (st != BB_OK && st != BB_REFUSED)
+            return st;
+        r->calls++;
+        r->primers++;
+    }
+    if (v->block_end != NULL) {
+        bb_status_t st = v->block_end(v->arg, BB_MEASURE_PRIMER_CALLS, -1);
+        if (st != BB_OK)
+            return st;
+    }
     return BB_OK;
 }
 
@@ -592,7 +598,7 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
         goto free_runs;
     /* Sample k of every variant before sample k + 1 of any: a drift in the
      * machine's speed shows in all of them alike.  Each sample block of a
-     * set starts after an untimed call of its own variant (variant_prime). */
+     * set starts after untimed calls of its own variant (variant_prime). */
     FILE *trace = trace_open(comm, nvariants);
     for (int64_t k = 0; k < s->samples && st == BB_OK; k++)
         for (int i = 0; i < nvariants && st == BB_OK; i++)

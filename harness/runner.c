@@ -784,9 +784,10 @@ static void add_run_settings(bb_run_t *run)
                                                         run->measurements > 0));
     cJSON_AddNumberToObject(m, "calls", (double)run->calls);
     cJSON_AddNumberToObject(m, "primer_calls", (double)run->primers);
-    cJSON_AddStringToObject(m, "primer", "with several rows a point, one untimed call of a "
+    cJSON_AddStringToObject(m, "primer", "with several rows a point, two untimed calls of a "
                             "row before each of its sample blocks, so that what the previous "
-                            "row left (a trimmed heap, MPI's temporaries) is not timed");
+                            "row left (a trimmed heap, MPI's temporaries, the skew of the "
+                            "engine's closing reductions) is not timed");
     if (s->timing == BB_TIMING_WINDOW) {
         cJSON *w = cJSON_CreateObject();
         cJSON_AddItemToObject(w, "window_s_given", number_or_null(s->window_s,

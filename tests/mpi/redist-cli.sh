@@ -3,8 +3,8 @@
 # message on every launch shape, a small measured run in both modes whose
 # record has every method's quantities.
 # The -n 3 run is oversubscribed with one call per sample, and each sample
-# block of several rows starts after an untimed call: 50-60 s unloaded, so
-# allow for a loaded machine (Hydra's MPIEXEC_TIMEOUT follows it).
+# block of several rows starts after two untimed calls: allow for a loaded
+# machine (Hydra's MPIEXEC_TIMEOUT follows it).
 BB_TIMEOUT="${BB_TIMEOUT:-300}"
 . "$(dirname "$0")/../lib.sh"
 

@@ -365,10 +365,10 @@ int main(int argc, char **argv)
         CHECK(reps >= 1 && r[1].reps == reps && r[0].probe_wall_s > 0.0);
         CHECK(r[1].reps_from == BB_REPS_BUDGET);
         /* Variant 0: first, warm-up, probe; variant 1: no probe of its own;
-         * each sample block after an untimed call of its own (a primer,
-         * ended as a block of its own, told -1). */
-        CHECK(r[0].calls == 6 + 3 * reps && r[1].calls == 5 + 3 * reps);
-        CHECK(r[0].primers == 3 && r[1].primers == 3);
+         * each sample block after two untimed calls of its own (primers,
+         * ended as a block of their own, told -1). */
+        CHECK(r[0].calls == 9 + 3 * reps && r[1].calls == 8 + 3 * reps);
+        CHECK(r[0].primers == 6 && r[1].primers == 6);
         CHECK(f[0].blocks_ended == 9 && f[1].blocks_ended == 8);
         for (int k = 0; k < 3; k++) {
             CHECK(fabs(r[1].local_parts[k] - (rank + 1) * 1e-6) < 1e-12);
@@ -405,7 +405,7 @@ int main(int argc, char **argv)
         CHECK(r[0].probe_wall_s > 0.0 && r[1].probe_wall_s > 0.0);
         CHECK_MSG(r[0].reps == want && r[1].reps == want, "min: reps %lld and %lld, want %lld",
                   (long long)r[0].reps, (long long)r[1].reps, (long long)want);
-        CHECK(r[0].calls == 6 + 3 * want && r[1].calls == 6 + 3 * want);
+        CHECK(r[0].calls == 9 + 3 * want && r[1].calls == 9 + 3 * want);
         CHECK(f[0].calls == r[0].calls && f[1].calls == r[1].calls);
         bb_measure_result_clear(&r[0]);
         bb_measure_result_clear(&r[1]);

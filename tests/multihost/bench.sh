@@ -5,7 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/mh-lib.sh"
 
-tiny="--samples 3 --reps 1 --warmup 0"
+tiny="--samples 3 --reps 1 --warmup 0 --warmup-blocks 0"
 for np in 2 4; do
     for bench in sum transfer overlap redist; do
         case $bench in

@@ -12,10 +12,10 @@
  *      fit it: a windowed call lasts its window);
  *   4. `samples` blocks of reps calls; in a set of several variants, each
  *      sample block after BB_MEASURE_PRIMER_CALLS untimed calls of its own
- *      variant (a block of their own, discarded), so that what the previous variant left behind (a
- *      trimmed heap, MPI's temporaries freed or cached, its closing
- *      reductions) is paid outside the sample: a row's figure is its own,
- *      whichever rows run beside it.
+ *      variant (a block of their own, discarded), so that what the previous
+ *      variant left behind (a trimmed heap, MPI's temporaries freed or
+ *      cached, its closing reductions) is paid outside the sample: a row's
+ *      figure is its own, whichever rows run beside it.
  * A block's per-call means are reduced over the communicator after the
  * block, outside the timed region: by default a sample is the slowest
  * rank's (the critical path of the collective operation), with that rank's

@@ -52,6 +52,9 @@ static const char usage_text[] =
     "                      shown but never fail; exit 1 only for a contract\n"
     "                      change\n"
     "      --allow-missing accept lost points (listed, not failed)\n"
+    "      --time-oversubscribed  judge the timings of records that say\n"
+    "                      they were oversubscribed (withheld by default:\n"
+    "                      their ranks time-shared cores)\n"
     "      --ignore-parameter L  leave these parameters (comma list,\n"
     "                      repeatable) out of matching, e.g. a budget-chosen\n"
     "                      reps\n"
@@ -256,12 +259,13 @@ int main(int argc, char **argv)
      * iterations, warm-up and full columns in the benchmarks, so these are
      * long-only here. */
     enum { OPT_REPORT = 256, OPT_IGNORE, OPT_EXTRACT, OPT_QUANTITY, OPT_FORMAT, OPT_DETAILS,
-           OPT_ALLOW_MISSING };
+           OPT_ALLOW_MISSING, OPT_TIME_OVERSUBSCRIBED };
     static const struct option longopts[] = {
         {"tolerance", required_argument, NULL, 't'},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"report", no_argument, NULL, OPT_REPORT},
         {"allow-missing", no_argument, NULL, OPT_ALLOW_MISSING},
+        {"time-oversubscribed", no_argument, NULL, OPT_TIME_OVERSUBSCRIBED},
         {"all", no_argument, NULL, 'a'},
         {"ignore-parameter", required_argument, NULL, OPT_IGNORE},
         {"extract", no_argument, NULL, OPT_EXTRACT},
@@ -273,6 +277,7 @@ int main(int argc, char **argv)
     double tolerance = BB_COMPARE_DEFAULT_TOLERANCE;
     bb_compare_format_t format = BB_COMPARE_TABLE;
     int report_only = 0, allow_missing = 0, all_timings = 0, extract = 0;
+    int time_oversubscribed = 0;
     char **quantities = NULL, **ignored = NULL;
     const char *details = NULL;
     size_t nq = 0, nignored = 0;
@@ -305,6 +310,7 @@ int main(int argc, char **argv)
             break;
         case OPT_REPORT: report_only = 1; break;
         case OPT_ALLOW_MISSING: allow_missing = 1; break;
+        case OPT_TIME_OVERSUBSCRIBED: time_oversubscribed = 1; break;
         case 'a': all_timings = 1; break;
         case OPT_IGNORE:
             if (add_names(optarg, &ignored, &nignored) != 0)
@@ -373,7 +379,8 @@ int main(int argc, char **argv)
                                   .ignore_parameters = (const char *const *)ignored,
                                   .n_ignore = nignored,
                                   .report_only = report_only,
-                                  .allow_missing = allow_missing};
+                                  .allow_missing = allow_missing,
+                                  .time_oversubscribed = time_oversubscribed};
     bb_status_t st = bb_compare_sets(base, cand, &copts, &report, &summary,
                                      err, sizeof err);
     if (st != BB_OK) {

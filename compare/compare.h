@@ -113,9 +113,11 @@ typedef struct bb_pair_tally {
 bb_status_t bb_check_pair(const bb_point_ref_t *b, const bb_point_ref_t *c,
                           char *err, size_t errlen);
 /* The pair's report entry: status, contract changes, timings' verdicts;
- * tally counts them. */
+ * tally counts them.  The timings are withheld (shown, never judged) when
+ * the two records were measured under two MPI libraries, or when either
+ * says it was oversubscribed and time_oversubscribed is 0. */
 cJSON *bb_judge_pair(const bb_point_ref_t *b, const bb_point_ref_t *c,
-                     double tol, bb_pair_tally_t *tally);
+                     double tol, int time_oversubscribed, bb_pair_tally_t *tally);
 
 /* statistics.c: the rank test and a median */
 

@@ -272,8 +272,16 @@ static const char *bb_mpi_family(const cJSON *doc, char *buf, size_t len)
     return buf;
 }
 
+/* Does the record say its ranks time-shared cores? (topology.oversubscribed
+ * true; null or absent: not said) */
+static int oversubscribed(const cJSON *doc)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(doc, "topology");
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "oversubscribed"));
+}
+
 cJSON *bb_judge_pair(const bb_point_ref_t *b, const bb_point_ref_t *c,
-                            double tol, bb_pair_tally_t *tally)
+                     double tol, int time_oversubscribed, bb_pair_tally_t *tally)
 {
     cJSON *pair = cJSON_CreateObject();
     cJSON_AddStringToObject(pair, "label", b->label);
@@ -319,15 +327,27 @@ cJSON *bb_judge_pair(const bb_point_ref_t *b, const bb_point_ref_t *c,
         bb_judge_deterministic(bf, cf, "first_call.", changes, &t);
         /* Timings measured under two MPI libraries differ by the library:
          * no verdict on them, whatever the figures (contracts still hold). */
-        char bbuf[40], cbuf[40], withhold[128];
+        char bbuf[40], cbuf[40], withhold[160];
         const char *bfam = bb_mpi_family(b->record->doc, bbuf, sizeof bbuf);
         const char *cfam = bb_mpi_family(c->record->doc, cbuf, sizeof cbuf);
         int other_mpi = bfam != NULL && cfam != NULL && strcmp(bfam, cfam) != 0;
-        if (other_mpi)
+        /* Oversubscribed ranks time-share cores: a collective waits on a
+         * descheduled rank for scheduler slices, so a timing there says
+         * more about the scheduler than about the code. */
+        int bo = oversubscribed(b->record->doc), co = oversubscribed(c->record->doc);
+        const char *why = NULL;
+        if (other_mpi) {
             snprintf(withhold, sizeof withhold, "measured under two MPI libraries (%s "
                      "against %s): not judged", bfam, cfam);
+            why = withhold;
+        } else if ((bo || co) && !time_oversubscribed) {
+            snprintf(withhold, sizeof withhold, "oversubscribed (%s): timings include "
+                     "time-sharing; not judged without --time-oversubscribed",
+                     bo && co ? "both" : bo ? "base" : "candidate");
+            why = withhold;
+        }
         if (strcmp(bs, "ok") == 0)
-            bb_judge_timings(bq, cq, tol, other_mpi ? withhold : NULL, timings, &t);
+            bb_judge_timings(bq, cq, tol, why, timings, &t);
     }
     const char *verdict = t.contract ? "contract change"
                           : t.regressions ? "regression"

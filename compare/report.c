@@ -344,7 +344,8 @@ bb_status_t bb_compare_sets(const bb_record_set_t *base,
                 cJSON_Delete(report);
                 goto free_cand;
             }
-            cJSON_AddItemToArray(pairs, bb_judge_pair(&bp[i], &cp[j], tolerance, &tally));
+            cJSON_AddItemToArray(pairs, bb_judge_pair(&bp[i], &cp[j], tolerance, options->time_oversubscribed,
+                                                       &tally));
             size_t cell = bp[i].record_index * cand->n + cp[j].record_index;
             if (!seen[cell]) {
                 seen[cell] = 1;

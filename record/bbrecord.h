@@ -210,6 +210,9 @@ typedef struct bb_compare_options {
     int report_only;     /* --report: timings and lost points never fail */
     int allow_missing;   /* --allow-missing: base points the candidate
                             lacks are listed, not failed */
+    int time_oversubscribed;  /* --time-oversubscribed: judge the timings of
+                                 a pair whose record says oversubscribed
+                                 (withheld otherwise: time-sharing) */
 } bb_compare_options_t;
 
 /* Local.  Matches points by benchmark, parameters (member order ignored)

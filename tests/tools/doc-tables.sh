@@ -1,0 +1,102 @@
+#!/bin/sh
+# Every figure table of README.md, doc/*.md and results/README.md is the one
+# its records give (scripts/bbench-doctable, issue 38 item 4): the tree as
+# it is passes; a planted edit of one cell, a figure table outside a block
+# and a record that says oversubscribed where the table does not each fail;
+# rewriting puts the tables back.  No MPI; python3 only.
+. "$(dirname "$0")/../lib.sh"
+command -v python3 > /dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
+gen="$S/scripts/bbench-doctable"
+
+python3 "$gen" --check --root "$S" > "$BB_TMP/check" 2>&1
+bb_expect_rc 0 $? "the tree: every block is what its records give, no figure table outside one"
+[ -s "$BB_TMP/check" ] && sed 's/^/    /' "$BB_TMP/check" >&2
+
+# A copy of what the tables are made from, to plant edits in.
+T="$BB_TMP/tree"
+mkdir -p "$T/doc" "$T/scripts" "$T/results"
+cp "$S/README.md" "$T/"
+cp "$S"/doc/*.md "$T/doc/"
+cp -R "$S/doc/records" "$T/doc/"
+cp "$S"/results/* "$T/results/"
+cp "$gen" "$S/scripts/bbench-perf" "$S/scripts/bbench-simulate" "$T/scripts/"
+check() { python3 "$T/scripts/bbench-doctable" --check --root "$T" > "$BB_TMP/out" 2>&1; }
+check
+bb_expect_rc 0 $? "the copy passes as the tree does"
+
+# One cell of the first generated table of README.md: its first figure with
+# a decimal point, one digit changed.
+awk 'BEGIN { done = 0 } /^<!-- bbench-table / { inb = 1 } /^<!-- \/bbench-table/ { inb = 0 }
+     inb && !done && /^\| [0-9]/ && match($0, /[0-9]+\.[0-9][0-9]/) {
+         c = substr($0, RSTART, RLENGTH); d = substr(c, length(c), 1)
+         c2 = substr(c, 1, length(c) - 1) ((d + 1) % 10)
+         $0 = substr($0, 1, RSTART - 1) c2 substr($0, RSTART + RLENGTH); done = 1 }
+     { print }' "$S/README.md" > "$T/README.md"
+bb_expect_true "a cell was changed" sh -c "! cmp -s '$S/README.md' '$T/README.md'"
+check
+bb_expect_rc 1 $? "one cell changed: --check fails"
+bb_expect_grep '^README.md:[0-9]*: block [a-z0-9-]* differs from what its records give' \
+    "$BB_TMP/out" "it names the block"
+python3 "$T/scripts/bbench-doctable" --root "$T" "$T/README.md" > "$BB_TMP/out" 2>&1
+bb_expect_rc 0 $? "rewriting the file"
+bb_expect_true "rewritten, README.md is the tree's again" cmp -s "$S/README.md" "$T/README.md"
+
+# A table of figures typed in by hand, outside any block.
+cp "$S/doc/transfer.md" "$T/doc/transfer.md"
+printf '\n| bytes | median us | ratio |\n|---|---:|---:|\n| 8 | 5.43 | 1.07 |\n| 64 Ki | 36.16 | 1.60 |\n' \
+    >> "$T/doc/transfer.md"
+check
+bb_expect_rc 1 $? "a figure table outside a block: --check fails"
+n=$(wc -l < "$T/doc/transfer.md")
+bb_expect_grep "^doc/transfer.md:$((n - 3)): a table of figures outside a generated block" \
+    "$BB_TMP/out" "it names the file and the table's first line"
+python3 "$T/scripts/bbench-doctable" --root "$T" "$T/doc/transfer.md" > /dev/null 2>&1
+bb_expect_rc 1 $? "rewriting does not take it in: still exit 1"
+# The same in a code block, as a program prints it.
+cp "$S/doc/transfer.md" "$T/doc/transfer.md"
+printf '\n```\n  count protocol_us raw_us ratio\n      1 4.84 0.80 6.06\n      4 5.11 1.48 3.46\n     16 5.41 1.72 3.14\n```\n' \
+    >> "$T/doc/transfer.md"
+check
+bb_expect_rc 1 $? "a program's table pasted in a code block: --check fails"
+bb_expect_grep "^doc/transfer.md:[0-9]*: a code block of figures outside" "$BB_TMP/out" \
+    "it is named as a code block"
+# Exempted, with its reason, it passes.
+cp "$S/doc/transfer.md" "$T/doc/transfer.md"
+printf '\n<!-- bbench-table-exempt: a table of another program (planted by the test) -->\n| bytes | median us | ratio |\n|---|---:|---:|\n| 8 | 5.43 | 1.07 |\n| 64 Ki | 36.16 | 1.60 |\n' \
+    >> "$T/doc/transfer.md"
+check
+bb_expect_rc 0 $? "the same table exempted with its reason passes"
+cp "$S/doc/transfer.md" "$T/doc/transfer.md"
+# Field tables are not figure tables: the docs' own pass above; one more.
+printf '\n| option | meaning |\n|---|---|\n| `--budget S` | 0.05 s a sample |\n| `--samples N` | at least 3 |\n' \
+    >> "$T/doc/transfer.md"
+check
+bb_expect_rc 0 $? "a table of options (text cells) is not a figure table"
+cp "$S/doc/transfer.md" "$T/doc/transfer.md"
+
+# A record that says it was oversubscribed is said so in its table, by the
+# generator: the block no longer matches until it is rewritten, and then
+# names the record.
+rec=$(sed -n 's/^<!-- bbench-table [a-z0-9-]* view=sum records=\([^ ,]*\).*/\1/p' \
+    "$S/README.md" | head -n 1)
+bb_expect_true "README.md has a sum block ($rec)" test -n "$rec"
+python3 - "$T/$rec" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["topology"]["oversubscribed"] = True
+json.dump(r, open(sys.argv[1], "w"))
+PY
+check
+bb_expect_rc 1 $? "the record now says oversubscribed: its block differs"
+python3 "$T/scripts/bbench-doctable" --root "$T" "$T/README.md" > /dev/null 2>&1
+bb_expect_grep "\*\*Oversubscribed\*\*.*$(basename "$rec")" "$T/README.md" \
+    "rewritten, the table names the oversubscribed record"
+bb_expect_grep "(-n [0-9]*, oversubscribed)" "$T/README.md" \
+    "and its command line says it"
+
+# A block whose records are missing cannot be rendered: exit 2, named.
+rm -f "$T/$rec"
+check
+bb_expect_rc 2 $? "a block without its records: exit 2"
+bb_expect_grep "records '$rec'" "$BB_TMP/out" "it names the missing records"
+bb_finish

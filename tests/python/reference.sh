@@ -1,8 +1,10 @@
 #!/bin/sh
 # The pure-Python reference (python/bbench/reference.py) under pytest at
 # -n 1..4, with Debian's mpi4py (built on Open MPI, so mpiexec.openmpi).
-# Not yet in make check (issue 41 is not finished); run it by hand:
-#   sh tests/python/reference.sh
+# With BBENCH_LIB (an Open MPI build's lib/.libs/libbbench.so.0) it also
+# compares the reference with the C sum phase.  Not yet in make check
+# (issue 41 is not finished); run it by hand:
+#   BBENCH_LIB=build-openmpi/lib/.libs/libbbench.so.0 sh tests/python/reference.sh
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 py=${PYTHON:-/usr/bin/python3}
@@ -14,8 +16,9 @@ status=0
 for np in 1 2 3 4; do
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     OMPI_MCA_rmaps_base_oversubscribe=1 PYTHONPATH="$src/python" \
+    BBENCH_LIB=${BBENCH_LIB:-} BBENCH_MPI=${BBENCH_MPI:-openmpi} \
         timeout -k 5 300 mpiexec.openmpi -n "$np" "$py" -m pytest -q --color=no -p no:cacheprovider \
-        "$src/tests/python/test_reference.py" > "${TMPDIR:-/tmp}/bbpy-ref.$np.log" 2>&1
+        "$src/tests/python/test_reference.py" "$src/tests/python/test_differential.py" > "${TMPDIR:-/tmp}/bbpy-ref.$np.log" 2>&1
     rc=$?
     echo "-n $np: exit $rc: $(grep -E '[0-9]+ (passed|failed)' "${TMPDIR:-/tmp}/bbpy-ref.$np.log" | tail -1)"
     [ $rc -eq 0 ] || { status=1; tail -30 "${TMPDIR:-/tmp}/bbpy-ref.$np.log"; }

@@ -1,0 +1,183 @@
+"""ctypes binding of libbbench's sum phase (the transfer phase is next).
+
+Why ctypes: it needs no compiler or Python headers where it is installed
+(Debian's python3 has ctypes, not cffi), and the phase's cost is one call
+per sum, so the binding's own cost is a few microseconds at most; the
+benchmark measures it (C from Python against C from C).
+
+The library must be built against mpi4py's MPI (Debian's mpi4py is Open
+MPI's): two MPI libraries in one process would each think it owns MPI.
+"""
+import ctypes
+import os
+import weakref
+
+import numpy as np
+from mpi4py import MPI
+
+from .reference import CollectiveRefusal, PoisonedPhase, INT32_MAX
+
+_STAGES = {0: None, 1: "preflight", 2: "compute", 3: "consumer", 4: "receipt",
+           5: "contract", 6: "transport"}
+BB_OK, BB_REFUSED, BB_ERR_POISONED, BB_ERR_MPI = 0, 1, 6, 7
+
+
+class _Refusal(ctypes.Structure):
+    _fields_ = [("stage", ctypes.c_int), ("rank", ctypes.c_int),
+                ("sequence", ctypes.c_int64)]
+
+
+class _SumMetrics(ctypes.Structure):
+    _fields_ = [("status", ctypes.c_int),
+                ("sequence", ctypes.c_int64), ("phase_id", ctypes.c_int64),
+                ("epoch", ctypes.c_int64), ("count", ctypes.c_int64),
+                ("rank", ctypes.c_int), ("ranks", ctypes.c_int),
+                ("prepare_s", ctypes.c_double), ("admission_s", ctypes.c_double),
+                ("post_s", ctypes.c_double), ("test_s", ctypes.c_double),
+                ("wait_s", ctypes.c_double), ("total_s", ctypes.c_double),
+                ("test_completed", ctypes.c_int),
+                ("payload_bytes", ctypes.c_int64), ("tracked_bytes", ctypes.c_int64),
+                ("max_inflight", ctypes.c_int), ("requests_posted", ctypes.c_int),
+                ("local_cause", ctypes.c_int), ("refusal", _Refusal),
+                ("mpi_call", ctypes.c_char_p)]
+
+
+class _SumContract(ctypes.Structure):
+    _fields_ = [("phase_id", ctypes.c_int64), ("epoch", ctypes.c_int64),
+                ("count", ctypes.c_int64), ("max_elements", ctypes.c_int64)]
+
+
+_PREPARE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p,
+                            ctypes.POINTER(ctypes.POINTER(ctypes.c_double)),
+                            ctypes.POINTER(ctypes.c_int64))
+_RELEASE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(ctypes.c_double))
+
+
+class _SumProvider(ctypes.Structure):
+    _fields_ = [("prepare", _PREPARE), ("release", _RELEASE), ("arg", ctypes.c_void_p)]
+
+
+def _mpi_name():
+    v = MPI.Get_library_version()
+    return "openmpi" if v.startswith("Open MPI") else "mpich" if "MPICH" in v else "other"
+
+
+_lib = None
+
+
+def load(path=None, mpi=None):
+    """libbbench at path (default $BBENCH_LIB), built against mpi ($BBENCH_MPI:
+    openmpi or mpich), which must be mpi4py's."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    path = path or os.environ.get("BBENCH_LIB")
+    mpi = mpi or os.environ.get("BBENCH_MPI")
+    if not path or not mpi:
+        raise RuntimeError("set BBENCH_LIB (libbbench.so) and BBENCH_MPI (its MPI)")
+    if mpi != _mpi_name():
+        raise RuntimeError("libbbench is built with %s, mpi4py with %s: one process "
+                           "cannot hold both" % (mpi, _mpi_name()))
+    lib = ctypes.CDLL(path)
+    comm_t = ctypes.c_void_p if mpi == "openmpi" else ctypes.c_int
+    lib.bb_world_bind.argtypes = [comm_t, ctypes.POINTER(ctypes.c_void_p)]
+    lib.bb_world_release.argtypes = [ctypes.c_void_p]
+    lib.bb_sum_phase_create.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.bb_sum_phase_run.argtypes = [ctypes.c_void_p, ctypes.POINTER(_SumProvider),
+                                     ctypes.POINTER(_SumContract),
+                                     ctypes.POINTER(ctypes.POINTER(ctypes.c_double)),
+                                     ctypes.POINTER(_SumMetrics)]
+    lib.bb_sum_phase_sequence.argtypes = [ctypes.c_void_p]
+    lib.bb_sum_phase_sequence.restype = ctypes.c_int64
+    lib.bb_sum_phase_destroy.argtypes = [ctypes.c_void_p]
+    lib.bb_free.argtypes = [ctypes.c_void_p]
+    lib.bb_status_string.restype = ctypes.c_char_p
+    lib._comm_t = comm_t
+    _lib = lib
+    return lib
+
+
+class CBoundedSumPhase:
+    """libbbench's sum phase (defaults: fresh buffers, spec admission,
+    per-call requests) behind the reference's interface."""
+
+    def __init__(self, comm=None):
+        self._lib = lib = load()
+        comm = MPI.COMM_WORLD if comm is None else comm
+        self._world = ctypes.c_void_p()
+        st = lib.bb_world_bind(lib._comm_t(MPI._handleof(comm)), ctypes.byref(self._world))
+        if st != BB_OK:
+            raise RuntimeError("bb_world_bind: %s" % lib.bb_status_string(st).decode())
+        self._phase = ctypes.c_void_p()
+        st = lib.bb_sum_phase_create(self._world, ctypes.byref(self._phase))
+        if st != BB_OK:
+            raise RuntimeError("bb_sum_phase_create: %s" % lib.bb_status_string(st).decode())
+        self.metrics = None
+        self.poisoned = False
+
+    @property
+    def sequence(self):
+        return self._lib.bb_sum_phase_sequence(self._phase)
+
+    def sum(self, prepare, *, phase_id, epoch, count, max_elements):
+        held = []  # the provider's array, alive until the phase releases it
+        failure = []
+
+        def c_prepare(arg, data_out, len_out):
+            try:
+                arr = prepare()
+            except Exception as e:  # local: its text stays here
+                failure.append(e)
+                return 1
+            if not (isinstance(arr, np.ndarray) and arr.dtype == np.float64
+                    and arr.ndim == 1):
+                return 1
+            arr = np.ascontiguousarray(arr)
+            held.append(arr)
+            data_out[0] = arr.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+            len_out[0] = arr.shape[0]
+            return 0
+
+        def c_release(arg, data):
+            held.clear()
+
+        provider = _SumProvider(_PREPARE(c_prepare), _RELEASE(c_release), None)
+        # Out-of-range Python ints cannot be int64: the rank presents a
+        # negative field instead, which the library refuses collectively.
+        def i64(x):
+            return int(x) if -2**63 <= int(x) < 2**63 else -1
+        contract = _SumContract(i64(phase_id), i64(epoch), i64(count), i64(max_elements))
+        result = ctypes.POINTER(ctypes.c_double)()
+        m = _SumMetrics()
+        st = self._lib.bb_sum_phase_run(self._phase, ctypes.byref(provider),
+                                        ctypes.byref(contract), ctypes.byref(result),
+                                        ctypes.byref(m))
+        self.metrics = m
+        if st == BB_REFUSED:
+            r = m.refusal
+            exc = CollectiveRefusal("bounded sum refused (%s)" % _STAGES[r.stage],
+                                    _STAGES[r.stage], None if r.rank < 0 else r.rank,
+                                    r.sequence)
+            if failure:
+                raise exc from failure[0]
+            raise exc
+        if st in (BB_ERR_MPI, BB_ERR_POISONED):
+            self.poisoned = True
+            raise PoisonedPhase("libbbench: %s" % self._lib.bb_status_string(st).decode())
+        if st != BB_OK:
+            raise RuntimeError("bb_sum_phase_run: %s" % self._lib.bb_status_string(st).decode())
+        if count == 0:
+            return np.empty(0, dtype=np.float64)
+        # Fresh buffers: the result is the caller's; lend it to NumPy without
+        # a copy and hand it back to bb_free when the last view goes.
+        out = np.ctypeslib.as_array(result, shape=(count,))
+        weakref.finalize(out, self._lib.bb_free, ctypes.cast(result, ctypes.c_void_p))
+        return out
+
+    def close(self):
+        if self._phase:
+            self._lib.bb_sum_phase_destroy(self._phase)
+            self._phase = ctypes.c_void_p()
+        if self._world:
+            self._lib.bb_world_release(self._world)
+            self._world = ctypes.c_void_p()

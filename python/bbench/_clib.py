@@ -20,6 +20,8 @@ from .reference import CollectiveRefusal, PoisonedPhase, INT32_MAX
 _STAGES = {0: None, 1: "preflight", 2: "compute", 3: "consumer", 4: "receipt",
            5: "contract", 6: "transport"}
 BB_OK, BB_REFUSED, BB_ERR_POISONED, BB_ERR_MPI = 0, 1, 6, 7
+# Results of this many doubles or more are lent to NumPy, smaller ones copied.
+_LEND_FROM = 8192
 
 
 class _Refusal(ctypes.Structure):
@@ -48,7 +50,7 @@ class _SumContract(ctypes.Structure):
 
 
 _PREPARE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p,
-                            ctypes.POINTER(ctypes.POINTER(ctypes.c_double)),
+                            ctypes.POINTER(ctypes.c_void_p),  # const double **
                             ctypes.POINTER(ctypes.c_int64))
 _RELEASE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(ctypes.c_double))
 
@@ -85,7 +87,7 @@ def load(path=None, mpi=None):
     lib.bb_sum_phase_create.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
     lib.bb_sum_phase_run.argtypes = [ctypes.c_void_p, ctypes.POINTER(_SumProvider),
                                      ctypes.POINTER(_SumContract),
-                                     ctypes.POINTER(ctypes.POINTER(ctypes.c_double)),
+                                     ctypes.POINTER(ctypes.c_void_p),  # double **
                                      ctypes.POINTER(_SumMetrics)]
     lib.bb_sum_phase_sequence.argtypes = [ctypes.c_void_p]
     lib.bb_sum_phase_sequence.restype = ctypes.c_int64
@@ -114,52 +116,71 @@ class CBoundedSumPhase:
             raise RuntimeError("bb_sum_phase_create: %s" % lib.bb_status_string(st).decode())
         self.metrics = None
         self.poisoned = False
+        # Made once: ctypes objects cost microseconds each, and the call is
+        # a few microseconds itself at 8 bytes.
+        self._prepare = self._failure = self._held = None
+        self._provider = _SumProvider(_PREPARE(self._c_prepare), _RELEASE(self._c_release),
+                                      None)
+        self._contract = _SumContract()
+        self._metrics = _SumMetrics()
+        self._result = ctypes.c_void_p()
+        self._provider_ref = ctypes.byref(self._provider)
+        self._contract_ref = ctypes.byref(self._contract)
+        self._metrics_ref = ctypes.byref(self._metrics)
+        self._result_ref = ctypes.byref(self._result)
+        self._run = lib.bb_sum_phase_run
 
     @property
     def sequence(self):
         return self._lib.bb_sum_phase_sequence(self._phase)
 
+    def _c_prepare(self, arg, data_out, len_out):
+        try:
+            arr = self._prepare()
+        except Exception as e:  # local: its text stays here
+            self._failure = e
+            return 1
+        if not (isinstance(arr, np.ndarray) and arr.dtype == np.float64 and arr.ndim == 1):
+            return 1
+        arr = np.ascontiguousarray(arr)
+        self._held = arr  # alive until the phase releases it
+        data_out[0] = arr.ctypes.data
+        len_out[0] = arr.shape[0]
+        return 0
+
+    def _c_release(self, arg, data):
+        self._held = None
+
     def sum(self, prepare, *, phase_id, epoch, count, max_elements):
-        held = []  # the provider's array, alive until the phase releases it
-        failure = []
-
-        def c_prepare(arg, data_out, len_out):
-            try:
-                arr = prepare()
-            except Exception as e:  # local: its text stays here
-                failure.append(e)
-                return 1
-            if not (isinstance(arr, np.ndarray) and arr.dtype == np.float64
-                    and arr.ndim == 1):
-                return 1
-            arr = np.ascontiguousarray(arr)
-            held.append(arr)
-            data_out[0] = arr.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
-            len_out[0] = arr.shape[0]
-            return 0
-
-        def c_release(arg, data):
-            held.clear()
-
-        provider = _SumProvider(_PREPARE(c_prepare), _RELEASE(c_release), None)
+        self._prepare, self._failure = prepare, None
+        c = self._contract
         # Out-of-range Python ints cannot be int64: the rank presents a
         # negative field instead, which the library refuses collectively.
-        def i64(x):
-            return int(x) if -2**63 <= int(x) < 2**63 else -1
-        contract = _SumContract(i64(phase_id), i64(epoch), i64(count), i64(max_elements))
-        result = ctypes.POINTER(ctypes.c_double)()
-        m = _SumMetrics()
-        st = self._lib.bb_sum_phase_run(self._phase, ctypes.byref(provider),
-                                        ctypes.byref(contract), ctypes.byref(result),
-                                        ctypes.byref(m))
+        # ctypes wraps an int64 silently and refuses a float: a field that is
+        # not an int64 is presented as -1, which the library refuses on
+        # every rank (the reference refuses it alike).
+        try:
+            c.phase_id, c.epoch, c.count, c.max_elements = phase_id, epoch, count, max_elements
+            exact = (c.phase_id == phase_id and c.epoch == epoch and c.count == count
+                     and c.max_elements == max_elements)
+        except TypeError:
+            exact = False
+        if not exact:
+            c.phase_id, c.epoch, c.count, c.max_elements = (
+                x if isinstance(x, int) and -2**63 <= x < 2**63 else -1
+                for x in (phase_id, epoch, count, max_elements))
+        m = self._metrics
+        st = self._run(self._phase, self._provider_ref, self._contract_ref,
+                       self._result_ref, self._metrics_ref)
+        self._prepare = None
         self.metrics = m
         if st == BB_REFUSED:
             r = m.refusal
             exc = CollectiveRefusal("bounded sum refused (%s)" % _STAGES[r.stage],
                                     _STAGES[r.stage], None if r.rank < 0 else r.rank,
                                     r.sequence)
-            if failure:
-                raise exc from failure[0]
+            if self._failure is not None:
+                raise exc from self._failure
             raise exc
         if st in (BB_ERR_MPI, BB_ERR_POISONED):
             self.poisoned = True
@@ -168,10 +189,16 @@ class CBoundedSumPhase:
             raise RuntimeError("bb_sum_phase_run: %s" % self._lib.bb_status_string(st).decode())
         if count == 0:
             return np.empty(0, dtype=np.float64)
-        # Fresh buffers: the result is the caller's; lend it to NumPy without
-        # a copy and hand it back to bb_free when the last view goes.
-        out = np.ctypeslib.as_array(result, shape=(count,))
-        weakref.finalize(out, self._lib.bb_free, ctypes.cast(result, ctypes.c_void_p))
+        addr = self._result.value
+        if count < _LEND_FROM:  # a copy costs less than a finalizer
+            out = np.empty(count, dtype=np.float64)
+            ctypes.memmove(out.ctypes.data, addr, 8 * count)
+            self._lib.bb_free(addr)
+            return out
+        # The result is the caller's (fresh buffers): lend it to NumPy
+        # without a copy, and hand it back to bb_free when the last view goes.
+        out = np.ctypeslib.as_array((ctypes.c_double * count).from_address(addr))
+        weakref.finalize(out, self._lib.bb_free, addr)
         return out
 
     def close(self):

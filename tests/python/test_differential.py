@@ -42,6 +42,8 @@ CASES = {
     "phase id differs": (lambda: np.zeros(4), {"phase_id": 8}),
     "epoch differs": (lambda: np.zeros(4), {"epoch": 4}),
     "cap differs": (lambda: np.zeros(4), {"max_elements": 7}),
+    "count past int64": (lambda: np.zeros(4), {"count": 2**64 + 4}),
+    "float epoch": (lambda: np.zeros(4), {"epoch": 3.0}),
 }
 
 

@@ -15,7 +15,7 @@ import weakref
 import numpy as np
 from mpi4py import MPI
 
-from .reference import CollectiveRefusal, PoisonedPhase, INT32_MAX
+from .reference import CollectiveRefusal, PoisonedPhase, TransferRefusal
 
 _STAGES = {0: None, 1: "preflight", 2: "compute", 3: "consumer", 4: "receipt",
            5: "contract", 6: "transport"}
@@ -204,6 +204,186 @@ class CBoundedSumPhase:
     def close(self):
         if self._phase:
             self._lib.bb_sum_phase_destroy(self._phase)
+            self._phase = ctypes.c_void_p()
+        if self._world:
+            self._lib.bb_world_release(self._world)
+            self._world = ctypes.c_void_p()
+
+
+# ---------------------------------------------------------------------------
+# The transfer phase (run() only; the ticket API is next)
+
+class _TransferMetrics(ctypes.Structure):
+    _fields_ = ([("status", ctypes.c_int), ("sequence", ctypes.c_int64)]
+                + [(n, ctypes.c_int64) for n in ("phase_id", "epoch", "source",
+                                                 "destination", "nbytes", "batches")]
+                + [(n, ctypes.c_int) for n in ("rank", "ranks", "role", "first_call")]
+                + [(n, ctypes.c_double) for n in (
+                    "prepare_s", "admission_s", "post_s", "compute_s", "progress_s",
+                    "payload_wait_s", "status_agreement_s", "consumer_s", "receipt_wait_s",
+                    "terminal_agreement_s", "total_s")]
+                + [("batches_executed", ctypes.c_int64), ("polls", ctypes.c_int64),
+                   ("completed_during_batches", ctypes.c_int),
+                   ("payload_bytes", ctypes.c_int64), ("tracked_bytes", ctypes.c_int64),
+                   ("max_inflight", ctypes.c_int), ("requests_posted", ctypes.c_int),
+                   ("code", ctypes.c_int64), ("local_cause", ctypes.c_int),
+                   ("refusal", _Refusal)])
+
+
+class _TransferContract(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_int64) for n in ("phase_id", "epoch", "source", "destination",
+                                              "nbytes", "max_bytes", "batches")]
+
+
+_T_PREPARE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
+                              ctypes.POINTER(ctypes.c_int64))
+_T_RELEASE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+_T_CONSUME = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                              ctypes.POINTER(ctypes.c_void_p))
+_T_DISCARD = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+_T_BATCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64)
+
+
+class _TransferProvider(ctypes.Structure):
+    _fields_ = [("prepare", _T_PREPARE), ("release", _T_RELEASE), ("arg", ctypes.c_void_p)]
+
+
+class _TransferConsumer(ctypes.Structure):
+    _fields_ = [("consume", _T_CONSUME), ("discard", _T_DISCARD), ("arg", ctypes.c_void_p)]
+
+
+class _TransferCompute(ctypes.Structure):
+    _fields_ = [("batch", _T_BATCH), ("arg", ctypes.c_void_p)]
+
+
+def _load_transfer(lib):
+    if getattr(lib, "_transfer_ready", False):
+        return
+    lib.bb_transfer_phase_create.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.bb_transfer_phase_close.argtypes = [ctypes.c_void_p]
+    lib.bb_transfer_phase_run.argtypes = [
+        ctypes.c_void_p, ctypes.POINTER(_TransferProvider), ctypes.POINTER(_TransferConsumer),
+        ctypes.POINTER(_TransferCompute), ctypes.POINTER(_TransferContract),
+        ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(_TransferMetrics)]
+    lib.bb_transfer_phase_sequence.argtypes = [ctypes.c_void_p]
+    lib.bb_transfer_phase_sequence.restype = ctypes.c_int64
+    lib._transfer_ready = True
+
+
+class CBoundedTransferPhase:
+    """libbbench's transfer phase (default policies) behind the reference's
+    run() interface: the consumer's Python value travels as a token, the
+    value itself stays on the destination's Python side."""
+
+    def __init__(self, comm=None):
+        self._lib = lib = load()
+        _load_transfer(lib)
+        comm = MPI.COMM_WORLD if comm is None else comm
+        self._world = ctypes.c_void_p()
+        st = lib.bb_world_bind(lib._comm_t(MPI._handleof(comm)), ctypes.byref(self._world))
+        if st != BB_OK:
+            raise RuntimeError("bb_world_bind: %s" % lib.bb_status_string(st).decode())
+        self._phase = ctypes.c_void_p()
+        st = lib.bb_transfer_phase_create(self._world, ctypes.byref(self._phase))
+        if st != BB_OK:
+            raise RuntimeError("bb_transfer_phase_create: %s"
+                               % lib.bb_status_string(st).decode())
+        self._cb = None
+        self._provider = _TransferProvider(_T_PREPARE(self._c_prepare),
+                                           _T_RELEASE(self._c_release), None)
+        self._consumer = _TransferConsumer(_T_CONSUME(self._c_consume),
+                                           _T_DISCARD(self._c_discard), None)
+        self._compute = _TransferCompute(_T_BATCH(self._c_batch), None)
+        self._contract = _TransferContract()
+        self._metrics = _TransferMetrics()
+        self.metrics = None
+        self.poisoned = False
+
+    @property
+    def sequence(self):
+        return self._lib.bb_transfer_phase_sequence(self._phase)
+
+    def _c_prepare(self, arg, data_out, len_out):
+        cb = self._cb
+        try:
+            arr = cb["prepare"]()
+        except Exception as e:
+            cb["error"] = e
+            return 1
+        if not (isinstance(arr, np.ndarray) and arr.dtype == np.uint8 and arr.ndim == 1):
+            return 1
+        arr = np.ascontiguousarray(arr)
+        cb["held"] = arr
+        data_out[0] = arr.ctypes.data if arr.shape[0] else None
+        len_out[0] = arr.shape[0]
+        return 0
+
+    def _c_release(self, arg, data):
+        self._cb["held"] = None
+
+    def _c_batch(self, arg, index):
+        try:
+            self._cb["compute"](index)
+            return 0
+        except Exception as e:
+            self._cb["error"] = e
+            return 1
+
+    def _c_consume(self, arg, data, nbytes, value_out):
+        cb = self._cb
+        if nbytes:
+            view = np.frombuffer((ctypes.c_char * nbytes).from_address(data), dtype=np.uint8)
+        else:
+            view = np.empty(0, dtype=np.uint8)
+        view.flags.writeable = False
+        try:
+            cb["value"] = cb["consume"](view)
+        except Exception as e:
+            cb["error"] = e
+            return 1
+        value_out[0] = 1  # a token: the value itself stays in cb
+        return 0
+
+    def _c_discard(self, arg, value):
+        self._cb["value"] = None
+
+    def run(self, prepare, consume, compute_batch, *, source, destination, nbytes, max_bytes,
+            phase_id, epoch, batches):
+        self._cb = cb = {"prepare": prepare, "consume": consume, "compute": compute_batch,
+                         "error": None, "held": None, "value": None}
+        c = self._contract
+        vals = (phase_id, epoch, source, destination, nbytes, max_bytes, batches)
+        for name, x in zip(("phase_id", "epoch", "source", "destination", "nbytes",
+                            "max_bytes", "batches"), vals):
+            setattr(c, name, x if isinstance(x, int) and -2**63 <= x < 2**63 else -1)
+        token = ctypes.c_void_p()
+        m = self._metrics
+        st = self._lib.bb_transfer_phase_run(self._phase, ctypes.byref(self._provider),
+                                             ctypes.byref(self._consumer),
+                                             ctypes.byref(self._compute),
+                                             ctypes.byref(c), ctypes.byref(token),
+                                             ctypes.byref(m))
+        self._cb = None
+        self.metrics = m
+        if st == BB_REFUSED:
+            r = m.refusal
+            exc = TransferRefusal("bounded transfer refused (%s)" % _STAGES[r.stage],
+                                  _STAGES[r.stage], None if r.rank < 0 else r.rank,
+                                  r.sequence)
+            if cb["error"] is not None:
+                raise exc from cb["error"]
+            raise exc
+        if st in (BB_ERR_MPI, BB_ERR_POISONED):
+            self.poisoned = True
+            raise PoisonedPhase("libbbench: %s" % self._lib.bb_status_string(st).decode())
+        if st != BB_OK:
+            raise RuntimeError("bb_transfer_phase_run: %s"
+                               % self._lib.bb_status_string(st).decode())
+        return cb["value"] if token.value else None
+
+    def close(self):
+        if self._phase:
+            self._lib.bb_transfer_phase_close(self._phase)
             self._phase = ctypes.c_void_p()
         if self._world:
             self._lib.bb_world_release(self._world)

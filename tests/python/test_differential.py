@@ -82,3 +82,75 @@ def test_large_sum_equal(phases):
     kw = dict(phase_id=1, epoch=0, count=n, max_elements=n)
     x, y = ref.sum(prepare, **kw), c.sum(prepare, **kw)
     assert np.array_equal(x, y) and x[0] == sum(r + 0.5 for r in range(size))
+
+
+# ---------------------------------------------------------------------------
+# The transfer phase
+
+from bbench.reference import BoundedTransferPhase, TransferRefusal  # noqa: E402
+from bbench._clib import CBoundedTransferPhase  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def transfers():
+    ref, c = BoundedTransferPhase(), CBoundedTransferPhase()
+    yield ref, c
+    ref.close()
+    c.close()
+
+
+def data(n):
+    return (np.arange(n) * 13 % 251).astype(np.uint8)
+
+
+def t_outcome(phase, prepare, consume, compute, kw):
+    try:
+        return ("ok", phase.run(prepare, consume, compute, **kw))
+    except TransferRefusal as e:
+        return ("refused", e.stage, e.rank, e.sequence)
+
+
+def noop(i):
+    return None
+
+
+T_CASES = {
+    # name: (rank that differs, its prepare, consume, compute, its fields)
+    "delivered": (None, None, None, None, {}),
+    "zero bytes": ("all", lambda: data(0), None, None, {"nbytes": 0}),
+    "same rank": ("all", None, None, None, {"destination": 0}),
+    "provider exception": (0, boom, None, None, {}),
+    "wrong length": (0, lambda: data(5), None, None, {}),
+    "over cap": ("all", lambda: data(64), None, None, {"nbytes": 64}),
+    "negative epoch": ("last", None, None, None, {"epoch": -2}),
+    "destination out of range": ("all", None, None, None, {"destination": 10**6}),
+    "compute failure": ("last", None, None, lambda i: boom() if i == 1 else None, {}),
+    "consumer failure": ("last", None, lambda v: boom(), None, {}),
+    "epoch differs": ("last", None, None, None, {"epoch": 9}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(T_CASES))
+def test_transfer_same_verdict(transfers, name):
+    ref, c = transfers
+    who, prep, cons, comp, fields = T_CASES[name]
+    mine = who == "all" or (who == "last" and rank == last) or who == rank
+    kw = dict(source=0, destination=last, nbytes=32, max_bytes=32, phase_id=5, epoch=1,
+              batches=3)
+    prepare, consume, compute = (lambda: data(32)), (lambda v: bytes(v)), noop
+    if mine:
+        kw.update(fields)
+        prepare = prep or prepare
+        consume = cons or consume
+        compute = comp or compute
+    assert ref.sequence == c.sequence
+    a = t_outcome(ref, prepare, consume, compute, kw)
+    assert comm.allreduce(rank + 1) == size * (size + 1) // 2
+    b = t_outcome(c, prepare, consume, compute, kw)
+    assert comm.allreduce(rank + 1) == size * (size + 1) // 2
+    assert a == b
+    # the same verdict on every rank (a value is the destination's only)
+    everyone = comm.allgather(a if a[0] == "refused" else ("ok",))
+    assert len(set(everyone)) == 1
+    if a[0] == "ok":
+        assert a[1] == (data(kw["nbytes"]).tobytes() if rank == kw["destination"] else None)

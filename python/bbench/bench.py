@@ -1,61 +1,236 @@
-"""Prototype of the Python tier's benchmark (issue 41 item 3): mpi4py
-Allreduce (raw), the pure-Python phase and the C phase from Python,
-interleaved sample by sample at each size, rank-maximum per-call means,
-median of the samples.  Prints one table; no record yet.
+"""bbench's Python tier: the bounded sum phase from Python, beside the
+protocol written in Python (issue 41).
 
-    mpiexec.openmpi -n 2 python3 -m bbench.bench [SAMPLES]
+    mpiexec.openmpi -n 2 python3 -m bbench.bench [--count LIST] [--samples N]
+        [--budget S] [--c-record FILE] [--output FILE]
+
+At each count (doubles a rank), interleaved sample by sample: raw (mpi4py
+Allreduce on warm buffers), python (the pure-Python phase,
+bbench.reference) and c-py (libbbench's phase through the ctypes binding,
+default policies).  Each sample is the mean over a block of calls, the
+slowest rank's; each block after two untimed calls of its own row, as the C
+engine does.  A table of medians and ratios on rank 0's stdout, and with
+--output a bbench.record/1 record (written to a temporary file and renamed,
+never half-written).  --c-record names a bbench-sum record of the same
+build (default policies, `--mode protocol`) for the binding's ratio,
+c-py / C from C; without it that ratio is not measured and says so.
 """
+import argparse
+import contextlib
+import io
+import json
+import os
+import socket
 import sys
 import time
 
 import numpy as np
 from mpi4py import MPI
 
+from . import _clib
 from .reference import BoundedSumPhase
-from ._clib import CBoundedSumPhase
 
-SIZES = [1, 8192, 131072, 1048576]  # doubles: 8 B, 64 KiB, 1 MiB, 8 MiB
+PRIMERS = 2  # untimed calls before each block (the C engine's count)
 
 
-def main():
+def parse_count(text):
+    out = []
+    for item in text.split(","):
+        mult = {"K": 1024, "M": 1024 ** 2}.get(item[-1:].upper(), 1)
+        n = int(item[:-1] if mult > 1 else item) * mult
+        if n < 0 or n > 2**31 - 1:
+            raise ValueError("count %s: 0 to 2^31-1" % item)
+        out.append(n)
+    return out
+
+
+def args_of(argv):
+    p = argparse.ArgumentParser(prog="bbench-py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--count", default="1,8K,128K,1M",
+                   help="doubles a rank, a comma list with K/M (default 8 B to 8 MiB)")
+    p.add_argument("--samples", type=int, default=5, help="samples a point, >= 3")
+    p.add_argument("--budget", type=float, default=0.02,
+                   help="seconds a sample, on the dearest row")
+    p.add_argument("--c-record", help="a bbench-sum record of this build (C from C)")
+    p.add_argument("--output", help="the record to write")
+    a = p.parse_args(argv)
+    try:
+        a.counts = parse_count(a.count)
+    except ValueError as e:
+        p.error("--count: %s" % e)
+    if a.samples < 3 or not 0 < a.budget <= 10:
+        p.error("--samples must be >= 3 and --budget in (0, 10]")
+    return a
+
+
+def block(comm, f, reps):
+    """Per-call mean of reps calls, the slowest rank's."""
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        f()
+    return comm.allreduce((time.perf_counter() - t0) / reps, op=MPI.MAX)
+
+
+def quantity(samples, scope="call/max-rank"):
+    s = sorted(samples)
+    med = float(np.median(s))
+    return {"value": med, "unit": "s", "scope": scope, "reason": None,
+            "samples": list(samples), "median": med, "range": [s[0], s[-1]],
+            "deterministic": False}
+
+
+def c_from_c(path, counts):
+    """{count: median elapsed} of the protocol rows of a bbench-sum record
+    with the default policies, or the reason there is none."""
+    if not path:
+        return {}, "no --c-record given (a bbench-sum record of this build)"
+    with open(path) as f:
+        rec = json.load(f)
+    out = {}
+    for p in rec.get("points", []):
+        pa = p["parameters"]
+        if (pa.get("mode") == "protocol" and pa.get("buffers") == "fresh"
+                and pa.get("admission") == "spec" and pa.get("requests") == "per-call"
+                and pa.get("count") in counts and p["status"] == "ok"):
+            out[pa["count"]] = p["quantities"]["elapsed"]["median"]
+    return out, "the record %s has no default-policy protocol row at this count" % path
+
+
+def main(argv=None):
     comm = MPI.COMM_WORLD
-    samples = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    py, c = BoundedSumPhase(), CBoundedSumPhase()
-    rank = comm.Get_rank()
-    if rank == 0:
-        print("%8s %10s %10s %10s %8s %8s" % ("size_B", "raw_us", "python_us", "c_py_us",
-                                               "py/raw", "c_py/raw"))
-    for n in SIZES:
+    rank, size = comm.Get_rank(), comm.Get_size()
+    # Every rank parses the same argv and exits alike (2: usage, 0: --help);
+    # only rank 0 prints.
+    quiet = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sys.stdout if rank == 0 else quiet), \
+                contextlib.redirect_stderr(sys.stderr if rank == 0 else quiet):
+            a = args_of(argv if argv is not None else sys.argv[1:])
+    except SystemExit as e:
+        return e.code
+    py, c = BoundedSumPhase(), _clib.CBoundedSumPhase()
+    cc, cc_reason = c_from_c(a.c_record, a.counts) if rank == 0 else ({}, "")
+    cc = comm.bcast(cc)
+    cc_reason = comm.bcast(cc_reason)
+    points, rows, calls = [], [], 0
+    for n in a.counts:
         src = np.full(n, float(rank))
         dst = np.empty(n)
         kw = dict(phase_id=1, epoch=0, count=n, max_elements=n)
         ways = {"raw": lambda: comm.Allreduce(src, dst, op=MPI.SUM),
                 "python": lambda: py.sum(lambda: src, **kw),
-                "c_py": lambda: c.sum(lambda: src, **kw)}
-        # reps: fitted to 20 ms on the dearest way's warm call
-        for f in ways.values():
+                "c-py": lambda: c.sum(lambda: src, **kw)}
+        for f in ways.values():  # first calls, kept out of the samples
             f()
-        t = max(comm.allreduce(timed(f, 1), op=MPI.MAX) for f in ways.values())
-        reps = max(1, int(0.02 / t))
+        reps = max(1, int(a.budget / max(block(comm, f, 1) for f in ways.values())))
         got = {k: [] for k in ways}
-        for _ in range(samples):
+        parts = {"phase.prepare": [], "phase.admission": [], "communication.wait": []}
+        for _ in range(a.samples):
             for k, f in ways.items():
-                f()  # the primer: what the previous way left is paid here
-                got[k].append(comm.allreduce(timed(f, reps), op=MPI.MAX))
-        med = {k: float(np.median(v)) * 1e6 for k, v in got.items()}
-        if rank == 0:
-            print("%8d %10.2f %10.2f %10.2f %8.2f %8.2f" % (
-                8 * n, med["raw"], med["python"], med["c_py"], med["python"] / med["raw"],
-                med["c_py"] / med["raw"]))
+                for _ in range(PRIMERS):
+                    f()
+                got[k].append(block(comm, f, reps))
+                if k == "python":  # the last call's parts, the slowest rank's
+                    m = py.metrics
+                    for q, v in (("phase.prepare", m["prepare_seconds"]),
+                                 ("phase.admission", m["admission_seconds"]),
+                                 ("communication.wait",
+                                  m["test_seconds"] + m["exposed_wait_seconds"])):
+                        parts[q].append(comm.allreduce(v, op=MPI.MAX))
+        calls += len(ways) * (2 + a.samples * (PRIMERS + reps))  # first, probe, blocks
+        med = {k: float(np.median(v)) for k, v in got.items()}
+        for k, v in got.items():
+            q = {"elapsed": quantity(v),
+                 "communication.payload": {"value": 8 * n, "unit": "byte",
+                                           "scope": "call/rank", "reason": None,
+                                           "deterministic": True}}
+            if k == "python":
+                for name, s in parts.items():
+                    q[name] = quantity(s)
+                    q[name]["scope"] = "call/max-rank"
+                    q[name]["note"] = "the last call of each sample, not the block's mean"
+            points.append({"parameters": {"count": n, "element_bytes": 8, "mode": k,
+                                          "reps": reps},
+                           "status": "ok", "refusal": None, "first_call": None,
+                           "quantities": q})
+        cfc = cc.get(n)
+        rows.append((8 * n, med["raw"], med["python"], med["c-py"], cfc, reps))
     c.close()
+    if rank == 0:
+        print_table(rows, cc_reason, size)
+    if a.output:
+        write_record(comm, a, points, size, calls)
+    return 0
 
 
-def timed(f, reps):
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        f()
-    return (time.perf_counter() - t0) / reps
+def print_table(rows, cc_reason, size):
+    print("# bbench-py: %d ranks; medians in us, each sample the slowest rank's mean over a "
+          "block of calls; rows interleaved sample by sample" % size)
+    print("# raw: mpi4py Allreduce; python: the pure-Python phase; c-py: libbbench's phase "
+          "from Python (ctypes); c-c: bbench-sum's protocol row (--c-record)")
+    print("# python/c-py: the Python layer; c-py/c-c: the binding")
+    print("%9s %10s %10s %10s %10s %9s %9s %11s %9s %6s" % (
+        "size_B", "raw_us", "python_us", "c-py_us", "c-c_us", "py/raw", "c-py/raw",
+        "python/c-py", "c-py/c-c", "reps"))
+    for size_b, raw, pyt, cpy, cfc, reps in rows:
+        print("%9d %10.2f %10.2f %10.2f %10s %9.2f %9.2f %11.2f %9s %6d" % (
+            size_b, raw * 1e6, pyt * 1e6, cpy * 1e6,
+            "-" if cfc is None else "%.2f" % (cfc * 1e6), pyt / raw, cpy / raw, pyt / cpy,
+            "-" if cfc is None else "%.2f" % (cpy / cfc), reps))
+    if any(r[4] is None for r in rows):
+        print("# c-c: not measured: %s" % cc_reason)
+
+
+def write_record(comm, a, points, size, calls):
+    hosts = comm.gather(socket.gethostname())
+    if comm.Get_rank() != 0:
+        return
+    per_host = {h: hosts.count(h) for h in hosts}
+    cores = os.cpu_count()
+    over = any(k > cores for k in per_host.values()) if cores else None
+    rec = {
+        "schema": "bbench.record/1", "vocabulary": "bbench.quantities/1",
+        "benchmark": "py",
+        "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "command": [sys.executable, "-m", "bbench.bench"] + sys.argv[1:],
+        "source": {"package": "bbench", "version": "0.1.0", "git": None,
+                   "build": {"python": sys.version.split()[0],
+                             "numpy": np.__version__,
+                             "mpi4py": __import__("mpi4py").__version__,
+                             "libbbench": os.environ.get("BBENCH_LIB")}},
+        "runtime": {"mpi_standard": "%d.%d" % MPI.Get_version(),
+                    "mpi_library": MPI.Get_library_version().splitlines()[0].strip(),
+                    "thread_level_requested": "MPI_THREAD_MULTIPLE",
+                    "thread_level_provided": {
+                        MPI.THREAD_SINGLE: "MPI_THREAD_SINGLE",
+                        MPI.THREAD_FUNNELED: "MPI_THREAD_FUNNELED",
+                        MPI.THREAD_SERIALIZED: "MPI_THREAD_SERIALIZED",
+                        MPI.THREAD_MULTIPLE: "MPI_THREAD_MULTIPLE"}[MPI.Query_thread()],
+                    "timer": {"source": "time.perf_counter", "resolution_s":
+                              time.get_clock_info("perf_counter").resolution},
+                    "env": {k: v for k, v in os.environ.items()
+                            if k.startswith(("OMPI_MCA_", "MPIR_CVAR_", "OMP_"))},
+                    "simulated": None, "simulated_reason": "measured on real hosts",
+                    "launcher": None,
+                    "launcher_reason": "not captured by the Python tier"},
+        "topology": {"ranks": size, "hosts": len(per_host), "oversubscribed": over,
+                     "per_host": [{"host": h, "ranks": k} for h, k in per_host.items()],
+                     "per_rank": [{"rank": r, "host": h} for r, h in enumerate(hosts)]},
+        "run": {"measurement": {
+            "samples": a.samples, "reps": None, "reps_chosen_by": "--budget",
+            "budget_s": a.budget, "warmup": 0, "timing": "block", "rank_stat": "max",
+            "calls": calls, "primer_calls_per_block": PRIMERS,
+            "reps_note": "one figure a point (its parameters.reps), fitted to the budget on "
+                         "the dearest row's one-call probe"}},
+        "points": points,
+    }
+    if over is None:
+        rec["topology"]["oversubscribed_reason"] = "the core count is unknown"
+    tmp = a.output + ".tmp.%d" % os.getpid()
+    with open(tmp, "w") as f:
+        json.dump(rec, f, indent=1)
+    os.replace(tmp, a.output)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,0 +1,64 @@
+#!/bin/sh
+# The Python tier (python/, issue 41): the pure-Python reference of both
+# phases on its own, and against libbbench's C phases through ctypes case by
+# case (tests/python/test_*.py), under pytest at -n 1..4.  Skipped (77),
+# saying why, without a Python that has mpi4py, NumPy and pytest, when
+# mpi4py is built on another MPI than this build (Debian's is Open MPI's:
+# configure MPICC=mpicc.openmpi MPIEXEC=mpiexec.openmpi), and in a
+# sanitizer build (a Python process cannot load an ASan libbbench).
+. "$(dirname "$0")/../lib.sh"
+
+if [ -z "$BB_PYTHON" ]; then
+    echo "SKIP: no Python with mpi4py, numpy and pytest (on Debian: apt-get install python3-mpi4py python3-numpy python3-pytest)"
+    exit 77
+fi
+if [ "$BB_PYTHON_MPI" != "$BB_MPI_LIBRARY" ]; then
+    echo "SKIP: $BB_PYTHON's mpi4py is built on $BB_PYTHON_MPI, this build on $BB_MPI_LIBRARY"
+    exit 77
+fi
+if [ -n "$BB_SAN_CFLAGS" ]; then
+    echo "SKIP: a sanitizer build: Python cannot load an AddressSanitizer libbbench"
+    exit 77
+fi
+lib="$B/lib/.libs/libbbench.so.0"
+bb_expect_true "the library the binding loads is built" test -f "$lib"
+out="$BB_TMP/out"
+for np in 1 2 3 4; do
+    # No bytecode or cache written into the source tree (read-only in distcheck).
+    bb_mpirun "$np" env PYTHONPATH="$S/python" PYTHONDONTWRITEBYTECODE=1 \
+        BBENCH_LIB="$lib" BBENCH_MPI="$BB_MPI_LIBRARY" \
+        "$BB_PYTHON" -m pytest -q --color=no -p no:cacheprovider \
+        "$S/tests/python/test_reference.py" "$S/tests/python/test_differential.py" \
+        > "$out" 2>&1
+    rc=$?
+    bb_expect_rc 0 $rc "pytest at -n $np"
+    [ $rc -eq 0 ] || tail -n 40 "$out" >&2
+    # Every rank prints its own summary; none may report a failure or a skip
+    # other than the one case that needs two ranks.
+    bb_expect_true "-n $np: $(grep -c ' passed' "$out") ranks report, none failed" \
+        test "$(grep -c ' passed' "$out")" -eq "$np" -a "$(grep -c ' failed' "$out")" -eq 0
+done
+
+# The benchmark: a tiny run beside a bbench-sum record of this build; a table
+# with every ratio, the binding's included, and a record (bb_finish checks it
+# against schema/); a bad option is exit 2 on every rank, printed once.
+bb_mpirun 2 "$B/bench/bbench-sum" --count 1,1K --mode raw,protocol --samples 3 --reps 2 \
+    -q --output "$BB_TMP/c.json" > "$out" 2>&1
+bb_expect_rc 0 $? "bbench-sum for the C-from-C figure"
+py() {
+    bb_mpirun 2 env PYTHONPATH="$S/python" PYTHONDONTWRITEBYTECODE=1 BBENCH_LIB="$lib" \
+        BBENCH_MPI="$BB_MPI_LIBRARY" "$BB_PYTHON" -m bbench.bench "$@"
+}
+py --count 1,1K --samples 3 --budget 0.002 --c-record "$BB_TMP/c.json" \
+    --output "$BB_TMP/py.json" > "$out" 2> "$BB_TMP/err"
+bb_expect_rc 0 $? "bbench.bench at -n 2"
+bb_expect_true "a row for each count, every ratio given" test "$(awk '
+    $1 ~ /^[0-9]+$/ && NF == 10 && $5 != "-" && $9 != "-" { n++ } END { print n + 0 }' "$out")" -eq 2
+bb_expect_true "the record holds 6 points (3 rows x 2 counts)" "$BB_PYTHON" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if len(r["points"]) == 6 and r["benchmark"] == "py" else 1)' "$BB_TMP/py.json"
+py --samples 2 > "$out" 2> "$BB_TMP/err"
+bb_expect_rc 2 $? "--samples 2: a usage error"
+bb_expect_true "said once" test "$(grep -c 'samples must be' "$BB_TMP/err")" -eq 1
+bb_finish

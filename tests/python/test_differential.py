@@ -1,7 +1,7 @@
 """The pure-Python reference against libbbench's C sum phase, case by case
 on real MPI: the same status, stage, rank and sequence, equal sums, and the
 application's next collective exact after each.  Needs BBENCH_LIB and
-BBENCH_MPI (tests/python/reference.sh sets them for the Open MPI build)."""
+BBENCH_MPI (tests/python/python.sh sets them in a build on mpi4py's MPI)."""
 import os
 
 import numpy as np

@@ -25,3 +25,41 @@ AC_DEFUN([BB_CHECK_PYTHON], [
   AC_SUBST([BB_PYTHON])
   AC_SUBST([BB_PYTHON_MPI])
 ])
+
+# BB_PYTHON_INSTALL: where make install puts the bbench package
+# (bbpythondir, under ${prefix} so that DESTDIR and distcheck's prefix
+# hold): the Python's own directory under PREFIX when it has one on its
+# path (/usr/local/lib/python3.11/dist-packages on Debian), else its
+# PREFIX/lib/pythonX.Y/site-packages (then PYTHONPATH must name it).
+# --with-pythondir=DIR chooses, --without-pythondir installs nothing; with
+# no python3 at all nothing is installed either.
+AC_DEFUN([BB_PYTHON_INSTALL], [
+  AC_REQUIRE([BB_CHECK_PYTHON])
+  AC_ARG_WITH([pythondir],
+    [AS_HELP_STRING([--with-pythondir=DIR],
+      [install the bbench Python package into DIR (default: the Python's own
+       directory under PREFIX; --without-pythondir: do not install it)])],
+    [], [with_pythondir=auto])
+  bbpythondir=
+  AS_CASE([$with_pythondir],
+    [no], [],
+    [auto|yes],
+      [bb_py=${BB_PYTHON:-python3}
+       bb_pre=$prefix
+       test "x$bb_pre" = xNONE && bb_pre=$ac_default_prefix
+       bb_rel=`$bb_py -c '
+import sys, sysconfig
+pre = sys.argv[[1]].rstrip("/")
+for d in sys.path:
+    if d.startswith(pre + "/lib/") and d.rstrip("/").endswith(("dist-packages", "site-packages")):
+        print(d[[len(pre):]]); break
+else:
+    print(sysconfig.get_path("purelib", "posix_prefix", vars={"base": pre})[[len(pre):]])
+' "$bb_pre" 2>/dev/null`
+       test -n "$bb_rel" && bbpythondir='${prefix}'$bb_rel],
+    [bbpythondir=$with_pythondir])
+  AC_MSG_CHECKING([where make install puts the bbench Python package])
+  AC_MSG_RESULT([${bbpythondir:-nowhere}])
+  AC_SUBST([bbpythondir])
+  AM_CONDITIONAL([BB_PYTHON_INSTALL], [test -n "$bbpythondir"])
+])

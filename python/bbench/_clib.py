@@ -1,4 +1,4 @@
-"""ctypes binding of libbbench's sum phase (the transfer phase is next).
+"""ctypes binding of libbbench's sum phase and of the transfer phase's run().
 
 Why ctypes: it needs no compiler or Python headers where it is installed
 (Debian's python3 has ctypes, not cffi), and the phase's cost is one call
@@ -68,15 +68,21 @@ _lib = None
 
 
 def load(path=None, mpi=None):
-    """libbbench at path (default $BBENCH_LIB), built against mpi ($BBENCH_MPI:
-    openmpi or mpich), which must be mpi4py's."""
+    """libbbench at path (default $BBENCH_LIB, else where make install put
+    it), built against mpi ($BBENCH_MPI: openmpi or mpich, else the
+    installed build's), which must be mpi4py's."""
     global _lib
     if _lib is not None:
         return _lib
     path = path or os.environ.get("BBENCH_LIB")
     mpi = mpi or os.environ.get("BBENCH_MPI")
     if not path or not mpi:
-        raise RuntimeError("set BBENCH_LIB (libbbench.so) and BBENCH_MPI (its MPI)")
+        try:  # installed: make install wrote where the library went
+            from . import _build
+        except ImportError:
+            raise RuntimeError("set BBENCH_LIB (libbbench.so) and BBENCH_MPI (its MPI): "
+                               "this bbench package was not installed by make install")
+        path, mpi = path or _build.LIB, mpi or _build.MPI
     if mpi != _mpi_name():
         raise RuntimeError("libbbench is built with %s, mpi4py with %s: one process "
                            "cannot hold both" % (mpi, _mpi_name()))
@@ -142,9 +148,11 @@ class CBoundedSumPhase:
             return 1
         if not (isinstance(arr, np.ndarray) and arr.dtype == np.float64 and arr.ndim == 1):
             return 1
-        arr = np.ascontiguousarray(arr)
+        if not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr)
         self._held = arr  # alive until the phase releases it
-        data_out[0] = arr.ctypes.data
+        # The address, without arr.ctypes (which builds an object a call).
+        data_out[0] = arr.__array_interface__["data"][0]
         len_out[0] = arr.shape[0]
         return 0
 
@@ -192,7 +200,7 @@ class CBoundedSumPhase:
         addr = self._result.value
         if count < _LEND_FROM:  # a copy costs less than a finalizer
             out = np.empty(count, dtype=np.float64)
-            ctypes.memmove(out.ctypes.data, addr, 8 * count)
+            ctypes.memmove(out.__array_interface__["data"][0], addr, 8 * count)
             self._lib.bb_free(addr)
             return out
         # The result is the caller's (fresh buffers): lend it to NumPy

@@ -21,6 +21,7 @@ import io
 import json
 import os
 import socket
+import subprocess
 import sys
 import time
 
@@ -181,10 +182,25 @@ def print_table(rows, cc_reason, size):
         print("# c-c: not measured: %s" % cc_reason)
 
 
+def source_git():
+    """git describe of the tree this package runs from (as the C build
+    records its source tree), or None and the reason (an installed copy)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        out = subprocess.run(["git", "-C", here, "describe", "--always", "--dirty"],
+                             capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None, "git could not be run"
+    if out.returncode != 0 or not out.stdout.strip():
+        return None, "the package does not run from a git checkout (git describe failed)"
+    return out.stdout.strip(), None
+
+
 def write_record(comm, a, points, size, calls):
     hosts = comm.gather(socket.gethostname())
     if comm.Get_rank() != 0:
         return
+    git, git_reason = source_git()
     per_host = {h: hosts.count(h) for h in hosts}
     cores = os.cpu_count()
     over = any(k > cores for k in per_host.values()) if cores else None
@@ -193,7 +209,7 @@ def write_record(comm, a, points, size, calls):
         "benchmark": "py",
         "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "command": [sys.executable, "-m", "bbench.bench"] + sys.argv[1:],
-        "source": {"package": "bbench", "version": "0.1.0", "git": None,
+        "source": {"package": "bbench", "version": "0.1.0", "git": git,
                    "build": {"python": sys.version.split()[0],
                              "numpy": np.__version__,
                              "mpi4py": __import__("mpi4py").__version__,
@@ -224,6 +240,10 @@ def write_record(comm, a, points, size, calls):
                          "the dearest row's one-call probe"}},
         "points": points,
     }
+    if git is None:
+        rec["source"]["git_reason"] = git_reason
+    else:
+        rec["source"]["git_dirty"] = git.endswith("-dirty")
     if over is None:
         rec["topology"]["oversubscribed_reason"] = "the core count is unknown"
     tmp = a.output + ".tmp.%d" % os.getpid()

@@ -61,4 +61,44 @@ sys.exit(0 if len(r["points"]) == 6 and r["benchmark"] == "py" else 1)' "$BB_TMP
 py --samples 2 > "$out" 2> "$BB_TMP/err"
 bb_expect_rc 2 $? "--samples 2: a usage error"
 bb_expect_true "said once" test "$(grep -c 'samples must be' "$BB_TMP/err")" -eq 1
+
+# make install: the package goes where this Python looks under the prefix,
+# with _build.py naming the installed library and its MPI; the installed
+# package (not the source tree's) runs the C phase at -n 2.
+stage="$BB_TMP/stage"
+make -C "$B" install DESTDIR="$stage" > "$BB_TMP/install.log" 2>&1
+bb_expect_rc 0 $? "make install DESTDIR=..."
+built=$(find "$stage" -path '*/bbench/_build.py' | head -n 1)
+bb_expect_true "bbench/_build.py installed under the prefix ($built)" \
+    test -n "$built" -a -z "${built##"$stage$prefix"/*}"
+pydir=$(dirname "$(dirname "$built")")
+bb_expect_true "the package's modules installed beside it" test -f "$pydir/bbench/__init__.py" \
+    -a -f "$pydir/bbench/_clib.py" -a -f "$pydir/bbench/reference.py" -a -f "$pydir/bbench/bench.py"
+if [ "$prefix" = /usr/local ] || [ "$prefix" = /usr ]; then
+    rel=${pydir#"$stage"}
+    bb_expect_true "$rel is on $BB_PYTHON's path" "$BB_PYTHON" -c '
+import sys; sys.exit(0 if sys.argv[1] in sys.path else 1)' "$rel"
+fi
+lib_installed=$("$BB_PYTHON" -c '
+import runpy, sys; print(runpy.run_path(sys.argv[1])["LIB"])' "$built")
+bb_expect_true "_build.py names the installed library ($lib_installed)" \
+    test -f "$stage$lib_installed" -a -z "${lib_installed##"$prefix"/*}"
+bb_expect_true "and this build's MPI" "$BB_PYTHON" -c '
+import runpy, sys; sys.exit(0 if runpy.run_path(sys.argv[1])["MPI"] == sys.argv[2] else 1)' \
+    "$built" "$BB_MPI_LIBRARY"
+# The staged library stands in for the installed one (the tree is not
+# installed); everything else comes from the staged package.
+bb_mpirun 2 env PYTHONPATH="$pydir" PYTHONDONTWRITEBYTECODE=1 \
+    BBENCH_LIB="$stage$lib_installed" "$BB_PYTHON" -c '
+import numpy as np, bbench
+from mpi4py import MPI
+assert bbench.__file__.startswith(__import__("sys").argv[1]), bbench.__file__
+x = np.full(4, 1.0 + MPI.COMM_WORLD.rank)
+phase = bbench.CBoundedSumPhase(MPI.COMM_WORLD)
+total = phase.sum(lambda: x, phase_id=1, epoch=0, count=4, max_elements=4)
+phase.close()
+assert list(total) == [3.0] * 4, total
+print("installed sum ok")' "$pydir" > "$out" 2>&1
+bb_expect_rc 0 $? "the installed package's C sum phase at -n 2"
+bb_expect_true "both ranks summed exactly" test "$(grep -c 'installed sum ok' "$out")" -eq 2
 bb_finish

@@ -225,7 +225,7 @@ def write_record(comm, a, points, size, calls):
                     "timer": {"source": "time.perf_counter", "resolution_s":
                               time.get_clock_info("perf_counter").resolution},
                     "env": {k: v for k, v in os.environ.items()
-                            if k.startswith(("OMPI_MCA_", "MPIR_CVAR_", "OMP_"))},
+                            if k.startswith(("OMPI_MCA_", "MPIR_CVAR_", "OMP_", "MALLOC_"))},
                     "simulated": None, "simulated_reason": "measured on real hosts",
                     "launcher": None,
                     "launcher_reason": "not captured by the Python tier"},

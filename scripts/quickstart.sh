@@ -28,7 +28,9 @@
 # skipped if it does not start).  CI=true also installs SimGrid
 # (libsimgrid-dev): make check then runs a tiny simulated job
 # (tests/simulate/smpi-sum.sh), and an SMPI build ($BUILD-smpi: configure
-# --with-smpi, doc/simulate.md) is built with -Werror.
+# --with-smpi, doc/simulate.md) is built with -Werror.  CI=true also installs
+# python3-mpi4py python3-numpy python3-pytest: the Open MPI build's make check
+# then runs the Python tier (tests/python/python.sh).
 set -eu
 
 mode=${1:-run}
@@ -47,6 +49,10 @@ python3 libscalapack-mpich-dev"
 openmpi_packages="openmpi-bin libopenmpi-dev"
 slurm_packages="slurmd slurmctld slurm-client munge"
 simgrid_packages="libsimgrid-dev"
+# The Python tier (README "From Python"): Debian's mpi4py is Open MPI's, so
+# only CI's Open MPI build runs it; not in the fresh roots, where mpi4py
+# would pull Open MPI in.
+python_packages="python3-mpi4py python3-numpy python3-pytest"
 # mmdebstrap builds the fresh Debian roots CI runs the README's commands in.
 fresh_packages="mmdebstrap"
 # MPICH by name: the build, its tests and the default job never depend on
@@ -89,7 +95,7 @@ if [ "$openmpi" = yes ]; then
     [ -z "$m" ] || install $m
 fi
 if [ "${CI:-}" = true ]; then
-    m=$(missing $slurm_packages $simgrid_packages $fresh_packages)
+    m=$(missing $slurm_packages $simgrid_packages $fresh_packages $python_packages)
     # shellcheck disable=SC2086
     [ -z "$m" ] || install $m
 fi

@@ -29,7 +29,7 @@
 # (libsimgrid-dev): make check then runs a tiny simulated job
 # (tests/simulate/smpi-sum.sh), and an SMPI build ($BUILD-smpi: configure
 # --with-smpi, doc/simulate.md) is built with -Werror.  CI=true also installs
-# python3-mpi4py python3-numpy python3-pytest: the Open MPI build's make check
+# python3-mpi4py python3-numpy python3-pytest python3-dev: the Open MPI build's make check
 # then runs the Python tier (tests/python/python.sh).
 set -eu
 
@@ -52,7 +52,7 @@ simgrid_packages="libsimgrid-dev"
 # The Python tier (README "From Python"): Debian's mpi4py is Open MPI's, so
 # only CI's Open MPI build runs it; not in the fresh roots, where mpi4py
 # would pull Open MPI in.
-python_packages="python3-mpi4py python3-numpy python3-pytest"
+python_packages="python3-mpi4py python3-numpy python3-pytest python3-dev"
 # mmdebstrap builds the fresh Debian roots CI runs the README's commands in.
 fresh_packages="mmdebstrap"
 # MPICH by name: the build, its tests and the default job never depend on

@@ -3,11 +3,18 @@
 BoundedSumPhase and BoundedTransferPhase are the bounded protocols written
 in pure Python (mpi4py + NumPy) from the protocol document; CBoundedSumPhase
 and CBoundedTransferPhase are libbbench's C phases behind the same
-interface (a ctypes binding: the library must be built on mpi4py's MPI).
+interface (the sum phase through a C extension, bbench._csum, where it was
+built, else through ctypes; the library must be built on mpi4py's MPI).
 python3 -m bbench.bench measures them against each other and against
 mpi4py's Allreduce."""
-from ._clib import CBoundedSumPhase, CBoundedTransferPhase
-from .reference import (BoundedSumPhase, BoundedTransferPhase, CollectiveRefusal,
+import os as _os
+
+# A build tree keeps the C extension (bbench._csum) apart from these
+# sources: BBENCH_EXT_PATH names its folder (tests/python/python.sh).
+__path__ += [d for d in _os.environ.get("BBENCH_EXT_PATH", "").split(_os.pathsep) if d]
+
+from ._clib import CBoundedSumPhase, CBoundedTransferPhase  # noqa: E402
+from .reference import (BoundedSumPhase, BoundedTransferPhase, CollectiveRefusal,  # noqa: E402
                         PoisonedPhase, TransferRefusal, TransferTicket)
 
 __all__ = ["BoundedSumPhase", "BoundedTransferPhase", "CBoundedSumPhase",

@@ -65,6 +65,23 @@ def _mpi_name():
 
 
 _lib = None
+_ext = False  # not looked for yet
+
+
+def _extension():
+    """bbench._csum (the C extension) or None where it was not built.  Looked
+    for after load(): in a build tree it finds libbbench already loaded."""
+    global _ext
+    if _ext is False:
+        if os.environ.get("BBENCH_BINDING") == "ctypes":
+            _ext = None
+        else:
+            try:
+                from . import _csum
+                _ext = _csum
+            except ImportError:
+                _ext = None
+    return _ext
 
 
 def load(path=None, mpi=None):
@@ -135,6 +152,12 @@ class CBoundedSumPhase:
         self._metrics_ref = ctypes.byref(self._metrics)
         self._result_ref = ctypes.byref(self._result)
         self._run = lib.bb_sum_phase_run
+        # The C extension, when built: the same call without ctypes' cost.
+        ext = _extension()
+        self._fast = ext.run if ext is not None else None
+        self._phase_addr = self._phase.value
+        self._metrics_addr = ctypes.addressof(self._metrics)
+        self.binding = "extension" if ext is not None else "ctypes"
 
     @property
     def sequence(self):
@@ -160,6 +183,13 @@ class CBoundedSumPhase:
         self._held = None
 
     def sum(self, prepare, *, phase_id, epoch, count, max_elements):
+        if self._fast is not None and self._phase:
+            r = self._fast(self._phase_addr, prepare, phase_id, epoch, count, max_elements,
+                           self._metrics_addr)
+            self.metrics = self._metrics
+            if r.__class__ is tuple:
+                self._raise(*r)
+            return r
         self._prepare, self._failure = prepare, None
         c = self._contract
         # Out-of-range Python ints cannot be int64: the rank presents a
@@ -182,19 +212,8 @@ class CBoundedSumPhase:
                        self._result_ref, self._metrics_ref)
         self._prepare = None
         self.metrics = m
-        if st == BB_REFUSED:
-            r = m.refusal
-            exc = CollectiveRefusal("bounded sum refused (%s)" % _STAGES[r.stage],
-                                    _STAGES[r.stage], None if r.rank < 0 else r.rank,
-                                    r.sequence)
-            if self._failure is not None:
-                raise exc from self._failure
-            raise exc
-        if st in (BB_ERR_MPI, BB_ERR_POISONED):
-            self.poisoned = True
-            raise PoisonedPhase("libbbench: %s" % self._lib.bb_status_string(st).decode())
         if st != BB_OK:
-            raise RuntimeError("bb_sum_phase_run: %s" % self._lib.bb_status_string(st).decode())
+            self._raise(st, self._failure)
         if count == 0:
             return np.empty(0, dtype=np.float64)
         addr = self._result.value
@@ -208,6 +227,22 @@ class CBoundedSumPhase:
         out = np.ctypeslib.as_array((ctypes.c_double * count).from_address(addr))
         weakref.finalize(out, self._lib.bb_free, addr)
         return out
+
+    def _raise(self, st, failure):
+        """The exception of a call that returned st, chained to the one
+        prepare raised (failure) if any."""
+        if st == BB_REFUSED:
+            r = self._metrics.refusal
+            exc = CollectiveRefusal("bounded sum refused (%s)" % _STAGES[r.stage],
+                                    _STAGES[r.stage], None if r.rank < 0 else r.rank,
+                                    r.sequence)
+            if failure is not None:
+                raise exc from failure
+            raise exc
+        if st in (BB_ERR_MPI, BB_ERR_POISONED):
+            self.poisoned = True
+            raise PoisonedPhase("libbbench: %s" % self._lib.bb_status_string(st).decode())
+        raise RuntimeError("bb_sum_phase_run: %s" % self._lib.bb_status_string(st).decode())
 
     def close(self):
         if self._phase:

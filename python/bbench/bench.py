@@ -6,7 +6,7 @@ protocol written in Python (issue 41).
 
 At each count (doubles a rank), interleaved sample by sample: raw (mpi4py
 Allreduce on warm buffers), python (the pure-Python phase,
-bbench.reference) and c-py (libbbench's phase through the ctypes binding,
+bbench.reference) and c-py (libbbench's phase through its C extension, or ctypes,
 default policies).  Each sample is the mean over a block of calls, the
 slowest rank's; each block after two untimed calls of its own row, as the C
 engine does.  A table of medians and ratios on rank 0's stdout, and with
@@ -158,17 +158,18 @@ def main(argv=None):
         rows.append((8 * n, med["raw"], med["python"], med["c-py"], cfc, reps))
     c.close()
     if rank == 0:
-        print_table(rows, cc_reason, size)
+        print_table(rows, cc_reason, size, c.binding)
     if a.output:
-        write_record(comm, a, points, size, calls)
+        write_record(comm, a, points, size, calls, c.binding)
     return 0
 
 
-def print_table(rows, cc_reason, size):
+def print_table(rows, cc_reason, size, binding):
     print("# bbench-py: %d ranks; medians in us, each sample the slowest rank's mean over a "
           "block of calls; rows interleaved sample by sample" % size)
     print("# raw: mpi4py Allreduce; python: the pure-Python phase; c-py: libbbench's phase "
-          "from Python (ctypes); c-c: bbench-sum's protocol row (--c-record)")
+          "from Python (through the %s); c-c: bbench-sum's protocol row (--c-record)"
+          % ("C extension" if binding == "extension" else "ctypes binding"))
     print("# python/c-py: the Python layer; c-py/c-c: the binding")
     print("%9s %10s %10s %10s %10s %9s %9s %11s %9s %6s" % (
         "size_B", "raw_us", "python_us", "c-py_us", "c-c_us", "py/raw", "c-py/raw",
@@ -196,7 +197,7 @@ def source_git():
     return out.stdout.strip(), None
 
 
-def write_record(comm, a, points, size, calls):
+def write_record(comm, a, points, size, calls, binding):
     hosts = comm.gather(socket.gethostname())
     if comm.Get_rank() != 0:
         return
@@ -213,7 +214,8 @@ def write_record(comm, a, points, size, calls):
                    "build": {"python": sys.version.split()[0],
                              "numpy": np.__version__,
                              "mpi4py": __import__("mpi4py").__version__,
-                             "libbbench": os.environ.get("BBENCH_LIB")}},
+                             "libbbench": os.environ.get("BBENCH_LIB"),
+                             "binding": binding}},
         "runtime": {"mpi_standard": "%d.%d" % MPI.Get_version(),
                     "mpi_library": MPI.Get_library_version().splitlines()[0].strip(),
                     "thread_level_requested": "MPI_THREAD_MULTIPLE",

@@ -23,21 +23,42 @@ fi
 lib="$B/lib/.libs/libbbench.so.0"
 bb_expect_true "the library the binding loads is built" test -f "$lib"
 out="$BB_TMP/out"
-for np in 1 2 3 4; do
-    # No bytecode or cache written into the source tree (read-only in distcheck).
-    bb_mpirun "$np" env PYTHONPATH="$S/python" PYTHONDONTWRITEBYTECODE=1 \
-        BBENCH_LIB="$lib" BBENCH_MPI="$BB_MPI_LIBRARY" \
+# The sum phase's C extension, when built, lives in the build tree apart
+# from the sources (BBENCH_EXT_PATH); BBENCH_BINDING=ctypes turns it off.
+ext="$B/python/bbench/.libs"
+binding=ctypes
+if [ "$BB_PYTHON_EXT" = yes ]; then
+    binding=extension
+    bb_expect_true "the extension is built" test -f "$ext/_csum.so"
+fi
+# runs NP [ENV...]: the pytest files at -n NP (no bytecode or cache written
+# into the source tree: it is read-only in distcheck).
+runs() {
+    np=$1
+    shift
+    bb_mpirun "$np" env "$@" PYTHONPATH="$S/python" BBENCH_EXT_PATH="$ext" \
+        PYTHONDONTWRITEBYTECODE=1 BBENCH_LIB="$lib" BBENCH_MPI="$BB_MPI_LIBRARY" \
         "$BB_PYTHON" -m pytest -q --color=no -p no:cacheprovider \
         "$S/tests/python/test_reference.py" "$S/tests/python/test_differential.py" \
         > "$out" 2>&1
     rc=$?
-    bb_expect_rc 0 $rc "pytest at -n $np"
+    bb_expect_rc 0 $rc "pytest at -n $np $*"
     [ $rc -eq 0 ] || tail -n 40 "$out" >&2
-    # Every rank prints its own summary; none may report a failure or a skip
-    # other than the one case that needs two ranks.
-    bb_expect_true "-n $np: $(grep -c ' passed' "$out") ranks report, none failed" \
-        test "$(grep -c ' passed' "$out")" -eq "$np" -a "$(grep -c ' failed' "$out")" -eq 0
+    # Every rank prints its own summary; none may report a failure (words
+    # counted, not lines: Open MPI may join two ranks' lines).
+    n=$(grep -o '[0-9][0-9]* passed' "$out" | wc -l)
+    bb_expect_true "-n $np $*: $n ranks report, none failed" \
+        test "$n" -eq "$np" -a "$(grep -o '[0-9][0-9]* failed' "$out" | wc -l)" -eq 0
+}
+for np in 1 2 3 4; do
+    runs $np BBENCH_BINDING=$binding
 done
+# The binding the differential cases went through, and the other one too.
+bb_mpirun 1 env PYTHONPATH="$S/python" BBENCH_EXT_PATH="$ext" BBENCH_LIB="$lib" \
+    BBENCH_MPI="$BB_MPI_LIBRARY" PYTHONDONTWRITEBYTECODE=1 "$BB_PYTHON" -c '
+import bbench; print("binding", bbench.CBoundedSumPhase().binding)' > "$out" 2>&1
+bb_expect_grep "^binding $binding\$" "$out" "the C sum phase goes through the $binding"
+[ "$binding" = extension ] && runs 2 BBENCH_BINDING=ctypes
 
 # The benchmark: a tiny run beside a bbench-sum record of this build; a table
 # with every ratio, the binding's included, and a record (bb_finish checks it
@@ -46,8 +67,8 @@ bb_mpirun 2 "$B/bench/bbench-sum" --count 1,1K --mode raw,protocol --samples 3 -
     -q --output "$BB_TMP/c.json" > "$out" 2>&1
 bb_expect_rc 0 $? "bbench-sum for the C-from-C figure"
 py() {
-    bb_mpirun 2 env PYTHONPATH="$S/python" PYTHONDONTWRITEBYTECODE=1 BBENCH_LIB="$lib" \
-        BBENCH_MPI="$BB_MPI_LIBRARY" "$BB_PYTHON" -m bbench.bench "$@"
+    bb_mpirun 2 env PYTHONPATH="$S/python" BBENCH_EXT_PATH="$ext" PYTHONDONTWRITEBYTECODE=1 \
+        BBENCH_LIB="$lib" BBENCH_MPI="$BB_MPI_LIBRARY" "$BB_PYTHON" -m bbench.bench "$@"
 }
 py --count 1,1K --samples 3 --budget 0.002 --c-record "$BB_TMP/c.json" \
     --output "$BB_TMP/py.json" > "$out" 2> "$BB_TMP/err"
@@ -58,6 +79,10 @@ bb_expect_true "the record holds 6 points (3 rows x 2 counts)" "$BB_PYTHON" -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
 sys.exit(0 if len(r["points"]) == 6 and r["benchmark"] == "py" else 1)' "$BB_TMP/py.json"
+bb_expect_true "the record says the binding ($binding)" "$BB_PYTHON" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["source"]["build"]["binding"] == sys.argv[2] else 1)' "$BB_TMP/py.json" "$binding"
 py --samples 2 > "$out" 2> "$BB_TMP/err"
 bb_expect_rc 2 $? "--samples 2: a usage error"
 bb_expect_true "said once" test "$(grep -c 'samples must be' "$BB_TMP/err")" -eq 1
@@ -74,6 +99,10 @@ bb_expect_true "bbench/_build.py installed under the prefix ($built)" \
 pydir=$(dirname "$(dirname "$built")")
 bb_expect_true "the package's modules installed beside it" test -f "$pydir/bbench/__init__.py" \
     -a -f "$pydir/bbench/_clib.py" -a -f "$pydir/bbench/reference.py" -a -f "$pydir/bbench/bench.py"
+if [ "$binding" = extension ]; then
+    bb_expect_true "the C extension installed, without its libtool archive" \
+        test -f "$pydir/bbench/_csum.so" -a ! -e "$pydir/bbench/_csum.la"
+fi
 if [ "$prefix" = /usr/local ] || [ "$prefix" = /usr ]; then
     rel=${pydir#"$stage"}
     bb_expect_true "$rel is on $BB_PYTHON's path" "$BB_PYTHON" -c '
@@ -95,10 +124,12 @@ from mpi4py import MPI
 assert bbench.__file__.startswith(__import__("sys").argv[1]), bbench.__file__
 x = np.full(4, 1.0 + MPI.COMM_WORLD.rank)
 phase = bbench.CBoundedSumPhase(MPI.COMM_WORLD)
+assert phase.binding == __import__("sys").argv[2], phase.binding
 total = phase.sum(lambda: x, phase_id=1, epoch=0, count=4, max_elements=4)
 phase.close()
 assert list(total) == [3.0] * 4, total
-print("installed sum ok")' "$pydir" > "$out" 2>&1
-bb_expect_rc 0 $? "the installed package's C sum phase at -n 2"
-bb_expect_true "both ranks summed exactly" test "$(grep -c 'installed sum ok' "$out")" -eq 2
+print("installed sum ok")' "$pydir" "$binding" > "$out" 2>&1
+bb_expect_rc 0 $? "the installed package's C sum phase at -n 2, through the $binding"
+# (Open MPI may join two ranks' lines: count the words, not the lines.)
+bb_expect_true "both ranks summed exactly" test "$(grep -o 'installed sum ok' "$out" | wc -l)" -eq 2
 bb_finish

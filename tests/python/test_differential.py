@@ -44,6 +44,13 @@ CASES = {
     "cap differs": (lambda: np.zeros(4), {"max_elements": 7}),
     "count past int64": (lambda: np.zeros(4), {"count": 2**64 + 4}),
     "float epoch": (lambda: np.zeros(4), {"epoch": 3.0}),
+    # What prepare hands over: only a one-dimensional float64 NumPy array,
+    # contiguous or not (a strided one is summed as it reads).
+    "a list, not an array": (lambda: [0.0] * 4, {}),
+    "int64 array": (lambda: np.zeros(4, dtype=np.int64), {}),
+    "float32 array": (lambda: np.zeros(4, dtype=np.float32), {}),
+    "two-dimensional": (lambda: np.zeros((2, 2)), {}),
+    "strided": (lambda: np.arange(8.0)[::2], {}),
 }
 
 

@@ -1,19 +1,24 @@
-"""bbench's Python tier: the bounded sum phase from Python, beside the
-protocol written in Python (issue 41).
+"""bbench's Python tier: the bounded sum and transfer phases from Python,
+beside the protocol written in Python (issue 41).
 
-    mpiexec.openmpi -n 2 python3 -m bbench.bench [--count LIST] [--samples N]
-        [--budget S] [--c-record FILE] [--output FILE]
+    mpiexec.openmpi -n 2 python3 -m bbench.bench [--count LIST] [--bytes LIST]
+        [--samples N] [--budget S] [--c-record FILE] [--c-transfer-record FILE]
+        [--output FILE]
 
 At each count (doubles a rank), interleaved sample by sample: raw (mpi4py
 Allreduce on warm buffers), python (the pure-Python phase,
-bbench.reference) and c-py (libbbench's phase through its C extension, or ctypes,
-default policies).  Each sample is the mean over a block of calls, the
-slowest rank's; each block after two untimed calls of its own row, as the C
-engine does.  A table of medians and ratios on rank 0's stdout, and with
---output a bbench.record/1 record (written to a temporary file and renamed,
-never half-written).  --c-record names a bbench-sum record of the same
-build (default policies, `--mode protocol`) for the binding's ratio,
-c-py / C from C; without it that ratio is not measured and says so.
+bbench.reference) and c-py (libbbench's phase from Python, default
+policies: through its C extension, or ctypes).  At each of --bytes the same
+for the transfer phase from rank 0 to the last rank, no compute batches:
+raw is mpi4py's Isend/Irecv pair, c-py the ctypes binding of run().  Each
+sample is the mean over a block of calls, the slowest rank's; each block
+after two untimed calls of its own row, as the C engine does.  Tables of
+medians and ratios on rank 0's stdout, and with --output a bbench.record/1
+record (written to a temporary file and renamed, never half-written).
+--c-record and --c-transfer-record name bbench-sum and bbench-transfer
+records of the same build (default policies, `--mode protocol`, transfer
+`--batches 0`) for the binding's ratio, c-py / C from C; without them that
+ratio is not measured and says so.
 """
 import argparse
 import contextlib
@@ -29,7 +34,7 @@ import numpy as np
 from mpi4py import MPI
 
 from . import _clib
-from .reference import BoundedSumPhase
+from .reference import BoundedSumPhase, BoundedTransferPhase
 
 PRIMERS = 2  # untimed calls before each block (the C engine's count)
 
@@ -52,13 +57,19 @@ def args_of(argv):
     p.add_argument("--samples", type=int, default=5, help="samples a point, >= 3")
     p.add_argument("--budget", type=float, default=0.02,
                    help="seconds a sample, on the dearest row")
+    p.add_argument("--bytes", default="8,4M",
+                   help="transfer bytes, a comma list with K/M (default 8 B and 4 MiB; "
+                        "'none': no transfer rows)")
     p.add_argument("--c-record", help="a bbench-sum record of this build (C from C)")
+    p.add_argument("--c-transfer-record",
+                   help="a bbench-transfer record of this build (C from C, --batches 0)")
     p.add_argument("--output", help="the record to write")
     a = p.parse_args(argv)
     try:
         a.counts = parse_count(a.count)
+        a.bytes = [] if a.bytes == "none" else parse_count(a.bytes)
     except ValueError as e:
-        p.error("--count: %s" % e)
+        p.error("--count or --bytes: %s" % e)
     if a.samples < 3 or not 0 < a.budget <= 10:
         p.error("--samples must be >= 3 and --budget in (0, 10]")
     return a
@@ -80,22 +91,26 @@ def quantity(samples, scope="call/max-rank"):
             "deterministic": False}
 
 
-def c_from_c(path, counts):
-    """{count: median elapsed} of the protocol rows of a bbench-sum record
-    with the default policies, or the reason there is none."""
+def c_from_c(path, benchmark, key, sizes):
+    """{size: median elapsed} of the default-policy protocol rows of a C
+    record (bbench-sum by count, bbench-transfer by bytes with no batches),
+    and the reason where a size has none."""
     if not path:
-        return {}, "no --c-record given (a bbench-sum record of this build)"
+        return {}, "no record of bbench-%s given (--c-%srecord)" % (
+            benchmark, "" if benchmark == "sum" else "transfer-")
     with open(path) as f:
         rec = json.load(f)
     out = {}
     for p in rec.get("points", []):
         pa = p["parameters"]
-        if (pa.get("mode") == "protocol" and pa.get("buffers") == "fresh"
-                and pa.get("admission") == "spec" and pa.get("requests") == "per-call"
-                and pa.get("count") in counts and p["status"] == "ok"):
-            out[pa["count"]] = p["quantities"]["elapsed"]["median"]
-    return out, "the record %s has no default-policy protocol row at this count" % path
-
+        if (rec.get("benchmark") == benchmark and pa.get("mode") == "protocol"
+                and pa.get("buffers", "fresh") == "fresh"
+                and pa.get("admission", "spec") == "spec"
+                and pa.get("requests", "per-call") == "per-call"
+                and pa.get("batches", 0) == 0
+                and pa.get(key) in sizes and p["status"] == "ok"):
+            out[pa[key]] = p["quantities"]["elapsed"]["median"]
+    return out, "the record %s has no default-policy protocol row at this size" % path
 
 def main(argv=None):
     comm = MPI.COMM_WORLD
@@ -110,78 +125,123 @@ def main(argv=None):
     except SystemExit as e:
         return e.code
     py, c = BoundedSumPhase(), _clib.CBoundedSumPhase()
-    cc, cc_reason = c_from_c(a.c_record, a.counts) if rank == 0 else ({}, "")
-    cc = comm.bcast(cc)
-    cc_reason = comm.bcast(cc_reason)
-    points, rows, calls = [], [], 0
-    for n in a.counts:
-        src = np.full(n, float(rank))
-        dst = np.empty(n)
-        kw = dict(phase_id=1, epoch=0, count=n, max_elements=n)
-        ways = {"raw": lambda: comm.Allreduce(src, dst, op=MPI.SUM),
-                "python": lambda: py.sum(lambda: src, **kw),
-                "c-py": lambda: c.sum(lambda: src, **kw)}
+    pyt, ct = BoundedTransferPhase(), _clib.CBoundedTransferPhase()
+    if rank == 0:
+        cc, cc_reason = c_from_c(a.c_record, "sum", "count", a.counts)
+        tc, tc_reason = c_from_c(a.c_transfer_record, "transfer", "bytes", a.bytes)
+    else:
+        cc = cc_reason = tc = tc_reason = None
+    cc, cc_reason, tc, tc_reason = comm.bcast((cc, cc_reason, tc, tc_reason))
+    points, rows, trows, calls = [], [], [], 0
+
+    def measure(ways, parts_of, params, payload):
+        """Samples of every way, interleaved, and their points; the python
+        way's parts (parts_of: name -> its seconds in py's metrics)."""
+        nonlocal calls
         for f in ways.values():  # first calls, kept out of the samples
             f()
-        reps = max(1, int(a.budget / max(block(comm, f, 1) for f in ways.values())))
+        # Reps from the dearest way's fastest of three one-call probes: one
+        # stalled call cannot make the samples one call long.
+        probe = max(min(block(comm, f, 1) for _ in range(3)) for f in ways.values())
+        reps = max(1, int(a.budget / probe))
         got = {k: [] for k in ways}
-        parts = {"phase.prepare": [], "phase.admission": [], "communication.wait": []}
+        parts = {q: [] for q in parts_of}
         for _ in range(a.samples):
             for k, f in ways.items():
                 for _ in range(PRIMERS):
                     f()
                 got[k].append(block(comm, f, reps))
                 if k == "python":  # the last call's parts, the slowest rank's
-                    m = py.metrics
-                    for q, v in (("phase.prepare", m["prepare_seconds"]),
-                                 ("phase.admission", m["admission_seconds"]),
-                                 ("communication.wait",
-                                  m["test_seconds"] + m["exposed_wait_seconds"])):
-                        parts[q].append(comm.allreduce(v, op=MPI.MAX))
+                    for q, v in parts_of.items():
+                        parts[q].append(comm.allreduce(v(), op=MPI.MAX))
         calls += len(ways) * (2 + a.samples * (PRIMERS + reps))  # first, probe, blocks
-        med = {k: float(np.median(v)) for k, v in got.items()}
         for k, v in got.items():
             q = {"elapsed": quantity(v),
-                 "communication.payload": {"value": 8 * n, "unit": "byte",
+                 "communication.payload": {"value": payload, "unit": "byte",
                                            "scope": "call/rank", "reason": None,
                                            "deterministic": True}}
             if k == "python":
-                for name, s in parts.items():
-                    q[name] = quantity(s)
-                    q[name]["scope"] = "call/max-rank"
+                for name, smp in parts.items():
+                    q[name] = quantity(smp)
                     q[name]["note"] = "the last call of each sample, not the block's mean"
-            points.append({"parameters": {"count": n, "element_bytes": 8, "mode": k,
-                                          "reps": reps},
+            points.append({"parameters": dict(params, mode=k, reps=reps),
                            "status": "ok", "refusal": None, "first_call": None,
                            "quantities": q})
-        cfc = cc.get(n)
-        rows.append((8 * n, med["raw"], med["python"], med["c-py"], cfc, reps))
+        return {k: float(np.median(v)) for k, v in got.items()}, reps
+
+    for n in a.counts:
+        src = np.full(n, float(rank))
+        dst = np.empty(n)
+        kw = dict(phase_id=1, epoch=0, count=n, max_elements=n)
+        med, reps = measure(
+            {"raw": lambda: comm.Allreduce(src, dst, op=MPI.SUM),
+             "python": lambda: py.sum(lambda: src, **kw),
+             "c-py": lambda: c.sum(lambda: src, **kw)},
+            {"phase.prepare": lambda: py.metrics["prepare_seconds"],
+             "phase.admission": lambda: py.metrics["admission_seconds"],
+             "communication.wait": lambda: (py.metrics["test_seconds"]
+                                            + py.metrics["exposed_wait_seconds"])},
+            {"phase": "sum", "count": n, "element_bytes": 8}, 8 * n)
+        rows.append((8 * n, med["raw"], med["python"], med["c-py"], cc.get(n), reps))
+    last = size - 1
+    for n in a.bytes:
+        # Rank 0 to the last rank (itself at -n 1), no compute batches; raw
+        # is the plain Isend/Irecv pair the phase's payload is.
+        buf = (np.arange(n) % 251).astype(np.uint8)
+        rbuf = np.empty(n, dtype=np.uint8)
+        kw = dict(source=0, destination=last, nbytes=n, max_bytes=n, phase_id=2, epoch=0,
+                  batches=0)
+
+        def raw():
+            reqs = []
+            if rank == last:
+                reqs.append(comm.Irecv(rbuf, source=0, tag=7))
+            if rank == 0:
+                reqs.append(comm.Isend(buf, dest=last, tag=7))
+            MPI.Request.Waitall(reqs)
+
+        med, reps = measure(
+            {"raw": raw,
+             "python": lambda: pyt.run(lambda: buf, len, None, **kw),
+             "c-py": lambda: ct.run(lambda: buf, len, None, **kw)},
+            {"phase.prepare": lambda: pyt.metrics["prepare_seconds"],
+             "phase.admission": lambda: pyt.metrics["admission_seconds"]},
+            {"phase": "transfer", "bytes": n, "batches": 0}, n)
+        trows.append((n, med["raw"], med["python"], med["c-py"], tc.get(n), reps))
     c.close()
+    ct.close()
+    pyt.close()
     if rank == 0:
-        print_table(rows, cc_reason, size, c.binding)
+        print_table(rows, cc_reason, size, c.binding, "sum", "count x 8",
+                    "mpi4py Allreduce", "bbench-sum's protocol row (--c-record)")
+        if trows:
+            print()
+            print_table(trows, tc_reason, size, "ctypes", "transfer", "bytes",
+                        "mpi4py Isend/Irecv, rank 0 to the last",
+                        "bbench-transfer's protocol row (--c-transfer-record)")
     if a.output:
         write_record(comm, a, points, size, calls, c.binding)
     return 0
 
 
-def print_table(rows, cc_reason, size, binding):
-    print("# bbench-py: %d ranks; medians in us, each sample the slowest rank's mean over a "
-          "block of calls; rows interleaved sample by sample" % size)
-    print("# raw: mpi4py Allreduce; python: the pure-Python phase; c-py: libbbench's phase "
-          "from Python (through the %s); c-c: bbench-sum's protocol row (--c-record)"
-          % ("C extension" if binding == "extension" else "ctypes binding"))
+def print_table(rows, cc_reason, size, binding, phase, unit, raw, cc):
+    print("# bbench-py %s: %d ranks; medians in us, each sample the slowest rank's mean over "
+          "a block of calls; rows interleaved sample by sample; size_B: %s"
+          % (phase, size, unit))
+    print("# raw: %s; python: the pure-Python phase; c-py: libbbench's phase from Python "
+          "(through the %s); c-c: %s" % (raw, "C extension" if binding == "extension"
+                                         else "ctypes binding", cc))
     print("# python/c-py: the Python layer; c-py/c-c: the binding")
     print("%9s %10s %10s %10s %10s %9s %9s %11s %9s %6s" % (
         "size_B", "raw_us", "python_us", "c-py_us", "c-c_us", "py/raw", "c-py/raw",
         "python/c-py", "c-py/c-c", "reps"))
-    for size_b, raw, pyt, cpy, cfc, reps in rows:
+    for size_b, raw_s, pyt, cpy, cfc, reps in rows:
         print("%9d %10.2f %10.2f %10.2f %10s %9.2f %9.2f %11.2f %9s %6d" % (
-            size_b, raw * 1e6, pyt * 1e6, cpy * 1e6,
-            "-" if cfc is None else "%.2f" % (cfc * 1e6), pyt / raw, cpy / raw, pyt / cpy,
+            size_b, raw_s * 1e6, pyt * 1e6, cpy * 1e6,
+            "-" if cfc is None else "%.2f" % (cfc * 1e6), pyt / raw_s, cpy / raw_s, pyt / cpy,
             "-" if cfc is None else "%.2f" % (cpy / cfc), reps))
     if any(r[4] is None for r in rows):
         print("# c-c: not measured: %s" % cc_reason)
-
 
 def source_git():
     """git describe of the tree this package runs from (as the C build
@@ -239,7 +299,7 @@ def write_record(comm, a, points, size, calls, binding):
             "budget_s": a.budget, "warmup": 0, "timing": "block", "rank_stat": "max",
             "calls": calls, "primer_calls_per_block": PRIMERS,
             "reps_note": "one figure a point (its parameters.reps), fitted to the budget on "
-                         "the dearest row's one-call probe"}},
+                         "the dearest row's fastest of three one-call probes"}},
         "points": points,
     }
     if git is None:

@@ -66,19 +66,24 @@ bb_expect_grep "^binding $binding\$" "$out" "the C sum phase goes through the $b
 bb_mpirun 2 "$B/bench/bbench-sum" --count 1,1K --mode raw,protocol --samples 3 --reps 2 \
     -q --output "$BB_TMP/c.json" > "$out" 2>&1
 bb_expect_rc 0 $? "bbench-sum for the C-from-C figure"
+bb_mpirun 2 "$B/bench/bbench-transfer" --bytes 8,64K --batches 0 --mode raw,protocol \
+    --samples 3 --reps 2 -q --output "$BB_TMP/t.json" > "$out" 2>&1
+bb_expect_rc 0 $? "bbench-transfer for the C-from-C figure"
 py() {
     bb_mpirun 2 env PYTHONPATH="$S/python" BBENCH_EXT_PATH="$ext" PYTHONDONTWRITEBYTECODE=1 \
         BBENCH_LIB="$lib" BBENCH_MPI="$BB_MPI_LIBRARY" "$BB_PYTHON" -m bbench.bench "$@"
 }
-py --count 1,1K --samples 3 --budget 0.002 --c-record "$BB_TMP/c.json" \
-    --output "$BB_TMP/py.json" > "$out" 2> "$BB_TMP/err"
+py --count 1,1K --bytes 8,64K --samples 3 --budget 0.002 --c-record "$BB_TMP/c.json" \
+    --c-transfer-record "$BB_TMP/t.json" --output "$BB_TMP/py.json" > "$out" 2> "$BB_TMP/err"
 bb_expect_rc 0 $? "bbench.bench at -n 2"
-bb_expect_true "a row for each count, every ratio given" test "$(awk '
-    $1 ~ /^[0-9]+$/ && NF == 10 && $5 != "-" && $9 != "-" { n++ } END { print n + 0 }' "$out")" -eq 2
-bb_expect_true "the record holds 6 points (3 rows x 2 counts)" "$BB_PYTHON" -c '
+bb_expect_true "a row for each count and each bytes, every ratio given" test "$(awk '
+    $1 ~ /^[0-9]+$/ && NF == 10 && $5 != "-" && $9 != "-" { n++ } END { print n + 0 }' "$out")" -eq 4
+bb_expect_true "the record holds 12 points (3 rows x 2 counts, x 2 bytes)" "$BB_PYTHON" -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
-sys.exit(0 if len(r["points"]) == 6 and r["benchmark"] == "py" else 1)' "$BB_TMP/py.json"
+ph = [p["parameters"]["phase"] for p in r["points"]]
+sys.exit(0 if r["benchmark"] == "py" and ph.count("sum") == 6 and ph.count("transfer") == 6
+         else 1)' "$BB_TMP/py.json"
 bb_expect_true "the record says the binding ($binding)" "$BB_PYTHON" -c '
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -299,6 +299,13 @@ class _TransferCompute(ctypes.Structure):
     _fields_ = [("batch", _T_BATCH), ("arg", ctypes.c_void_p)]
 
 
+class _Ticket(ctypes.Structure):
+    _fields_ = [("phase", ctypes.c_void_p), ("generation", ctypes.c_int64)]
+
+
+BB_ERR_STATE = 5  # bb_status_t: a finished ticket, a live one, a closed phase
+
+
 def _load_transfer(lib):
     if getattr(lib, "_transfer_ready", False):
         return
@@ -307,6 +314,14 @@ def _load_transfer(lib):
     lib.bb_transfer_phase_run.argtypes = [
         ctypes.c_void_p, ctypes.POINTER(_TransferProvider), ctypes.POINTER(_TransferConsumer),
         ctypes.POINTER(_TransferCompute), ctypes.POINTER(_TransferContract),
+        ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(_TransferMetrics)]
+    lib.bb_transfer_phase_begin.argtypes = [
+        ctypes.c_void_p, ctypes.POINTER(_TransferProvider), ctypes.POINTER(_TransferContract),
+        ctypes.POINTER(_Ticket), ctypes.POINTER(_TransferMetrics)]
+    lib.bb_transfer_ticket_progress.argtypes = [ctypes.POINTER(_Ticket),
+                                                ctypes.POINTER(ctypes.c_int)]
+    lib.bb_transfer_ticket_finish.argtypes = [
+        ctypes.POINTER(_Ticket), ctypes.POINTER(_TransferConsumer), ctypes.c_int,
         ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(_TransferMetrics)]
     lib.bb_transfer_phase_sequence.argtypes = [ctypes.c_void_p]
     lib.bb_transfer_phase_sequence.restype = ctypes.c_int64
@@ -390,15 +405,36 @@ class CBoundedTransferPhase:
     def _c_discard(self, arg, value):
         self._cb["value"] = None
 
+    def _contract_of(self, vals):
+        c = self._contract
+        for name, x in zip(("phase_id", "epoch", "source", "destination", "nbytes",
+                            "max_bytes", "batches"), vals):
+            setattr(c, name, x if isinstance(x, int) and -2**63 <= x < 2**63 else -1)
+        return c
+
+    def _raise(self, st, call, error):
+        """The exception of a call that returned st (not BB_OK), chained to
+        the Python exception a callback or the caller gave (error)."""
+        m = self._metrics
+        if st == BB_REFUSED:
+            r = m.refusal
+            exc = TransferRefusal("bounded transfer refused (%s)" % _STAGES[r.stage],
+                                  _STAGES[r.stage], None if r.rank < 0 else r.rank,
+                                  r.sequence)
+            if error is not None:
+                raise exc from error
+            raise exc
+        if st in (BB_ERR_MPI, BB_ERR_POISONED):
+            self.poisoned = True
+            raise PoisonedPhase("libbbench: %s" % self._lib.bb_status_string(st).decode())
+        raise RuntimeError("%s: %s" % (call, self._lib.bb_status_string(st).decode()))
+
     def run(self, prepare, consume, compute_batch, *, source, destination, nbytes, max_bytes,
             phase_id, epoch, batches):
         self._cb = cb = {"prepare": prepare, "consume": consume, "compute": compute_batch,
                          "error": None, "held": None, "value": None}
-        c = self._contract
-        vals = (phase_id, epoch, source, destination, nbytes, max_bytes, batches)
-        for name, x in zip(("phase_id", "epoch", "source", "destination", "nbytes",
-                            "max_bytes", "batches"), vals):
-            setattr(c, name, x if isinstance(x, int) and -2**63 <= x < 2**63 else -1)
+        c = self._contract_of((phase_id, epoch, source, destination, nbytes, max_bytes,
+                               batches))
         token = ctypes.c_void_p()
         m = self._metrics
         st = self._lib.bb_transfer_phase_run(self._phase, ctypes.byref(self._provider),
@@ -408,20 +444,43 @@ class CBoundedTransferPhase:
                                              ctypes.byref(m))
         self._cb = None
         self.metrics = m
-        if st == BB_REFUSED:
-            r = m.refusal
-            exc = TransferRefusal("bounded transfer refused (%s)" % _STAGES[r.stage],
-                                  _STAGES[r.stage], None if r.rank < 0 else r.rank,
-                                  r.sequence)
-            if cb["error"] is not None:
-                raise exc from cb["error"]
-            raise exc
-        if st in (BB_ERR_MPI, BB_ERR_POISONED):
-            self.poisoned = True
-            raise PoisonedPhase("libbbench: %s" % self._lib.bb_status_string(st).decode())
         if st != BB_OK:
-            raise RuntimeError("bb_transfer_phase_run: %s"
-                               % self._lib.bb_status_string(st).decode())
+            self._raise(st, "bb_transfer_phase_run", cb["error"])
+        return cb["value"] if token.value else None
+
+    def begin(self, prepare, *, source, destination, nbytes, max_bytes, phase_id, epoch,
+              batches):
+        """The ticket API: begin posts the payload and returns the live
+        ticket (progress() polls, finish(consume, local_error=) completes)."""
+        if self._cb is not None:
+            raise RuntimeError("a ticket is live: one per phase")
+        self._cb = cb = {"prepare": prepare, "consume": None, "compute": None,
+                         "error": None, "held": None, "value": None}
+        c = self._contract_of((phase_id, epoch, source, destination, nbytes, max_bytes,
+                               batches))
+        ticket = _Ticket()
+        st = self._lib.bb_transfer_phase_begin(self._phase, ctypes.byref(self._provider),
+                                               ctypes.byref(c), ctypes.byref(ticket),
+                                               ctypes.byref(self._metrics))
+        self.metrics = self._metrics
+        if st != BB_OK:
+            self._cb = None
+            self._raise(st, "bb_transfer_phase_begin", cb["error"])
+        return CTransferTicket(self, ticket)
+
+    def _finish(self, ticket, consume, local_error):
+        cb = self._cb
+        cb["consume"], cb["error"] = consume, None
+        token = ctypes.c_void_p()
+        st = self._lib.bb_transfer_ticket_finish(
+            ctypes.byref(ticket), ctypes.byref(self._consumer),
+            1 if local_error is not None else 0, ctypes.byref(token),
+            ctypes.byref(self._metrics))
+        if st != BB_ERR_STATE:
+            self._cb = None  # the ticket is retired: the provider's array is released
+        self.metrics = self._metrics
+        if st != BB_OK:
+            self._raise(st, "bb_transfer_ticket_finish", cb["error"] or local_error)
         return cb["value"] if token.value else None
 
     def close(self):
@@ -431,3 +490,30 @@ class CBoundedTransferPhase:
         if self._world:
             self._lib.bb_world_release(self._world)
             self._world = ctypes.c_void_p()
+
+
+class CTransferTicket:
+    """The one live ticket of a CBoundedTransferPhase (begin), as the
+    reference's TransferTicket."""
+
+    def __init__(self, phase, ticket):
+        self._phase = phase
+        self._ticket = ticket
+        self.finished = False
+
+    def progress(self):
+        """Has this rank's payload completed? (one MPI_Test)"""
+        if self.finished:
+            raise RuntimeError("the ticket is finished")
+        done = ctypes.c_int(0)
+        st = self._phase._lib.bb_transfer_ticket_progress(ctypes.byref(self._ticket),
+                                                          ctypes.byref(done))
+        if st != BB_OK:
+            self._phase._raise(st, "bb_transfer_ticket_progress", None)
+        return bool(done.value)
+
+    def finish(self, consume, local_error=None):
+        if self.finished:
+            raise RuntimeError("the ticket is finished")
+        self.finished = True
+        return self._phase._finish(self._ticket, consume, local_error)

@@ -137,8 +137,27 @@ T_CASES = {
 }
 
 
+def t_ticket(phase, prepare, consume, compute, kw):
+    """The run() of the reference written with the ticket API: begin, a
+    batch and a poll each, finish with the batch's exception if any."""
+    try:
+        ticket = phase.begin(prepare, **kw)
+        err = None
+        for i in range(kw["batches"] if isinstance(kw["batches"], int) else 0):
+            try:
+                compute(i)
+            except Exception as e:
+                err = e
+                break
+            ticket.progress()
+        return ("ok", ticket.finish(consume, local_error=err))
+    except TransferRefusal as e:
+        return ("refused", e.stage, e.rank, e.sequence)
+
+
 @pytest.mark.parametrize("name", sorted(T_CASES))
-def test_transfer_same_verdict(transfers, name):
+@pytest.mark.parametrize("how", ["run", "ticket"])
+def test_transfer_same_verdict(transfers, name, how):
     ref, c = transfers
     who, prep, cons, comp, fields = T_CASES[name]
     mine = who == "all" or (who == "last" and rank == last) or who == rank
@@ -151,9 +170,10 @@ def test_transfer_same_verdict(transfers, name):
         consume = cons or consume
         compute = comp or compute
     assert ref.sequence == c.sequence
-    a = t_outcome(ref, prepare, consume, compute, kw)
+    call = t_outcome if how == "run" else t_ticket
+    a = call(ref, prepare, consume, compute, kw)
     assert comm.allreduce(rank + 1) == size * (size + 1) // 2
-    b = t_outcome(c, prepare, consume, compute, kw)
+    b = call(c, prepare, consume, compute, kw)
     assert comm.allreduce(rank + 1) == size * (size + 1) // 2
     assert a == b
     # the same verdict on every rank (a value is the destination's only)

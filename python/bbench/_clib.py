@@ -108,6 +108,8 @@ def load(path=None, mpi=None):
     lib.bb_world_bind.argtypes = [comm_t, ctypes.POINTER(ctypes.c_void_p)]
     lib.bb_world_release.argtypes = [ctypes.c_void_p]
     lib.bb_sum_phase_create.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.bb_sum_phase_create_attr.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                             ctypes.POINTER(ctypes.c_void_p)]
     lib.bb_sum_phase_run.argtypes = [ctypes.c_void_p, ctypes.POINTER(_SumProvider),
                                      ctypes.POINTER(_SumContract),
                                      ctypes.POINTER(ctypes.c_void_p),  # double **
@@ -122,11 +124,38 @@ def load(path=None, mpi=None):
     return lib
 
 
-class CBoundedSumPhase:
-    """libbbench's sum phase (defaults: fresh buffers, spec admission,
-    per-call requests) behind the reference's interface."""
+class _Attr(ctypes.Structure):
+    _fields_ = [("buffers", ctypes.c_int), ("admission", ctypes.c_int),
+                ("requests", ctypes.c_int), ("metrics", ctypes.c_int),
+                ("shape", ctypes.c_int), ("shape_count", ctypes.c_int64),
+                ("shape_cap", ctypes.c_int64)]
 
-    def __init__(self, comm=None):
+
+# The policies' names, as bbench-sum's options spell them, and their codes.
+BUFFERS = {"fresh": 0, "retained": 1, "borrowed": 2}
+ADMISSIONS = {"spec": 0, "fused": 1, "fused-op": 2}
+REQUESTS = {"per-call": 0, "persistent": 1}
+
+
+class CBoundedSumPhase:
+    """libbbench's sum phase behind the reference's interface, with the C
+    phase's policies (defaults: fresh buffers, spec admission, per-call
+    requests; every policy gives the spec's verdicts).  With fresh buffers
+    the result is the caller's array; with retained or borrowed ones it is a
+    read-only view of the phase's own buffer, as the C phase lends it: valid
+    until the next sum() or close() (copy it to keep it).  Borrowed buffers
+    post prepare()'s array itself: keep it unchanged until sum() returns."""
+
+    def __init__(self, comm=None, *, buffers="fresh", admission="spec", requests="per-call"):
+        try:
+            attr = _Attr(BUFFERS[buffers], ADMISSIONS[admission], REQUESTS[requests], 0, 0,
+                         0, 0)
+        except KeyError as e:
+            raise ValueError("unknown policy %s: buffers %s, admission %s, requests %s"
+                             % (e, "|".join(BUFFERS), "|".join(ADMISSIONS),
+                                "|".join(REQUESTS))) from None
+        self.policies = {"buffers": buffers, "admission": admission, "requests": requests}
+        self._lent = buffers != "fresh"
         self._lib = lib = load()
         comm = MPI.COMM_WORLD if comm is None else comm
         self._world = ctypes.c_void_p()
@@ -134,9 +163,14 @@ class CBoundedSumPhase:
         if st != BB_OK:
             raise RuntimeError("bb_world_bind: %s" % lib.bb_status_string(st).decode())
         self._phase = ctypes.c_void_p()
-        st = lib.bb_sum_phase_create(self._world, ctypes.byref(self._phase))
+        st = lib.bb_sum_phase_create_attr(self._world, ctypes.byref(attr),
+                                          ctypes.byref(self._phase))
         if st != BB_OK:
-            raise RuntimeError("bb_sum_phase_create: %s" % lib.bb_status_string(st).decode())
+            lib.bb_world_release(self._world)
+            self._world = ctypes.c_void_p()
+            raise RuntimeError("bb_sum_phase_create_attr (%s): %s"
+                               % (", ".join(self.policies.values()),
+                                  lib.bb_status_string(st).decode()))
         self.metrics = None
         self.poisoned = False
         # Made once: ctypes objects cost microseconds each, and the call is
@@ -185,7 +219,7 @@ class CBoundedSumPhase:
     def sum(self, prepare, *, phase_id, epoch, count, max_elements):
         if self._fast is not None and self._phase:
             r = self._fast(self._phase_addr, prepare, phase_id, epoch, count, max_elements,
-                           self._metrics_addr)
+                           self._metrics_addr, self._lent)
             self.metrics = self._metrics
             if r.__class__ is tuple:
                 self._raise(*r)
@@ -217,6 +251,10 @@ class CBoundedSumPhase:
         if count == 0:
             return np.empty(0, dtype=np.float64)
         addr = self._result.value
+        if self._lent:  # the phase's own buffer, until the next call
+            out = np.ctypeslib.as_array((ctypes.c_double * count).from_address(addr))
+            out.flags.writeable = False
+            return out
         if count < _LEND_FROM:  # a copy costs less than a finalizer
             out = np.empty(count, dtype=np.float64)
             ctypes.memmove(out.__array_interface__["data"][0], addr, 8 * count)

@@ -187,17 +187,34 @@ static PyObject *result_array(double *res, int64_t count)
     return out;
 }
 
-/* run(phase, prepare, phase_id, epoch, count, max_elements, metrics) ->
- * the result (a float64 array) on BB_OK, else (status, prepare's exception
- * or None).  phase and metrics are addresses (bb_sum_phase_t *, a
- * bb_sum_metrics_t the caller owns); the phase must use fresh buffers. */
+/* The phase's own result buffer (retained or borrowed buffers), lent until
+ * its next call: a read-only view, no copy. */
+static PyObject *lent_array(double *res, int64_t count)
+{
+    PyObject *mem = PyMemoryView_FromMemory((char *)res, (Py_ssize_t)count * 8, PyBUF_READ);
+    if (mem == NULL)
+        return NULL;
+    PyObject *out = PyObject_CallFunctionObjArgs(np_frombuffer, mem, np_float64, NULL);
+    Py_DECREF(mem);
+    return out;
+}
+
+/* run(phase, prepare, phase_id, epoch, count, max_elements, metrics, lent)
+ * -> the result (a float64 array) on BB_OK, else (status, prepare's
+ * exception or None).  phase and metrics are addresses (bb_sum_phase_t *,
+ * a bb_sum_metrics_t the caller owns); lent is true when the phase keeps
+ * its result buffer (retained, borrowed), false when the result is the
+ * caller's (fresh). */
 static PyObject *csum_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "run takes 7 arguments");
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "run takes 8 arguments");
         return NULL;
     }
+    int lent = PyObject_IsTrue(args[7]);
+    if (lent < 0)
+        return NULL;
     bb_sum_phase_t *phase = PyLong_AsVoidPtr(args[0]);
     bb_sum_metrics_t *metrics = PyLong_AsVoidPtr(args[6]);
     if (PyErr_Occurred())
@@ -225,7 +242,7 @@ static PyObject *csum_run(PyObject *self, PyObject *const *args, Py_ssize_t narg
             Py_XDECREF(zero);
             return out;
         }
-        return result_array(res, contract.count);
+        return lent ? lent_array(res, contract.count) : result_array(res, contract.count);
     }
     PyObject *failure = c.failure != NULL ? c.failure : Py_NewRef(Py_None);
     return Py_BuildValue("(iN)", (int)st, failure);
@@ -233,7 +250,7 @@ static PyObject *csum_run(PyObject *self, PyObject *const *args, Py_ssize_t narg
 
 static PyMethodDef csum_methods[] = {
     {"run", (PyCFunction)(void (*)(void))csum_run, METH_FASTCALL,
-     "run(phase, prepare, phase_id, epoch, count, max_elements, metrics)"},
+     "run(phase, prepare, phase_id, epoch, count, max_elements, metrics, lent)"},
     {NULL, NULL, 0, NULL},
 };
 

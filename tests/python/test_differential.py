@@ -19,9 +19,17 @@ rank, size = comm.Get_rank(), comm.Get_size()
 last = size - 1
 
 
-@pytest.fixture(scope="module")
-def phases():
-    c = CBoundedSumPhase()
+# The C phase under its default policies and under three others: every
+# policy gives the spec's verdicts (the reference has no policies).
+POLICIES = [{}, {"buffers": "retained", "admission": "fused-op", "requests": "persistent"},
+            {"buffers": "borrowed", "admission": "fused"},
+            {"admission": "fused-op", "requests": "persistent"}]
+
+
+@pytest.fixture(scope="module", params=POLICIES,
+                ids=lambda p: ",".join(p.values()) or "defaults")
+def phases(request):
+    c = CBoundedSumPhase(**request.param)
     yield BoundedSumPhase(), c
     c.close()
 
@@ -89,6 +97,26 @@ def test_large_sum_equal(phases):
     kw = dict(phase_id=1, epoch=0, count=n, max_elements=n)
     x, y = ref.sum(prepare, **kw), c.sum(prepare, **kw)
     assert np.array_equal(x, y) and x[0] == sum(r + 0.5 for r in range(size))
+
+
+def test_result_ownership(phases):
+    """Fresh buffers: the caller's array; retained and borrowed: a read-only
+    view of the phase's buffer, which the next call overwrites."""
+    ref, c = phases
+    kw = dict(phase_id=2, epoch=0, count=3, max_elements=8)
+    x = c.sum(lambda: np.full(3, 1.0), **kw)
+    ref.sum(lambda: np.full(3, 1.0), **kw)
+    assert x.tolist() == [float(size)] * 3
+    if c.policies["buffers"] == "fresh":
+        assert x.flags.writeable
+        x[0] = -1.0  # the caller's own
+    else:
+        assert not x.flags.writeable
+    c.sum(lambda: np.full(3, 2.0), **kw)
+    ref.sum(lambda: np.full(3, 2.0), **kw)
+    want = [-1.0, float(size), float(size)] if c.policies["buffers"] == "fresh" \
+        else [2.0 * size] * 3
+    assert x.tolist() == want
 
 
 # ---------------------------------------------------------------------------

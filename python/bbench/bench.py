@@ -135,8 +135,9 @@ def main(argv=None):
     points, rows, trows, calls = [], [], [], 0
 
     def measure(ways, parts_of, params, payload):
-        """Samples of every way, interleaved, and their points; the python
-        way's parts (parts_of: name -> its seconds in py's metrics)."""
+        """Samples of every way, interleaved, and their points; the parts of
+        the ways parts_of names (way -> {quantity: its seconds in the phase's
+        metrics of the last call})."""
         nonlocal calls
         for f in ways.values():  # first calls, kept out of the samples
             f()
@@ -145,25 +146,23 @@ def main(argv=None):
         probe = max(min(block(comm, f, 1) for _ in range(3)) for f in ways.values())
         reps = max(1, int(a.budget / probe))
         got = {k: [] for k in ways}
-        parts = {q: [] for q in parts_of}
+        parts = {k: {q: [] for q in qs} for k, qs in parts_of.items()}
         for _ in range(a.samples):
             for k, f in ways.items():
                 for _ in range(PRIMERS):
                     f()
                 got[k].append(block(comm, f, reps))
-                if k == "python":  # the last call's parts, the slowest rank's
-                    for q, v in parts_of.items():
-                        parts[q].append(comm.allreduce(v(), op=MPI.MAX))
+                for q, v in parts_of.get(k, {}).items():  # the last call's, slowest rank's
+                    parts[k][q].append(comm.allreduce(v(), op=MPI.MAX))
         calls += len(ways) * (2 + a.samples * (PRIMERS + reps))  # first, probe, blocks
         for k, v in got.items():
             q = {"elapsed": quantity(v),
                  "communication.payload": {"value": payload, "unit": "byte",
                                            "scope": "call/rank", "reason": None,
                                            "deterministic": True}}
-            if k == "python":
-                for name, smp in parts.items():
-                    q[name] = quantity(smp)
-                    q[name]["note"] = "the last call of each sample, not the block's mean"
+            for name, smp in parts.get(k, {}).items():
+                q[name] = quantity(smp)
+                q[name]["note"] = "the last call of each sample, not the block's mean"
             points.append({"parameters": dict(params, mode=k, reps=reps),
                            "status": "ok", "refusal": None, "first_call": None,
                            "quantities": q})
@@ -177,10 +176,14 @@ def main(argv=None):
             {"raw": lambda: comm.Allreduce(src, dst, op=MPI.SUM),
              "python": lambda: py.sum(lambda: src, **kw),
              "c-py": lambda: c.sum(lambda: src, **kw)},
-            {"phase.prepare": lambda: py.metrics["prepare_seconds"],
-             "phase.admission": lambda: py.metrics["admission_seconds"],
-             "communication.wait": lambda: (py.metrics["test_seconds"]
-                                            + py.metrics["exposed_wait_seconds"])},
+            {"python": {"phase.prepare": lambda: py.metrics["prepare_seconds"],
+                        "phase.admission": lambda: py.metrics["admission_seconds"],
+                        "communication.wait": lambda: (py.metrics["test_seconds"]
+                                                       + py.metrics["exposed_wait_seconds"])},
+             "c-py": {"phase.prepare": lambda: c.metrics.prepare_s,
+                      "phase.admission": lambda: c.metrics.admission_s,
+                      "phase.post": lambda: c.metrics.post_s,
+                      "communication.wait": lambda: c.metrics.test_s + c.metrics.wait_s}},
             {"phase": "sum", "count": n, "element_bytes": 8}, 8 * n)
         rows.append((8 * n, med["raw"], med["python"], med["c-py"], cc.get(n), reps))
     last = size - 1
@@ -204,8 +207,10 @@ def main(argv=None):
             {"raw": raw,
              "python": lambda: pyt.run(lambda: buf, len, None, **kw),
              "c-py": lambda: ct.run(lambda: buf, len, None, **kw)},
-            {"phase.prepare": lambda: pyt.metrics["prepare_seconds"],
-             "phase.admission": lambda: pyt.metrics["admission_seconds"]},
+            {"python": {"phase.prepare": lambda: pyt.metrics["prepare_seconds"],
+                        "phase.admission": lambda: pyt.metrics["admission_seconds"]},
+             "c-py": {"phase.prepare": lambda: ct.metrics.prepare_s,
+                      "phase.admission": lambda: ct.metrics.admission_s}},
             {"phase": "transfer", "bytes": n, "batches": 0}, n)
         trows.append((n, med["raw"], med["python"], med["c-py"], tc.get(n), reps))
     c.close()

@@ -68,6 +68,24 @@ _lib = None
 _ext = False  # not looked for yet
 
 
+def _raise_status(phase, st, call, error, refusal, what):
+    """Raise what a phase's call that returned st (not BB_OK) means: the
+    collective refusal its metrics name (chained to the Python exception a
+    callback or the caller gave, error), PoisonedPhase, or RuntimeError."""
+    lib = phase._lib
+    if st == BB_REFUSED:
+        r = phase._metrics.refusal
+        exc = refusal("bounded %s refused (%s)" % (what, _STAGES[r.stage]), _STAGES[r.stage],
+                      None if r.rank < 0 else r.rank, r.sequence)
+        if error is not None:
+            raise exc from error
+        raise exc
+    if st in (BB_ERR_MPI, BB_ERR_POISONED):
+        phase.poisoned = True
+        raise PoisonedPhase("libbbench: %s" % lib.bb_status_string(st).decode())
+    raise RuntimeError("%s: %s" % (call, lib.bb_status_string(st).decode()))
+
+
 def _extension():
     """bbench._csum (the C extension) or None where it was not built.  Looked
     for after load(): in a build tree it finds libbbench already loaded."""
@@ -267,20 +285,7 @@ class CBoundedSumPhase:
         return out
 
     def _raise(self, st, failure):
-        """The exception of a call that returned st, chained to the one
-        prepare raised (failure) if any."""
-        if st == BB_REFUSED:
-            r = self._metrics.refusal
-            exc = CollectiveRefusal("bounded sum refused (%s)" % _STAGES[r.stage],
-                                    _STAGES[r.stage], None if r.rank < 0 else r.rank,
-                                    r.sequence)
-            if failure is not None:
-                raise exc from failure
-            raise exc
-        if st in (BB_ERR_MPI, BB_ERR_POISONED):
-            self.poisoned = True
-            raise PoisonedPhase("libbbench: %s" % self._lib.bb_status_string(st).decode())
-        raise RuntimeError("bb_sum_phase_run: %s" % self._lib.bb_status_string(st).decode())
+        _raise_status(self, st, "bb_sum_phase_run", failure, CollectiveRefusal, "sum")
 
     def close(self):
         if self._phase:
@@ -451,21 +456,7 @@ class CBoundedTransferPhase:
         return c
 
     def _raise(self, st, call, error):
-        """The exception of a call that returned st (not BB_OK), chained to
-        the Python exception a callback or the caller gave (error)."""
-        m = self._metrics
-        if st == BB_REFUSED:
-            r = m.refusal
-            exc = TransferRefusal("bounded transfer refused (%s)" % _STAGES[r.stage],
-                                  _STAGES[r.stage], None if r.rank < 0 else r.rank,
-                                  r.sequence)
-            if error is not None:
-                raise exc from error
-            raise exc
-        if st in (BB_ERR_MPI, BB_ERR_POISONED):
-            self.poisoned = True
-            raise PoisonedPhase("libbbench: %s" % self._lib.bb_status_string(st).decode())
-        raise RuntimeError("%s: %s" % (call, self._lib.bb_status_string(st).decode()))
+        _raise_status(self, st, call, error, TransferRefusal, "transfer")
 
     def run(self, prepare, consume, compute_batch, *, source, destination, nbytes, max_bytes,
             phase_id, epoch, batches):

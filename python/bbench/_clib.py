@@ -155,7 +155,30 @@ ADMISSIONS = {"spec": 0, "fused": 1, "fused-op": 2}
 REQUESTS = {"per-call": 0, "persistent": 1}
 
 
-class CBoundedSumPhase:
+class _CPhase:
+    """What both C phases share: the world bound to an mpi4py communicator,
+    and close() (_end names the library call that ends the phase)."""
+    _end = None
+
+    def _bind(self, comm):
+        lib = self._lib
+        comm = MPI.COMM_WORLD if comm is None else comm
+        self._world = ctypes.c_void_p()
+        st = lib.bb_world_bind(lib._comm_t(MPI._handleof(comm)), ctypes.byref(self._world))
+        if st != BB_OK:
+            raise RuntimeError("bb_world_bind: %s" % lib.bb_status_string(st).decode())
+        self._phase = ctypes.c_void_p()
+
+    def close(self):
+        if self._phase:
+            getattr(self._lib, self._end)(self._phase)
+            self._phase = ctypes.c_void_p()
+        if self._world:
+            self._lib.bb_world_release(self._world)
+            self._world = ctypes.c_void_p()
+
+
+class CBoundedSumPhase(_CPhase):
     """libbbench's sum phase behind the reference's interface, with the C
     phase's policies (defaults: fresh buffers, spec admission, per-call
     requests; every policy gives the spec's verdicts).  With fresh buffers
@@ -163,6 +186,7 @@ class CBoundedSumPhase:
     read-only view of the phase's own buffer, as the C phase lends it: valid
     until the next sum() or close() (copy it to keep it).  Borrowed buffers
     post prepare()'s array itself: keep it unchanged until sum() returns."""
+    _end = "bb_sum_phase_destroy"
 
     def __init__(self, comm=None, *, buffers="fresh", admission="spec", requests="per-call"):
         try:
@@ -175,12 +199,7 @@ class CBoundedSumPhase:
         self.policies = {"buffers": buffers, "admission": admission, "requests": requests}
         self._lent = buffers != "fresh"
         self._lib = lib = load()
-        comm = MPI.COMM_WORLD if comm is None else comm
-        self._world = ctypes.c_void_p()
-        st = lib.bb_world_bind(lib._comm_t(MPI._handleof(comm)), ctypes.byref(self._world))
-        if st != BB_OK:
-            raise RuntimeError("bb_world_bind: %s" % lib.bb_status_string(st).decode())
-        self._phase = ctypes.c_void_p()
+        self._bind(comm)
         st = lib.bb_sum_phase_create_attr(self._world, ctypes.byref(attr),
                                           ctypes.byref(self._phase))
         if st != BB_OK:
@@ -287,17 +306,10 @@ class CBoundedSumPhase:
     def _raise(self, st, failure):
         _raise_status(self, st, "bb_sum_phase_run", failure, CollectiveRefusal, "sum")
 
-    def close(self):
-        if self._phase:
-            self._lib.bb_sum_phase_destroy(self._phase)
-            self._phase = ctypes.c_void_p()
-        if self._world:
-            self._lib.bb_world_release(self._world)
-            self._world = ctypes.c_void_p()
 
 
 # ---------------------------------------------------------------------------
-# The transfer phase (run() only; the ticket API is next)
+# The transfer phase (run() and the ticket API)
 
 class _TransferMetrics(ctypes.Structure):
     _fields_ = ([("status", ctypes.c_int), ("sequence", ctypes.c_int64)]
@@ -371,20 +383,17 @@ def _load_transfer(lib):
     lib._transfer_ready = True
 
 
-class CBoundedTransferPhase:
+class CBoundedTransferPhase(_CPhase):
     """libbbench's transfer phase (default policies) behind the reference's
-    run() interface: the consumer's Python value travels as a token, the
-    value itself stays on the destination's Python side."""
+    interface (run, and begin with its ticket): the consumer's Python value
+    travels as a token, the value itself stays on the destination's Python
+    side."""
+    _end = "bb_transfer_phase_close"
 
     def __init__(self, comm=None):
         self._lib = lib = load()
         _load_transfer(lib)
-        comm = MPI.COMM_WORLD if comm is None else comm
-        self._world = ctypes.c_void_p()
-        st = lib.bb_world_bind(lib._comm_t(MPI._handleof(comm)), ctypes.byref(self._world))
-        if st != BB_OK:
-            raise RuntimeError("bb_world_bind: %s" % lib.bb_status_string(st).decode())
-        self._phase = ctypes.c_void_p()
+        self._bind(comm)
         st = lib.bb_transfer_phase_create(self._world, ctypes.byref(self._phase))
         if st != BB_OK:
             raise RuntimeError("bb_transfer_phase_create: %s"
@@ -512,13 +521,6 @@ class CBoundedTransferPhase:
             self._raise(st, "bb_transfer_ticket_finish", cb["error"] or local_error)
         return cb["value"] if token.value else None
 
-    def close(self):
-        if self._phase:
-            self._lib.bb_transfer_phase_close(self._phase)
-            self._phase = ctypes.c_void_p()
-        if self._world:
-            self._lib.bb_world_release(self._world)
-            self._world = ctypes.c_void_p()
 
 
 class CTransferTicket:

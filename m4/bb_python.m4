@@ -64,7 +64,7 @@ else:
   AM_CONDITIONAL([BB_PYTHON_INSTALL], [test -n "$bbpythondir"])
 ])
 
-# BB_PYTHON_EXTENSION: bbench._csum, the sum phase's C extension, built
+# BB_PYTHON_EXTENSION: bbench._cphase, the sum phase's C extension, built
 # when the Python tier runs here (a Python with mpi4py on this build's MPI),
 # its headers are installed (python3-dev) and the build is not sanitized (a
 # Python process cannot load an AddressSanitizer module).  Without it the

@@ -3,13 +3,13 @@
 BoundedSumPhase and BoundedTransferPhase are the bounded protocols written
 in pure Python (mpi4py + NumPy) from the protocol document; CBoundedSumPhase
 and CBoundedTransferPhase are libbbench's C phases behind the same
-interface (the sum phase through a C extension, bbench._csum, where it was
+interface (the sum phase through a C extension, bbench._cphase, where it was
 built, else through ctypes; the library must be built on mpi4py's MPI).
 python3 -m bbench.bench measures them against each other and against
 mpi4py's Allreduce."""
 import os as _os
 
-# A build tree keeps the C extension (bbench._csum) apart from these
+# A build tree keeps the C extension (bbench._cphase) apart from these
 # sources: BBENCH_EXT_PATH names its folder (tests/python/python.sh).
 __path__ += [d for d in _os.environ.get("BBENCH_EXT_PATH", "").split(_os.pathsep) if d]
 

@@ -1,4 +1,5 @@
-"""ctypes binding of libbbench's sum phase and of the transfer phase's run().
+"""ctypes binding of libbbench's sum and transfer phases, with their calls
+through the C extension bbench._cphase where it was built.
 
 Why ctypes: it needs no compiler or Python headers where it is installed
 (Debian's python3 has ctypes, not cffi), and the phase's cost is one call
@@ -86,8 +87,18 @@ def _raise_status(phase, st, call, error, refusal, what):
     raise RuntimeError("%s: %s" % (call, lib.bb_status_string(st).decode()))
 
 
+def _field(x):
+    """A contract field as the library takes it: an int or NumPy integer
+    (not a bool) that fits int64, else -1, which the library refuses on
+    every rank (the reference refuses such a field alike)."""
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool) \
+            and -2**63 <= x < 2**63:
+        return int(x)
+    return -1
+
+
 def _extension():
-    """bbench._csum (the C extension) or None where it was not built.  Looked
+    """bbench._cphase (the C extension) or None where it was not built.  Looked
     for after load(): in a build tree it finds libbbench already loaded."""
     global _ext
     if _ext is False:
@@ -95,8 +106,8 @@ def _extension():
             _ext = None
         else:
             try:
-                from . import _csum
-                _ext = _csum
+                from . import _cphase
+                _ext = _cphase
             except ImportError:
                 _ext = None
     return _ext
@@ -189,13 +200,7 @@ class CBoundedSumPhase(_CPhase):
     _end = "bb_sum_phase_destroy"
 
     def __init__(self, comm=None, *, buffers="fresh", admission="spec", requests="per-call"):
-        try:
-            attr = _Attr(BUFFERS[buffers], ADMISSIONS[admission], REQUESTS[requests], 0, 0,
-                         0, 0)
-        except KeyError as e:
-            raise ValueError("unknown policy %s: buffers %s, admission %s, requests %s"
-                             % (e, "|".join(BUFFERS), "|".join(ADMISSIONS),
-                                "|".join(REQUESTS))) from None
+        attr = _attr_of(buffers, admission, requests)
         self.policies = {"buffers": buffers, "admission": admission, "requests": requests}
         self._lent = buffers != "fresh"
         self._lib = lib = load()
@@ -225,7 +230,7 @@ class CBoundedSumPhase(_CPhase):
         self._run = lib.bb_sum_phase_run
         # The C extension, when built: the same call without ctypes' cost.
         ext = _extension()
-        self._fast = ext.run if ext is not None else None
+        self._fast = ext.sum_run if ext is not None else None
         self._phase_addr = self._phase.value
         self._metrics_addr = ctypes.addressof(self._metrics)
         self.binding = "extension" if ext is not None else "ctypes"
@@ -263,21 +268,8 @@ class CBoundedSumPhase(_CPhase):
             return r
         self._prepare, self._failure = prepare, None
         c = self._contract
-        # Out-of-range Python ints cannot be int64: the rank presents a
-        # negative field instead, which the library refuses collectively.
-        # ctypes wraps an int64 silently and refuses a float: a field that is
-        # not an int64 is presented as -1, which the library refuses on
-        # every rank (the reference refuses it alike).
-        try:
-            c.phase_id, c.epoch, c.count, c.max_elements = phase_id, epoch, count, max_elements
-            exact = (c.phase_id == phase_id and c.epoch == epoch and c.count == count
-                     and c.max_elements == max_elements)
-        except TypeError:
-            exact = False
-        if not exact:
-            c.phase_id, c.epoch, c.count, c.max_elements = (
-                x if isinstance(x, int) and -2**63 <= x < 2**63 else -1
-                for x in (phase_id, epoch, count, max_elements))
+        c.phase_id, c.epoch, c.count, c.max_elements = (
+            _field(x) for x in (phase_id, epoch, count, max_elements))
         m = self._metrics
         st = self._run(self._phase, self._provider_ref, self._contract_ref,
                        self._result_ref, self._metrics_ref)
@@ -285,6 +277,7 @@ class CBoundedSumPhase(_CPhase):
         self.metrics = m
         if st != BB_OK:
             self._raise(st, self._failure)
+        count = c.count
         if count == 0:
             return np.empty(0, dtype=np.float64)
         addr = self._result.value
@@ -364,7 +357,8 @@ BB_ERR_STATE = 5  # bb_status_t: a finished ticket, a live one, a closed phase
 def _load_transfer(lib):
     if getattr(lib, "_transfer_ready", False):
         return
-    lib.bb_transfer_phase_create.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.bb_transfer_phase_create_attr.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                                  ctypes.POINTER(ctypes.c_void_p)]
     lib.bb_transfer_phase_close.argtypes = [ctypes.c_void_p]
     lib.bb_transfer_phase_run.argtypes = [
         ctypes.c_void_p, ctypes.POINTER(_TransferProvider), ctypes.POINTER(_TransferConsumer),
@@ -383,21 +377,40 @@ def _load_transfer(lib):
     lib._transfer_ready = True
 
 
+def _attr_of(buffers, admission, requests):
+    try:
+        return _Attr(BUFFERS[buffers], ADMISSIONS[admission], REQUESTS[requests], 0, 0, 0, 0)
+    except KeyError as e:
+        raise ValueError("unknown policy %s: buffers %s, admission %s, requests %s"
+                         % (e, "|".join(BUFFERS), "|".join(ADMISSIONS),
+                            "|".join(REQUESTS))) from None
+
+
 class CBoundedTransferPhase(_CPhase):
-    """libbbench's transfer phase (default policies) behind the reference's
-    interface (run, and begin with its ticket): the consumer's Python value
-    travels as a token, the value itself stays on the destination's Python
-    side."""
+    """libbbench's transfer phase behind the reference's interface (run, and
+    begin with its ticket), with the C phase's policies (defaults: fresh
+    buffers, spec admission, per-call requests; every policy gives the
+    spec's verdicts).  consume() gets a read-only copy of the received
+    bytes, which it may return (the document lets a returned alias become
+    the caller's).  run() goes through the C extension where it was built;
+    through ctypes, and the ticket API, the consumer's value travels as a
+    token and stays on the destination's Python side."""
     _end = "bb_transfer_phase_close"
 
-    def __init__(self, comm=None):
+    def __init__(self, comm=None, *, buffers="fresh", admission="spec", requests="per-call"):
+        attr = _attr_of(buffers, admission, requests)
+        self.policies = {"buffers": buffers, "admission": admission, "requests": requests}
         self._lib = lib = load()
         _load_transfer(lib)
         self._bind(comm)
-        st = lib.bb_transfer_phase_create(self._world, ctypes.byref(self._phase))
+        st = lib.bb_transfer_phase_create_attr(self._world, ctypes.byref(attr),
+                                               ctypes.byref(self._phase))
         if st != BB_OK:
-            raise RuntimeError("bb_transfer_phase_create: %s"
-                               % lib.bb_status_string(st).decode())
+            lib.bb_world_release(self._world)
+            self._world = ctypes.c_void_p()
+            raise RuntimeError("bb_transfer_phase_create_attr (%s): %s"
+                               % (", ".join(self.policies.values()),
+                                  lib.bb_status_string(st).decode()))
         self._cb = None
         self._provider = _TransferProvider(_T_PREPARE(self._c_prepare),
                                            _T_RELEASE(self._c_release), None)
@@ -408,6 +421,11 @@ class CBoundedTransferPhase(_CPhase):
         self._metrics = _TransferMetrics()
         self.metrics = None
         self.poisoned = False
+        ext = _extension()
+        self._fast = ext.transfer_run if ext is not None else None
+        self._phase_addr = self._phase.value
+        self._metrics_addr = ctypes.addressof(self._metrics)
+        self.binding = "extension" if ext is not None else "ctypes"
 
     @property
     def sequence(self):
@@ -441,11 +459,8 @@ class CBoundedTransferPhase(_CPhase):
 
     def _c_consume(self, arg, data, nbytes, value_out):
         cb = self._cb
-        if nbytes:
-            view = np.frombuffer((ctypes.c_char * nbytes).from_address(data), dtype=np.uint8)
-        else:
-            view = np.empty(0, dtype=np.uint8)
-        view.flags.writeable = False
+        # A read-only copy (the extension's consume_cb says why).
+        view = np.frombuffer(ctypes.string_at(data, nbytes) if nbytes else b"", dtype=np.uint8)
         try:
             cb["value"] = cb["consume"](view)
         except Exception as e:
@@ -461,7 +476,7 @@ class CBoundedTransferPhase(_CPhase):
         c = self._contract
         for name, x in zip(("phase_id", "epoch", "source", "destination", "nbytes",
                             "max_bytes", "batches"), vals):
-            setattr(c, name, x if isinstance(x, int) and -2**63 <= x < 2**63 else -1)
+            setattr(c, name, _field(x))
         return c
 
     def _raise(self, st, call, error):
@@ -469,6 +484,16 @@ class CBoundedTransferPhase(_CPhase):
 
     def run(self, prepare, consume, compute_batch, *, source, destination, nbytes, max_bytes,
             phase_id, epoch, batches):
+        if self._cb is not None:
+            raise RuntimeError("a ticket is live: one per phase")
+        if self._fast is not None and self._phase:
+            st, x = self._fast(self._phase_addr, prepare, consume, compute_batch, phase_id,
+                               epoch, source, destination, nbytes, max_bytes, batches,
+                               self._metrics_addr)
+            self.metrics = self._metrics
+            if st != BB_OK:
+                self._raise(st, "bb_transfer_phase_run", x)
+            return x
         self._cb = cb = {"prepare": prepare, "consume": consume, "compute": compute_batch,
                          "error": None, "held": None, "value": None}
         c = self._contract_of((phase_id, epoch, source, destination, nbytes, max_bytes,

@@ -8,17 +8,21 @@ beside the protocol written in Python (issue 41).
 At each count (doubles a rank), interleaved sample by sample: raw (mpi4py
 Allreduce on warm buffers), python (the pure-Python phase,
 bbench.reference) and c-py (libbbench's phase from Python, default
-policies: through its C extension, or ctypes).  At each of --bytes the same
+policies: through its C extension, or ctypes) and, where the extension is
+built, c-in (the same C phase called from C in this process, by the
+extension's loops: c-py / c-in is the binding's cost in one run).  At each
+of --bytes the same
 for the transfer phase from rank 0 to the last rank, no compute batches:
-raw is mpi4py's Isend/Irecv pair, c-py the ctypes binding of run().  Each
+raw is mpi4py's Isend/Irecv pair, c-py libbbench's run() (through the
+extension, which hands consume() a copy of the bytes, or ctypes).  Each
 sample is the mean over a block of calls, the slowest rank's; each block
 after two untimed calls of its own row, as the C engine does.  Tables of
 medians and ratios on rank 0's stdout, and with --output a bbench.record/1
 record (written to a temporary file and renamed, never half-written).
 --c-record and --c-transfer-record name bbench-sum and bbench-transfer
 records of the same build (default policies, `--mode protocol`, transfer
-`--batches 0`) for the binding's ratio, c-py / C from C; without them that
-ratio is not measured and says so.
+`--batches 0`) for c-py / c-c, the binding against another launch; without
+them that ratio is not measured and says so.
 """
 import argparse
 import contextlib
@@ -75,8 +79,21 @@ def args_of(argv):
     return a
 
 
+class CLoop:
+    """A way whose block is timed in C: loop(reps) makes reps calls from C
+    and returns their mean seconds (the extension's *_block functions)."""
+
+    def __init__(self, loop):
+        self.loop = loop
+
+    def __call__(self):
+        self.loop(1)
+
+
 def block(comm, f, reps):
     """Per-call mean of reps calls, the slowest rank's."""
+    if isinstance(f, CLoop):
+        return comm.allreduce(f.loop(reps), op=MPI.MAX)
     t0 = time.perf_counter()
     for _ in range(reps):
         f()
@@ -132,6 +149,10 @@ def main(argv=None):
     else:
         cc = cc_reason = tc = tc_reason = None
     cc, cc_reason, tc, tc_reason = comm.bcast((cc, cc_reason, tc, tc_reason))
+    # c-in: the same C phase called from C in this process (the extension's
+    # loops), interleaved with the others: the binding's cost in one run.
+    ext = _clib._extension() if c.binding == "extension" else None
+    cin_reason = None if ext else "the C extension is not built (c-in needs its C loops)"
     points, rows, trows, calls = [], [], [], 0
 
     def measure(ways, parts_of, params, payload):
@@ -172,10 +193,14 @@ def main(argv=None):
         src = np.full(n, float(rank))
         dst = np.empty(n)
         kw = dict(phase_id=1, epoch=0, count=n, max_elements=n)
+        ways = {"raw": lambda: comm.Allreduce(src, dst, op=MPI.SUM),
+                "python": lambda: py.sum(lambda: src, **kw),
+                "c-py": lambda: c.sum(lambda: src, **kw)}
+        if ext:
+            ways["c-in"] = CLoop(lambda reps: ext.sum_block(
+                c._phase_addr, src, 1, 0, n, n, c._metrics_addr, False, reps))
         med, reps = measure(
-            {"raw": lambda: comm.Allreduce(src, dst, op=MPI.SUM),
-             "python": lambda: py.sum(lambda: src, **kw),
-             "c-py": lambda: c.sum(lambda: src, **kw)},
+            ways,
             {"python": {"phase.prepare": lambda: py.metrics["prepare_seconds"],
                         "phase.admission": lambda: py.metrics["admission_seconds"],
                         "communication.wait": lambda: (py.metrics["test_seconds"]
@@ -185,7 +210,8 @@ def main(argv=None):
                       "phase.post": lambda: c.metrics.post_s,
                       "communication.wait": lambda: c.metrics.test_s + c.metrics.wait_s}},
             {"phase": "sum", "count": n, "element_bytes": 8}, 8 * n)
-        rows.append((8 * n, med["raw"], med["python"], med["c-py"], cc.get(n), reps))
+        rows.append((8 * n, med["raw"], med["python"], med["c-py"], med.get("c-in"),
+                     cc.get(n), reps))
     last = size - 1
     for n in a.bytes:
         # Rank 0 to the last rank (itself at -n 1), no compute batches; raw
@@ -203,50 +229,63 @@ def main(argv=None):
                 reqs.append(comm.Isend(buf, dest=last, tag=7))
             MPI.Request.Waitall(reqs)
 
+        ways = {"raw": raw,
+                "python": lambda: pyt.run(lambda: buf, len, None, **kw),
+                "c-py": lambda: ct.run(lambda: buf, len, None, **kw)}
+        if ext:
+            ways["c-in"] = CLoop(lambda reps: ext.transfer_block(
+                ct._phase_addr, buf, 2, 0, 0, last, n, n, 0, ct._metrics_addr, reps))
         med, reps = measure(
-            {"raw": raw,
-             "python": lambda: pyt.run(lambda: buf, len, None, **kw),
-             "c-py": lambda: ct.run(lambda: buf, len, None, **kw)},
+            ways,
             {"python": {"phase.prepare": lambda: pyt.metrics["prepare_seconds"],
                         "phase.admission": lambda: pyt.metrics["admission_seconds"]},
              "c-py": {"phase.prepare": lambda: ct.metrics.prepare_s,
                       "phase.admission": lambda: ct.metrics.admission_s}},
             {"phase": "transfer", "bytes": n, "batches": 0}, n)
-        trows.append((n, med["raw"], med["python"], med["c-py"], tc.get(n), reps))
+        trows.append((n, med["raw"], med["python"], med["c-py"], med.get("c-in"), tc.get(n),
+                      reps))
     c.close()
     ct.close()
     pyt.close()
     if rank == 0:
-        print_table(rows, cc_reason, size, c.binding, "sum", "count x 8",
+        print_table(rows, cc_reason, cin_reason, size, c.binding, "sum", "count x 8",
                     "mpi4py Allreduce", "bbench-sum's protocol row (--c-record)")
         if trows:
             print()
-            print_table(trows, tc_reason, size, "ctypes", "transfer", "bytes",
+            print_table(trows, tc_reason, cin_reason, size, ct.binding, "transfer", "bytes",
                         "mpi4py Isend/Irecv, rank 0 to the last",
                         "bbench-transfer's protocol row (--c-transfer-record)")
     if a.output:
-        write_record(comm, a, points, size, calls, c.binding)
+        write_record(comm, a, points, size, calls, {"sum": c.binding, "transfer": ct.binding})
     return 0
 
 
-def print_table(rows, cc_reason, size, binding, phase, unit, raw, cc):
+def print_table(rows, cc_reason, cin_reason, size, binding, phase, unit, raw, cc):
+    def fmt(x, f):
+        return "-" if x is None else f % x
+
     print("# bbench-py %s: %d ranks; medians in us, each sample the slowest rank's mean over "
           "a block of calls; rows interleaved sample by sample; size_B: %s"
           % (phase, size, unit))
     print("# raw: %s; python: the pure-Python phase; c-py: libbbench's phase from Python "
-          "(through the %s); c-c: %s" % (raw, "C extension" if binding == "extension"
-                                         else "ctypes binding", cc))
-    print("# python/c-py: the Python layer; c-py/c-c: the binding")
-    print("%9s %10s %10s %10s %10s %9s %9s %11s %9s %6s" % (
-        "size_B", "raw_us", "python_us", "c-py_us", "c-c_us", "py/raw", "c-py/raw",
-        "python/c-py", "c-py/c-c", "reps"))
-    for size_b, raw_s, pyt, cpy, cfc, reps in rows:
-        print("%9d %10.2f %10.2f %10.2f %10s %9.2f %9.2f %11.2f %9s %6d" % (
-            size_b, raw_s * 1e6, pyt * 1e6, cpy * 1e6,
-            "-" if cfc is None else "%.2f" % (cfc * 1e6), pyt / raw_s, cpy / raw_s, pyt / cpy,
-            "-" if cfc is None else "%.2f" % (cpy / cfc), reps))
+          "(through the %s); c-in: the same C phase called from C in this process, in "
+          "this run; c-c: %s" % (raw, "C extension" if binding == "extension"
+                                 else "ctypes binding", cc))
+    print("# python/c-py: the Python layer; c-py/c-in: the binding (one run); c-py/c-c: the "
+          "binding against another launch")
+    print("%9s %10s %10s %10s %10s %10s %9s %9s %11s %9s %9s %6s" % (
+        "size_B", "raw_us", "python_us", "c-py_us", "c-in_us", "c-c_us", "py/raw",
+        "c-py/raw", "python/c-py", "c-py/c-in", "c-py/c-c", "reps"))
+    for size_b, raw_s, pyt, cpy, cin, cfc, reps in rows:
+        print("%9d %10.2f %10.2f %10.2f %10s %10s %9.2f %9.2f %11.2f %9s %9s %6d" % (
+            size_b, raw_s * 1e6, pyt * 1e6, cpy * 1e6, fmt(cin and cin * 1e6, "%.2f"),
+            fmt(cfc and cfc * 1e6, "%.2f"), pyt / raw_s, cpy / raw_s, pyt / cpy,
+            fmt(cin and cpy / cin, "%.2f"), fmt(cfc and cpy / cfc, "%.2f"), reps))
     if any(r[4] is None for r in rows):
+        print("# c-in: not measured: %s" % cin_reason)
+    if any(r[5] is None for r in rows):
         print("# c-c: not measured: %s" % cc_reason)
+
 
 def source_git():
     """git describe of the tree this package runs from (as the C build
@@ -280,7 +319,8 @@ def write_record(comm, a, points, size, calls, binding):
                              "numpy": np.__version__,
                              "mpi4py": __import__("mpi4py").__version__,
                              "libbbench": os.environ.get("BBENCH_LIB"),
-                             "binding": binding}},
+                             "binding": binding["sum"],
+                             "transfer_binding": binding["transfer"]}},
         "runtime": {"mpi_standard": "%d.%d" % MPI.Get_version(),
                     "mpi_library": MPI.Get_library_version().splitlines()[0].strip(),
                     "thread_level_requested": "MPI_THREAD_MULTIPLE",

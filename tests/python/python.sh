@@ -29,7 +29,7 @@ ext="$B/python/bbench/.libs"
 binding=ctypes
 if [ "$BB_PYTHON_EXT" = yes ]; then
     binding=extension
-    bb_expect_true "the extension is built" test -f "$ext/_csum.so"
+    bb_expect_true "the extension is built" test -f "$ext/_cphase.so"
 fi
 # runs NP [ENV...]: the pytest files at -n NP (no bytecode or cache written
 # into the source tree: it is read-only in distcheck).
@@ -56,8 +56,10 @@ done
 # The binding the differential cases went through, and the other one too.
 bb_mpirun 1 env PYTHONPATH="$S/python" BBENCH_EXT_PATH="$ext" BBENCH_LIB="$lib" \
     BBENCH_MPI="$BB_MPI_LIBRARY" PYTHONDONTWRITEBYTECODE=1 "$BB_PYTHON" -c '
-import bbench; print("binding", bbench.CBoundedSumPhase().binding)' > "$out" 2>&1
-bb_expect_grep "^binding $binding\$" "$out" "the C sum phase goes through the $binding"
+import bbench
+print("binding", bbench.CBoundedSumPhase().binding, bbench.CBoundedTransferPhase().binding)' \
+    > "$out" 2>&1
+bb_expect_grep "^binding $binding $binding\$" "$out" "the C phases go through the $binding"
 [ "$binding" = extension ] && runs 2 BBENCH_BINDING=ctypes
 
 # The benchmark: a tiny run beside a bbench-sum record of this build; a table
@@ -76,18 +78,25 @@ py() {
 py --count 1,1K --bytes 8,64K --samples 3 --budget 0.002 --c-record "$BB_TMP/c.json" \
     --c-transfer-record "$BB_TMP/t.json" --output "$BB_TMP/py.json" > "$out" 2> "$BB_TMP/err"
 bb_expect_rc 0 $? "bbench.bench at -n 2"
+# With the extension, c-in (the C phase from C in this process) too: one
+# more row per size, and its ratio given.
+ways=3 cin='$6 == "-"'
+[ "$binding" = extension ] && ways=4 cin='$5 != "-" && $10 != "-"'
 bb_expect_true "a row for each count and each bytes, every ratio given" test "$(awk '
-    $1 ~ /^[0-9]+$/ && NF == 10 && $5 != "-" && $9 != "-" { n++ } END { print n + 0 }' "$out")" -eq 4
-bb_expect_true "the record holds 12 points (3 rows x 2 counts, x 2 bytes)" "$BB_PYTHON" -c '
+    $1 ~ /^[0-9]+$/ && NF == 12 && $6 != "-" && $11 != "-" && '"$cin"' { n++ }
+    END { print n + 0 }' "$out")" -eq 4
+bb_expect_true "the record holds $ways ways x 2 counts, x 2 bytes" "$BB_PYTHON" -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
 ph = [p["parameters"]["phase"] for p in r["points"]]
-sys.exit(0 if r["benchmark"] == "py" and ph.count("sum") == 6 and ph.count("transfer") == 6
-         else 1)' "$BB_TMP/py.json"
-bb_expect_true "the record says the binding ($binding)" "$BB_PYTHON" -c '
+k = 2 * int(sys.argv[2])
+sys.exit(0 if r["benchmark"] == "py" and ph.count("sum") == k and ph.count("transfer") == k
+         else 1)' "$BB_TMP/py.json" "$ways"
+bb_expect_true "the record says the bindings ($binding)" "$BB_PYTHON" -c '
 import json, sys
-r = json.load(open(sys.argv[1]))
-sys.exit(0 if r["source"]["build"]["binding"] == sys.argv[2] else 1)' "$BB_TMP/py.json" "$binding"
+b = json.load(open(sys.argv[1]))["source"]["build"]
+sys.exit(0 if b["binding"] == b["transfer_binding"] == sys.argv[2] else 1)' \
+    "$BB_TMP/py.json" "$binding"
 py --samples 2 > "$out" 2> "$BB_TMP/err"
 bb_expect_rc 2 $? "--samples 2: a usage error"
 bb_expect_true "said once" test "$(grep -c 'samples must be' "$BB_TMP/err")" -eq 1
@@ -106,7 +115,7 @@ bb_expect_true "the package's modules installed beside it" test -f "$pydir/bbenc
     -a -f "$pydir/bbench/_clib.py" -a -f "$pydir/bbench/reference.py" -a -f "$pydir/bbench/bench.py"
 if [ "$binding" = extension ]; then
     bb_expect_true "the C extension installed, without its libtool archive" \
-        test -f "$pydir/bbench/_csum.so" -a ! -e "$pydir/bbench/_csum.la"
+        test -f "$pydir/bbench/_cphase.so" -a ! -e "$pydir/bbench/_cphase.la"
 fi
 if [ "$prefix" = /usr/local ] || [ "$prefix" = /usr ]; then
     rel=${pydir#"$stage"}

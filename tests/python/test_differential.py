@@ -52,6 +52,8 @@ CASES = {
     "cap differs": (lambda: np.zeros(4), {"max_elements": 7}),
     "count past int64": (lambda: np.zeros(4), {"count": 2**64 + 4}),
     "float epoch": (lambda: np.zeros(4), {"epoch": 3.0}),
+    "bool epoch": (lambda: np.zeros(4), {"epoch": True}),
+    "numpy integer fields": (None, {"count": np.int64(4), "max_elements": np.int32(8)}),
     # What prepare hands over: only a one-dimensional float64 NumPy array,
     # contiguous or not (a strided one is summed as it reads).
     "a list, not an array": (lambda: [0.0] * 4, {}),
@@ -126,9 +128,16 @@ from bbench.reference import BoundedTransferPhase, TransferRefusal  # noqa: E402
 from bbench._clib import CBoundedTransferPhase  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def transfers():
-    ref, c = BoundedTransferPhase(), CBoundedTransferPhase()
+# The transfer phase takes fresh or retained buffers (not borrowed: it
+# always copies the provider's bytes into its own buffer).
+T_POLICIES = [{}, {"buffers": "retained", "admission": "fused-op", "requests": "persistent"},
+              {"admission": "fused"}]
+
+
+@pytest.fixture(scope="module", params=T_POLICIES,
+                ids=lambda p: ",".join(p.values()) or "defaults")
+def transfers(request):
+    ref, c = BoundedTransferPhase(), CBoundedTransferPhase(**request.param)
     yield ref, c
     ref.close()
     c.close()
@@ -162,6 +171,9 @@ T_CASES = {
     "compute failure": ("last", None, None, lambda i: boom() if i == 1 else None, {}),
     "consumer failure": ("last", None, lambda v: boom(), None, {}),
     "epoch differs": ("last", None, None, None, {"epoch": 9}),
+    "bool batches": ("last", None, None, None, {"batches": True}),
+    "numpy integer fields": ("all", None, None, None, {"nbytes": np.int64(32),
+                                                       "epoch": np.int32(1)}),
 }
 
 
@@ -209,3 +221,20 @@ def test_transfer_same_verdict(transfers, name, how):
     assert len(set(everyone)) == 1
     if a[0] == "ok":
         assert a[1] == (data(kw["nbytes"]).tobytes() if rank == kw["destination"] else None)
+
+
+def test_transfer_alias_is_the_callers(transfers):
+    """consume() may return the view it was given: after retirement it is
+    the caller's, read-only, and later tickets (which reuse or free the
+    phase's buffer) leave it alone."""
+    ref, c = transfers
+    kw = dict(source=0, destination=last, nbytes=4096, max_bytes=4096, phase_id=6, epoch=0,
+              batches=0)
+    got = [p.run(lambda: data(4096), lambda v: v, noop, **kw) for p in (ref, c)]
+    for p in (ref, c):
+        p.run(lambda: np.full(4096, 7, dtype=np.uint8), len, noop, **kw)
+    if rank == last:
+        for g in got:
+            assert not g.flags.writeable and g.tobytes() == data(4096).tobytes()
+    else:
+        assert got == [None, None]

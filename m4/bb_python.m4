@@ -64,10 +64,11 @@ else:
   AM_CONDITIONAL([BB_PYTHON_INSTALL], [test -n "$bbpythondir"])
 ])
 
-# BB_PYTHON_EXTENSION: bbench._cphase, the sum phase's C extension, built
-# when the Python tier runs here (a Python with mpi4py on this build's MPI),
-# its headers are installed (python3-dev) and the build is not sanitized (a
-# Python process cannot load an AddressSanitizer module).  Without it the
+# BB_PYTHON_EXTENSION: bbench._cphase, the C phases' extension, built when
+# the Python tier runs here (a Python with mpi4py on this build's MPI), its
+# headers and NumPy's are installed (python3-dev; python3-numpy has its
+# own) and the build is not sanitized (a Python process cannot load an
+# AddressSanitizer module).  Without it the
 # binding goes through ctypes, and the benchmark's record says which.
 AC_DEFUN([BB_PYTHON_EXTENSION], [
   AC_REQUIRE([BB_PYTHON_INSTALL])
@@ -76,18 +77,21 @@ AC_DEFUN([BB_PYTHON_EXTENSION], [
   AS_IF([test -n "$BB_PYTHON" && test "x$BB_PYTHON_MPI" = "x$BB_MPI_LIBRARY" &&
          test "x$enable_sanitizers" != xyes && test -n "$bbpythondir"], [
     bb_pyinc=`$BB_PYTHON -c 'import sysconfig; print(sysconfig.get_paths()[["include"]])' 2>/dev/null`
+    bb_npinc=`$BB_PYTHON -c 'import numpy; print(numpy.get_include())' 2>/dev/null`
     bb_save_CPPFLAGS=$CPPFLAGS
-    CPPFLAGS="$CPPFLAGS -I$bb_pyinc"
-    AC_MSG_CHECKING([for Python.h of $BB_PYTHON (3.10 or later)])
+    CPPFLAGS="$CPPFLAGS -I$bb_pyinc -I$bb_npinc"
+    AC_MSG_CHECKING([for Python.h (3.10 or later) and NumPy's arrayobject.h of $BB_PYTHON])
     AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include <Python.h>
 #if PY_VERSION_HEX < 0x030A0000
 #error too old
-#endif]], [[return Py_IsNone(Py_None) ? 0 : 1;]])],
-      [bb_python_ext=yes BB_PYTHON_CPPFLAGS="-I$bb_pyinc"])
+#endif
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>]], [[return Py_IsNone(Py_None) && NPY_DOUBLE ? 0 : 1;]])],
+      [bb_python_ext=yes BB_PYTHON_CPPFLAGS="-I$bb_pyinc -I$bb_npinc"])
     AC_MSG_RESULT([$bb_python_ext])
     CPPFLAGS=$bb_save_CPPFLAGS
     AS_IF([test $bb_python_ext = no],
-      [AC_MSG_WARN([the Python binding's sum phase goes through ctypes: no Python.h (on Debian: apt-get install python3-dev)])])])
+      [AC_MSG_WARN([the Python binding goes through ctypes: no Python.h or NumPy headers (on Debian: apt-get install python3-dev python3-numpy)])])])
   AC_SUBST([BB_PYTHON_CPPFLAGS])
   BB_PYTHON_EXT_BUILT=$bb_python_ext
   AC_SUBST([BB_PYTHON_EXT_BUILT])

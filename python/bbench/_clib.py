@@ -181,6 +181,10 @@ class _CPhase:
         self._phase = ctypes.c_void_p()
 
     def close(self):
+        for name in ("sum", "run"):  # the extension's caller forgets the phase
+            caller = self.__dict__.pop(name, None)
+            if caller is not None:
+                caller.close()
         if self._phase:
             getattr(self._lib, self._end)(self._phase)
             self._phase = ctypes.c_void_p()
@@ -228,11 +232,14 @@ class CBoundedSumPhase(_CPhase):
         self._metrics_ref = ctypes.byref(self._metrics)
         self._result_ref = ctypes.byref(self._result)
         self._run = lib.bb_sum_phase_run
-        # The C extension, when built: the same call without ctypes' cost.
-        ext = _extension()
-        self._fast = ext.sum_run if ext is not None else None
         self._phase_addr = self._phase.value
         self._metrics_addr = ctypes.addressof(self._metrics)
+        # The C extension, when built: sum() is its C callable, in this
+        # instance's dict (no Python frame a call).
+        ext = _extension()
+        if ext is not None:
+            self.sum = ext.caller("sum", self._phase_addr, self._metrics_addr, self._metrics,
+                                  self, self._lent)
         self.binding = "extension" if ext is not None else "ctypes"
 
     @property
@@ -259,13 +266,7 @@ class CBoundedSumPhase(_CPhase):
         self._held = None
 
     def sum(self, prepare, *, phase_id, epoch, count, max_elements):
-        if self._fast is not None and self._phase:
-            r = self._fast(self._phase_addr, prepare, phase_id, epoch, count, max_elements,
-                           self._metrics_addr, self._lent)
-            self.metrics = self._metrics
-            if r.__class__ is tuple:
-                self._raise(*r)
-            return r
+        """Through ctypes (the extension's caller replaces it when built)."""
         self._prepare, self._failure = prepare, None
         c = self._contract
         c.phase_id, c.epoch, c.count, c.max_elements = (
@@ -298,6 +299,8 @@ class CBoundedSumPhase(_CPhase):
 
     def _raise(self, st, failure):
         _raise_status(self, st, "bb_sum_phase_run", failure, CollectiveRefusal, "sum")
+
+    _raise_run = _raise  # the extension's caller raises through it
 
 
 
@@ -421,10 +424,12 @@ class CBoundedTransferPhase(_CPhase):
         self._metrics = _TransferMetrics()
         self.metrics = None
         self.poisoned = False
-        ext = _extension()
-        self._fast = ext.transfer_run if ext is not None else None
         self._phase_addr = self._phase.value
         self._metrics_addr = ctypes.addressof(self._metrics)
+        ext = _extension()
+        if ext is not None:  # run() is the extension's C callable
+            self.run = ext.caller("transfer", self._phase_addr, self._metrics_addr,
+                                  self._metrics, self, False)
         self.binding = "extension" if ext is not None else "ctypes"
 
     @property
@@ -482,18 +487,14 @@ class CBoundedTransferPhase(_CPhase):
     def _raise(self, st, call, error):
         _raise_status(self, st, call, error, TransferRefusal, "transfer")
 
+    def _raise_run(self, st, error):  # the extension's caller raises through it
+        self._raise(st, "bb_transfer_phase_run", error)
+
     def run(self, prepare, consume, compute_batch, *, source, destination, nbytes, max_bytes,
             phase_id, epoch, batches):
+        """Through ctypes (the extension's caller replaces it when built)."""
         if self._cb is not None:
             raise RuntimeError("a ticket is live: one per phase")
-        if self._fast is not None and self._phase:
-            st, x = self._fast(self._phase_addr, prepare, consume, compute_batch, phase_id,
-                               epoch, source, destination, nbytes, max_bytes, batches,
-                               self._metrics_addr)
-            self.metrics = self._metrics
-            if st != BB_OK:
-                self._raise(st, "bb_transfer_phase_run", x)
-            return x
         self._cb = cb = {"prepare": prepare, "consume": consume, "compute": compute_batch,
                          "error": None, "held": None, "value": None}
         c = self._contract_of((phase_id, epoch, source, destination, nbytes, max_bytes,

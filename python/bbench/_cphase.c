@@ -4,8 +4,8 @@
  * Why an extension: at 8 bytes the sum phase costs about 3 us, and ctypes'
  * call, its callback into Python and its objects cost twice that
  * (README, "From Python").  Here one C call runs a phase: the callbacks
- * are called through the C API, the provider's array read through the
- * buffer protocol (no copy), and the sum comes back as a NumPy array, the
+ * are called through the C API, the provider's array read through NumPy's
+ * C API (no copy), and the sum comes back as a NumPy array, the
  * transfer as the consumer's own value.
  *
  * The GIL is held across the collective: the phase calls back into Python
@@ -13,10 +13,14 @@
  *
  * The phase, its world and the metrics struct are made and owned by the
  * ctypes side (bbench/_clib.py), which passes their addresses; this module
- * owns nothing across calls but the NumPy callables it looks up once. */
+ * keeps, across calls, the NumPy callables it looks up once and the
+ * callers (below), each holding its metrics object. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
 
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 
@@ -26,23 +30,13 @@
  * ones copied into a fresh array: a copy costs less than a lender then. */
 #define LEND_FROM 8192
 
-static PyObject *np_ndarray, *np_integer, *np_empty, *np_frombuffer, *np_float64, *np_uint8;
-
 /* ------------------------------------------------------------------ lender
- * Owns a fresh result (bb_free on dealloc) and exposes it, writable, to
- * np.frombuffer, which keeps it alive as the array's base. */
+ * Owns a fresh result (bb_free on dealloc): the base object of the NumPy
+ * array that lends it. */
 typedef struct {
     PyObject_HEAD
     double *data;
-    Py_ssize_t count;
 } lender_t;
-
-static int lender_getbuffer(PyObject *self, Py_buffer *view, int flags)
-{
-    lender_t *l = (lender_t *)self;
-    return PyBuffer_FillInfo(view, self, l->data, l->count * (Py_ssize_t)sizeof(double), 0,
-                             flags);
-}
 
 static void lender_dealloc(PyObject *self)
 {
@@ -50,14 +44,11 @@ static void lender_dealloc(PyObject *self)
     Py_TYPE(self)->tp_free(self);
 }
 
-static PyBufferProcs lender_buffer = {lender_getbuffer, NULL};
-
 static PyTypeObject lender_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bbench._cphase.lender",
     .tp_basicsize = sizeof(lender_t),
     .tp_dealloc = lender_dealloc,
-    .tp_as_buffer = &lender_buffer,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "a libbbench result lent to NumPy",
 };
@@ -67,8 +58,6 @@ static PyTypeObject lender_type = {
 typedef struct {
     PyObject *prepare, *consume, *compute;
     PyObject *held;     /* the array handed to the phase, until release */
-    Py_buffer view;
-    int have_view;
     PyObject *failure;  /* the first exception a callback raised, or NULL */
 } call_t;
 
@@ -88,66 +77,51 @@ static void take_failure(call_t *c)
 }
 
 /* As the reference: prepare() gives a one-dimensional NumPy array of the
- * phase's element (format "d" float64 for the sum, "B" uint8 for the
- * transfer), else it is a provider failure (a local refusal).  A
- * non-contiguous one is made contiguous; the buffer is held until
+ * phase's element (float64 for the sum, uint8 for the transfer, in this
+ * machine's byte order), else it is a provider failure (a local refusal).
+ * A non-contiguous one is made contiguous; the array is held until
  * release. */
-static int hold_prepared(call_t *c, const char *format, Py_ssize_t itemsize, const void **data_out,
-                         int64_t *len_out)
+static int hold_prepared(call_t *c, int typenum, const void **data_out, int64_t *len_out)
 {
-    PyObject *arr = PyObject_CallNoArgs(c->prepare);
-    if (arr == NULL) {
+    PyObject *got = PyObject_CallNoArgs(c->prepare);
+    if (got == NULL) {
         take_failure(c);
         return 1;
     }
-    int ok = PyObject_IsInstance(arr, np_ndarray);
-    if (ok != 1) {
-        if (ok < 0)
-            take_failure(c);
-        Py_DECREF(arr);
+    if (!PyArray_Check(got)) {
+        Py_DECREF(got);
         return 1;
     }
-    if (PyObject_GetBuffer(arr, &c->view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
-        PyErr_Clear(); /* not contiguous: a contiguous copy, as the reference */
-        PyObject *copy = PyObject_CallMethod(arr, "copy", NULL);
-        Py_DECREF(arr);
+    PyArrayObject *arr = (PyArrayObject *)got;
+    if (PyArray_NDIM(arr) != 1 || PyArray_TYPE(arr) != typenum || !PyArray_ISNOTSWAPPED(arr)) {
+        Py_DECREF(got);
+        return 1;
+    }
+    if (!PyArray_IS_C_CONTIGUOUS(arr)) { /* a contiguous copy, as the reference */
+        PyObject *copy = PyArray_NewCopy(arr, NPY_CORDER);
+        Py_DECREF(got);
         if (copy == NULL) {
             take_failure(c);
             return 1;
         }
-        arr = copy;
-        if (PyObject_GetBuffer(arr, &c->view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
-            take_failure(c);
-            Py_DECREF(arr);
-            return 1;
-        }
+        got = copy;
+        arr = (PyArrayObject *)copy;
     }
-    if (c->view.ndim != 1 || c->view.itemsize != itemsize || c->view.format == NULL ||
-        strcmp(c->view.format, format) != 0) {
-        PyBuffer_Release(&c->view);
-        Py_DECREF(arr);
-        return 1;
-    }
-    c->have_view = 1;
-    c->held = arr;
-    *data_out = c->view.buf;
-    *len_out = (int64_t)c->view.shape[0];
+    c->held = got;
+    *data_out = PyArray_DATA(arr);
+    *len_out = (int64_t)PyArray_DIM(arr, 0);
     return 0;
 }
 
 static void release_held(call_t *c)
 {
-    if (c->have_view) {
-        PyBuffer_Release(&c->view);
-        c->have_view = 0;
-    }
     Py_CLEAR(c->held);
 }
 
 static int sum_prepare_cb(void *arg, const double **data_out, int64_t *len_out)
 {
     const void *data = NULL;
-    int rc = hold_prepared(arg, "d", (Py_ssize_t)sizeof(double), &data, len_out);
+    int rc = hold_prepared(arg, NPY_DOUBLE, &data, len_out);
     *data_out = data;
     return rc;
 }
@@ -160,7 +134,7 @@ static void sum_release_cb(void *arg, const double *data)
 
 static int transfer_prepare_cb(void *arg, const void **data_out, int64_t *len_out)
 {
-    return hold_prepared(arg, "B", 1, data_out, len_out);
+    return hold_prepared(arg, NPY_UINT8, data_out, len_out);
 }
 
 static void transfer_release_cb(void *arg, const void *data)
@@ -193,12 +167,13 @@ static int batch_cb(void *arg, int64_t index)
 static int consume_cb(void *arg, const void *data, int64_t nbytes, void **value_out)
 {
     call_t *c = arg;
-    /* bytes, then frombuffer: one copy, and read-only by construction */
-    PyObject *bytes = PyBytes_FromStringAndSize(nbytes > 0 ? data : NULL, (Py_ssize_t)nbytes);
-    PyObject *got = bytes != NULL
-                        ? PyObject_CallFunctionObjArgs(np_frombuffer, bytes, np_uint8, NULL)
-                        : NULL;
-    Py_XDECREF(bytes);
+    npy_intp n = (npy_intp)nbytes;
+    PyObject *got = PyArray_SimpleNew(1, &n, NPY_UINT8);
+    if (got != NULL) {
+        if (nbytes > 0)
+            memcpy(PyArray_DATA((PyArrayObject *)got), data, (size_t)nbytes);
+        PyArray_CLEARFLAGS((PyArrayObject *)got, NPY_ARRAY_WRITEABLE);
+    }
     PyObject *value = got != NULL ? PyObject_CallOneArg(c->consume, got) : NULL;
     Py_XDECREF(got);
     if (value == NULL) {
@@ -224,7 +199,7 @@ static int64_t field(PyObject *o)
     if (PyLong_CheckExact(o)) {
         num = Py_NewRef(o);
     } else {
-        int isint = PyLong_Check(o) || PyObject_IsInstance(o, np_integer) == 1;
+        int isint = PyLong_Check(o) || PyArray_IsScalar(o, Integer);
         if (!isint || PyBool_Check(o) || (num = PyNumber_Index(o)) == NULL) {
             PyErr_Clear();
             return -1;
@@ -241,134 +216,274 @@ static int64_t field(PyObject *o)
 }
 
 /* The fresh result (the caller's, bb_free) as a NumPy array: copied when
- * small, else lent without a copy. */
+ * small, else lent without a copy (a lender frees it with the array). */
 static PyObject *result_array(double *res, int64_t count)
 {
-    PyObject *n = PyLong_FromLongLong((long long)count);
-    if (n == NULL) {
-        bb_free(res);
-        return NULL;
-    }
+    npy_intp n = (npy_intp)count;
     if (count < LEND_FROM) {
-        PyObject *out = PyObject_CallOneArg(np_empty, n);
-        Py_DECREF(n);
-        Py_buffer v;
-        if (out != NULL && PyObject_GetBuffer(out, &v, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) == 0) {
-            if (count > 0)
-                memcpy(v.buf, res, (size_t)count * sizeof(double));
-            PyBuffer_Release(&v);
-        } else {
-            Py_CLEAR(out);
-        }
+        PyObject *out = PyArray_SimpleNew(1, &n, NPY_DOUBLE);
+        if (out != NULL && count > 0)
+            memcpy(PyArray_DATA((PyArrayObject *)out), res, (size_t)count * sizeof(double));
         bb_free(res);
         return out;
     }
-    Py_DECREF(n);
     lender_t *l = PyObject_New(lender_t, &lender_type);
     if (l == NULL) {
         bb_free(res);
         return NULL;
     }
     l->data = res;
-    l->count = (Py_ssize_t)count;
-    PyObject *out = PyObject_CallFunctionObjArgs(np_frombuffer, (PyObject *)l, np_float64, NULL);
-    Py_DECREF(l); /* the array holds it as its base */
+    PyObject *out = PyArray_SimpleNewFromData(1, &n, NPY_DOUBLE, res);
+    if (out == NULL || PyArray_SetBaseObject((PyArrayObject *)out, (PyObject *)l) != 0) {
+        Py_XDECREF(out);  /* SetBaseObject took l even when it failed */
+        if (out == NULL)
+            Py_DECREF(l);
+        return NULL;
+    }
     return out;
 }
 
 /* The phase's own result buffer (retained or borrowed buffers), lent until
- * its next call: a read-only view, no copy. */
+ * its next call: a read-only array over it, no copy. */
 static PyObject *lent_array(double *res, int64_t count)
 {
-    PyObject *mem = PyMemoryView_FromMemory((char *)res, (Py_ssize_t)count * 8, PyBUF_READ);
-    if (mem == NULL)
-        return NULL;
-    PyObject *out = PyObject_CallFunctionObjArgs(np_frombuffer, mem, np_float64, NULL);
-    Py_DECREF(mem);
+    npy_intp n = (npy_intp)count;
+    PyObject *out = PyArray_SimpleNewFromData(1, &n, NPY_DOUBLE, res);
+    if (out != NULL)
+        PyArray_CLEARFLAGS((PyArrayObject *)out, NPY_ARRAY_WRITEABLE);
     return out;
 }
 
-/* sum_run(phase, prepare, phase_id, epoch, count, max_elements, metrics, lent)
- * -> the result (a float64 array) on BB_OK, else (status, prepare's
- * exception or None).  phase and metrics are addresses (bb_sum_phase_t *,
- * a bb_sum_metrics_t the caller owns); lent is true when the phase keeps
- * its result buffer (retained, borrowed), false when the result is the
- * caller's (fresh). */
-static PyObject *sum_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* ------------------------------------------------------------------ callers
+ * A phase's sum() or run() as a C callable (vectorcall): the Python class
+ * puts it in the instance's dict, so phase.sum(prepare, phase_id=...) goes
+ * from the interpreter straight here, with no Python frame of its own
+ * (that frame and its attribute lookups cost as much as the rest of the
+ * binding at 8 bytes).  The phase, its world and the metrics struct are
+ * the Python object's (bbench/_clib.py): the caller keeps the metrics
+ * object alive, and the phase object by a weak reference, to publish the
+ * metrics and to raise what a status means (its _raise_run method). */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    void *phase;           /* bb_sum_phase_t * or bb_transfer_phase_t *; NULL once closed */
+    void *metrics;         /* inside metrics_obj */
+    PyObject *metrics_obj; /* the ctypes metrics struct */
+    PyObject *owner;       /* a weak reference to the Python phase */
+    int lent;              /* sum: the result is the phase's buffer (retained, borrowed) */
+    int published;         /* the metrics object is the phase object's metrics */
+} caller_t;
+
+static PyObject *str_metrics;
+
+/* The keyword arguments names[0..n) (each required, no other), after
+ * exactly npos positional ones; a TypeError as Python's own otherwise. */
+static int parse_call(PyObject *const *args, size_t nargsf, PyObject *kwnames, Py_ssize_t npos,
+                      const char *const *names, PyObject *const *interned, Py_ssize_t n,
+                      PyObject **kw)
 {
-    (void)self;
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "sum_run takes 8 arguments");
+    if (PyVectorcall_NARGS(nargsf) != npos) {
+        PyErr_Format(PyExc_TypeError, "takes %zd positional arguments", npos);
+        return -1;
+    }
+    for (Py_ssize_t j = 0; j < n; j++)
+        kw[j] = NULL;
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, i);
+        Py_ssize_t j = 0;
+        while (j < n && name != interned[j]) /* interned, as literal names are */
+            j++;
+        if (j == n) /* a name made at run time: compare the text */
+            for (j = 0; j < n && PyUnicode_CompareWithASCIIString(name, names[j]) != 0; j++)
+                continue;
+        if (j == n || kw[j] != NULL) {
+            PyErr_Format(PyExc_TypeError, "unexpected or repeated keyword argument '%U'", name);
+            return -1;
+        }
+        kw[j] = args[npos + i];
+    }
+    for (Py_ssize_t j = 0; j < n; j++)
+        if (kw[j] == NULL) {
+            PyErr_Format(PyExc_TypeError, "missing keyword argument '%s'", names[j]);
+            return -1;
+        }
+    return 0;
+}
+
+/* After a call: the metrics published on the phase object; a status other
+ * than BB_OK raised by it (failure, the callbacks' exception or None, is
+ * stolen). */
+static int publish(caller_t *k, bb_status_t st, PyObject *failure)
+{
+    PyObject *owner = PyWeakref_GetObject(k->owner); /* borrowed */
+    if (owner == NULL || owner == Py_None) {
+        Py_XDECREF(failure);
+        if (owner != NULL)
+            PyErr_SetString(PyExc_RuntimeError, "the phase object is gone");
+        return -1;
+    }
+    Py_INCREF(owner);
+    int rc = 0;
+    if (!k->published) { /* once: the same object from then on */
+        rc = PyObject_SetAttr(owner, str_metrics, k->metrics_obj);
+        k->published = rc == 0;
+    }
+    if (rc == 0 && st != BB_OK) {
+        PyObject *r = PyObject_CallMethod(owner, "_raise_run", "iO", (int)st,
+                                          failure != NULL ? failure : Py_None);
+        Py_XDECREF(r);
+        if (r != NULL) /* _raise_run always raises */
+            PyErr_Format(PyExc_RuntimeError, "libbbench: status %d", (int)st);
+        rc = -1;
+    }
+    Py_XDECREF(failure);
+    Py_DECREF(owner);
+    return rc;
+}
+
+static const char *const sum_names[] = {"phase_id", "epoch", "count", "max_elements"};
+static PyObject *sum_interned[4];
+
+/* phase.sum(prepare, *, phase_id, epoch, count, max_elements) */
+static PyObject *sum_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    caller_t *k = (caller_t *)self;
+    PyObject *kw[4];
+    if (parse_call(args, nargsf, kwnames, 1, sum_names, sum_interned, 4, kw) != 0)
+        return NULL;
+    if (k->phase == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the phase is closed");
         return NULL;
     }
-    int lent = PyObject_IsTrue(args[7]);
-    if (lent < 0)
-        return NULL;
-    bb_sum_phase_t *phase = PyLong_AsVoidPtr(args[0]);
-    bb_sum_metrics_t *metrics = PyLong_AsVoidPtr(args[6]);
-    if (PyErr_Occurred())
-        return NULL;
-    bb_sum_contract_t contract = {field(args[2]), field(args[3]), field(args[4]),
-                                  field(args[5])};
-    call_t c = {.prepare = args[1]};
+    bb_sum_contract_t contract = {field(kw[0]), field(kw[1]), field(kw[2]), field(kw[3])};
+    call_t c = {.prepare = args[0]};
     bb_sum_provider_t provider = {sum_prepare_cb, sum_release_cb, &c};
     double *res = NULL;
-    bb_status_t st = bb_sum_phase_run(phase, &provider, &contract, &res, metrics);
+    bb_status_t st = bb_sum_phase_run(k->phase, &provider, &contract, &res, k->metrics);
     /* Not released by the phase (a refusal before prepare ran, or
      * borrowed buffers): released here, except after an MPI error, where
      * the array stays MPI's (the phase is poisoned; abort the job). */
     if (st != BB_ERR_MPI)
         release_held(&c);
-    if (st == BB_OK) {
-        Py_XDECREF(c.failure);
-        if (res == NULL) { /* count 0 */
-            PyObject *zero = PyLong_FromLong(0);
-            PyObject *out = zero != NULL ? PyObject_CallOneArg(np_empty, zero) : NULL;
-            Py_XDECREF(zero);
-            return out;
-        }
-        return lent ? lent_array(res, contract.count) : result_array(res, contract.count);
+    if (publish(k, st, c.failure) != 0) {
+        if (st == BB_OK && !k->lent)
+            bb_free(res);
+        return NULL;
     }
-    PyObject *failure = c.failure != NULL ? c.failure : Py_NewRef(Py_None);
-    return Py_BuildValue("(iN)", (int)st, failure);
+    if (res == NULL) { /* count 0 */
+        npy_intp zero = 0;
+        return PyArray_SimpleNew(1, &zero, NPY_DOUBLE);
+    }
+    return k->lent ? lent_array(res, contract.count) : result_array(res, contract.count);
 }
 
-/* transfer_run(phase, prepare, consume, compute_batch, phase_id, epoch,
- * source, destination, nbytes, max_bytes, batches, metrics) -> (status,
- * x): x is the consumer's value on BB_OK (None off the destination), else
- * the exception a callback raised, or None.  phase and metrics are
- * addresses (bb_transfer_phase_t *, a bb_transfer_metrics_t the caller
- * owns).  A callable that is not one fails when called, as in the
- * reference. */
-static PyObject *transfer_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static const char *const transfer_names[] = {"source", "destination", "nbytes", "max_bytes",
+                                             "phase_id", "epoch", "batches"};
+static PyObject *transfer_interned[7];
+
+/* phase.run(prepare, consume, compute_batch, *, source, destination,
+ * nbytes, max_bytes, phase_id, epoch, batches): the consumer's value on
+ * the destination, None elsewhere.  A callable that is not one fails when
+ * called, as in the reference. */
+static PyObject *transfer_call(PyObject *self, PyObject *const *args, size_t nargsf,
+                               PyObject *kwnames)
 {
-    (void)self;
-    if (nargs != 12) {
-        PyErr_SetString(PyExc_TypeError, "transfer_run takes 12 arguments");
+    caller_t *k = (caller_t *)self;
+    PyObject *kw[7];
+    if (parse_call(args, nargsf, kwnames, 3, transfer_names, transfer_interned, 7, kw) != 0)
+        return NULL;
+    if (k->phase == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the phase is closed");
         return NULL;
     }
-    bb_transfer_phase_t *phase = PyLong_AsVoidPtr(args[0]);
-    bb_transfer_metrics_t *metrics = PyLong_AsVoidPtr(args[11]);
-    if (PyErr_Occurred())
-        return NULL;
-    bb_transfer_contract_t contract = {field(args[4]), field(args[5]), field(args[6]),
-                                       field(args[7]), field(args[8]), field(args[9]),
-                                       field(args[10])};
-    call_t c = {.prepare = args[1], .consume = args[2], .compute = args[3]};
+    bb_transfer_contract_t contract = {field(kw[4]), field(kw[5]), field(kw[0]), field(kw[1]),
+                                       field(kw[2]), field(kw[3]), field(kw[6])};
+    call_t c = {.prepare = args[0], .consume = args[1], .compute = args[2]};
     bb_transfer_provider_t provider = {transfer_prepare_cb, transfer_release_cb, &c};
     bb_transfer_consumer_t consumer = {consume_cb, discard_cb, &c};
     bb_transfer_compute_t compute = {batch_cb, &c};
     void *value = NULL;
-    bb_status_t st =
-        bb_transfer_phase_run(phase, &provider, &consumer, &compute, &contract, &value, metrics);
-    if (st != BB_ERR_MPI) /* as in sum_run */
+    bb_status_t st = bb_transfer_phase_run(k->phase, &provider, &consumer, &compute, &contract,
+                                           &value, k->metrics);
+    if (st != BB_ERR_MPI) /* as in sum_call */
         release_held(&c);
-    if (st == BB_OK) {
-        Py_XDECREF(c.failure);
-        return Py_BuildValue("(iN)", 0, value != NULL ? (PyObject *)value : Py_NewRef(Py_None));
+    if (publish(k, st, c.failure) != 0) {
+        if (st == BB_OK)
+            Py_XDECREF((PyObject *)value);
+        return NULL;
     }
-    PyObject *failure = c.failure != NULL ? c.failure : Py_NewRef(Py_None);
-    return Py_BuildValue("(iN)", (int)st, failure);
+    return value != NULL ? (PyObject *)value : Py_NewRef(Py_None);
+}
+
+static PyObject *caller_close(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    ((caller_t *)self)->phase = NULL;
+    Py_RETURN_NONE;
+}
+
+static void caller_dealloc(PyObject *self)
+{
+    caller_t *k = (caller_t *)self;
+    Py_XDECREF(k->metrics_obj);
+    Py_XDECREF(k->owner);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyMethodDef caller_methods[] = {
+    {"close", caller_close, METH_NOARGS, "forget the phase (the Python phase's close())"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject caller_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bbench._cphase.caller",
+    .tp_basicsize = sizeof(caller_t),
+    .tp_dealloc = caller_dealloc,
+    .tp_vectorcall_offset = offsetof(caller_t, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_methods = caller_methods,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "a C phase's sum() or run()",
+};
+
+/* caller(kind, phase, metrics_address, metrics, owner, lent): kind "sum"
+ * or "transfer"; phase and metrics_address are addresses (metrics is the
+ * object they point into); owner the Python phase. */
+static PyObject *make_caller(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 6 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "caller(kind, phase, metrics_address, metrics, owner, lent)");
+        return NULL;
+    }
+    int transfer = PyUnicode_CompareWithASCIIString(args[0], "transfer") == 0;
+    if (!transfer && PyUnicode_CompareWithASCIIString(args[0], "sum") != 0) {
+        PyErr_SetString(PyExc_ValueError, "kind: sum or transfer");
+        return NULL;
+    }
+    void *phase = PyLong_AsVoidPtr(args[1]);
+    void *metrics = PyLong_AsVoidPtr(args[2]);
+    int lent = PyObject_IsTrue(args[5]);
+    if (PyErr_Occurred() || lent < 0)
+        return NULL;
+    PyObject *owner = PyWeakref_NewRef(args[4], NULL);
+    if (owner == NULL)
+        return NULL;
+    caller_t *k = PyObject_New(caller_t, &caller_type);
+    if (k == NULL) {
+        Py_DECREF(owner);
+        return NULL;
+    }
+    k->vectorcall = transfer ? transfer_call : sum_call;
+    k->phase = phase;
+    k->metrics = metrics;
+    k->metrics_obj = Py_NewRef(args[3]);
+    k->owner = owner;
+    k->lent = lent;
+    k->published = 0;
+    return (PyObject *)k;
 }
 
 /* ------------------------------------------------------------------ C loops
@@ -504,11 +619,8 @@ static PyObject *transfer_block(PyObject *self, PyObject *const *args, Py_ssize_
 }
 
 static PyMethodDef cphase_methods[] = {
-    {"sum_run", (PyCFunction)(void (*)(void))sum_run, METH_FASTCALL,
-     "sum_run(phase, prepare, phase_id, epoch, count, max_elements, metrics, lent)"},
-    {"transfer_run", (PyCFunction)(void (*)(void))transfer_run, METH_FASTCALL,
-     "transfer_run(phase, prepare, consume, compute_batch, phase_id, epoch, source, "
-     "destination, nbytes, max_bytes, batches, metrics)"},
+    {"caller", (PyCFunction)(void (*)(void))make_caller, METH_FASTCALL,
+     "caller(kind, phase, metrics_address, metrics, owner, lent): a phase's sum() or run()"},
     {"sum_block", (PyCFunction)(void (*)(void))sum_block, METH_FASTCALL,
      "sum_block(phase, array, phase_id, epoch, count, max_elements, metrics, lent, reps)"},
     {"transfer_block", (PyCFunction)(void (*)(void))transfer_block, METH_FASTCALL,
@@ -525,19 +637,17 @@ static struct PyModuleDef cphase_module = {
 PyMODINIT_FUNC PyInit__cphase(void);
 PyMODINIT_FUNC PyInit__cphase(void)
 {
-    if (PyType_Ready(&lender_type) < 0)
+    if (PyType_Ready(&lender_type) < 0 || PyType_Ready(&caller_type) < 0)
         return NULL;
-    PyObject *np = PyImport_ImportModule("numpy");
-    if (np == NULL)
+    str_metrics = PyUnicode_InternFromString("metrics");
+    if (str_metrics == NULL)
         return NULL;
-    np_ndarray = PyObject_GetAttrString(np, "ndarray");
-    np_empty = PyObject_GetAttrString(np, "empty");
-    np_frombuffer = PyObject_GetAttrString(np, "frombuffer");
-    np_float64 = PyObject_GetAttrString(np, "float64");
-    np_integer = PyObject_GetAttrString(np, "integer");
-    np_uint8 = PyObject_GetAttrString(np, "uint8");
-    Py_DECREF(np);
-    if (!np_ndarray || !np_empty || !np_frombuffer || !np_float64 || !np_integer || !np_uint8)
-        return NULL;
+    for (int j = 0; j < 4; j++)
+        if ((sum_interned[j] = PyUnicode_InternFromString(sum_names[j])) == NULL)
+            return NULL;
+    for (int j = 0; j < 7; j++)
+        if ((transfer_interned[j] = PyUnicode_InternFromString(transfer_names[j])) == NULL)
+            return NULL;
+    import_array();
     return PyModule_Create(&cphase_module);
 }

@@ -192,10 +192,14 @@ def main(argv=None):
     for n in a.counts:
         src = np.full(n, float(rank))
         dst = np.empty(n)
-        kw = dict(phase_id=1, epoch=0, count=n, max_elements=n)
+        # As an application calls a phase: one prepare callable, the
+        # contract's fields by name (no dict built and unpacked a call).
+        def prep():
+            return src
+
         ways = {"raw": lambda: comm.Allreduce(src, dst, op=MPI.SUM),
-                "python": lambda: py.sum(lambda: src, **kw),
-                "c-py": lambda: c.sum(lambda: src, **kw)}
+                "python": lambda: py.sum(prep, phase_id=1, epoch=0, count=n, max_elements=n),
+                "c-py": lambda: c.sum(prep, phase_id=1, epoch=0, count=n, max_elements=n)}
         if ext:
             ways["c-in"] = CLoop(lambda reps: ext.sum_block(
                 c._phase_addr, src, 1, 0, n, n, c._metrics_addr, False, reps))
@@ -218,8 +222,6 @@ def main(argv=None):
         # is the plain Isend/Irecv pair the phase's payload is.
         buf = (np.arange(n) % 251).astype(np.uint8)
         rbuf = np.empty(n, dtype=np.uint8)
-        kw = dict(source=0, destination=last, nbytes=n, max_bytes=n, phase_id=2, epoch=0,
-                  batches=0)
 
         def raw():
             reqs = []
@@ -229,9 +231,14 @@ def main(argv=None):
                 reqs.append(comm.Isend(buf, dest=last, tag=7))
             MPI.Request.Waitall(reqs)
 
+        def tprep():
+            return buf
+
         ways = {"raw": raw,
-                "python": lambda: pyt.run(lambda: buf, len, None, **kw),
-                "c-py": lambda: ct.run(lambda: buf, len, None, **kw)}
+                "python": lambda: pyt.run(tprep, len, None, source=0, destination=last, nbytes=n,
+                                          max_bytes=n, phase_id=2, epoch=0, batches=0),
+                "c-py": lambda: ct.run(tprep, len, None, source=0, destination=last, nbytes=n,
+                                       max_bytes=n, phase_id=2, epoch=0, batches=0)}
         if ext:
             ways["c-in"] = CLoop(lambda reps: ext.transfer_block(
                 ct._phase_addr, buf, 2, 0, 0, last, n, n, 0, ct._metrics_addr, reps))

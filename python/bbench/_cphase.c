@@ -316,6 +316,10 @@ static int parse_call(PyObject *const *args, size_t nargsf, PyObject *kwnames, P
  * stolen). */
 static int publish(caller_t *k, bb_status_t st, PyObject *failure)
 {
+    if (st == BB_OK && k->published) { /* the common case: nothing to do */
+        Py_XDECREF(failure);
+        return 0;
+    }
     PyObject *owner = PyWeakref_GetObject(k->owner); /* borrowed */
     if (owner == NULL || owner == Py_None) {
         Py_XDECREF(failure);

@@ -277,11 +277,16 @@ typedef struct {
 static PyObject *str_metrics;
 
 /* The keyword arguments names[0..n) (each required, no other), after
- * exactly npos positional ones; a TypeError as Python's own otherwise. */
-static int parse_call(PyObject *const *args, size_t nargsf, PyObject *kwnames, Py_ssize_t npos,
-                      const char *const *names, PyObject *const *interned, Py_ssize_t n,
-                      PyObject **kw)
+ * exactly npos positional ones; a TypeError as Python's own otherwise, and
+ * a RuntimeError once the phase is closed. */
+static int parse_call(const caller_t *k, PyObject *const *args, size_t nargsf,
+                      PyObject *kwnames, Py_ssize_t npos, const char *const *names,
+                      PyObject *const *interned, Py_ssize_t n, PyObject **kw)
 {
+    if (k->phase == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the phase is closed");
+        return -1;
+    }
     if (PyVectorcall_NARGS(nargsf) != npos) {
         PyErr_Format(PyExc_TypeError, "takes %zd positional arguments", npos);
         return -1;
@@ -354,12 +359,8 @@ static PyObject *sum_call(PyObject *self, PyObject *const *args, size_t nargsf, 
 {
     caller_t *k = (caller_t *)self;
     PyObject *kw[4];
-    if (parse_call(args, nargsf, kwnames, 1, sum_names, sum_interned, 4, kw) != 0)
+    if (parse_call(k, args, nargsf, kwnames, 1, sum_names, sum_interned, 4, kw) != 0)
         return NULL;
-    if (k->phase == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "the phase is closed");
-        return NULL;
-    }
     bb_sum_contract_t contract = {field(kw[0]), field(kw[1]), field(kw[2]), field(kw[3])};
     call_t c = {.prepare = args[0]};
     bb_sum_provider_t provider = {sum_prepare_cb, sum_release_cb, &c};
@@ -395,12 +396,8 @@ static PyObject *transfer_call(PyObject *self, PyObject *const *args, size_t nar
 {
     caller_t *k = (caller_t *)self;
     PyObject *kw[7];
-    if (parse_call(args, nargsf, kwnames, 3, transfer_names, transfer_interned, 7, kw) != 0)
+    if (parse_call(k, args, nargsf, kwnames, 3, transfer_names, transfer_interned, 7, kw) != 0)
         return NULL;
-    if (k->phase == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "the phase is closed");
-        return NULL;
-    }
     bb_transfer_contract_t contract = {field(kw[4]), field(kw[5]), field(kw[0]), field(kw[1]),
                                        field(kw[2]), field(kw[3]), field(kw[6])};
     call_t c = {.prepare = args[0], .consume = args[1], .compute = args[2]};
@@ -539,97 +536,71 @@ static int lend_of(PyObject *arr, Py_buffer *view, lend_t *l, Py_ssize_t itemsiz
     return 0;
 }
 
-static PyObject *loop_failed(Py_buffer *view, const char *call, bb_status_t st)
-{
-    PyBuffer_Release(view);
-    PyErr_Format(PyExc_RuntimeError, "%s: %s", call, bb_status_string(st));
-    return NULL;
-}
-
-/* sum_block(phase, array, phase_id, epoch, count, max_elements, metrics,
- * lent, reps) -> mean seconds a call over reps calls from C (a fresh
- * result is bb_free'd, as bbench-sum's protocol row does). */
-static PyObject *sum_block(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* block(kind, phase, metrics, array, lent, reps, *fields) -> mean seconds a
+ * call over reps calls from C.  kind "sum": fields phase_id, epoch, count,
+ * max_elements (a fresh result is bb_free'd, as bbench-sum's protocol row
+ * does; lent: the phase keeps it).  kind "transfer": fields phase_id,
+ * epoch, source, destination, nbytes, max_bytes, batches; run() with the
+ * array lent by the source, no compute callback and a consumer that takes
+ * the bytes as they are (no value). */
+static PyObject *c_block(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 9) {
-        PyErr_SetString(PyExc_TypeError, "sum_block takes 9 arguments");
+    int transfer = nargs > 0 && PyUnicode_Check(args[0]) &&
+                   PyUnicode_CompareWithASCIIString(args[0], "transfer") == 0;
+    if (nargs != (transfer ? 13 : 10)) {
+        PyErr_SetString(PyExc_TypeError, "block(kind, phase, metrics, array, lent, reps, *fields)");
         return NULL;
     }
-    bb_sum_phase_t *phase = PyLong_AsVoidPtr(args[0]);
-    bb_sum_metrics_t *metrics = PyLong_AsVoidPtr(args[6]);
-    int lent = PyObject_IsTrue(args[7]);
-    long long reps = PyLong_AsLongLong(args[8]);
+    void *phase = PyLong_AsVoidPtr(args[1]);
+    void *metrics = PyLong_AsVoidPtr(args[2]);
+    int lent = PyObject_IsTrue(args[4]);
+    long long reps = PyLong_AsLongLong(args[5]);
     if (PyErr_Occurred() || lent < 0)
         return NULL;
     Py_buffer view;
     lend_t l;
-    if (lend_of(args[1], &view, &l, (Py_ssize_t)sizeof(double)) != 0)
+    if (lend_of(args[3], &view, &l, transfer ? 1 : (Py_ssize_t)sizeof(double)) != 0)
         return NULL;
-    bb_sum_contract_t contract = {field(args[2]), field(args[3]), field(args[4]),
-                                  field(args[5])};
-    bb_sum_provider_t provider = {lend_sum_cb, NULL, &l};
-    double t0 = now_s();
-    for (long long i = 0; i < reps; i++) {
-        double *res = NULL;
-        bb_status_t st = bb_sum_phase_run(phase, &provider, &contract, &res, metrics);
-        if (st != BB_OK)
-            return loop_failed(&view, "bb_sum_phase_run", st);
-        if (!lent)
-            bb_free(res);
-    }
-    double dt = now_s() - t0;
-    PyBuffer_Release(&view);
-    return PyFloat_FromDouble(reps > 0 ? dt / (double)reps : 0.0);
-}
-
-/* transfer_block(phase, array, phase_id, epoch, source, destination,
- * nbytes, max_bytes, batches, metrics, reps) -> mean seconds a call over
- * reps calls of run() from C: the array lent by the source, no compute
- * callback, a consumer that takes the bytes as they are (no value). */
-static PyObject *transfer_block(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    (void)self;
-    if (nargs != 11) {
-        PyErr_SetString(PyExc_TypeError, "transfer_block takes 11 arguments");
-        return NULL;
-    }
-    bb_transfer_phase_t *phase = PyLong_AsVoidPtr(args[0]);
-    bb_transfer_metrics_t *metrics = PyLong_AsVoidPtr(args[9]);
-    long long reps = PyLong_AsLongLong(args[10]);
-    if (PyErr_Occurred())
-        return NULL;
-    Py_buffer view;
-    lend_t l;
-    if (lend_of(args[1], &view, &l, 1) != 0)
-        return NULL;
-    bb_transfer_contract_t contract = {field(args[2]), field(args[3]), field(args[4]),
-                                       field(args[5]), field(args[6]), field(args[7]),
-                                       field(args[8])};
-    bb_transfer_provider_t provider = {lend_transfer_cb, NULL, &l};
+    int64_t f[7];
+    for (Py_ssize_t i = 6; i < nargs; i++)
+        f[i - 6] = field(args[i]);
+    bb_sum_contract_t sc = {f[0], f[1], f[2], f[3]};
+    bb_sum_provider_t sp = {lend_sum_cb, NULL, &l};
+    bb_transfer_contract_t tc = {f[0], f[1], f[2], f[3], f[4], f[5], f[6]};
+    bb_transfer_provider_t tp = {lend_transfer_cb, NULL, &l};
     bb_transfer_consumer_t consumer = {ignore_cb, NULL, NULL};
     bb_transfer_compute_t compute = {NULL, NULL};
+    bb_status_t st = BB_OK;
     double t0 = now_s();
-    for (long long i = 0; i < reps; i++) {
-        void *value = NULL;
-        bb_status_t st =
-            bb_transfer_phase_run(phase, &provider, &consumer, &compute, &contract, &value, metrics);
-        if (st != BB_OK)
-            return loop_failed(&view, "bb_transfer_phase_run", st);
+    for (long long i = 0; i < reps && st == BB_OK; i++) {
+        if (transfer) {
+            void *value = NULL;
+            st = bb_transfer_phase_run(phase, &tp, &consumer, &compute, &tc, &value, metrics);
+        } else {
+            double *res = NULL;
+            st = bb_sum_phase_run(phase, &sp, &sc, &res, metrics);
+            if (st == BB_OK && !lent)
+                bb_free(res);
+        }
     }
     double dt = now_s() - t0;
     PyBuffer_Release(&view);
+    if (st != BB_OK) {
+        PyErr_Format(PyExc_RuntimeError, "%s: %s",
+                     transfer ? "bb_transfer_phase_run" : "bb_sum_phase_run",
+                     bb_status_string(st));
+        return NULL;
+    }
     return PyFloat_FromDouble(reps > 0 ? dt / (double)reps : 0.0);
 }
 
 static PyMethodDef cphase_methods[] = {
     {"caller", (PyCFunction)(void (*)(void))make_caller, METH_FASTCALL,
      "caller(kind, phase, metrics_address, metrics, owner, lent): a phase's sum() or run()"},
-    {"sum_block", (PyCFunction)(void (*)(void))sum_block, METH_FASTCALL,
-     "sum_block(phase, array, phase_id, epoch, count, max_elements, metrics, lent, reps)"},
-    {"transfer_block", (PyCFunction)(void (*)(void))transfer_block, METH_FASTCALL,
-     "transfer_block(phase, array, phase_id, epoch, source, destination, nbytes, max_bytes, "
-     "batches, metrics, reps)"},
+    {"block", (PyCFunction)(void (*)(void))c_block, METH_FASTCALL,
+     "block(kind, phase, metrics, array, lent, reps, *fields): reps calls from C, their "
+     "mean seconds"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -81,7 +81,7 @@ def args_of(argv):
 
 class CLoop:
     """A way whose block is timed in C: loop(reps) makes reps calls from C
-    and returns their mean seconds (the extension's *_block functions)."""
+    and returns their mean seconds (the extension's block function)."""
 
     def __init__(self, loop):
         self.loop = loop
@@ -201,8 +201,8 @@ def main(argv=None):
                 "python": lambda: py.sum(prep, phase_id=1, epoch=0, count=n, max_elements=n),
                 "c-py": lambda: c.sum(prep, phase_id=1, epoch=0, count=n, max_elements=n)}
         if ext:
-            ways["c-in"] = CLoop(lambda reps: ext.sum_block(
-                c._phase_addr, src, 1, 0, n, n, c._metrics_addr, False, reps))
+            ways["c-in"] = CLoop(lambda reps: ext.block(
+                "sum", c._phase_addr, c._metrics_addr, src, False, reps, 1, 0, n, n))
         med, reps = measure(
             ways,
             {"python": {"phase.prepare": lambda: py.metrics["prepare_seconds"],
@@ -240,8 +240,9 @@ def main(argv=None):
                 "c-py": lambda: ct.run(tprep, len, None, source=0, destination=last, nbytes=n,
                                        max_bytes=n, phase_id=2, epoch=0, batches=0)}
         if ext:
-            ways["c-in"] = CLoop(lambda reps: ext.transfer_block(
-                ct._phase_addr, buf, 2, 0, 0, last, n, n, 0, ct._metrics_addr, reps))
+            ways["c-in"] = CLoop(lambda reps: ext.block(
+                "transfer", ct._phase_addr, ct._metrics_addr, buf, False, reps, 2, 0, 0, last, n,
+                n, 0))
         med, reps = measure(
             ways,
             {"python": {"phase.prepare": lambda: pyt.metrics["prepare_seconds"],

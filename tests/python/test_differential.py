@@ -238,3 +238,18 @@ def test_transfer_alias_is_the_callers(transfers):
             assert not g.flags.writeable and g.tobytes() == data(4096).tobytes()
     else:
         assert got == [None, None]
+
+
+def test_misuse_is_local_and_closed_is_refused():
+    """A call with a missing field is Python's TypeError before any MPI (on
+    every rank alike, so nobody waits); a sum kept past close() raises,
+    never touches the freed phase."""
+    c = CBoundedSumPhase()
+    keep = c.sum
+    with pytest.raises(TypeError):
+        c.sum(lambda: np.zeros(1), phase_id=1, epoch=0, count=1)
+    assert keep(lambda: np.ones(1), phase_id=1, epoch=0, count=1, max_elements=1)[0] == size
+    c.close()
+    with pytest.raises(RuntimeError):
+        keep(lambda: np.ones(1), phase_id=1, epoch=0, count=1, max_elements=1)
+    assert comm.allreduce(rank + 1) == size * (size + 1) // 2

@@ -3,8 +3,8 @@
  * the work is in the files of compare/.  It links the record library alone (no
  * MPI), so it runs on a login node or in CI without a launcher. */
 #include "config.h"
-#include "bbrecord.h"
-#include "cli.h"
+#include "record/bbrecord.h"
+#include "common/cli.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <cjson/cJSON.h>
-#include "bbrecord.h"
+#include "record/bbrecord.h"
 
 /* text.c: a growable string, canonical JSON, text helpers */
 

@@ -1,8 +1,8 @@
 /* extract.c: tab-separated plot data of a record set (bbench-compare
  * --extract).  Part of bbench-compare's comparison (compare.h); MPI-free. */
 #include "config.h"
-#include "bbtext.h"
-#include "bbrecord.h"
+#include "private/bbtext.h"
+#include "record/bbrecord.h"
 #include "compare.h"
 
 #include <stdlib.h>

@@ -3,8 +3,8 @@
  * the report may be written.  Part of bbench-compare's comparison
  * (compare.h); MPI-free. */
 #include "config.h"
-#include "bbtext.h"
-#include "bbrecord.h"
+#include "private/bbtext.h"
+#include "record/bbrecord.h"
 #include "compare.h"
 
 #include <dirent.h>

@@ -2,8 +2,8 @@
  * pairs, provenance warnings, the machines' speed, the summary and the exit
  * code.  Part of bbench-compare's comparison (compare.h); MPI-free. */
 #include "config.h"
-#include "bbtext.h"
-#include "bbrecord.h"
+#include "private/bbtext.h"
+#include "record/bbrecord.h"
 #include "compare.h"
 
 #include <math.h>

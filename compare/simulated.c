@@ -7,8 +7,8 @@
  * simulator's version and the platform's SHA-256: they match only points
  * simulated alike, and are unmatched against measured ones. */
 #include "config.h"
-#include "bbtext.h"
-#include "bbrecord.h"
+#include "private/bbtext.h"
+#include "record/bbrecord.h"
 #include "compare.h"
 
 void bb_simulated_key(bb_buf_t *b, const cJSON *doc)

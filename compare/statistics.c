@@ -1,8 +1,8 @@
 /* statistics.c: the two-sided Mann-Whitney U test and the median of a list.
  * Part of bbench-compare's comparison (compare.h); MPI-free. */
 #include "config.h"
-#include "bbtext.h"
-#include "bbrecord.h"
+#include "private/bbtext.h"
+#include "record/bbrecord.h"
 #include "compare.h"
 
 #include <math.h>

@@ -2,8 +2,8 @@
  * own, not the benchmarks' harness/table.c).  Part of bbench-compare's
  * comparison (compare.h); MPI-free. */
 #include "config.h"
-#include "bbtext.h"
-#include "bbrecord.h"
+#include "private/bbtext.h"
+#include "record/bbrecord.h"
 #include "compare.h"
 
 #include <stdlib.h>

@@ -2,8 +2,8 @@
  * exact) and the small text helpers every part of the comparison uses.  Part
  * of bbench-compare's comparison (compare.h); MPI-free. */
 #include "config.h"
-#include "bbtext.h"
-#include "bbrecord.h"
+#include "private/bbtext.h"
+#include "record/bbrecord.h"
 #include "compare.h"
 
 #include <math.h>

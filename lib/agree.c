@@ -4,7 +4,7 @@
  * consensus. */
 #include "config.h"
 #include "internal.h"
-#include "mpi-compat.h"
+#include "private/mpi-compat.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,8 +4,8 @@
 #define BB_INTERNAL_H
 
 #include "bbench.h"
-#include "bbench-hooks.h"
-#include "common.h"
+#include "private/hooks.h"
+#include "private/bbtext.h"
 #include <pthread.h>
 
 struct bb_world {

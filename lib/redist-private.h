@@ -14,7 +14,7 @@
 #define BB_REDIST_PRIVATE_H
 
 #include "internal.h"
-#include "redist-tags.h"
+#include "private/redist-tags.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -2,7 +2,7 @@
  * version, memory); the text itself is common/bbtext.h's, which the record
  * library includes too. */
 #include "config.h"
-#include "common.h"
+#include "private/bbtext.h"
 
 #include <stdlib.h>
 

@@ -15,7 +15,7 @@
  * never published.  The phase performs no I/O. */
 #include "config.h"
 #include "internal.h"
-#include "mpi-compat.h"
+#include "private/mpi-compat.h"
 
 #include <stdlib.h>
 #include <string.h>

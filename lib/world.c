@@ -1,7 +1,7 @@
 /* world.c: binding the world communicator and its owner thread. */
 #include "config.h"
 #include "internal.h"
-#include "mpi-compat.h"
+#include "private/mpi-compat.h"
 
 #include <stdlib.h>
 

@@ -258,4 +258,9 @@ bb_status_t bb_record_set_extract(const bb_record_set_t *set,
                                   const char *const *quantities, size_t nq,
                                   char **tsv_out, char *err, size_t errlen);
 
+/* Local.  Add name: value to o, or name: null and name_reason: reason when
+ * value is NULL or empty. */
+void bb_json_add_or_null(cJSON *o, const char *name, const char *value,
+                         const char *reason);
+
 #endif /* BBRECORD_H */

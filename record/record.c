@@ -4,9 +4,9 @@
  * MPI-free on purpose: records are built and checked by tools and unit
  * tests that never initialize MPI. */
 #include "config.h"
-#include "bbtext.h"
+#include "private/bbtext.h"
 #include "bbrecord.h"
-#include "bb-git.h"
+#include "record/bb-git.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* stats.c: summaries of timing samples (median and range), without MPI. */
 #include "config.h"
-#include "bbtext.h"
+#include "private/bbtext.h"
 #include "bbrecord.h"
 
 #include <math.h>

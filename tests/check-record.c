@@ -23,7 +23,7 @@
  * failure and a summary; exit 0 all passed, 1 a check failed, 2 usage or an
  * unreadable file. */
 #include "config.h"
-#include "bbrecord.h"
+#include "record/bbrecord.h"
 
 #include <math.h>
 #include <stdio.h>

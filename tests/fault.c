@@ -7,7 +7,7 @@
  * Test programs link this file directly to count calls (fault.h). */
 #include "config.h"
 #include "fault.h"
-#include "mpi-compat.h"
+#include "private/mpi-compat.h"
 
 #include <mpi.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
  * 2 if the record is invalid, 3 if the member exists and is null (it still
  * prints "null"): a test that wants a value cannot mistake null for one. */
 #include "config.h"
-#include "bbrecord.h"
+#include "record/bbrecord.h"
 
 #include <stdio.h>
 #include <stdlib.h>

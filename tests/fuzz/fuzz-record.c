@@ -8,7 +8,7 @@
  * libFuzzer (scripts/fuzz-record.sh) and, for make check, with replay.c,
  * which feeds the stored corpus deterministically. */
 #include "config.h"
-#include "bbrecord.h"
+#include "record/bbrecord.h"
 #include "fuzz-record.h"
 
 #include <stdio.h>

@@ -1,10 +1,13 @@
 #!/bin/sh
-# The shared libbbench exports exactly what include/bbench.h,
-# include/bbench/status.h and lib/bbench-hooks.h declare, and every function
-# those headers declare carries BB_EXPORT.
+# The shared libbbench exports exactly what include/bbench.h and
+# include/bbench/status.h declare, and every function those headers declare
+# carries BB_EXPORT; the test and demonstration hooks
+# (include/private/hooks.h, BB_HOOK) are defined in libbbench-core, where
+# the programs and tests link them, and not exported.
 . "$(dirname "$0")/../lib.sh"
 so="$B/lib/.libs/libbbench.so"
-headers="$S/include/bbench.h $S/include/bbench/status.h $S/lib/bbench-hooks.h"
+headers="$S/include/bbench.h $S/include/bbench/status.h"
+hooks="$S/include/private/hooks.h"
 bb_expect_true "shared library built" test -f "$so"
 # A function declaration: a line that starts a type and names bb_...( .
 sed -n 's/^BB_EXPORT [^(]*[^a-zA-Z0-9_]\(bb_[a-zA-Z0-9_]*\)(.*/\1/p' $headers \
@@ -23,5 +26,17 @@ bb_expect_true "no undeclared symbol exported" test ! -s "$BB_TMP/extra"
 sed 's/^/    extra: /' "$BB_TMP/extra"
 bb_expect_true "every declared function exported" test ! -s "$BB_TMP/missing"
 sed 's/^/    missing: /' "$BB_TMP/missing"
+# The hooks: declared, defined in the static core, absent from the exports.
+sed -n 's/^BB_HOOK [^(]*[^a-zA-Z0-9_]\(bb_[a-zA-Z0-9_]*\)(.*/\1/p' "$hooks" | sort -u > "$BB_TMP/hooks"
+nm --defined-only -g "$B/lib/.libs/libbbench-core.a" | awk 'NF == 3 { print $3 }' \
+    | sort -u > "$BB_TMP/core"
+echo "$(wc -l < "$BB_TMP/hooks") hooks declared"
+bb_expect_true "at least 10 hooks declared" test "$(wc -l < "$BB_TMP/hooks")" -ge 10
+comm -23 "$BB_TMP/hooks" "$BB_TMP/core" > "$BB_TMP/hook-missing"
+bb_expect_true "every hook defined in libbbench-core" test ! -s "$BB_TMP/hook-missing"
+sed 's/^/    hook not in the core: /' "$BB_TMP/hook-missing"
+comm -12 "$BB_TMP/hooks" "$BB_TMP/exported" > "$BB_TMP/hook-exported"
+bb_expect_true "no hook exported by libbbench.so" test ! -s "$BB_TMP/hook-exported"
+sed 's/^/    hook exported: /' "$BB_TMP/hook-exported"
 bb_expect_true "at least 60 functions declared" test "$(wc -l < "$BB_TMP/declared")" -ge 60
 bb_finish

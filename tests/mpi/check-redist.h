@@ -4,7 +4,7 @@
 #define BB_TESTS_CHECK_REDIST_H
 
 #include "../check-mpi.h"
-#include "harness.h"
+#include "bench/redist/redist.h"
 
 #include <stdio.h>
 

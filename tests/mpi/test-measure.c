@@ -5,7 +5,7 @@
  * chooses, the slowest rank's parts and the counts' rank maxima, window
  * timing's records, and its errors. */
 #include "config.h"
-#include "measure.h"
+#include "runner/measure.h"
 #include "fault.h"
 #include "check.h"
 

@@ -21,7 +21,7 @@
  * Linked with tests/fault.c: the creation's collectives are counted. */
 #include "config.h"
 #include "bbench.h"
-#include "bbench-hooks.h"
+#include "private/hooks.h"
 #include "fault.h"
 #include "../check.h"
 

@@ -7,7 +7,7 @@
  * both ways; N in {0, 1, 7, 1009} (N < P included), blocks 1, 3, 64, 1000,
  * > N and the standardized distribution on each side. */
 #include "config.h"
-#include "redist-private.h"
+#include "lib/redist-private.h"
 #include "../check-mpi.h"
 
 #include <stdio.h>

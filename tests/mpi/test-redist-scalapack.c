@@ -30,11 +30,11 @@
  * Each case prints "CASE on P ranks: N passed, M failed" on rank 0; exit 1
  * on failure. */
 #include "config.h"
-#include "harness.h"
-#include "redist-scalapack.h"
+#include "bench/redist/redist.h"
+#include "bench/redist/scalapack.h"
 #include "check-redist.h"
 #ifdef HAVE_SCALAPACK
-#include "scalapack-private.h"
+#include "bench/redist/scalapack-private.h"
 #endif
 
 #include <stdio.h>

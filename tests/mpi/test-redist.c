@@ -16,8 +16,8 @@
  *   test-redist poison METHOD FILE  with BB_FAULT set: poisoning (see below)
  * Each prints "on P ranks: N passed, M failed" on rank 0; exit 1 on failure. */
 #include "config.h"
-#include "harness.h"
-#include "bbench-hooks.h"
+#include "bench/redist/redist.h"
+#include "private/hooks.h"
 #include "check-redist.h"
 
 #include <stdio.h>

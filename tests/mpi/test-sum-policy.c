@@ -15,7 +15,7 @@
  * Linked with tests/fault.c: the library's MPI_Allreduce calls are counted. */
 #include "config.h"
 #include "bbench.h"
-#include "bbench-hooks.h"
+#include "private/hooks.h"
 #include "fault.h"
 #include "../check-mpi.h"
 

@@ -12,8 +12,8 @@
  *                       then MPI_Abort(3)
  */
 #include "config.h"
-#include "harness.h"
-#include "bbench-hooks.h"
+#include "runner/runner.h"
+#include "private/hooks.h"
 #include "fault.h"
 #include "../check-mpi.h"
 

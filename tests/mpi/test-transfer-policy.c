@@ -18,7 +18,7 @@
  * MPI_Start and MPI_Request_free calls are counted. */
 #include "config.h"
 #include "bbench.h"
-#include "bbench-hooks.h"
+#include "private/hooks.h"
 #include "fault.h"
 #include "../check-mpi.h"
 

@@ -13,8 +13,8 @@
  *                          (default stdout) and calls MPI_Abort(3)
  */
 #include "config.h"
-#include "harness.h"
-#include "bbench-hooks.h"
+#include "runner/runner.h"
+#include "private/hooks.h"
 #include "fault.h"
 #include "../check-mpi.h"
 

@@ -7,7 +7,7 @@
  * wrong, tracked bytes differ between start and end, or RSS grew by more
  * than 4 MiB after the warm-up. */
 #include "config.h"
-#include "harness.h"
+#include "runner/runner.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/benchmarks.list is the one list of benchmarks: each listed benchmark
-# has its source, Makefile fragment, CLI test, README entry and program, and
+# has its folder (program and Makefile.include), CLI test, README entry and program, and
 # every short option letter means the same long option in every program.
 . "$(dirname "$0")/../lib.sh"
 
@@ -10,8 +10,10 @@ sed -e '/^#/d' -e '/^[[:space:]]*$/d' -e 's/[[:space:]]*|[[:space:]]*/|/g' "$lis
 bb_expect_true "benchmarks.list names at least one benchmark" test -s "$BB_TMP/names"
 : > "$BB_TMP/letters"
 while read -r name; do
-    bb_expect_true "$name: bench/bbench-$name.c" test -f "$S/bench/bbench-$name.c"
-    bb_expect_true "$name: mk/$name.am" test -f "$S/mk/$name.am"
+    bb_expect_true "$name: bench/$name/bbench-$name.c" test -f "$S/bench/$name/bbench-$name.c"
+    bb_expect_true "$name: bench/$name/Makefile.include" test -f "$S/bench/$name/Makefile.include"
+    bb_expect_true "$name: Makefile.am includes its fragment" \
+        grep -q "^include \$(srcdir)/bench/$name/Makefile.include" "$S/Makefile.am"
     bb_expect_true "$name: tests/mpi/$name-cli.sh" test -f "$S/tests/mpi/$name-cli.sh"
     bb_expect_true "$name: README.md describes bbench-$name" \
         grep -q "bbench-$name" "$S/README.md"

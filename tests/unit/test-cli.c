@@ -2,7 +2,7 @@
  * exact expected values; doubles, rank prefixes and size formatting.
  * Serial: no MPI_Init. */
 #include "config.h"
-#include "harness.h"
+#include "common/cli.h"
 #include "../check.h"
 
 #include <inttypes.h>

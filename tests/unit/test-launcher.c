@@ -4,7 +4,7 @@
  * and long commands are cut with markers and the program and its options
  * survive.  Serial: no MPI_Init. */
 #include "config.h"
-#include "harness.h"
+#include "runtime/bench.h"
 #include "../check.h"
 
 #include <stdio.h>

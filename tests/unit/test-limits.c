@@ -3,8 +3,8 @@
  * int64, out-of-range seeds, and messages longer than their buffer.
  * Serial: no MPI_Init. */
 #include "config.h"
-#include "harness.h"
-#include "bbench-hooks.h"
+#include "bench/redist/redist.h"
+#include "private/hooks.h"
 #include "../check.h"
 
 #include <math.h>

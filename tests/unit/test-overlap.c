@@ -3,7 +3,8 @@
  * peer-style variants, one point's figure set, and the compute kernel's
  * calibration.  Serial: no MPI_Init. */
 #include "config.h"
-#include "harness.h"
+#include "runner/runner.h"
+#include "bench/overlap/figures.h"
 #include "../check.h"
 
 #include <math.h>

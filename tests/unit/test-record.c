@@ -3,8 +3,8 @@
  * reader rejects malformed, truncated and wrongly shaped text and names the
  * place.  Serial: no MPI_Init (records are MPI-free). */
 #include "config.h"
-#include "bbrecord.h"
-#include "bb-git.h"
+#include "record/bbrecord.h"
+#include "record/bb-git.h"
 #include "../check.h"
 
 #include <dirent.h>

@@ -9,8 +9,8 @@
  * 1D shapes.  The regular maps' indices against the layouts' generators
  * and a naive owner rule.  Serial, no MPI calls. */
 #include "config.h"
-#include "redist-private.h"
-#include "harness.h"
+#include "lib/redist-private.h"
+#include "bench/redist/redist.h"
 #include "../check.h"
 
 #include <stdio.h>

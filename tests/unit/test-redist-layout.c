@@ -2,7 +2,7 @@
  * (N, P), including N < P and N = 0; the standardized distribution matches
  * its owner function; parsing refuses bad names.  Serial, no MPI calls. */
 #include "config.h"
-#include "harness.h"
+#include "bench/redist/redist.h"
 #include "../check.h"
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* test-stats: medians, ranges, rejection of bad input, and the range
  * confidence.  Serial: no MPI_Init. */
 #include "config.h"
-#include "bbrecord.h"
+#include "record/bbrecord.h"
 #include "../check.h"
 
 #include <math.h>

@@ -1,0 +1,110 @@
+/* layout.h: bbench-redist's data layouts (layout.c) and its fixture
+ * (fixture.c): how N elements lie on a code's ranks, the values they carry
+ * and the check of what arrived.  Private to bench/redist; conventions are
+ * those of <bbench.h>. */
+#ifndef BB_REDIST_LAYOUT_H
+#define BB_REDIST_LAYOUT_H
+
+#include "bbench.h"
+
+/* ------------------------------------------------------------------------ */
+/* Redistribution layouts (layout.c)                                        */
+/* ------------------------------------------------------------------------ */
+
+/* Layout generators, deterministic from (N, ranks, seed). */
+typedef enum bb_layout_kind {
+    BB_LAYOUT_STD = 0,          /* "std": the standardized distribution */
+    BB_LAYOUT_STD_CEIL,         /* "std-ceil": blocks of ceil(N/P) */
+    BB_LAYOUT_BLOCK_IRREGULAR,  /* "block-irregular[:SEED]": blocks of
+                                   weights 1..8 drawn from SEED (default 1) */
+    BB_LAYOUT_BLOCK_REVERSE,    /* "block-reverse": rank r holds the std block
+                                   of rank P-1-r */
+    BB_LAYOUT_CYCLIC,           /* "cyclic": g % P */
+    BB_LAYOUT_BLOCK_CYCLIC,     /* "block-cyclic:B": blocks of B, round robin */
+    BB_LAYOUT_SPATIAL,          /* "spatial[:PX,PY,PZ]": atoms on an L*L*nz
+                                   lattice (x fastest), owned by subdomain;
+                                   dims from P when not given */
+    BB_LAYOUT_RANDOM,           /* "random[:SEED]": a seeded permutation of
+                                   [0, N) cut into std blocks */
+    BB_LAYOUT_SPATIAL_SHUFFLED, /* "spatial-shuffled[:SEED]": spatial's
+                                   ownership (dims from P), each rank's
+                                   elements in a seeded random local order */
+    BB_LAYOUT_ROOT,             /* "root": all of [0, N) on rank 0, in order
+                                   (a code that does not adopt maps) */
+    BB_LAYOUT_BC2D,             /* "bc2d:ROWS,MB,NB[,PR,PC[,RSRC,CSRC]]": a
+                                   ScaLAPACK matrix: N = ROWS x N/ROWS,
+                                   column-major (g = i + j ROWS), in MB x NB
+                                   blocks on a PR x PC grid (rank pr PC + pc)
+                                   from process (RSRC, CSRC), each rank's
+                                   elements in its local column-major order;
+                                   PR x PC from P when not given */
+    BB_LAYOUT_KINDS
+} bb_layout_kind_t;
+
+typedef struct bb_layout {
+    bb_layout_kind_t kind;
+    int64_t block;   /* block-cyclic */
+    int dims[3];     /* spatial; 0: chosen from the rank count */
+    uint64_t seed;   /* block-irregular, random */
+    int64_t rows, mb, nb;    /* bc2d: matrix rows, block rows and columns */
+    int pr, pc, rsrc, csrc;  /* bc2d: grid (0: from the rank count), source */
+} bb_layout_t;
+
+/* Local.  Parse a layout name as above; BB_ERR_PARSE with err saying why. */
+bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out,
+                            char *err, size_t errlen);
+/* Local.  The canonical text of a layout ("random:1"). */
+void bb_layout_format(const bb_layout_t *layout, char *buf, size_t len);
+/* Local.  The indices rank of ranks holds.  BB_ERR_ARG for spatial dims
+ * whose product is not ranks (checked without overflow) and for a
+ * block-cyclic block outside [1, INT32_MAX].  Caller owns *indices_out
+ * (bb_free). */
+bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
+                              int ranks, int64_t **indices_out,
+                              int64_t *count_out);
+/* Local.  Whether layout can lay out n elements on ranks ranks: BB_OK, or
+ * BB_ERR_ARG with err saying why (spatial dims whose product is not ranks;
+ * bc2d: N not a multiple of ROWS, a grid that is not ranks, a source
+ * outside the grid). */
+bb_status_t bb_layout_check(const bb_layout_t *layout, int64_t n, int ranks, char *err,
+                            size_t errlen);
+/* Local.  A bc2d layout's grid on ranks ranks: as given, else the most
+ * square PR x PC = ranks with PR <= PC. */
+void bb_layout_grid(const bb_layout_t *layout, int ranks, int *pr_out, int *pc_out);
+/* Local.  One step of the seeded 64-bit generator the layouts draw from
+ * (splitmix64); the fixture's checksum uses it as a mixing hash. */
+uint64_t bb_splitmix(uint64_t *state);
+/* Local.  The same as a map with the given epoch (caller owns it); std,
+ * std-ceil, cyclic, block-cyclic:B, root and bc2d carry their regular descriptor
+ * (bb_map_shape), the others are indices only. */
+bb_status_t bb_layout_map(const bb_layout_t *layout, int64_t n, int rank,
+                          int ranks, int64_t epoch, bb_map_t **map_out);
+
+/* ------------------------------------------------------------------------ */
+/* Redistribution fixture (fixture.c): data pattern and check               */
+/* ------------------------------------------------------------------------ */
+
+/* Checking (outside any timed region).  Element g, component c carries
+ * (double)((g*3 + c)*4 + (k & 3)) at repetition k. */
+#define BB_REDIST_SENTINEL (-1.0)
+/* Local.  buf: count(map) * element_bytes bytes. */
+void bb_redist_fill(const bb_map_t *map, int64_t element_bytes, int64_t k,
+                    double *buf);
+void bb_redist_fill_sentinel(int64_t count, int64_t element_bytes, double *buf);
+
+typedef struct bb_redist_check {
+    int64_t bad_slots;        /* all ranks */
+    int64_t slots;            /* checked values, all ranks */
+    int checksum_ok;          /* hash sum and slot count match [0, N) exactly */
+    int64_t first_bad_index;  /* lowest global index of a bad slot, or -1 */
+} bb_redist_check_t;
+
+/* Collective over comm (normally the link).  Ranks that received pass the
+ * map they received into (others NULL).  Checks every slot against the
+ * value function and a global checksum over [0, N) that catches duplicates
+ * and gaps.  BB_OK or BB_ERR_VALIDATION on every rank; BB_ERR_MPI. */
+bb_status_t bb_redist_check(MPI_Comm comm, const bb_map_t *map, int64_t n,
+                            int64_t element_bytes, int64_t k, const double *buf,
+                            bb_redist_check_t *check_out);
+
+#endif /* BB_REDIST_LAYOUT_H */

@@ -1,0 +1,368 @@
+/* runner.c: the descriptor-driven main of every measuring benchmark. */
+#include "config.h"
+#include "runner-int.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+/* The benchmark's state while the run lives.  Usage errors and --help end
+ * the process from inside the run (every rank exits alike); the state is
+ * then still reachable from here, not leaked, which is what LeakSanitizer
+ * must see. */
+static void *volatile live_state;  /* volatile: a store no compiler drops */
+
+
+bb_bench_t *bb_run_bench(bb_run_t *run) { return run->bench; }
+MPI_Comm bb_run_comm(const bb_run_t *run) { return bb_bench_comm(run->bench); }
+int bb_run_rank(const bb_run_t *run) { return bb_bench_rank(run->bench); }
+int bb_run_size(const bb_run_t *run) { return bb_bench_size(run->bench); }
+const bb_measure_settings_t *bb_run_settings(const bb_run_t *run) { return &run->settings; }
+bb_table_t *bb_run_table(bb_run_t *run) { return run->table; }
+int bb_run_full(const bb_run_t *run) { return run->full; }
+
+void bb_run_format_refusal(const bb_refusal_t *refusal, char *buf, size_t len)
+{
+    char who[32] = "";
+    if (refusal->rank >= 0)
+        snprintf(who, sizeof who, ":rank%d", refusal->rank);
+    snprintf(buf, len, "refused:%s:seq%lld%s", bb_stage_name(refusal->stage),
+             (long long)refusal->sequence, who);
+}
+int bb_run_full_sweep(const bb_run_t *run) { return run->full_sweep; }
+cJSON *bb_run_excluded_quantity(const bb_run_t *run, const bb_measure_result_t *m)
+{
+    if (run->settings.timing != BB_TIMING_WINDOW || m->excluded == NULL)
+        return NULL;
+    cJSON *per = cJSON_CreateArray();
+    int64_t total = 0;
+    for (int64_t k = 0; k < m->samples; k++) {
+        total += m->excluded[k];
+        cJSON_AddItemToArray(per, cJSON_CreateNumber((double)m->excluded[k]));
+    }
+    cJSON *q = bb_quantity_value((double)total, "count", "point/any-rank");
+    if (q == NULL) {
+        cJSON_Delete(per);
+        return NULL;
+    }
+    cJSON_AddItemToObject(q, "per_sample", per);
+    cJSON_AddFalseToObject(q, "deterministic");  /* late calls depend on load */
+    return q;
+}
+
+const char *bb_run_parts_words(const bb_run_t *run)
+{
+    return run->settings.rank_stat == BB_RANK_STAT_MEAN
+           ? "the same calls, the mean over ranks"
+           : "the same calls on the same rank, the one with the slowest whole";
+}
+
+const char *bb_run_rank_stat_words(const bb_run_t *run)
+{
+    return run->settings.rank_stat == BB_RANK_STAT_MEAN ? "rank mean" : "rank maximum";
+}
+
+/* The message of a printf-style call into buf (a char array). */
+#define RUN_FORMAT(buf, fmt)                      \
+    do {                                          \
+        va_list ap_;                              \
+        va_start(ap_, fmt);                       \
+        vsnprintf(buf, sizeof buf, fmt, ap_);     \
+        va_end(ap_);                              \
+    } while (0)
+
+void bb_run_usage(bb_run_t *run, const char *fmt, ...)
+{
+    char msg[1024];
+    RUN_FORMAT(msg, fmt);
+    bb_bench_usage(run->bench, "%s", msg);
+}
+
+void bb_run_fatal(bb_run_t *run, const char *fmt, ...)
+{
+    char msg[1024];
+    RUN_FORMAT(msg, fmt);
+    bb_bench_fatal(run->bench, "%s", msg);
+}
+
+void bb_run_note(bb_run_t *run, const char *fmt, ...)
+{
+    char msg[1024];
+    RUN_FORMAT(msg, fmt);
+    bb_bench_progress(run->bench, "%s", msg);
+}
+
+/* The run summary's bookkeeping of one measurement. */
+static void run_account(bb_run_t *run, const bb_measure_result_t *r)
+{
+    if (run->measurements++ == 0 || r->reps < run->reps_min)
+        run->reps_min = r->reps;
+    if (r->reps > run->reps_max)
+        run->reps_max = r->reps;
+    run->calls += r->calls;
+    run->primers += r->primers;
+    run->warm_blocks += r->warm_blocks;
+    run->unsteady += run->settings.steady_max > 0 && !r->steady;
+    run->windows_missed += r->windows_missed;
+    run->calls_overrun += r->calls_overrun;
+    run->window_retries += r->window_retries;
+    for (int64_t k = 0; r->excluded != NULL && k < r->samples; k++)
+        run->calls_excluded += r->excluded[k];
+    if (r->window_s > run->window_max_s)
+        run->window_max_s = r->window_s;
+    if (r->offset_spread_s > run->offset_spread_max_s)
+        run->offset_spread_max_s = r->offset_spread_s;
+    if (r->offset_error_s > run->offset_error_max_s)
+        run->offset_error_max_s = r->offset_error_s;
+}
+
+void bb_run_measure(bb_run_t *run, const char *what, const bb_measure_variant_t *variant,
+                    bb_measure_result_t *result_out)
+{
+    bb_status_t st = bb_measure_run(bb_run_comm(run), &run->settings, variant, result_out);
+    if (st != BB_OK)
+        bb_run_fatal(run, "%s: %s", what, bb_status_string(st));
+    run_account(run, result_out);
+}
+
+void bb_run_measure_set(bb_run_t *run, const char *what,
+                        const bb_measure_variant_t *variants, int nvariants,
+                        bb_share_t share, bb_measure_result_t *results_out)
+{
+    bb_status_t st = bb_measure_run_set(bb_run_comm(run), &run->settings, variants,
+                                        nvariants, share, results_out);
+    if (st != BB_OK)
+        bb_run_fatal(run, "%s: %s", what, bb_status_string(st));
+    for (int v = 0; v < nvariants; v++)
+        run_account(run, &results_out[v]);
+}
+
+int bb_run_check_released(bb_run_t *run, const char *what, int64_t prepared,
+                          int64_t released)
+{
+    int64_t unreleased = prepared - released, worst = 0;
+    if (bb_agree_max(bb_run_comm(run), &unreleased, 1, &worst) != MPI_SUCCESS)
+        bb_run_fatal(run, "MPI_Allreduce failed while counting %s", what);
+    if (worst == 0)
+        return BB_EXIT_OK;
+    bb_run_note(run, "error: %lld %s not released exactly once", (long long)worst, what);
+    return BB_EXIT_FAILURE;
+}
+
+/* ---- the run ------------------------------------------------------------- */
+
+static cJSON *number_or_null(double v, int known)
+{
+    return known ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+/* The record's run section: how every sample was taken (the settings and
+ * what the engine chose), and the note every range needs. */
+cJSON *bb_run_section(bb_run_t *run)
+{
+    if (bb_run_rank(run) != 0)
+        return NULL;
+    cJSON *root = bb_record_json(bb_bench_record(run->bench));
+    cJSON *section = cJSON_GetObjectItemCaseSensitive(root, "run");
+    if (!cJSON_IsObject(section)) {
+        section = cJSON_CreateObject();
+        bb_record_set(bb_bench_record(run->bench), "run", section);
+    }
+    return section;
+}
+
+static void add_run_settings(bb_run_t *run)
+{
+    cJSON *section = bb_run_section(run);
+    if (section == NULL)
+        return;
+    const bb_measure_settings_t *s = &run->settings;
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddNumberToObject(m, "samples", (double)s->samples);
+    cJSON_AddItemToObject(m, "reps", number_or_null((double)s->reps, s->reps > 0));
+    cJSON_AddStringToObject(m, "reps_chosen_by", s->reps > 0 ? "--reps" : "--budget");
+    cJSON_AddItemToObject(m, "budget_s", number_or_null(s->budget_s, s->reps == 0));
+    cJSON_AddNumberToObject(m, "reps_cap", BB_MEASURE_REPS_CAP);
+    cJSON_AddNumberToObject(m, "warmup", (double)s->warmup);
+    cJSON *st = cJSON_CreateObject();
+    cJSON_AddNumberToObject(st, "blocks_max", (double)s->steady_max);
+    cJSON_AddNumberToObject(st, "tolerance", BB_MEASURE_STEADY_TOLERANCE);
+    cJSON_AddStringToObject(st, "block_calls", "half a sample's reps, at least 1");
+    cJSON_AddNumberToObject(st, "blocks", (double)run->warm_blocks);
+    cJSON_AddNumberToObject(st, "unsteady", (double)run->unsteady);
+    cJSON_AddItemToObject(m, "warmup_until_steady", st);
+    cJSON_AddStringToObject(m, "timing", bb_timing_name(s->timing));
+    cJSON_AddStringToObject(m, "rank_stat", bb_rank_stat_name(s->rank_stat));
+    cJSON_AddNumberToObject(m, "measurements", (double)run->measurements);
+    cJSON_AddItemToObject(m, "reps_min", number_or_null((double)run->reps_min,
+                                                        run->measurements > 0));
+    cJSON_AddItemToObject(m, "reps_max", number_or_null((double)run->reps_max,
+                                                        run->measurements > 0));
+    cJSON_AddNumberToObject(m, "calls", (double)run->calls);
+    cJSON_AddNumberToObject(m, "primer_calls", (double)run->primers);
+    cJSON_AddStringToObject(m, "primer", "with several rows a point, two untimed calls of a "
+                            "row before each of its sample blocks, so that what the previous "
+                            "row left (a trimmed heap, MPI's temporaries, the skew of the "
+                            "engine's closing reductions) is not timed");
+    if (s->timing == BB_TIMING_WINDOW) {
+        cJSON *w = cJSON_CreateObject();
+        cJSON_AddItemToObject(w, "window_s_given", number_or_null(s->window_s,
+                                                                  s->window_s > 0.0));
+        cJSON_AddNumberToObject(w, "window_s_max", run->window_max_s);
+        cJSON_AddNumberToObject(w, "windows_missed", (double)run->windows_missed);
+        cJSON_AddNumberToObject(w, "calls_overrun", (double)run->calls_overrun);
+        cJSON_AddNumberToObject(w, "calls_excluded", (double)run->calls_excluded);
+        cJSON_AddNumberToObject(w, "samples_retaken", (double)run->window_retries);
+        cJSON_AddNumberToObject(w, "drop_max", BB_WINDOW_DROP_MAX);
+        cJSON_AddNumberToObject(w, "retries_max", BB_WINDOW_RETRIES);
+        cJSON_AddNumberToObject(w, "clock_offset_spread_s_max", run->offset_spread_max_s);
+        cJSON_AddNumberToObject(w, "clock_offset_error_s_max", run->offset_error_max_s);
+        cJSON_AddItemToObject(m, "window", w);
+    }
+    cJSON_AddItemToObject(section, "measurement", m);
+    cJSON_AddItemToObject(section, "allocator", bb_malloc_json(run->malloc_policy));
+    /* The table's closing line: how many calls each sample timed. */
+    char steady[160] = "";
+    if (s->steady_max > 0)
+        snprintf(steady, sizeof steady, " and until steady (%lld blocks in all; %lld of %lld "
+                 "measurements not steady after %lld)", (long long)run->warm_blocks,
+                 (long long)run->unsteady, (long long)run->measurements,
+                 (long long)s->steady_max);
+    /* Named only when not the default, so the default's tables keep their lines. */
+    const char *stat = s->rank_stat == BB_RANK_STAT_MEAN
+                       ? "; each sample the mean over ranks (--rank-stat mean)" : "";
+    if (run->measurements > 0 && run->table != NULL) {
+        if (s->reps > 0)
+            bb_table_note(run->table, "reps per sample: %lld (--reps); warmup %d%s; timing %s%s",
+                          (long long)s->reps, (int)s->warmup, steady, bb_timing_name(s->timing),
+                          stat);
+        else
+            bb_table_note(run->table, "reps per sample: %lld to %lld (chosen by --budget %g s "
+                          "a sample); warmup %lld%s; timing %s%s", (long long)run->reps_min,
+                          (long long)run->reps_max, s->budget_s, (long long)s->warmup,
+                          steady, bb_timing_name(s->timing), stat);
+    }
+    /* Only when not the library's default, so the default's tables keep
+     * their lines; the record always says. */
+    if (run->measurements > 0 && run->table != NULL && bb_malloc_tuned(run->malloc_policy))
+        bb_table_note(run->table, "allocator: --malloc %s%s (the record's run.allocator "
+                      "says which thresholds and MALLOC_* variables were in effect)",
+                      bb_malloc_name(run->malloc_policy),
+                      run->malloc_policy == BB_MALLOC_NO_TRIM
+                          ? ": the heap top never trimmed, up to 32 MiB from the heap"
+                          : " and the environment's allocator variables");
+    if (!cJSON_HasObjectItem(section, "range_note"))
+        cJSON_AddStringToObject(section, "range_note",
+                                "with n samples the [min, max] range covers the median "
+                                "with probability 1 - 2^(1-n): 75% for n = 3");
+}
+
+void bb_run_use(bb_run_t *run, const bb_bench_desc_t *workload)
+{
+    const bb_bench_desc_t program = *run->desc;
+    run->workload = *workload;
+    bb_bench_desc_t *d = &run->workload;
+    d->program = program.program;
+    d->benchmark = program.benchmark;
+    d->summary = program.summary;
+    d->notes = program.notes;
+    d->options = program.options;
+    d->state_size = program.state_size;
+    d->settings = program.settings;
+    d->defaults = program.defaults;
+    d->parse = program.parse;
+    d->validate = program.validate;
+    d->setup = program.setup;
+    d->label = program.label;
+    d->finish = program.finish;
+    d->teardown = program.teardown;
+    run->desc = d;
+}
+
+/* The bench's note sink: a header line as a note of the table. */
+static void run_table_note(void *arg, const char *text)
+{
+    bb_table_note(arg, "%s", text);
+}
+
+int bb_run_main(const bb_bench_desc_t *desc, int argc, char **argv)
+{
+    bb_run_t run = { .desc = desc, .settings = bb_run_default_settings(desc) };
+    run.bench = bb_bench_init(&argc, &argv, desc->program, desc->benchmark);
+    void *state = calloc(1, desc->state_size ? desc->state_size : 1);
+    if (state == NULL)
+        bb_run_fatal(&run, "out of memory");
+    live_state = state;
+    if (desc->defaults != NULL)
+        desc->defaults(state);
+    bb_run_parse_options(&run, state, argc, argv);
+    size_t points = desc->validate(&run, state);
+    desc = run.desc;  /* bb_run_use may have chosen a workload */
+    if (points > BB_RUN_POINTS_MAX)
+        bb_run_usage(&run, "%zu points (the product of the swept lists) exceed the limit "
+                     "of %d: sweep fewer values", points, (int)BB_RUN_POINTS_MAX);
+    if (run.message_size != NULL && run.message_note[0] == '\0')
+        bb_run_usage(&run, "--message-size: %s has no message sizes", desc->program);
+    bb_bench_set_output(run.bench, run.output);
+    run.table = bb_table_create(run.format, stdout, bb_run_rank(&run) == 0);
+    if (run.table == NULL)
+        bb_run_fatal(&run, "out of memory");
+    /* The bench's header lines become the table's notes (stdout holds the
+     * table alone); in csv they go to stderr. */
+    bb_bench_set_notes(run.bench, run.format != BB_FORMAT_CSV ? run_table_note : NULL,
+                       run.table, run.format == BB_FORMAT_TABLE);
+    bb_bench_capture(run.bench);
+    if (run.message_note[0] != '\0')
+        bb_table_note(run.table, "%s", run.message_note);
+    if (desc->setup != NULL)
+        desc->setup(&run, state);
+    if (desc->variants != NULL)
+        bb_variants_columns(&run, state);
+
+    int code = BB_EXIT_OK;
+    double start = bb_time_now();
+    for (size_t i = 0; i < points; i++) {
+        if (!run.quiet) {
+            char label[256] = "";
+            char left[64] = "";
+            if (desc->label != NULL)
+                desc->label(state, i, label, sizeof label);
+            if (i > 0)
+                snprintf(left, sizeof left, ", about %.1f s left",
+                         (bb_time_now() - start) / (double)i * (double)(points - i));
+            bb_bench_progress(run.bench, "point %zu/%zu: %s%s", i + 1, points, label, left);
+        }
+        /* a benchmark of variants may measure some runs its own way */
+        int rows = desc->variants != NULL && (run.nrows > 0 || desc->point == NULL);
+        if ((rows ? bb_variants_point(&run, state, i) : desc->point(&run, state, i))
+                != BB_EXIT_OK)
+            code = BB_EXIT_FAILURE;
+    }
+    if (desc->finish != NULL && desc->finish(&run, state) != BB_EXIT_OK)
+        code = BB_EXIT_FAILURE;
+    if (bb_run_check_released(&run, "provider arrays", run.lent, run.returned) != BB_EXIT_OK)
+        code = BB_EXIT_FAILURE;
+    cJSON *section = bb_run_section(&run);
+    if (section != NULL && ((desc->variants != NULL && !desc->no_provider) || run.lent > 0)) {
+        cJSON_AddNumberToObject(section, "provider_arrays_prepared", (double)run.lent);
+        cJSON_AddNumberToObject(section, "provider_arrays_released", (double)run.returned);
+    }
+    bb_variants_modes(&run);
+    add_run_settings(&run);
+    bb_bench_set_notes(run.bench, NULL, NULL, run.format == BB_FORMAT_TABLE);
+    bb_table_destroy(run.table);  /* json prints its document here */
+    run.table = NULL;
+    if (desc->teardown != NULL)
+        desc->teardown(state);
+    free(state);
+    live_state = NULL;
+    /* A failure one rank alone saw fails the run on every rank. */
+    int64_t mine = code, worst = code;
+    if (bb_agree_max(bb_run_comm(&run), &mine, 1, &worst) != MPI_SUCCESS)
+        bb_run_fatal(&run, "MPI_Allreduce of the exit codes failed");
+    return bb_bench_finish(run.bench, (int)worst);
+}

@@ -1,7 +1,7 @@
 /*
  * cli.h: parsers of option values (sizes, lists, ranges, seconds, ranks),
- * part of the harness and MPI-free, so that bbench-compare can use them
- * without linking the harness (it compiles harness/cli.c itself).
+ * MPI-free (common/), so that bbench-compare can use them
+ * without linking the runner (it compiles common/cli.c itself).
  */
 #ifndef BB_CLI_H
 #define BB_CLI_H

@@ -192,7 +192,7 @@ static cJSON *bb_set_summary(const bb_record_set_t *set)
 }
 
 /* Did base and candidate run on visibly different machines?  From the
- * records: the MPI-free kernel's rate the harness measures before every run
+ * records: the MPI-free kernel's rate the runner measures before every run
  * and overlap's compute kernel (time per iteration, matched points), the
  * load average, the timer's resolution.  Each check found in both sides is
  * listed; warning true where they differ enough to colour every timing. */

@@ -1,5 +1,5 @@
 /* table.c: a table of strings rendered aligned or as Markdown (the report's
- * own, not the benchmarks' harness/table.c).  Part of bbench-compare's
+ * own, not the benchmarks' runner/table.c).  Part of bbench-compare's
  * comparison (compare.h); MPI-free. */
 #include "config.h"
 #include "private/bbtext.h"

@@ -1,5 +1,5 @@
 /* status.c: the MPI-free part of libbbench's API (status and stage names,
- * version, memory); the text itself is common/bbtext.h's, which the record
+ * version, memory); the text itself is include/private/bbtext.h's, which the record
  * library includes too. */
 #include "config.h"
 #include "private/bbtext.h"

@@ -1,5 +1,5 @@
 # BB_CHECK_MPI_FEATURES: what the MPI offers beyond MPI 3, by feature tests
-# (never by the library's name), into config.h for lib/mpi-compat.h.
+# (never by the library's name), into config.h for include/private/mpi-compat.h.
 #
 # The persistent collectives (MPI_Allreduce_init) are MPI 4.  MPICH 4 has
 # them in mpi.h; Open MPI 4.1 (MPI 3.1) offers them as MPIX_Allreduce_init
@@ -35,7 +35,7 @@ AC_DEFUN([BB_CHECK_MPI_FEATURES], [
     [AC_MSG_WARN([$CC has neither MPI_Allreduce_init (MPI 4) nor MPIX_Allreduce_init: the persistent requests policy and raw-persistent are refused])])
   AS_IF([test -n "$BB_ALLREDUCE_INIT"],
     [AC_DEFINE([BB_HAVE_PERSISTENT_COLLECTIVES], [1],
-       [the MPI makes persistent collectives (lib/mpi-compat.h names the call)])
+       [the MPI makes persistent collectives (include/private/mpi-compat.h names the call)])
      AC_DEFINE_UNQUOTED([BB_ALLREDUCE_INIT_NAME], ["$BB_ALLREDUCE_INIT"],
        [the MPI call that makes a persistent allreduce])])
   dnl For the tests: which call, or empty when the policy is refused.

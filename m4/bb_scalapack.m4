@@ -1,5 +1,5 @@
-# BB_CHECK_SCALAPACK: ScaLAPACK's p?gemr2d, the harness's reference
-# redistribution (harness/redist-scalapack.c), optional:
+# BB_CHECK_SCALAPACK: ScaLAPACK's p?gemr2d, bbench-redist's reference
+# redistribution (bench/redist/scalapack.c), optional:
 # --with-scalapack[=auto|yes|no] (default auto: used when found).
 #
 # Candidates in order: the pkg-config modules scalapack-FLAVOUR and
@@ -8,7 +8,7 @@
 # BB_CHECK_LAUNCHER_KIND found it; it only orders the candidates and names
 # the package to install).  A
 # candidate is taken when a program calling every BLACS and ScaLAPACK
-# function the harness calls links with $CC, and when it is built for the
+# function bbench-redist calls links with $CC, and when it is built for the
 # same MPI: the linked program loads no MPI library (libmpi*, libmpich*,
 # libopen-pal*, libsimgrid*) that a plain MPI program does not (ldd), since
 # a ScaLAPACK built for another MPI links but breaks at run time.
@@ -22,7 +22,7 @@ AC_DEFUN([BB_CHECK_SCALAPACK], [
   AC_REQUIRE([PKG_PROG_PKG_CONFIG])
   AC_ARG_WITH([scalapack],
     [AS_HELP_STRING([--with-scalapack@<:@=auto|yes|no@:>@],
-      [ScaLAPACK's p?gemr2d as the harness's reference redistribution
+      [ScaLAPACK's p?gemr2d as bbench-redist's reference redistribution
        (default: auto, used when found for this MPI)])],
     [], [with_scalapack=auto])
   AS_CASE([$with_scalapack], [auto|yes|no], [],
@@ -68,7 +68,7 @@ AC_DEFUN([BB_CHECK_SCALAPACK], [
       bb_save_CFLAGS=$CFLAGS bb_save_LIBS=$LIBS
       CFLAGS="$CFLAGS $bb_cflags" LIBS="$bb_libs $LIBS"
       dnl The prototypes are our own (ScaLAPACK ships no C header): the ones
-      dnl harness/scalapack-private.h declares.
+      dnl bench/redist/scalapack-private.h declares.
       bb_ok=no
       AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <mpi.h>
 void Cblacs_pinfo(int *, int *);

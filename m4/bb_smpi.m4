@@ -12,7 +12,7 @@
 #    rank's globals by loading the program once per rank, which covers the
 #    libraries only when they are linked into it.
 # BB_SMPI (config.h and Automake) selects the work-arounds of
-# lib/mpi-compat.h and the simulated record (harness/simulated.c).  The man
+# include/private/mpi-compat.h and the simulated record (runtime/simulated.c).  The man
 # pages, made by running the programs, are not built (BB_PROG_HELP2MAN).
 AC_DEFUN([BB_ARG_WITH_SMPI], [
   AC_ARG_WITH([smpi],

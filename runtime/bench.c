@@ -1,4 +1,4 @@
-/* harness.c: what every bbench executable shares: MPI start-up, usage and
+/* bench.c: what every bbench executable shares: MPI start-up, usage and
  * fatal exits, the output check, provenance capture and the final write.
  * Rank 0 does all printing. */
 #include "config.h"

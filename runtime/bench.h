@@ -1,6 +1,6 @@
 /*
  * bench.h: one program's MPI lifetime and what the record says about it
- * (not installed): the bench object (harness.c's successor, bench.c), the
+ * (not installed): the bench object (bench.c), the
  * provenance and topology (topo.c), simulated runs (simulated.c), the
  * launcher (launcher.c), the progress engine (progress.c) and the finalize
  * guard (finalize.c).  Conventions are those of <bbench.h>.
@@ -65,11 +65,11 @@ void bb_simulated_points(cJSON *record);
 
 
 /* ------------------------------------------------------------------------ */
-/* Benchmark harness (harness.c): what every executable shares              */
+/* The bench object (bench.c): what every executable shares                  */
 /* ------------------------------------------------------------------------ */
 
 /* One executable's run: MPI, the world, the record, the output path.
- * Only rank 0 prints; the harness prints nothing on other ranks. */
+ * Only rank 0 prints; the runtime prints nothing on other ranks. */
 typedef struct bb_bench bb_bench_t;
 
 /* Initializes MPI (MPI_Init_thread requesting MPI_THREAD_FUNNELED, or

@@ -40,7 +40,7 @@ case "$mode" in
 esac
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$src/build}
-# libscalapack-mpich-dev: ScaLAPACK's Cpdgemr2d, the harness's reference
+# libscalapack-mpich-dev: ScaLAPACK's Cpdgemr2d, bbench-redist's reference
 # redistribution (optional to configure; installed so that CI measures it).
 packages="mpich libmpich-dev libhwloc-dev hwloc libcjson-dev autoconf automake libtool \
 pkg-config make gcc gnuplot-nox python3-jsonschema help2man iproute2 util-linux ethtool \

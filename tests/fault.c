@@ -226,7 +226,7 @@ int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm c)
 }
 
 #ifdef BB_HAVE_PERSISTENT_COLLECTIVES
-/* MPI_Allreduce_init, or the name this MPI gives it (lib/mpi-compat.h). */
+/* MPI_Allreduce_init, or the name this MPI gives it (include/private/mpi-compat.h). */
 int bb_mpi_allreduce_init(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c,
                           MPI_Info info, MPI_Request *req)
 {

@@ -4,9 +4,9 @@
  * the same buffers with the same compute kernel, in one run, it times
  * communication alone, compute alone, post-wait-compute, post-compute with a
  * poll after each batch, and post-compute-finish without polls, and derives
- * the overlap figures (harness/overlap.c).  The five ways are the variants
+ * the overlap figures (bench/overlap/figures.c).  The five ways are the variants
  * of a point, merged into one table row and one record point by the runner
- * (harness/variants.c), which measures and reports them; this file holds the
+ * (runner/variants.c), which measures and reports them; this file holds the
  * operations, what the figures add and the options. */
 #include "config.h"
 #include "op.h"
@@ -64,7 +64,7 @@ typedef struct overlap_state {
     bb_run_kernel_t kernel;
     volatile double sink;            /* the kernel's results land here, so the
                                         compiler must do the work */
-    bb_progress_t progress;          /* the library and its threads (harness) */
+    bb_progress_t progress;          /* the library and its threads (runtime) */
     /* the point */
     int auto_compute, compute_none;
     int64_t batches, iters_per_batch;

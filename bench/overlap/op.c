@@ -1,4 +1,4 @@
-/* overlap-op.c: bbench-overlap's operation of each kind (overlap-op.h). */
+/* op.c: bbench-overlap's operation of each kind (op.h). */
 #include "config.h"
 #include "op.h"
 

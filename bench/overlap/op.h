@@ -1,4 +1,4 @@
-/* overlap-op.h: bbench-overlap's operation, one per kind on the same
+/* op.h: bbench-overlap's operation, one per kind on the same
  * buffers: the transfer phase's ticket (begin, progress, finish), raw
  * MPI_Isend/MPI_Irecv, raw MPI_Iallreduce.  Private (not installed). */
 #ifndef BB_OVERLAP_OP_H

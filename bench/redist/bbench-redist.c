@@ -1,11 +1,11 @@
 /* bbench-redist: MDI parallel communication between two data layouts.
  * Every method moves the same elements between the same maps.  Each method
- * is a variant of the runner (harness/variants.c): one table line and one
- * record point each; the machine's lower bound (harness/bound.c) is a hidden
+ * is a variant of the runner (runner/variants.c): one table line and one
+ * record point each; the machine's lower bound (bench/redist/bound.c) is a hidden
  * variant measured in the same interleaved set, its figure a line of its
  * own.  A method at a point (plans, the message kernel checked outside its
- * timing, its own columns and quantities) is harness/redist-candidate.c, the
- * md workload harness/redist-md.c, the protocol lib/redist-*.c; this file
+ * timing, its own columns and quantities) is bench/redist/candidate.c, the
+ * md workload bench/redist/md.c, the protocol lib/redist-*.c; this file
  * holds the options, the variants and the glue. */
 #include "config.h"
 #include "redist.h"

@@ -1,4 +1,4 @@
-/* redist-candidate.c: a redistribution method measured at one point of
+/* candidate.c: a redistribution method measured at one point of
  * bbench-redist: its plans (setup timed apart, once per plan), the message
  * kernel (filled and checked outside its timing), and what its table line
  * and record point hold beyond the runner's times. */

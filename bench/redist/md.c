@@ -1,4 +1,4 @@
-/* redist-md.c: bbench-redist's md workload: one MD step as three commands
+/* md.c: bbench-redist's md workload: one MD step as three commands
  * on one map pair (>COORDS, <FORCES, <ENERGY), the engine's remap by map
  * update or rebuild, and the replicated baseline of LAMMPS' fix mdi/qm; the
  * kernels the measurement engine calls, each message checked outside its

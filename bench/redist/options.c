@@ -1,5 +1,5 @@
-/* redist-options.c: bbench-redist's options, their presets and the checks
- * between them (redist-bench.h); the option table itself is the
+/* options.c: bbench-redist's options, their presets and the checks
+ * between them (redist.h); the option table itself is the
  * program's. */
 #include "config.h"
 #include "redist.h"

@@ -108,7 +108,7 @@ void bb_redist_traffic_quantities(cJSON *q, const bb_redist_traffic_t *direct,
                                   const bb_redist_traffic_t *plan, const char *scope);
 
 /* ------------------------------------------------------------------------ */
-/* Redistribution md workload (redist-md.c)                                 */
+/* Redistribution md workload (md.c)                                 */
 /* ------------------------------------------------------------------------ */
 
 /* A plan's maps and one send and one receive array for them. */
@@ -173,7 +173,7 @@ bb_status_t bb_md_replicated_call(void *arg, double *t, double *counts);
 
 
 
-/* ---- a method measured at a point (redist-candidate.c) ---------------------- */
+/* ---- a method measured at a point (candidate.c) ---------------------- */
 
 /* A call's timed parts (the runner's part names: elapsed, phase.admission,
  * phase.payload) and a plan's setup parts (setup.total, its parts). */
@@ -274,8 +274,8 @@ void bb_redist_candidates_note(bb_table_t *table, const bb_redist_candidate_t *c
 void bb_redist_candidates_ratios(const bb_redist_candidate_t *c, int n, int failed_mask,
                                  char *buf, size_t len);
 
-/* ---- ScaLAPACK's Cpdgemr2d at a point: a harness reference, not a library
- * method (redist-reference.c) -------------------------------------------------- */
+/* ---- ScaLAPACK's Cpdgemr2d at a point: bbench-redist.s reference, not a library
+ * method (reference.c) -------------------------------------------------- */
 
 typedef struct bb_redist_reference {
     const bb_redist_point_t *pt;
@@ -308,7 +308,7 @@ void bb_redist_reference_quantities(cJSON *q, const bb_redist_reference_t *r,
                                     const bb_redist_candidate_t *root,
                                     const bb_redist_bound_t *bound, const bb_row_t *row);
 
-/* ---- bbench-redist's options (redist-options.c) ------------------------------- */
+/* ---- bbench-redist's options (options.c) ------------------------------- */
 
 enum { BB_REDIST_LAYOUTS_MAX = 8 };
 
@@ -346,7 +346,7 @@ void bb_redist_options_parse(bb_run_t *run, bb_redist_options_t *options, int ke
  * number of points. */
 size_t bb_redist_options_validate(bb_run_t *run, bb_redist_options_t *options);
 
-/* ---- the md workload (redist-md.c) -------------------------------------------- */
+/* ---- the md workload (md.c) -------------------------------------------- */
 
 /* Local.  <ENERGY's maps: element 0 on each code's rank
  * 0 (NULL outside the code). */

@@ -1,5 +1,5 @@
-/* redist-reference.c: ScaLAPACK's Cpdgemr2d as a line of bbench-redist, a
- * reference beside the library's methods (redist-bench.h): the same
+/* reference.c: ScaLAPACK's Cpdgemr2d as a line of bbench-redist, a
+ * reference beside the library's methods (redist.h): the same
  * elements moved between the same layouts, every message checked slot by
  * slot outside its timing, its setup (grids and descriptors) timed apart. */
 #include "config.h"

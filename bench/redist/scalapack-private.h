@@ -1,11 +1,11 @@
-/* scalapack-private.h: the BLACS and ScaLAPACK functions redist-scalapack.c
+/* scalapack-private.h: the BLACS and ScaLAPACK functions scalapack.c
  * calls, declared here because ScaLAPACK ships no C header.  Checked against
  * Debian's libscalapack-mpich 2.2.1 (nm -D exports each name) and the BLACS
  * and REDIST sources of ScaLAPACK 2.2: the C interface (C prefix) passes
  * integers by value, the Fortran one (trailing _) by address; Int is a
  * 32-bit int in that build (no _64 symbols); an MPI communicator is passed
  * as itself (the C interface's system handle); a descriptor is 9 ints
- * (DTYPE, CTXT, M, N, MB, NB, RSRC, CSRC, LLD).  Only redist-scalapack.c
+ * (DTYPE, CTXT, M, N, MB, NB, RSRC, CSRC, LLD).  Only scalapack.c
  * and its test include it, and only when HAVE_SCALAPACK is defined. */
 #ifndef BB_SCALAPACK_PRIVATE_H
 #define BB_SCALAPACK_PRIVATE_H

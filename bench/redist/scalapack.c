@@ -1,5 +1,5 @@
-/* redist-scalapack.c: ScaLAPACK's Cpdgemr2d as a reference redistribution
- * (redist-scalapack.h says how a bbench point becomes a matrix). */
+/* scalapack.c: ScaLAPACK's Cpdgemr2d as a reference redistribution
+ * (scalapack.h says how a bbench point becomes a matrix). */
 #include "config.h"
 #include "private/bbtext.h"
 #include "scalapack.h"

@@ -1,5 +1,5 @@
-/* redist-scalapack.h: ScaLAPACK's Cpdgemr2d as a reference redistribution
- * (issue 26), in the harness so that libbbench never links ScaLAPACK.
+/* scalapack.h: ScaLAPACK's Cpdgemr2d as a reference redistribution
+ * (issue 26), in bench/redist/ so that libbbench never links ScaLAPACK.
  * Built with the real library when configure found one for this MPI
  * (HAVE_SCALAPACK, m4/bb_scalapack.m4); otherwise every create refuses,
  * saying why, so that callers need no #ifdef.  Private (not installed).

@@ -1,6 +1,6 @@
 /* bbench-sum: the bounded sum phase (admission + MPI_Iallreduce) against
  * references on the same buffers, in the same run.  The protocol is
- * lib/sum.c; the runner (harness/runner.c, harness/variants.c) measures the
+ * lib/sum.c; the runner (runner/runner.c, runner/variants.c) measures the
  * variants, reports them and writes the record; this file holds the
  * variants' calls, what the sum phase records of its own, and the options. */
 #include "config.h"
@@ -123,7 +123,7 @@ static bb_status_t protocol_call(bb_run_t *run, void *state, bb_row_t *row, doub
     return BB_OK;
 }
 
-/* The plain MPI_Allreduce references (harness/allreduce-ref.c), checked
+/* The plain MPI_Allreduce references (bench/sum/allreduce-ref.c), checked
  * outside the timing. */
 static bb_status_t raw_call(bb_run_t *run, void *state, bb_row_t *row, double *t,
                            double *counts)

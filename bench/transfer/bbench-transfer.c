@@ -3,9 +3,9 @@
  * interleaved: raw MPI_Isend/MPI_Irecv with the same compute batches (a
  * stream), a ping-pong (payload one way, receipt back), that ping-pong with
  * the phase's agreements at their places, and the agreements alone.  The
- * protocol is lib/transfer.c; the runner (harness/runner.c,
- * harness/variants.c) measures the variants, reports them and writes the
- * record; harness/transfer-ref.c holds the fixture, the references' calls
+ * protocol is lib/transfer.c; the runner (runner/runner.c,
+ * runner/variants.c) measures the variants, reports them and writes the
+ * record; bench/transfer/transfer-ref.c holds the fixture, the references' calls
  * and the census; this file the variants, the phase's call and the options. */
 #include "config.h"
 #include "runner/runner.h"

@@ -1,4 +1,4 @@
-/* transfer-census.c: the census of bbench-transfer's protocol rows: each
+/* census.c: the census of bbench-transfer's protocol rows: each
  * rank's counted bytes and request credit, gathered on rank 0 and held
  * against the bound the library documents. */
 #include "config.h"

@@ -4,9 +4,9 @@
  * fixture the phase is driven with, the raw references (a stream, a
  * ping-pong, the ping-pong with the phase's agreements, the agreements and
  * the admission alone) on the same fixture work, and the census of the
- * phase's counted bytes and request credit (transfer-census.c).
+ * phase's counted bytes and request credit (census.c).
  *
- * Private to the harness, not installed.  The prefix bb_xfer_ keeps these
+ * Private to bench/transfer, not installed.  The prefix bb_xfer_ keeps these
  * apart from the library's bb_transfer_.
  */
 #ifndef BB_TRANSFER_REF_H
@@ -108,7 +108,7 @@ unsigned bb_xfer_policy_suffixes(const bb_phase_attr_t *attr, int protocol);
 void bb_xfer_policy_notes(bb_table_t *t, unsigned suffixes);
 
 /* ------------------------------------------------------------------------ */
-/* The census (transfer-census.c): each rank's counted bytes and request
+/* The census (census.c): each rank's counted bytes and request
  * credit, gathered on rank 0. */
 
 enum { BB_XFER_K_ROLE, BB_XFER_K_TRACKED, BB_XFER_K_INFLIGHT, BB_XFER_K_PAYLOAD,

@@ -54,7 +54,7 @@ static inline int bb_mpi_allreduce_unsupported(MPI_Request *request)
 #ifdef BB_SMPI
 #define BB_SMPI_THREAD_NOTE "SMPI answers MPI_THREAD_SINGLE to MPI_THREAD_FUNNELED and " \
     "MPI_Is_thread_main true on rank 0 only; the SMPI build reads SINGLE as FUNNELED " \
-    "and each simulated rank's caller as its main thread (lib/mpi-compat.h)"
+    "and each simulated rank's caller as its main thread (include/private/mpi-compat.h)"
 static inline int bb_mpi_is_thread_main(int *flag)
 {
     *flag = 1;

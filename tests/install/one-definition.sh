@@ -1,6 +1,6 @@
 #!/bin/sh
 # Every function is defined in one library: the record library (no MPI) and
-# libbbench share text through the header-only common/bbtext.h, never by
+# libbbench share text through the header-only include/private/bbtext.h, never by
 # compiling the same source twice, and the record library's objects name
 # no lib/ header.
 . "$(dirname "$0")/../lib.sh"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Every benchmark interleaves the rows of a point sample by sample: the
-# engine's block trace (BB_TRACE_BLOCKS, harness/measure.c) must show, in
+# engine's block trace (BB_TRACE_BLOCKS, runner/measure.c) must show, in
 # every measurement set, sample k of every variant before sample k + 1 of
 # any, in the same variant order each time, each variant's reps the same in
 # every sample, and one reps figure for all of a set's variants - except in

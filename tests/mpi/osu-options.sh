@@ -82,7 +82,7 @@ bb_mpirun 2 "$sum" -m 8:16 -i 2 -x 0 --refuse-rank 0 > "$out" 2> "$err"
 bb_expect_grep '^ *2 .* - refused:preflight:seq[0-9]*:rank0$' "$out" "no ratio on a refused row"
 
 # csv: the header and rows alone on stdout, the same number of fields each;
-# json: one document with columns, notes (the harness's header lines) and rows.
+# json: one document with columns, notes (the runtime's header lines) and rows.
 for prog in "$sum -m 8:64" "$ovl -m 4K --batches 0,2 --kinds isend,transfer"; do
     name=$(basename "${prog%% *}")
     # shellcheck disable=SC2086

@@ -92,7 +92,7 @@ bb_expect_grep " $((${good:-0} - 1)) checks passed, 1 failed$" "$BB_TMP/check.ou
 bb_expect_rc 1 $? "checker fails a launch value the record does not hold"
 
 # Auto compute (total compute = median t_comm) under asynchronous progress;
-# the harness then requests MPI_THREAD_MULTIPLE.
+# the runtime then requests MPI_THREAD_MULTIPLE.
 rec="$BB_TMP/auto.json"
 # One size and batch count: with a spinning progress thread per rank on a
 # small machine every call is slow.

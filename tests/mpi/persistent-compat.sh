@@ -1,5 +1,5 @@
 #!/bin/sh
-# The persistent collectives as configure found them (lib/mpi-compat.h):
+# The persistent collectives as configure found them (include/private/mpi-compat.h):
 # with MPI_Allreduce_init or MPIX_Allreduce_init, libbbench calls that one
 # and --requests persistent runs; with neither, --requests persistent,
 # --mode raw-persistent and bbench-transfer's --requests persistent are

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The ScaLAPACK reference redistribution (harness/redist-scalapack.c) on real
+# The ScaLAPACK reference redistribution (bench/redist/scalapack.c) on real
 # MPI as a singleton and at 2 and 3 ranks (4: redist-scalapack-n4.sh): its
 # data checked slot by slot against bbench's maps, intra and MDI; the
 # layouts it cannot express refused alike with a reason; BLACS ended and

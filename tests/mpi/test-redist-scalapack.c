@@ -1,5 +1,5 @@
 /* test-redist-scalapack: the ScaLAPACK reference redistribution
- * (harness/redist-scalapack.c) on real MPI, at any rank count >= 1.
+ * (bench/redist/scalapack.c) on real MPI, at any rank count >= 1.
  *
  *   test-redist-scalapack available  exit 0 when built with ScaLAPACK, else
  *                        77 with configure's reason (no MPI job needed)

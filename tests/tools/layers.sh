@@ -112,9 +112,11 @@ fi
 # folders may call each other, directly or around a longer loop.
 libs="lib:lib/.libs/libbbench-core.a record:record/.libs/libbbrecord.a
 runtime:runtime/.libs/libbbruntime.a runner:runner/.libs/libbbrunner.a"
+# A benchmark's folder library, where its fragment builds one.
 for d in "$S"/bench/*/; do
     name=$(basename "$d")
-    libs="$libs bench/$name:bench/$name/.libs/libbb$name.a"
+    grep -q "libbb$name.la" "$d/Makefile.include" 2>/dev/null \
+        && libs="$libs bench/$name:bench/$name/.libs/libbb$name.a"
 done
 : > "$BB_TMP/defs"; : > "$BB_TMP/uses"
 for pair in $libs; do

@@ -1,5 +1,5 @@
 /* test-launcher: the launcher's command line and variables as a record
- * keeps them (harness/launcher.c): every launcher's way of passing a value
+ * keeps them (runtime/launcher.c): every launcher's way of passing a value
  * is redacted, names and options are kept, counts say so; long arguments
  * and long commands are cut with markers and the program and its options
  * survive.  Serial: no MPI_Init. */

@@ -19,9 +19,9 @@ logs=$(mktemp -d "${TMPDIR:-/tmp}/bbvg.XXXXXX")
 vg="valgrind --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
 --suppressions=$src/tests/valgrind.supp --error-exitcode=99"
 status=0
-# The installed programs link the shared libbbench: in the build tree they
-# are libtool wrapper scripts, and libtool's execute mode hands valgrind the
-# real binary with the library path set.
+# The programs link the static libbbench-core (README, "Layout"), so they
+# are real binaries; libtool's execute mode still hands valgrind the real
+# binary should a program ever become a wrapper script again.
 lt="$build/libtool --mode=execute"
 
 run() {

@@ -2,20 +2,16 @@
 #include "config.h"
 #include "runner-int.h"
 
-#include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
 
 /* The benchmark's state while the run lives.  Usage errors and --help end
  * the process from inside the run (every rank exits alike); the state is
  * then still reachable from here, not leaked, which is what LeakSanitizer
  * must see. */
 static void *volatile live_state;  /* volatile: a store no compiler drops */
-
 
 bb_bench_t *bb_run_bench(bb_run_t *run) { return run->bench; }
 MPI_Comm bb_run_comm(const bb_run_t *run) { return bb_bench_comm(run->bench); }

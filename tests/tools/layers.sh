@@ -70,7 +70,7 @@ check_tree() {   # TREE OUT: forbidden includes into OUT, one a line
                 && [ "$inc" != bbench.h ] && [ ! -f "$1/$(dirname "$file")/$inc" ]; then
             echo "$file: \"$inc\": not in $from/ (a cross-folder include names its folder)"
         elif ! allowed "$from" "$to" "$inc"; then
-            echo "$file: \"$inc\": $from/ may not include $to/"
+            echo "$file: \"$inc\": $from/ may not include it ($to/)"
         fi
     done > "$2"
     # MPI stays out of the MPI-free folders.

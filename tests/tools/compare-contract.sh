@@ -55,7 +55,13 @@ for path in sys.argv[1:3]:
     for name in sorted(q):
         print(d["benchmark"], name, q[name]["deterministic"])
     s, l = d["system"], d["runtime"]["launcher"]
-    print("git_dirty", type(d["source"].get("git_dirty")).__name__)
+    src = d["source"]
+    # From a git checkout: the revision and its dirty flag; from a release
+    # tarball (no git above the source tree): null with the reason.
+    if isinstance(src.get("git"), str):
+        print("git_dirty", type(src.get("git_dirty")).__name__)
+    else:
+        print("git", src.get("git"), bool(src.get("git_reason")))
     print("cpu", bool(s["cpu_model"]), "kernel", bool(s["kernel"]), "os", bool(s["os"]))
     print("load", len(s["load_average"]["before"]), len(s["load_average"]["after"]))
     print("rate", s["kernel_rate"]["value"] > 0, s["kernel_rate"]["deterministic"])
@@ -72,7 +78,8 @@ bb_expect_grep '^sum memory.rss_peak False$' "$out" "rss: a measurement"
 bb_expect_grep '^redist redist.messages_checked False$' "$out" "messages checked: a measurement"
 bb_expect_grep '^redist communication.payload True$' "$out" "redist payload: a contract"
 bb_expect_grep '^redist redist.steps True$' "$out" "redist steps: a contract"
-bb_expect_grep '^git_dirty bool$' "$out" "the git revision has a dirty flag"
+bb_expect_grep '^git_dirty bool$\|^git None True$' "$out" \
+    "the git revision has a dirty flag, or is null with a reason (no git checkout)"
 bb_expect_grep '^cpu True kernel True os True$' "$out" "CPU model, kernel and OS"
 bb_expect_grep '^load 3 3$' "$out" "load average before and after"
 bb_expect_grep '^rate True False$' "$out" "the kernel rate, a measurement"

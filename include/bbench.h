@@ -956,7 +956,8 @@ enum {
     BB_RECV_DIST_MAP = 2    /* distributed, the sender's map comes first */
 };
 
-/* Admission array: int64[9], MIN then MAX over the link. */
+/* Admission array: int64[9], its MIN and MAX over the link in one
+ * Allreduce (the handshake of bb_redist_plan_execute). */
 enum {
     BB_REDIST_SEQUENCE = 0, BB_REDIST_COMMAND, BB_REDIST_N,
     BB_REDIST_ELEMENT_BYTES, BB_REDIST_DRIVER_EPOCH, BB_REDIST_ENGINE_EPOCH,
@@ -1037,7 +1038,8 @@ typedef struct bb_redist_metrics {
     int steps;              /* MPI exchanges in sequence: 1 or 2 */
     int64_t recv_dist;      /* the agreed flag */
     int map_sent;           /* the map came with this '<' reply */
-    double admission_s;     /* recv_dist flag and the MIN/MAX agreement */
+    double admission_s;     /* the handshake: the recv_dist flag and the
+                               MIN/MAX agreement, one Allreduce */
     double map_s;           /* plan rebuild when the map came (setup) */
     double payload_s;       /* the data movement */
     double total_s;         /* inclusive of all of the above */
@@ -1045,10 +1047,11 @@ typedef struct bb_redist_metrics {
     bb_refusal_t refusal;   /* stage NONE unless refused */
 } bb_redist_metrics_t;
 
-/* Collective over the link.  Sends the recv_dist flag (sending code's root
- * to receiving code's root, broadcast in the receiving code), admits the
- * message with bb_agree_minmax on the nine fields (command, N, element
- * size, driver epoch and cap must agree, the refusal field be 0 everywhere;
+/* Collective over the link.  The handshake: one MIN Allreduce over the link
+ * of the nine fields and their complements (bb_agree_minmax_fused's MIN and
+ * MAX), the recv_dist flag among them (presented by the sending code's ranks
+ * only), admits the message (command, N, element size, driver epoch, cap
+ * and the senders' flag must agree, the refusal field be 0 everywhere;
  * the engine epoch may differ: that selects the fallback), then moves the
  * data.  send: the sender's elements in its map order (count * element_bytes
  * bytes, senders only); recv: the receiver's (receivers only).  BB_REFUSED

@@ -1,5 +1,5 @@
 /* redist-execute.c: one message of a plan (bb_redist_plan_execute): the
- * recv_dist flag, the admission, and the payload by the plan's method: the
+ * handshake (the recv_dist flag and the admission in one agreement), and the payload by the plan's method: the
  * exchanges of an exchange plan (Alltoallw, pack, pack-mpi, sparse,
  * overlap) and the root methods. */
 #include "config.h"
@@ -306,44 +306,32 @@ static bb_redist_local_t bb_exec_local_cause(const bb_redist_plan_t *pl,
     return BB_REDIST_LOCAL_NONE;
 }
 
-/* Collective over the link: the recv_dist flag before every message, which
- * the sending code's root tells the receiving code's root, which broadcasts
- * it in its code; into *flag on every rank of the receiving code. */
-static int bb_exec_flag(bb_redist_plan_t *pl, int64_t *flag)
+/* Local.  The recv_dist flag this rank would send: only the sending code's
+ * ranks decide it (each from the same plan state, so they agree). */
+static int64_t bb_exec_flag(const bb_redist_plan_t *pl)
 {
-    bb_redist_link_t *l = pl->link;
-    int rc;
+    const bb_redist_link_t *l = pl->link;
     if (pl->method == BB_REDIST_ROOT || pl->method == BB_REDIST_ROOT_GATHERV)
-        *flag = BB_RECV_DIST_ROOT;
-    else if (pl->command == BB_REDIST_RECEIVE && bb_plan_cross_uses_engine(pl) && l->is_engine
-             && pl->emap->epoch != pl->engine_known)
-        *flag = BB_RECV_DIST_MAP; /* the engine's map comes with this reply */
-    else
-        *flag = BB_RECV_DIST_DATA;
-    if (pl->s_first != pl->r_first) {
-        if (l->rank == pl->s_first
-            && (rc = MPI_Send(flag, 1, MPI_INT64_T, pl->r_first, BB_TAG_RECV_DIST, l->comm))
-                   != MPI_SUCCESS)
-            return rc;
-        if (l->rank == pl->r_first
-            && (rc = MPI_Recv(flag, 1, MPI_INT64_T, pl->s_first, BB_TAG_RECV_DIST, l->comm,
-                              MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-            return rc;
-    }
-    if (pl->receiver)
-        return MPI_Bcast(flag, 1, MPI_INT64_T, 0, pl->rcomm);
-    return MPI_SUCCESS;
+        return BB_RECV_DIST_ROOT;
+    if (pl->command == BB_REDIST_RECEIVE && bb_plan_cross_uses_engine(pl) && l->is_engine
+        && pl->emap->epoch != pl->engine_known)
+        return BB_RECV_DIST_MAP; /* the engine's map comes with this reply */
+    return BB_RECV_DIST_DATA;
 }
 
-/* Collective over the link: the admission, MIN then MAX into mn and mx.
- * Engine ranks present the engine epoch they hold, the others the one they
- * last learned: a difference is the epoch mismatch, which changes the path,
- * not the verdict. */
-static int bb_exec_admit(bb_redist_plan_t *pl, const bb_redist_contract_t *contract,
-                         int64_t flag, bb_redist_local_t cause, int64_t *mn, int64_t *mx)
+/* Collective over the link: the message's handshake, the recv_dist flag
+ * and the admission in one MIN Allreduce of [fields, ~fields] (so MIN and
+ * MAX into mn and mx).  The flag travels as a field that only senders
+ * present; a rank that only receives presents MIN's identity in both halves,
+ * so MIN == MAX of it still proves that the senders agreed, and every rank
+ * reads it from the result.  Engine ranks present the engine epoch they
+ * hold, the others the one they last learned: a difference is the epoch
+ * mismatch, which changes the path, not the verdict. */
+static int bb_exec_handshake(bb_redist_plan_t *pl, const bb_redist_contract_t *contract,
+                             bb_redist_local_t cause, int64_t *mn, int64_t *mx)
 {
     bb_redist_link_t *l = pl->link;
-    int64_t local[BB_REDIST_FIELDS];
+    int64_t local[BB_REDIST_FIELDS], both[2 * BB_REDIST_FIELDS], red[2 * BB_REDIST_FIELDS];
     local[BB_REDIST_SEQUENCE] = pl->sequence;
     local[BB_REDIST_COMMAND] = contract->command;
     local[BB_REDIST_N] = contract->n;
@@ -351,10 +339,23 @@ static int bb_exec_admit(bb_redist_plan_t *pl, const bb_redist_contract_t *contr
     local[BB_REDIST_DRIVER_EPOCH] = l->is_driver ? pl->dmap->epoch : pl->driver_epoch;
     local[BB_REDIST_ENGINE_EPOCH] = l->is_engine ? pl->emap->epoch : pl->engine_known;
     local[BB_REDIST_CAP] = contract->cap;
-    local[BB_REDIST_RECV_DIST] = flag;
+    local[BB_REDIST_RECV_DIST] = bb_exec_flag(pl);
     local[BB_REDIST_REFUSAL] =
         cause != BB_REDIST_LOCAL_NONE ? 8 * (int64_t)l->rank + BB_STAGE_PREFLIGHT : 0;
-    return bb_agree_minmax(l->comm, local, BB_REDIST_FIELDS, mn, mx);
+    for (int i = 0; i < BB_REDIST_FIELDS; i++) {
+        both[i] = local[i];
+        both[BB_REDIST_FIELDS + i] = ~local[i];
+    }
+    if (!pl->sender)
+        both[BB_REDIST_RECV_DIST] = both[BB_REDIST_FIELDS + BB_REDIST_RECV_DIST] = INT64_MAX;
+    int rc = MPI_Allreduce(both, red, 2 * BB_REDIST_FIELDS, MPI_INT64_T, MPI_MIN, l->comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    for (int i = 0; i < BB_REDIST_FIELDS; i++) {
+        mn[i] = red[i];
+        mx[i] = ~red[BB_REDIST_FIELDS + i];
+    }
+    return MPI_SUCCESS;
 }
 
 /* Local, alike on every rank (from the agreed fields): 1 and the refusal in
@@ -454,9 +455,9 @@ bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contrac
     m.local_cause = cause;
     if (contract == NULL)
         contract = &none;
-    int64_t flag, mn[BB_REDIST_FIELDS], mx[BB_REDIST_FIELDS];
-    int rc = bb_exec_flag(pl, &flag);
-    if (rc != MPI_SUCCESS || (rc = bb_exec_admit(pl, contract, flag, cause, mn, mx)) != MPI_SUCCESS)
+    int64_t mn[BB_REDIST_FIELDS], mx[BB_REDIST_FIELDS];
+    int rc = bb_exec_handshake(pl, contract, cause, mn, mx);
+    if (rc != MPI_SUCCESS)
         goto mpi_fail;
     pl->sequence++;
     m.recv_dist = mx[BB_REDIST_RECV_DIST];

@@ -89,7 +89,7 @@ void bb_redist_probe_bound(const bb_redist_probe_t *probe, const double *const p
                            size_t samples, bb_redist_bound_t *bound_out);
 
 /* How the bound is derived, in the record's words (run.bound_note). */
-#define BB_REDIST_BOUND_NOTE "bound = agree + latency + max(latency, p2p, memory, host), " \
+#define BB_REDIST_BOUND_NOTE "bound = agree + max(latency, p2p, memory, host), " \
     "each the best sample of a probe measured interleaved with the methods: agree = " \
     "MPI_Allreduce of int64[18] over the link; latency = one-way time of 1 byte; p2p = " \
     "one-way time of the largest bytes into or out of any rank; memory = memcpy of the " \

@@ -9,8 +9,9 @@
 #define BB_REDIST_TAGS_H
 
 typedef enum bb_link_tag {
-    BB_TAG_RECV_DIST = 51,      /* lib: the recv_dist flag, root to root,
-                                   before every message */
+    BB_TAG_RECV_DIST = 51,      /* lib: once the recv_dist flag, root to
+                                   root (now a field of the handshake's
+                                   one agreement; kept reserved) */
     BB_TAG_PAYLOAD = 52,        /* lib: sparse's and overlap's Isend/Irecv
                                    and the root methods' root-to-root
                                    message */

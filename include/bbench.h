@@ -1038,8 +1038,14 @@ typedef struct bb_redist_metrics {
     int steps;              /* MPI exchanges in sequence: 1 or 2 */
     int64_t recv_dist;      /* the agreed flag */
     int map_sent;           /* the map came with this '<' reply */
+    int eager;              /* the payload was posted while the handshake
+                               flew (pack, pack-mpi, overlap where the
+                               verdict cannot change the path); published
+                               only once admitted */
     double admission_s;     /* the handshake: the recv_dist flag and the
-                               MIN/MAX agreement, one Allreduce */
+                               MIN/MAX agreement, one Allreduce; eager:
+                               its start and the wait for its verdict after
+                               the post (what the payload did not hide) */
     double map_s;           /* plan rebuild when the map came (setup) */
     double payload_s;       /* the data movement */
     double total_s;         /* inclusive of all of the above */

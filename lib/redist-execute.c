@@ -39,26 +39,35 @@ static void bb_slot_runs_copy(const int *run, int nrun, double *local, double *p
     }
 }
 
-/* pack: the runs copied by hand into peer order, one MPI_Alltoallv of
- * contiguous elements, the runs copied out. */
-static int bb_xplan_pack_alltoallv(bb_xplan_t *x, const double *send, double *recv,
-                                   MPI_Datatype elem, int ncomp)
+/* The staged methods (pack, pack-mpi, overlap) move a message in two
+ * halves: post (the sending side staged and the exchange into the receive
+ * staging) and publish (the receive staging copied into recv).  Nothing
+ * reaches recv before publish, so a message whose handshake is still in
+ * flight can be posted (bb_exec_eager).  send NULL: a rank that refuses the
+ * message sends its staging as it is (no rank publishes it). */
+
+/* pack, post: the runs copied by hand into peer order, one MPI_Alltoallv of
+ * contiguous elements into the receive staging. */
+static int bb_xplan_pack_post(bb_xplan_t *x, const double *send, MPI_Datatype elem, int ncomp)
 {
-    bb_slot_runs_copy(x->srun, x->nsrun, (double *)send, (double *)x->pbuf, ncomp, 1);
-    int rc = MPI_Alltoallv(x->pbuf, x->scount, x->sdispl, elem, x->ubuf, x->rcount,
-                           x->rdispl, elem, x->comm);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    bb_slot_runs_copy(x->rrun, x->nrrun, recv, (double *)x->ubuf, ncomp, 0);
-    return MPI_SUCCESS;
+    if (send != NULL)
+        bb_slot_runs_copy(x->srun, x->nsrun, (double *)send, (double *)x->pbuf, ncomp, 1);
+    return MPI_Alltoallv(x->pbuf, x->scount, x->sdispl, elem, x->ubuf, x->rcount, x->rdispl,
+                         elem, x->comm);
 }
 
-/* pack-mpi: MPI_Pack through each peer's slot datatype, one MPI_Alltoallv
- * of MPI_PACKED, MPI_Unpack through the receiving slot datatypes. */
-static int bb_xplan_pack_mpi(bb_xplan_t *x, const double *send, double *recv)
+/* pack, publish: the runs copied out. */
+static void bb_xplan_pack_publish(bb_xplan_t *x, double *recv, int ncomp)
+{
+    bb_slot_runs_copy(x->rrun, x->nrrun, recv, (double *)x->ubuf, ncomp, 0);
+}
+
+/* pack-mpi, post: MPI_Pack through each peer's slot datatype, one
+ * MPI_Alltoallv of MPI_PACKED. */
+static int bb_xplan_pack_mpi_post(bb_xplan_t *x, const double *send)
 {
     int rc;
-    for (int d = 0; d < x->p; d++) {
+    for (int d = 0; send != NULL && d < x->p; d++) {
         if (x->scount[d] == 0)
             continue;
         int pos = x->sbdispl[d];
@@ -68,15 +77,19 @@ static int bb_xplan_pack_mpi(bb_xplan_t *x, const double *send, double *recv)
         if (pos != x->sbdispl[d] + x->sbytes[d])
             return MPI_ERR_INTERN; /* a packed size other than MPI_Pack_size's */
     }
-    if ((rc = MPI_Alltoallv(x->pbuf, x->sbytes, x->sbdispl, MPI_PACKED, x->ubuf, x->rbytes,
-                            x->rbdispl, MPI_PACKED, x->comm)) != MPI_SUCCESS)
-        return rc;
+    return MPI_Alltoallv(x->pbuf, x->sbytes, x->sbdispl, MPI_PACKED, x->ubuf, x->rbytes,
+                         x->rbdispl, MPI_PACKED, x->comm);
+}
+
+/* pack-mpi, publish: MPI_Unpack through the receiving slot datatypes. */
+static int bb_xplan_pack_mpi_publish(bb_xplan_t *x, double *recv)
+{
     for (int d = 0; d < x->p; d++) {
         if (x->rcount[d] == 0)
             continue;
         int pos = x->rbdispl[d];
-        if ((rc = MPI_Unpack(x->ubuf, (int)x->ubytes, &pos, recv, 1, x->rtype[d], x->comm))
-            != MPI_SUCCESS)
+        int rc = MPI_Unpack(x->ubuf, (int)x->ubytes, &pos, recv, 1, x->rtype[d], x->comm);
+        if (rc != MPI_SUCCESS)
             return rc;
     }
     return MPI_SUCCESS;
@@ -108,35 +121,49 @@ wait:
     return MPI_Waitall(nreq, x->reqs, x->stats);
 }
 
-/* overlap: every receive posted first, into its peer's part of the
+/* overlap, post: every receive posted first, into its peer's part of the
  * receive staging; then, peer by peer from the next rank on (so that the
  * ranks do not all start at one), that peer's runs packed and sent at once,
- * so that the first messages fly while later ones are packed; the self part
- * copied run by run (once, slot to slot) while they fly; each message
- * unpacked as it completes; the sends waited last. */
-static int bb_xplan_overlap(bb_xplan_t *x, const double *send, double *recv, MPI_Datatype elem,
-                            int ncomp)
+ * so that the first messages fly while later ones are packed.  The
+ * requests: nr receives, then ns sends, in x->reqs. */
+static int bb_xplan_overlap_post(bb_xplan_t *x, const double *send, MPI_Datatype elem,
+                                 int ncomp, int *nr, int *ns)
 {
-    int nr = 0, ns = 0, rc = MPI_SUCCESS;
-    size_t nc = (size_t)ncomp, eb = nc * sizeof(double);
+    int rc;
+    size_t nc = (size_t)ncomp;
     double *pb = (double *)x->pbuf, *ub = (double *)x->ubuf;
+    *nr = *ns = 0;
     for (int k = 1; k < x->p; k++) {
         int d = (x->me + k) % x->p;
         if (x->rcount[d] > 0
             && (rc = MPI_Irecv(ub + (size_t)x->rdispl[d] * nc, x->rcount[d], elem, d,
-                               BB_TAG_PAYLOAD, x->comm, &x->reqs[nr++])) != MPI_SUCCESS)
+                               BB_TAG_PAYLOAD, x->comm, &x->reqs[(*nr)++])) != MPI_SUCCESS)
             return rc; /* requests stay with the poisoned plan */
     }
     for (int k = 1; k < x->p; k++) {
         int d = (x->me + k) % x->p;
         if (x->scount[d] == 0)
             continue;
-        bb_slot_runs_copy(x->srun + 2 * (size_t)x->srunat[d], x->srunat[d + 1] - x->srunat[d],
-                          (double *)send, pb + (size_t)x->sdispl[d] * nc, ncomp, 1);
+        if (send != NULL)
+            bb_slot_runs_copy(x->srun + 2 * (size_t)x->srunat[d],
+                              x->srunat[d + 1] - x->srunat[d], (double *)send,
+                              pb + (size_t)x->sdispl[d] * nc, ncomp, 1);
         if ((rc = MPI_Isend(pb + (size_t)x->sdispl[d] * nc, x->scount[d], elem, d,
-                            BB_TAG_PAYLOAD, x->comm, &x->reqs[nr + ns++])) != MPI_SUCCESS)
+                            BB_TAG_PAYLOAD, x->comm, &x->reqs[*nr + (*ns)++])) != MPI_SUCCESS)
             return rc;
     }
+    return MPI_SUCCESS;
+}
+
+/* overlap, publish: the self part copied run by run (once, slot to slot)
+ * while the messages fly; each message unpacked as it completes; the sends
+ * waited last. */
+static int bb_xplan_overlap_publish(bb_xplan_t *x, const double *send, double *recv,
+                                    int ncomp, int nr, int ns)
+{
+    int rc;
+    size_t nc = (size_t)ncomp, eb = nc * sizeof(double);
+    double *ub = (double *)x->ubuf;
     for (int k = 0; k < x->ncrun; k++) {
         int from = x->crun[3 * k], to = x->crun[3 * k + 1], len = x->crun[3 * k + 2];
         if (len == 1)
@@ -268,15 +295,22 @@ static int bb_exec_root_gatherv(bb_redist_plan_t *pl, const double *send, double
 static int bb_xplan_exchange(const bb_redist_plan_t *pl, bb_xplan_t *x, const double *send,
                              double *recv)
 {
+    int rc, nr, ns;
     switch (pl->chosen) {
     case BB_REDIST_PACK:
-        return bb_xplan_pack_alltoallv(x, send, recv, pl->elem, pl->ncomp);
+        if ((rc = bb_xplan_pack_post(x, send, pl->elem, pl->ncomp)) == MPI_SUCCESS)
+            bb_xplan_pack_publish(x, recv, pl->ncomp);
+        return rc;
     case BB_REDIST_PACK_MPI:
-        return bb_xplan_pack_mpi(x, send, recv);
+        if ((rc = bb_xplan_pack_mpi_post(x, send)) != MPI_SUCCESS)
+            return rc;
+        return bb_xplan_pack_mpi_publish(x, recv);
     case BB_REDIST_SPARSE:
         return bb_xplan_sparse_isend(x, send, recv, pl->ncomp);
     case BB_REDIST_OVERLAP:
-        return bb_xplan_overlap(x, send, recv, pl->elem, pl->ncomp);
+        if ((rc = bb_xplan_overlap_post(x, send, pl->elem, pl->ncomp, &nr, &ns)) != MPI_SUCCESS)
+            return rc;
+        return bb_xplan_overlap_publish(x, send, recv, pl->ncomp, nr, ns);
     default:
         return bb_xplan_alltoallw(x, send, recv);
     }
@@ -319,19 +353,21 @@ static int64_t bb_exec_flag(const bb_redist_plan_t *pl)
     return BB_RECV_DIST_DATA;
 }
 
-/* Collective over the link: the message's handshake, the recv_dist flag
- * and the admission in one MIN Allreduce of [fields, ~fields] (so MIN and
- * MAX into mn and mx).  The flag travels as a field that only senders
- * present; a rank that only receives presents MIN's identity in both halves,
- * so MIN == MAX of it still proves that the senders agreed, and every rank
- * reads it from the result.  Engine ranks present the engine epoch they
- * hold, the others the one they last learned: a difference is the epoch
- * mismatch, which changes the path, not the verdict. */
-static int bb_exec_handshake(bb_redist_plan_t *pl, const bb_redist_contract_t *contract,
-                             bb_redist_local_t cause, int64_t *mn, int64_t *mx)
+/* Local.  The message's handshake, this rank's part: the nine fields and
+ * their complements into both[2 * BB_REDIST_FIELDS], for one MIN over the
+ * link that gives MIN and MAX (bb_exec_handshake_read).  The recv_dist flag
+ * travels as a field that only senders present; a rank that only receives
+ * presents MIN's identity in both halves, so MIN == MAX of it still proves
+ * that the senders agreed, and every rank reads it from the result.  Engine
+ * ranks present the engine epoch they hold, the others the one they last
+ * learned: a difference is the epoch mismatch, which changes the path, not
+ * the verdict. */
+static void bb_exec_handshake_fields(const bb_redist_plan_t *pl,
+                                     const bb_redist_contract_t *contract,
+                                     bb_redist_local_t cause, int64_t *both)
 {
-    bb_redist_link_t *l = pl->link;
-    int64_t local[BB_REDIST_FIELDS], both[2 * BB_REDIST_FIELDS], red[2 * BB_REDIST_FIELDS];
+    const bb_redist_link_t *l = pl->link;
+    int64_t local[BB_REDIST_FIELDS];
     local[BB_REDIST_SEQUENCE] = pl->sequence;
     local[BB_REDIST_COMMAND] = contract->command;
     local[BB_REDIST_N] = contract->n;
@@ -348,14 +384,38 @@ static int bb_exec_handshake(bb_redist_plan_t *pl, const bb_redist_contract_t *c
     }
     if (!pl->sender)
         both[BB_REDIST_RECV_DIST] = both[BB_REDIST_FIELDS + BB_REDIST_RECV_DIST] = INT64_MAX;
-    int rc = MPI_Allreduce(both, red, 2 * BB_REDIST_FIELDS, MPI_INT64_T, MPI_MIN, l->comm);
-    if (rc != MPI_SUCCESS)
-        return rc;
+}
+
+/* Local.  MIN and MAX of the fields from the handshake's reduced array. */
+static void bb_exec_handshake_read(const int64_t *red, int64_t *mn, int64_t *mx)
+{
     for (int i = 0; i < BB_REDIST_FIELDS; i++) {
         mn[i] = red[i];
         mx[i] = ~red[BB_REDIST_FIELDS + i];
     }
-    return MPI_SUCCESS;
+}
+
+/* Local, alike on every rank (from the plan alone): whether this message's
+ * payload is posted while its handshake flies.  Only the staged methods,
+ * whose payload reaches recv only when published after the verdict, and
+ * only where the verdict cannot change what is posted: their exchange and
+ * the sizes it moves are the plan's, whatever the contracts say, so a
+ * refusing rank still sends and receives its staging and no rank waits; a
+ * '>' after an engine map change still crosses in the layout the driver
+ * knows (only the engine's publish differs); a '<' whose reply may carry a
+ * new engine map is known to be safe only where every rank holds the engine
+ * map (intra), so across codes '<' waits for its verdict. */
+static int bb_exec_eager(const bb_redist_plan_t *pl)
+{
+    if (pl->method == BB_REDIST_ROOT || pl->method == BB_REDIST_ROOT_GATHERV
+        || pl->method == BB_REDIST_TWO_STEP)
+        return 0;
+    if (pl->chosen != BB_REDIST_PACK && pl->chosen != BB_REDIST_PACK_MPI
+        && pl->chosen != BB_REDIST_OVERLAP)
+        return 0;
+    if (pl->command == BB_REDIST_SEND)
+        return 1;
+    return pl->link->mode == BB_REDIST_MODE_INTRA && pl->emap->epoch == pl->engine_known;
 }
 
 /* Local, alike on every rank (from the agreed fields): 1 and the refusal in
@@ -422,6 +482,53 @@ static int bb_exec_payload(bb_redist_plan_t *pl, int stale, const double *send, 
     }
 }
 
+/* Collective over the link: an eager message's post, by the staged method
+ * it executes (bb_exec_eager); *nr, *ns: overlap's requests in flight. */
+static int bb_exec_post(bb_redist_plan_t *pl, const double *send, int *nr, int *ns)
+{
+    *nr = *ns = 0;
+    switch (pl->chosen) {
+    case BB_REDIST_PACK:
+        return bb_xplan_pack_post(&pl->x1, send, pl->elem, pl->ncomp);
+    case BB_REDIST_PACK_MPI:
+        return bb_xplan_pack_mpi_post(&pl->x1, send);
+    default:
+        return bb_xplan_overlap_post(&pl->x1, send, pl->elem, pl->ncomp, nr, ns);
+    }
+}
+
+/* Collective over the link: an admitted eager message's publish, into recv,
+ * or (stale: '>' after the engine changed its map) into the layout the
+ * driver knows and converted inside the engine; *steps as bb_exec_payload. */
+static int bb_exec_publish(bb_redist_plan_t *pl, int stale, const double *send, double *recv,
+                           int nr, int ns, int *steps)
+{
+    int rc = MPI_SUCCESS;
+    double *dest = !stale ? recv : pl->receiver ? pl->tmp2 : NULL;
+    *steps = stale ? 2 : 1;
+    switch (pl->chosen) {
+    case BB_REDIST_PACK:
+        bb_xplan_pack_publish(&pl->x1, dest, pl->ncomp);
+        break;
+    case BB_REDIST_PACK_MPI:
+        rc = bb_xplan_pack_mpi_publish(&pl->x1, dest);
+        break;
+    default:
+        rc = bb_xplan_overlap_publish(&pl->x1, send, dest, pl->ncomp, nr, ns);
+        break;
+    }
+    if (rc == MPI_SUCCESS && stale && pl->receiver)
+        rc = bb_xplan_alltoallw(&pl->xfix, pl->tmp2, recv);
+    return rc;
+}
+
+/* Collective over the link: a refused eager message's requests completed,
+ * its staging left unpublished. */
+static int bb_exec_drop(bb_redist_plan_t *pl, int nr, int ns)
+{
+    return nr + ns > 0 ? MPI_Waitall(nr + ns, pl->x1.reqs, pl->x1.stats) : MPI_SUCCESS;
+}
+
 /* Local.  Whether pl may execute now: BB_OK, or why not. */
 static bb_status_t bb_exec_allowed(const bb_redist_plan_t *pl)
 {
@@ -455,27 +562,54 @@ bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contrac
     m.local_cause = cause;
     if (contract == NULL)
         contract = &none;
+    int64_t both[2 * BB_REDIST_FIELDS], red[2 * BB_REDIST_FIELDS];
     int64_t mn[BB_REDIST_FIELDS], mx[BB_REDIST_FIELDS];
-    int rc = bb_exec_handshake(pl, contract, cause, mn, mx);
-    if (rc != MPI_SUCCESS)
-        goto mpi_fail;
+    bb_exec_handshake_fields(pl, contract, cause, both);
+    int rc, nr = 0, ns = 0;
+    m.eager = bb_exec_eager(pl);
+    if (!m.eager) {
+        rc = MPI_Allreduce(both, red, 2 * BB_REDIST_FIELDS, MPI_INT64_T, MPI_MIN, pl->link->comm);
+        if (rc != MPI_SUCCESS)
+            goto mpi_fail;
+        m.admission_s = bb_time_now() - t0;
+    } else {
+        /* the handshake's own part is what the post does not hide: its
+         * start and the wait for the verdict after the post */
+        MPI_Request hs;
+        rc = MPI_Iallreduce(both, red, 2 * BB_REDIST_FIELDS, MPI_INT64_T, MPI_MIN,
+                            pl->link->comm, &hs);
+        if (rc != MPI_SUCCESS)
+            goto mpi_fail;
+        double t1 = bb_time_now();
+        rc = bb_exec_post(pl, cause == BB_REDIST_LOCAL_NONE ? send : NULL, &nr, &ns);
+        double t2 = bb_time_now();
+        if (rc != MPI_SUCCESS || (rc = MPI_Wait(&hs, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            goto mpi_fail; /* hs stays with the poisoned plan's job */
+        m.payload_s = t2 - t1;
+        m.admission_s = (t1 - t0) + (bb_time_now() - t2);
+    }
+    bb_exec_handshake_read(red, mn, mx);
     pl->sequence++;
     m.recv_dist = mx[BB_REDIST_RECV_DIST];
-    m.admission_s = bb_time_now() - t0;
     if (bb_exec_refused(mn, mx, &m)) {
+        if (m.eager && (rc = bb_exec_drop(pl, nr, ns)) != MPI_SUCCESS)
+            goto mpi_fail;
         st = BB_REFUSED;
         goto leave_call;
     }
     int stale = bb_plan_cross_uses_engine(pl) && mx[BB_REDIST_ENGINE_EPOCH] != pl->engine_known;
     if (stale && pl->command == BB_REDIST_RECEIVE) {
+        /* never eager (bb_exec_eager) */
         if ((st = bb_exec_map_reply(pl, &m)) != BB_OK)
             goto leave_call;
         stale = 0;
     }
-    double t2 = bb_time_now();
-    if ((rc = bb_exec_payload(pl, stale, send, recv, &m.steps)) != MPI_SUCCESS)
+    double t3 = bb_time_now();
+    rc = m.eager ? bb_exec_publish(pl, stale, send, recv, nr, ns, &m.steps)
+                 : bb_exec_payload(pl, stale, send, recv, &m.steps);
+    if (rc != MPI_SUCCESS)
         goto mpi_fail;
-    m.payload_s = bb_time_now() - t2;
+    m.payload_s += bb_time_now() - t3;
     if (pl->method == BB_REDIST_AUTO && pl->trial_done < pl->trial_len
         && (rc = bb_plan_trial_step(pl, m.payload_s)) != MPI_SUCCESS)
         goto mpi_fail;

@@ -273,6 +273,7 @@ static void redist_row_cells(bb_run_t *run, void *state, const bb_row_t *row)
     else
         bb_redist_candidate_cells(bb_run_table(run), row->data, root_of(st),
                                   bb_row_median(row, BB_MESSAGE_PAYLOAD),
+                                  bb_row_median(row, BB_MESSAGE_ADMISSION),
                                   failed(run, row->index), &st->bound);
 }
 
@@ -542,7 +543,7 @@ static const bb_long_table_t redist_table = {
                     "memory, host), each its best sample)",
     .label_width = 12,
     .time_column = "msg",
-    .time_legend = "one message: recv_dist flag, admission and payload",
+    .time_legend = "one message: the handshake (recv_dist flag and admission) and payload",
     .status_legend = "ok; fastest (this point's fastest method); reference (ScaLAPACK's, "
                      "not a method of the library); not-measured (a layout it cannot "
                      "express, said below the line); bound-failure (bound above msg_us: the "

@@ -234,9 +234,16 @@ void bb_redist_candidate_columns(bb_table_t *t, const char *rank_stat_words)
     char setup_legend[128];
     bb_table_column(t, "payload", "us", "median of the payload phase alone (medians of "
                     "parts do not add up to msg_us)", 0);
+    bb_table_column(t, "hs", "us", "median of the handshake alone (the recv_dist flag and "
+                    "the admission, one Allreduce; eager methods: the part their payload "
+                    "did not hide)", 0);
+    bb_table_column(t, "hs_share", NULL, "hs_us / msg_us: the handshake's part of a "
+                    "message", 0);
     snprintf(setup_legend, sizeof setup_legend, "median plan setup (validation, map "
              "transfer, build), %s", rank_stat_words);
     bb_table_column(t, "setup", "us", setup_legend, 0);
+    bb_table_column(t, "setup_msgs", NULL, "setup_us / msg_us: the setup in this method's "
+                    "messages, measured in the same run", 0);
     bb_table_column(t, "root_x", NULL, "root's msg_us / this msg_us (> 1: faster than root)",
                     0);
     bb_table_column(t, "breakeven", NULL, "messages K from which setup + K messages cost less "
@@ -268,11 +275,21 @@ static void bb_runs_cell(bb_table_t *t, double mean, int64_t count, int as_count
 
 void bb_redist_candidate_cells(bb_table_t *t, const bb_redist_candidate_t *c,
                                const bb_redist_candidate_t *root, double payload_median,
-                               int failed, const bb_redist_bound_t *bound)
+                               double handshake_median, int failed,
+                               const bb_redist_bound_t *bound)
 {
     const bb_redist_traffic_t *tr = &c->traffic;
     bb_table_number(t, payload_median * 1e6, 1);
+    bb_table_number(t, handshake_median * 1e6, 1);
+    if (c->median > 0)
+        bb_table_number(t, handshake_median / c->median, 2);
+    else
+        bb_table_missing(t);
     bb_table_number(t, c->setup_median * 1e6, 1);
+    if (c->median > 0)
+        bb_table_number(t, c->setup_median / c->median, 1);
+    else
+        bb_table_missing(t);
     if (root && c->median > 0 && !failed)
         bb_table_number(t, root->median / c->median, 2);
     else

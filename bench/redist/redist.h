@@ -248,7 +248,8 @@ void bb_redist_median_quantities(cJSON *q, double median, const bb_redist_candid
 void bb_redist_candidate_columns(bb_table_t *table, const char *rank_stat_words);
 void bb_redist_candidate_cells(bb_table_t *table, const bb_redist_candidate_t *c,
                                const bb_redist_candidate_t *root, double payload_median,
-                               int failed, const bb_redist_bound_t *bound);
+                               double handshake_median, int failed,
+                               const bb_redist_bound_t *bound);
 /* Rank 0.  The setup parts of c's first plan into first; into q, beside
  * the runner's, its row's: setup, amortization, ratio to root, payload,
  * traffic (direct: the direct plan's), messages checked, the bound (probe:

@@ -85,8 +85,13 @@ void bb_redist_reference_cells(bb_table_t *t, const bb_redist_reference_t *r,
                                const bb_redist_candidate_t *root, int failed,
                                const bb_redist_bound_t *bound)
 {
-    bb_table_missing(t);  /* no payload phase of its own */
+    for (int c = 0; c < 3; c++)  /* no payload phase or handshake of its own */
+        bb_table_missing(t);
     bb_table_number(t, r->setup_s * 1e6, 1);
+    if (r->median > 0)
+        bb_table_number(t, r->setup_s / r->median, 1);
+    else
+        bb_table_missing(t);
     if (root && r->median > 0 && !failed)
         bb_table_number(t, root->median / r->median, 2);
     else

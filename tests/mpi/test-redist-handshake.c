@@ -8,7 +8,8 @@
  * once went root to root and was broadcast: four operations a message); the
  * data arrives exact.  A message that one rank refuses costs the same one
  * collective, is refused alike on every rank and leaves the receive buffers
- * untouched.  Prints "handshake on P ranks: N passed, M failed" on rank 0. */
+ * untouched, also where the payload went while the handshake flew (pack,
+ * pack-mpi and overlap: eager).  Prints "handshake on P ranks: N passed, M failed" on rank 0. */
 #include "config.h"
 #include "check-redist.h"
 #include "fault.h"
@@ -54,8 +55,17 @@ static double *alloc_elems(const bb_map_t *m, int64_t eb)
     return malloc((size_t)(c > 0 ? c : 1) * (size_t)eb);
 }
 
+/* Whether a message of method and command posts its payload while the
+ * handshake flies: the staged methods, except '<' across codes. */
+static int want_eager(bb_redist_method_t method, int cmd, int intra)
+{
+    int staged = method == BB_REDIST_PACK || method == BB_REDIST_PACK_MPI
+                 || method == BB_REDIST_OVERLAP;
+    return staged && (cmd == BB_REDIST_SEND || intra);
+}
+
 /* Two exact messages, then one the last rank refuses (a wrong N). */
-static void handshake_one(bb_redist_link_t *l, bb_redist_method_t method, int cmd,
+static void handshake_one(bb_redist_link_t *l, bb_redist_method_t method, int cmd, int intra,
                           const char *what)
 {
     int64_t n = 41, eb = 24;
@@ -79,6 +89,8 @@ static void handshake_one(bb_redist_link_t *l, bb_redist_method_t method, int cm
         bb_redist_metrics_t mt;
         calls_t made;
         st = execute_counted(plan, &c, sb, rb, &mt, &made);
+        CHECK_MSG(mt.eager == want_eager(method, cmd, intra), "%s k=%d: eager %d", what, k,
+                  mt.eager);
         CHECK_MSG(calls_one_agreement(&made),
                   "%s k=%d: %ld agreement collectives, %ld Bcast, %ld Barrier, %ld Send, "
                   "%ld Recv (want 1, 0, 0, 0, 0)", what, k, made.agree, made.bcast,
@@ -137,7 +149,7 @@ int main(int argc, char **argv)
                 int cmd = d ? BB_REDIST_RECEIVE : BB_REDIST_SEND;
                 snprintf(what, sizeof what, "%s %s %c", intra ? "intra" : "mdi",
                          bb_redist_method_name(method), cmd);
-                handshake_one(l, method, cmd, what);
+                handshake_one(l, method, cmd, intra, what);
             }
         }
         CHECK_MSG(bb_redist_link_destroy(l) == BB_OK, "link destroy");

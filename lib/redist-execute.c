@@ -156,10 +156,10 @@ static int bb_xplan_overlap_post(bb_xplan_t *x, const double *send, MPI_Datatype
 }
 
 /* overlap, publish: the self part copied run by run (once, slot to slot)
- * while the messages fly; each message unpacked as it completes; the sends
- * waited last. */
+ * while the messages fly; each message unpacked as it completes (or, all
+ * received already: each in turn); the sends waited last. */
 static int bb_xplan_overlap_publish(bb_xplan_t *x, const double *send, double *recv,
-                                    int ncomp, int nr, int ns)
+                                    int ncomp, int nr, int ns, int received)
 {
     int rc;
     size_t nc = (size_t)ncomp, eb = nc * sizeof(double);
@@ -171,14 +171,19 @@ static int bb_xplan_overlap_publish(bb_xplan_t *x, const double *send, double *r
         else
             memcpy(recv + (size_t)to * nc, send + (size_t)from * nc, (size_t)len * eb);
     }
-    for (int left = nr; left > 0; left--) {
-        int i;
+    for (int left = nr, k = 1; left > 0; left--) {
+        int i, d;
         MPI_Status st;
-        if ((rc = MPI_Waitany(nr, x->reqs, &i, &st)) != MPI_SUCCESS)
-            return rc;
-        int d = st.MPI_SOURCE;
-        if (i == MPI_UNDEFINED || d < 0 || d >= x->p)
-            return MPI_ERR_INTERN; /* a completion that no receive posted */
+        if (received) {
+            while (x->rcount[d = (x->me + k++) % x->p] == 0)
+                ;
+        } else {
+            if ((rc = MPI_Waitany(nr, x->reqs, &i, &st)) != MPI_SUCCESS)
+                return rc;
+            d = st.MPI_SOURCE;
+            if (i == MPI_UNDEFINED || d < 0 || d >= x->p)
+                return MPI_ERR_INTERN; /* a completion that no receive posted */
+        }
         bb_slot_runs_copy(x->rrun + 2 * (size_t)x->rrunat[d], x->rrunat[d + 1] - x->rrunat[d],
                           recv, ub + (size_t)x->rdispl[d] * nc, ncomp, 0);
     }
@@ -310,7 +315,7 @@ static int bb_xplan_exchange(const bb_redist_plan_t *pl, bb_xplan_t *x, const do
     case BB_REDIST_OVERLAP:
         if ((rc = bb_xplan_overlap_post(x, send, pl->elem, pl->ncomp, &nr, &ns)) != MPI_SUCCESS)
             return rc;
-        return bb_xplan_overlap_publish(x, send, recv, pl->ncomp, nr, ns);
+        return bb_xplan_overlap_publish(x, send, recv, pl->ncomp, nr, ns, 0);
     default:
         return bb_xplan_alltoallw(x, send, recv);
     }
@@ -483,9 +488,12 @@ static int bb_exec_payload(bb_redist_plan_t *pl, int stale, const double *send, 
 }
 
 /* Collective over the link: an eager message's post, by the staged method
- * it executes (bb_exec_eager); *nr, *ns: overlap's requests in flight. */
+ * it executes (bb_exec_eager), up to everything this rank receives in its
+ * staging, so that the wait for the verdict after it is the handshake's
+ * own part; *nr, *ns: overlap's requests (its sends may still fly). */
 static int bb_exec_post(bb_redist_plan_t *pl, const double *send, int *nr, int *ns)
 {
+    int rc;
     *nr = *ns = 0;
     switch (pl->chosen) {
     case BB_REDIST_PACK:
@@ -493,7 +501,8 @@ static int bb_exec_post(bb_redist_plan_t *pl, const double *send, int *nr, int *
     case BB_REDIST_PACK_MPI:
         return bb_xplan_pack_mpi_post(&pl->x1, send);
     default:
-        return bb_xplan_overlap_post(&pl->x1, send, pl->elem, pl->ncomp, nr, ns);
+        rc = bb_xplan_overlap_post(&pl->x1, send, pl->elem, pl->ncomp, nr, ns);
+        return rc != MPI_SUCCESS ? rc : MPI_Waitall(*nr, pl->x1.reqs, pl->x1.stats);
     }
 }
 
@@ -514,7 +523,7 @@ static int bb_exec_publish(bb_redist_plan_t *pl, int stale, const double *send, 
         rc = bb_xplan_pack_mpi_publish(&pl->x1, dest);
         break;
     default:
-        rc = bb_xplan_overlap_publish(&pl->x1, send, dest, pl->ncomp, nr, ns);
+        rc = bb_xplan_overlap_publish(&pl->x1, send, dest, pl->ncomp, nr, ns, 1);
         break;
     }
     if (rc == MPI_SUCCESS && stale && pl->receiver)
@@ -522,11 +531,11 @@ static int bb_exec_publish(bb_redist_plan_t *pl, int stale, const double *send, 
     return rc;
 }
 
-/* Collective over the link: a refused eager message's requests completed,
- * its staging left unpublished. */
+/* Collective over the link: a refused eager message's sends completed, its
+ * staging left unpublished. */
 static int bb_exec_drop(bb_redist_plan_t *pl, int nr, int ns)
 {
-    return nr + ns > 0 ? MPI_Waitall(nr + ns, pl->x1.reqs, pl->x1.stats) : MPI_SUCCESS;
+    return MPI_Waitall(ns, pl->x1.reqs + nr, pl->x1.stats);
 }
 
 /* Local.  Whether pl may execute now: BB_OK, or why not. */

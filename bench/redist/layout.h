@@ -37,7 +37,9 @@ typedef enum bb_layout_kind {
                                    blocks on a PR x PC grid (rank pr PC + pc)
                                    from process (RSRC, CSRC), each rank's
                                    elements in its local column-major order;
-                                   PR x PC from P when not given */
+                                   PR x PC from P when not given; a grid of
+                                   PR*PC < P ranks is the code's first PR*PC
+                                   ranks, the others hold nothing */
     BB_LAYOUT_KINDS
 } bb_layout_kind_t;
 
@@ -64,8 +66,8 @@ bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
                               int64_t *count_out);
 /* Local.  Whether layout can lay out n elements on ranks ranks: BB_OK, or
  * BB_ERR_ARG with err saying why (spatial dims whose product is not ranks;
- * bc2d: N not a multiple of ROWS, a grid that is not ranks, a source
- * outside the grid). */
+ * bc2d: N not a multiple of ROWS, a grid of more than ranks ranks, a
+ * source outside the grid). */
 bb_status_t bb_layout_check(const bb_layout_t *layout, int64_t n, int ranks, char *err,
                             size_t errlen);
 /* Local.  A bc2d layout's grid on ranks ranks: as given, else the most

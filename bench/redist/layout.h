@@ -101,6 +101,13 @@ typedef struct bb_redist_check {
     int64_t first_bad_index;  /* lowest global index of a bad slot, or -1 */
 } bb_redist_check_t;
 
+/* Local, a test's planted fault: when the environment's
+ * BB_REDIST_TEST_CORRUPT names who ("scalapack" or a method's name, or
+ * "all"), the first value of buf (count(map) elements) is changed, as if
+ * wrong in transit, so that a test shows the check failing the run.
+ * Nothing otherwise, nor on a rank that received nothing. */
+void bb_redist_test_corrupt(const char *who, const bb_map_t *map, double *buf);
+
 /* Collective over comm (normally the link).  Ranks that received pass the
  * map they received into (others NULL).  Checks every slot against the
  * value function and a global checksum over [0, N) that catches duplicates

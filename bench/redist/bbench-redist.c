@@ -431,7 +431,8 @@ static const bb_option_t redist_options[] = {
      "layouts: std, std-ceil, block-irregular[:SEED],\nblock-reverse, cyclic, block-cyclic:B,\n"
      "spatial[:PX,PY,PZ], random[:SEED],\nspatial-shuffled[:SEED], root,\n"
      "bc2d:ROWS,MB,NB[,PR,PC[,RSRC,CSRC]] (a ScaLAPACK\nmatrix: N = ROWS x N/ROWS "
-     "column-major in MB x NB\nblocks on a PR x PC grid from process (RSRC, CSRC))"},
+     "column-major in MB x NB\nblocks on a PR x PC grid from process (RSRC, CSRC);\n"
+     "a grid of fewer ranks than the code is its first\nPR*PC ranks, the others hold nothing)"},
     {"direction", 'd', "DIR", "'>' (driver to engine), '<' or both (default both)"},
     {"methods", BB_REDIST_OPT_METHODS, "LIST", "root, root-gatherv, two-step, direct, pack, "
      "sparse,\npack-mpi, overlap, auto, scalapack (a reference: ScaLAPACK's\n"

@@ -9,8 +9,9 @@
 # Time: at -n 4 on 2 cores every collective waits for a descheduled rank
 # (milliseconds each under load), and a case costs about a second per
 # method.  So by default each method (the library's nine and scalapack) runs
-# its share of every BB_GEMR2D_STRIDE-th case (5: 18 cases, in rotation:
-# each method 1 or 2 cases, every method and grid shape covered), with 3
+# its share of every BB_GEMR2D_STRIDE-th case (9: 10 cases of 200 to 1000,
+# in rotation: each method one case, every grid shape, 7 of them a 3-rank
+# grid in the 4-rank code), with 3
 # samples of one call, no warm-up and no bound probe (--no-bound): nothing
 # but the plans, the messages and their checks.  BB_GEMR2D_STRIDE=1 runs
 # every case once (each by one method in turn); BB_GEMR2D_ALL=1 runs every
@@ -53,7 +54,7 @@ bb_expect_grep "no case of .* runs on 2 ranks (90 skipped, the first: .*needs 4 
 
 # The cases selected, in rotation over the methods: method i runs the
 # selected cases j with j % 10 == i.
-stride=${BB_GEMR2D_STRIDE:-5}
+stride=${BB_GEMR2D_STRIDE:-9}
 methods="root root-gatherv two-step direct pack sparse pack-mpi overlap auto scalapack"
 grep -v '^#' "$D" | awk -v s="$stride" 'NF == 22 && (k++ % s) == 0' > "$BB_TMP/sel.dat"
 nsel=$(wc -l < "$BB_TMP/sel.dat")

@@ -21,6 +21,7 @@ typedef struct redist_state {
     bb_redist_point_t pt;        /* the current point */
     bb_map_t *dmap, *emap;       /* this rank's maps for it (pt borrows them) */
     int from, to;                /* indices into the layout lists */
+    const bb_layout_t *from_lay, *to_lay; /* the point's layouts (a list's or a case's) */
     char from_name[64], to_name[64], dir[2]; /* their names, the direction */
     bb_map_t *md_dmap1, *md_emap1; /* <ENERGY: element 0 on each code's rank 0 */
     /* row m < nmethods is o.methods[m]; row nmethods the bound */
@@ -157,6 +158,24 @@ static void point_maps(bb_run_t *run, redist_state_t *st, size_t i)
     const bb_redist_options_t *o = &st->o;
     bb_redist_point_t *pt = &st->pt;
     size_t nd = (size_t)o->ndirections, nn = o->elements.n;
+    if (o->ncases > 0) {
+        /* --cases: point i is case i, '>' */
+        const bb_redist_case_t *c = &o->cases[i];
+        bb_map_free(st->dmap);
+        bb_map_free(st->emap);
+        pt->n = c->n;
+        st->from_lay = &c->from;
+        st->to_lay = &c->to;
+        st->dmap = code_map(run, st->link, 0, st->from_lay, pt->n);
+        st->emap = code_map(run, st->link, 1, st->to_lay, pt->n);
+        pt->dmap = st->dmap;
+        pt->emap = st->emap;
+        snprintf(st->from_name, sizeof st->from_name, "%s", c->from_name);
+        snprintf(st->to_name, sizeof st->to_name, "%s", c->to_name);
+        pt->command = BB_REDIST_SEND;
+        st->dir[0] = (char)pt->command;
+        return;
+    }
     if (i % nd == 0) {
         size_t pair = i / (nd * nn);
         bb_map_free(st->dmap);
@@ -164,8 +183,10 @@ static void point_maps(bb_run_t *run, redist_state_t *st, size_t i)
         pt->n = o->elements.values[(i / nd) % nn];
         st->from = (int)(pair / (size_t)o->nto);
         st->to = (int)(pair % (size_t)o->nto);
-        st->dmap = code_map(run, st->link, 0, &o->from_layout[st->from], pt->n);
-        st->emap = code_map(run, st->link, 1, &o->to_layout[st->to], pt->n);
+        st->from_lay = &o->from_layout[st->from];
+        st->to_lay = &o->to_layout[st->to];
+        st->dmap = code_map(run, st->link, 0, st->from_lay, pt->n);
+        st->emap = code_map(run, st->link, 1, st->to_lay, pt->n);
         pt->dmap = st->dmap;
         pt->emap = st->emap;
         bb_layout_format(&o->from_layout[st->from], st->from_name, sizeof st->from_name);
@@ -212,10 +233,11 @@ static int64_t redist_point_begin(bb_run_t *run, void *state, size_t i)
         bb_redist_plan_destroy(direct);
     }
     bb_row_t *ref = row_of(run, V_SCALAPACK);
-    if (ref != NULL && !bb_redist_reference_prepare(&st->ref, &st->pt,
-                                                    &o->from_layout[st->from],
-                                                    &o->to_layout[st->to]))
+    if (ref != NULL && !bb_redist_reference_prepare(&st->ref, &st->pt, st->from_lay,
+                                                    st->to_lay))
         ref->off = st->ref.why;
+    if (o->no_bound)
+        return 0;  /* no probe: its setup and calls are most of a small point's time */
     bb_status_t s = bb_redist_probe_for_traffic(st->link, &st->direct, o->element_bytes,
                                                 &st->probe);
     if (s != BB_OK)
@@ -231,6 +253,10 @@ static void redist_point_end(bb_run_t *run, void *state)
         bb_redist_candidate_release(&st->cands[m], &bb_run_row(run, m)->m);
     if (row_of(run, V_SCALAPACK) != NULL)
         bb_redist_reference_release(&st->ref, &row_of(run, V_SCALAPACK)->m);
+    if (st->o.no_bound) {
+        st->bound = (bb_redist_bound_t){ .off = 1 };
+        return;
+    }
     const bb_measure_result_t *probe = &row_of(run, V_BOUND)->m;
     const double *parts[BB_PROBE_PARTS];
     for (int p = 0; p < BB_PROBE_PARTS; p++)
@@ -286,6 +312,17 @@ static const char *redist_row_status(bb_run_t *run, void *state, const bb_row_t 
            : row->index == fastest(run, st) ? "fastest" : "ok";
 }
 
+/* The point's layouts as the user named them (a case's: canonical). */
+static const char *from_text(const redist_state_t *st)
+{
+    return st->o.ncases > 0 ? st->from_name : st->o.from[st->from];
+}
+
+static const char *to_text(const redist_state_t *st)
+{
+    return st->o.ncases > 0 ? st->to_name : st->o.to[st->to];
+}
+
 /* The point's ratios root/method, one line for the summary after the table. */
 static void ratio_line(bb_run_t *run, redist_state_t *st)
 {
@@ -294,7 +331,7 @@ static void ratio_line(bb_run_t *run, redist_state_t *st)
     for (int m = 0; m < st->o.nmethods; m++)
         failed_mask |= failed(run, m) << m;
     int len = snprintf(line, sizeof line, "P=%d %s->%s %lldB N=%lld '%c':",
-                       bb_run_size(run), st->o.from[st->from], st->o.to[st->to],
+                       bb_run_size(run), from_text(st), to_text(st),
                        (long long)st->o.element_bytes, (long long)st->pt.n, st->pt.command);
     if (len > 0 && (size_t)len < sizeof line)
         bb_redist_candidates_ratios(st->cands, st->o.nmethods, failed_mask, line + len,
@@ -319,7 +356,7 @@ static void redist_point_lines(bb_run_t *run, void *state)
     redist_state_t *st = state;
     int best = fastest(run, st);
     bb_redist_candidates_note(bb_run_table(run), st->cands, st->o.nmethods, best, &st->bound,
-                              st->o.from[st->from], st->o.to[st->to]);
+                              from_text(st), to_text(st));
     if (row_of(run, V_SCALAPACK) != NULL && st->ref.median > 0 && best >= 0)
         bb_table_note(bb_run_table(run), "  scalapack (Cpdgemr2d): %.1f us, %.2f x the "
                       "fastest method's; setup %.1f us", st->ref.median * 1e6,
@@ -356,11 +393,12 @@ static void redist_first_call(bb_run_t *run, void *state, const bb_row_t *row, c
 static cJSON *redist_quantities(bb_run_t *run, void *state, const bb_row_t *row, cJSON *q)
 {
     redist_state_t *st = state;
+    const bb_row_t *bound = row_of(run, V_BOUND);  /* NULL under --no-bound */
     if (row->variant == V_SCALAPACK)
         bb_redist_reference_quantities(q, &st->ref, root_of(st), &st->bound, row);
     else
         bb_redist_candidate_quantities(q, row->data, root_of(st), &st->direct, &st->bound,
-                                       &row_of(run, V_BOUND)->m, row, plan_scope(run));
+                                       bound ? &bound->m : NULL, row, plan_scope(run));
     return NULL;
 }
 
@@ -394,7 +432,8 @@ static const bb_option_t redist_options[] = {
      "layouts: std, std-ceil, block-irregular[:SEED],\nblock-reverse, cyclic, block-cyclic:B,\n"
      "spatial[:PX,PY,PZ], random[:SEED],\nspatial-shuffled[:SEED], root,\n"
      "bc2d:ROWS,MB,NB[,PR,PC[,RSRC,CSRC]] (a ScaLAPACK\nmatrix: N = ROWS x N/ROWS "
-     "column-major in MB x NB\nblocks on a PR x PC grid from process (RSRC, CSRC))"},
+     "column-major in MB x NB\nblocks on a PR x PC grid from process (RSRC, CSRC);\n"
+     "a grid of fewer ranks than the code is its first\nPR*PC ranks, the others hold nothing)"},
     {"direction", 'd', "DIR", "'>' (driver to engine), '<' or both (default both)"},
     {"methods", BB_REDIST_OPT_METHODS, "LIST", "root, root-gatherv, two-step, direct, pack, "
      "sparse,\npack-mpi, overlap, auto, scalapack (a reference: ScaLAPACK's\n"
@@ -407,6 +446,13 @@ static const bb_option_t redist_options[] = {
      "random:1,\nto std, '>' (unless given); the ratios\nroot/method close the table"},
     {"workload", BB_REDIST_OPT_WORKLOAD, "W", "message (one message per call; default) or md "
      "(one\nstep: >COORDS, <FORCES, <ENERGY on one map pair)"},
+    {"cases", BB_REDIST_OPT_CASES, "FILE", "one point per line of FILE (ScaLAPACK's GEMR2D.dat:\n"
+     "m n, then per matrix M N RSRC CSRC IA JA P Q MB NB),\n"
+     "from A's bc2d layout to B's, '>', --link intra; '#'\n"
+     "starts a comment; cases needing more ranks than the\n"
+     "launch, or a submatrix, are skipped and said"},
+    {"no-bound", BB_REDIST_OPT_NO_BOUND, NULL, "no bound probe (its calls dominate a small "
+     "point):\nthe bound and efficiency are null, said why"},
     {"remap", BB_REDIST_OPT_REMAP, "K:F", "md: every K steps a fraction F in (0, 1] of the\n"
      "engine's elements change owner, by map update and by\nrebuild (default: no remap)"},
     {NULL, 0, NULL, NULL}
@@ -440,7 +486,8 @@ static size_t redist_validate(bb_run_t *run, void *state)
             bb_run_add_row(run, o->methods[m], 0, NULL, NULL)->data = &st->cands[m];
         if (o->scalapack)
             bb_run_add_row(run, V_SCALAPACK, 0, NULL, NULL);
-        bb_run_add_row(run, V_BOUND, 0, NULL, NULL);
+        if (!o->no_bound)
+            bb_run_add_row(run, V_BOUND, 0, NULL, NULL);
     }
     return points;
 }
@@ -475,6 +522,14 @@ static void redist_setup(bb_run_t *run, void *state)
         bb_md_notes(run, o->remap_every, o->remap_fraction);
         return;
     }
+    if (o->cases_file != NULL) {
+        bb_table_note(t, "cases: %zu of %s, each its A layout ('from') to its B layout "
+                      "('to'), '>'; %zu skipped", o->ncases, o->cases_file, o->nskipped);
+        for (size_t k = 0; k < o->nskipped; k++)
+            bb_table_note(t, "  %s", o->skipped[k]);
+    }
+    if (o->no_bound)
+        bb_table_note(t, "bound: %s", BB_REDIST_BOUND_OFF);
     if (o->mode == BB_REDIST_MODE_MDI)
         bb_table_note(t, "mdi: driver ranks [0, %d) ('from' layout), engine ranks [%d, %d) "
                       "('to' layout), %lld-byte elements", o->driver_ranks, o->driver_ranks,
@@ -488,6 +543,12 @@ static void redist_label(const void *state, size_t i, char *buf, size_t len)
 {
     const redist_state_t *st = state;
     const bb_redist_options_t *o = &st->o;
+    if (o->ncases > 0) {
+        const bb_redist_case_t *c = &o->cases[i];
+        snprintf(buf, len, "%s:%d: %s->%s N = %lld, '>'", o->cases_file, c->line, c->from_name,
+                 c->to_name, (long long)c->n);
+        return;
+    }
     size_t nd = (size_t)o->ndirections, nn = o->elements.n, pair = i / (nd * nn);
     snprintf(buf, len, "%s->%s N = %lld, '%c'", o->from[pair / (size_t)o->nto],
              o->to[pair % (size_t)o->nto], (long long)o->elements.values[(i / nd) % nn],
@@ -523,6 +584,7 @@ static void redist_teardown(void *state)
 {
     redist_state_t *st = state;
     bb_size_list_clear(&st->o.elements);
+    bb_redist_options_clear(&st->o);
     for (size_t i = 0; i < st->nratios; i++)
         free(st->ratios[i]);
     free(st->ratios);

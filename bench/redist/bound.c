@@ -368,6 +368,18 @@ void bb_redist_bound_quantities(cJSON *q, const bb_redist_bound_t *bound,
                                 const double *probe_total, size_t samples, const char *scope)
 {
     int pair = bound->p2p_ranks[0] != bound->p2p_ranks[1];
+    if (bound->off) {
+        static const char *const names[] = {"bound.agree", "bound.latency", "bound.p2p",
+                                            "bound.memcpy", "bound.host", "bound.probe",
+                                            "bound"};
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            bb_quantities_add(q, names[i], bb_quantity_null("s", scope, BB_REDIST_BOUND_OFF));
+        bb_quantities_add(q, "bound.p2p_bytes", bb_quantity_null("byte", scope,
+                                                                 BB_REDIST_BOUND_OFF));
+        bb_quantities_add(q, "bound.memcpy_bytes", bb_quantity_null("byte", scope,
+                                                                    BB_REDIST_BOUND_OFF));
+        return;
+    }
     bb_quantities_add(q, "bound.agree", bb_quantity_value(bound->agree_s, "s", "run/link"));
     bb_quantities_add(q, "bound.latency",
                       pair ? bb_quantity_value(bound->latency_s, "s", "run/pair")
@@ -399,6 +411,10 @@ void bb_redist_bound_quantities(cJSON *q, const bb_redist_bound_t *bound,
 
 void bb_redist_bound_note(bb_table_t *table, const bb_redist_bound_t *bound)
 {
+    if (bound->off) {
+        bb_table_note(table, "  bound: %s", BB_REDIST_BOUND_OFF);
+        return;
+    }
     char host[96] = "not measured: one link rank per host", mem[96] =
         "none: no local part and no fragmented side", p2p[96] = "none: nothing changes rank";
     if (bound->ranks_per_host_max > 1 && bound->host_bytes > 0)

@@ -162,6 +162,7 @@ static void bb_message(bb_redist_candidate_t *c, bb_tally_t *tally, double *t)
     t[BB_MESSAGE_ADMISSION] += m.admission_s;
     t[BB_MESSAGE_PAYLOAD] += m.payload_s;
     bb_redist_check_t ck;
+    bb_redist_test_corrupt(bb_redist_method_name(c->method), b->rm, b->recv);
     st = bb_redist_check(pt->comm, b->rm, pt->n, eb, k, b->recv, &ck);
     if (st == BB_ERR_VALIDATION) {
         if (tally->wrong++ == 0)
@@ -326,7 +327,8 @@ void bb_redist_median_quantities(cJSON *q, double median, const bb_redist_candid
                           : bb_quantity_null("ratio", scope, root ? "no time measured"
                                                                   : "root was not measured"));
     bb_quantities_add(q, "efficiency",
-                      !(median > 0 && bound->bound_s > 0)
+                      bound->off ? bb_quantity_null("ratio", scope, BB_REDIST_BOUND_OFF)
+                      : !(median > 0 && bound->bound_s > 0)
                           ? bb_quantity_null("ratio", scope, "nothing to move: the bound "
                                              "is zero")
                       : bound->bound_s > median
@@ -395,8 +397,8 @@ void bb_redist_candidate_quantities(cJSON *q, const bb_redist_candidate_t *c,
                                        "count", "run/rank");
     cJSON_AddFalseToObject(checked, "deterministic");
     bb_quantities_add(q, "redist.messages_checked", checked);
-    bb_redist_bound_quantities(q, bound, bb_measure_part(probe, BB_PROBE_TOTAL),
-                               (size_t)probe->samples, scope);
+    bb_redist_bound_quantities(q, bound, probe ? bb_measure_part(probe, BB_PROBE_TOTAL) : NULL,
+                               probe ? (size_t)probe->samples : 0, scope);
     bb_redist_median_quantities(q, c->median, root, bound, scope);
     bb_quantities_add(q, "redist.wrong_messages",
                       bb_quantity_value((double)row->agreed.wrong, "count", "run/all-ranks"));

@@ -4,6 +4,8 @@
 #include "redist.h"
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* ------------------------------------------------------------------------ */
 /* Data pattern and checking                                                */
@@ -28,6 +30,15 @@ void bb_redist_fill_sentinel(int64_t count, int64_t element_bytes, double *buf)
     int64_t m = count * (element_bytes / 8);
     for (int64_t i = 0; i < m; i++)
         buf[i] = BB_REDIST_SENTINEL;
+}
+
+void bb_redist_test_corrupt(const char *who, const bb_map_t *map, double *buf)
+{
+    const char *want = getenv("BB_REDIST_TEST_CORRUPT");
+    if (want == NULL || map == NULL || bb_map_count(map) == 0
+        || (strcmp(want, "all") != 0 && strcmp(want, who) != 0))
+        return;
+    buf[0] += 1.0;
 }
 
 /* A mixing hash of a slot value, so that the checksum sees which values

@@ -262,9 +262,11 @@ bb_status_t bb_layout_check(const bb_layout_t *layout, int64_t n, int ranks, cha
                   "count (a multiple of %lld)", name, (long long)n, (long long)layout->rows);
         return BB_ERR_ARG;
     }
-    if ((int64_t)pr * pc != ranks || layout->rsrc >= pr || layout->csrc >= pc) {
-        bb_errorf(err, errlen, "'%s' does not fit a code of %d ranks (PR*PC must equal the "
-                  "ranks)", name, ranks);
+    /* A grid smaller than the code is ScaLAPACK's context over the code's
+     * first PR*PC ranks: the others hold nothing on this side. */
+    if ((int64_t)pr * pc > ranks || layout->rsrc >= pr || layout->csrc >= pc) {
+        bb_errorf(err, errlen, "'%s' does not fit a code of %d ranks (PR*PC must not exceed "
+                  "the ranks)", name, ranks);
         return BB_ERR_ARG;
     }
     return BB_OK;
@@ -278,6 +280,8 @@ static int64_t bb_bc2d_indices(const bb_layout_t *l, int64_t n, int rank, int ra
     int pr, pc;
     bb_layout_grid(l, ranks, &pr, &pc);
     int64_t m = l->rows, cols = n / m, k = 0;
+    if ((int64_t)rank >= (int64_t)pr * pc)
+        return 0;  /* outside the grid */
     int myr = rank / pc, myc = rank % pc;
     /* process row (b + RSRC) % PR holds row block b: its first is the
      * distance from the source */
@@ -456,6 +460,10 @@ bb_status_t bb_layout_map(const bb_layout_t *layout, int64_t n, int rank,
         case BB_LAYOUT_BC2D: {
             if (bb_layout_check(layout, n, ranks, NULL, 0) != BB_OK)
                 break; /* refused below, as before */
+            /* a grid smaller than the code: the library's 2D descriptor
+             * spans a whole code, so these maps are indices (directory) */
+            if (layout->pr > 0 && (int64_t)layout->pr * layout->pc < ranks)
+                break;
             bb_map_grid_t g = {layout->rows, n / layout->rows, layout->mb, layout->nb, 0, 0,
                                layout->rsrc, layout->csrc};
             bb_layout_grid(layout, ranks, &g.pr, &g.pc);

@@ -37,7 +37,9 @@ typedef enum bb_layout_kind {
                                    blocks on a PR x PC grid (rank pr PC + pc)
                                    from process (RSRC, CSRC), each rank's
                                    elements in its local column-major order;
-                                   PR x PC from P when not given */
+                                   PR x PC from P when not given; a grid of
+                                   PR*PC < P ranks is the code's first PR*PC
+                                   ranks, the others hold nothing */
     BB_LAYOUT_KINDS
 } bb_layout_kind_t;
 
@@ -64,8 +66,8 @@ bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
                               int64_t *count_out);
 /* Local.  Whether layout can lay out n elements on ranks ranks: BB_OK, or
  * BB_ERR_ARG with err saying why (spatial dims whose product is not ranks;
- * bc2d: N not a multiple of ROWS, a grid that is not ranks, a source
- * outside the grid). */
+ * bc2d: N not a multiple of ROWS, a grid of more than ranks ranks, a
+ * source outside the grid). */
 bb_status_t bb_layout_check(const bb_layout_t *layout, int64_t n, int ranks, char *err,
                             size_t errlen);
 /* Local.  A bc2d layout's grid on ranks ranks: as given, else the most
@@ -98,6 +100,13 @@ typedef struct bb_redist_check {
     int checksum_ok;          /* hash sum and slot count match [0, N) exactly */
     int64_t first_bad_index;  /* lowest global index of a bad slot, or -1 */
 } bb_redist_check_t;
+
+/* Local, a test's planted fault: when the environment's
+ * BB_REDIST_TEST_CORRUPT names who ("scalapack" or a method's name, or
+ * "all"), the first value of buf (count(map) elements) is changed, as if
+ * wrong in transit, so that a test shows the check failing the run.
+ * Nothing otherwise, nor on a rank that received nothing. */
+void bb_redist_test_corrupt(const char *who, const bb_map_t *map, double *buf);
 
 /* Collective over comm (normally the link).  Ranks that received pass the
  * map they received into (others NULL).  Checks every slot against the

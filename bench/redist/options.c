@@ -4,7 +4,12 @@
 #include "config.h"
 #include "redist.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void parse_layout(bb_run_t *run, const char *opt, const char *text, bb_layout_t *out)
@@ -63,6 +68,8 @@ void bb_redist_options_parse(bb_run_t *run, bb_redist_options_t *o, int key,
         break;
     case BB_REDIST_OPT_FROM: add_layout(run, "--from", value, o->from, &o->nfrom); break;
     case BB_REDIST_OPT_TO: add_layout(run, "--to", value, o->to, &o->nto); break;
+    case BB_REDIST_OPT_CASES: o->cases_file = value; break;
+    case BB_REDIST_OPT_NO_BOUND: o->no_bound = 1; break;
     case 'd': {
         int d = bb_run_parse_one(run, "direction", value, directions, 3);
         o->directions[0] = d == 1 ? BB_REDIST_RECEIVE : BB_REDIST_SEND;
@@ -96,6 +103,7 @@ void bb_redist_options_parse(bb_run_t *run, bb_redist_options_t *o, int key,
         o->messages = bb_run_parse_size(run, "messages", value, 0, INT32_MAX);
         break;
     case BB_REDIST_OPT_LINK:
+        o->link_given = 1;
         o->mode = bb_run_parse_one(run, "link", value, links, 2) == 0 ? BB_REDIST_MODE_MDI
                                                                       : BB_REDIST_MODE_INTRA;
         break;
@@ -119,12 +127,204 @@ void bb_redist_options_parse(bb_run_t *run, bb_redist_options_t *o, int key,
     }
 }
 
+/* ---- --cases FILE: ScaLAPACK's GEMR2D.dat lines ---------------------------- */
+
+/* A line's 22 integers in pdgemrdrv's order: m n, then per side (A, B)
+ * M N RSRC CSRC IA JA P Q MB NB (the side's matrix, its source process,
+ * the submatrix's corner, the grid, the blocks). */
+enum { BB_CASE_FIELDS = 22, BB_CASE_SIDE = 10 };
+enum { BB_CASE_M = 0, BB_CASE_MS = 0, BB_CASE_NS, BB_CASE_RSRC, BB_CASE_CSRC, BB_CASE_IA,
+       BB_CASE_JA, BB_CASE_P, BB_CASE_Q, BB_CASE_MB, BB_CASE_NB };
+
+static void skip_case(bb_run_t *run, bb_redist_options_t *o, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void skip_case(bb_run_t *run, bb_redist_options_t *o, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    char **grown = realloc(o->skipped, (o->nskipped + 1) * sizeof *grown);
+    if (grown == NULL || (grown[o->nskipped] = strdup(msg)) == NULL)
+        bb_run_fatal(run, "--cases: out of memory");
+    o->skipped = grown;
+    o->nskipped++;
+}
+
+/* Side s's fields (at f) as a bc2d layout of the whole matrix. */
+static void case_side(const int64_t *f, bb_layout_t *l, char *name, size_t len)
+{
+    memset(l, 0, sizeof *l);
+    l->kind = BB_LAYOUT_BC2D;
+    l->seed = 1;
+    l->rows = f[BB_CASE_MS];
+    l->mb = f[BB_CASE_MB];
+    l->nb = f[BB_CASE_NB];
+    l->pr = (int)f[BB_CASE_P];
+    l->pc = (int)f[BB_CASE_Q];
+    l->rsrc = (int)f[BB_CASE_RSRC];
+    l->csrc = (int)f[BB_CASE_CSRC];
+    bb_layout_format(l, name, len);
+}
+
+/* One line: a usage error when malformed (alike on every rank: each reads
+ * the same file), skipped with the reason when valid but not run here. */
+static void add_case(bb_run_t *run, bb_redist_options_t *o, int line, char *text, int ranks)
+{
+    int64_t f[BB_CASE_FIELDS];
+    int nf = 0;
+    char *s = text, *end;
+    for (;;) {
+        while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
+            s++;
+        if (*s == '\0')
+            break;
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (end == s || errno == ERANGE || v < 0 || v > INT32_MAX
+            || (*end != '\0' && *end != ' ' && *end != '\t' && *end != '\r' && *end != '\n')
+            || nf == BB_CASE_FIELDS)
+            bb_run_usage(run, "--cases: %s:%d: not %d integers from 0 to %d (m n, then per "
+                         "side M N RSRC CSRC IA JA P Q MB NB)", o->cases_file, line,
+                         BB_CASE_FIELDS, INT32_MAX);
+        f[nf++] = v;
+        s = end;
+    }
+    if (nf != BB_CASE_FIELDS)
+        bb_run_usage(run, "--cases: %s:%d: %d integers where a case has %d (m n, then per "
+                     "side M N RSRC CSRC IA JA P Q MB NB)", o->cases_file, line, nf,
+                     BB_CASE_FIELDS);
+    int64_t m = f[0], n = f[1];
+    for (int side = 0; side < 2; side++) {
+        const int64_t *g = f + 2 + side * BB_CASE_SIDE;
+        if (m < 1 || n < 1 || g[BB_CASE_MS] < 1 || g[BB_CASE_NS] < 1 || g[BB_CASE_P] < 1
+            || g[BB_CASE_Q] < 1 || g[BB_CASE_MB] < 1 || g[BB_CASE_NB] < 1
+            || g[BB_CASE_IA] < 1 || g[BB_CASE_JA] < 1)
+            bb_run_usage(run, "--cases: %s:%d: m, n, and each side's M, N, IA, JA, P, Q, MB, "
+                         "NB must be positive", o->cases_file, line);
+        if (g[BB_CASE_RSRC] >= g[BB_CASE_P] || g[BB_CASE_CSRC] >= g[BB_CASE_Q])
+            bb_run_usage(run, "--cases: %s:%d: side %c's source process (RSRC, CSRC) lies "
+                         "outside its P x Q grid", o->cases_file, line, side ? 'B' : 'A');
+        if (g[BB_CASE_IA] - 1 + m > g[BB_CASE_MS] || g[BB_CASE_JA] - 1 + n > g[BB_CASE_NS])
+            bb_run_usage(run, "--cases: %s:%d: side %c's m x n submatrix at (IA, JA) leaves "
+                         "its M x N matrix", o->cases_file, line, side ? 'B' : 'A');
+        if (g[BB_CASE_P] * g[BB_CASE_Q] > INT32_MAX)
+            bb_run_usage(run, "--cases: %s:%d: side %c's P*Q is above %d", o->cases_file,
+                         line, side ? 'B' : 'A', INT32_MAX);
+    }
+    const int64_t *a = f + 2, *b = f + 2 + BB_CASE_SIDE;
+    int64_t need = a[BB_CASE_P] * a[BB_CASE_Q] > b[BB_CASE_P] * b[BB_CASE_Q]
+                       ? a[BB_CASE_P] * a[BB_CASE_Q] : b[BB_CASE_P] * b[BB_CASE_Q];
+    if (a[BB_CASE_MS] != m || a[BB_CASE_NS] != n || b[BB_CASE_MS] != m || b[BB_CASE_NS] != n
+        || a[BB_CASE_IA] != 1 || a[BB_CASE_JA] != 1 || b[BB_CASE_IA] != 1
+        || b[BB_CASE_JA] != 1) {
+        skip_case(run, o, "%s:%d: skipped: a submatrix (m x n at IA, JA of a larger matrix): "
+                  "bc2d lays out whole matrices only", o->cases_file, line);
+        return;
+    }
+    if (need > ranks) {
+        skip_case(run, o, "%s:%d: skipped: needs %lld ranks, the launch has %d",
+                  o->cases_file, line, (long long)need, ranks);
+        return;
+    }
+    if (m * n > INT32_MAX) {
+        skip_case(run, o, "%s:%d: skipped: %lld x %lld elements, more than %d",
+                  o->cases_file, line, (long long)m, (long long)n, INT32_MAX);
+        return;
+    }
+    bb_redist_case_t c;
+    memset(&c, 0, sizeof c);
+    c.line = line;
+    c.n = m * n;
+    case_side(a, &c.from, c.from_name, sizeof c.from_name);
+    case_side(b, &c.to, c.to_name, sizeof c.to_name);
+    bb_redist_case_t *grown = realloc(o->cases, (o->ncases + 1) * sizeof *grown);
+    if (grown == NULL)
+        bb_run_fatal(run, "--cases: out of memory");
+    o->cases = grown;
+    o->cases[o->ncases++] = c;
+}
+
+/* Every rank reads the file: a malformed one is a usage error on all. */
+static void read_cases(bb_run_t *run, bb_redist_options_t *o, int ranks)
+{
+    FILE *fp = fopen(o->cases_file, "r");
+    if (fp == NULL)
+        bb_run_usage(run, "--cases: cannot read '%s': %s", o->cases_file, strerror(errno));
+    char buf[1024];
+    int line = 0;
+    while (fgets(buf, sizeof buf, fp) != NULL) {
+        line++;
+        if (strchr(buf, '\n') == NULL && !feof(fp)) {
+            fclose(fp);
+            bb_run_usage(run, "--cases: %s:%d: a line longer than %zu characters",
+                         o->cases_file, line, sizeof buf - 2);
+        }
+        char *s = buf + strspn(buf, " \t\r\n");
+        if (*s == '\0' || *s == '#')
+            continue;  /* blank, or a comment */
+        add_case(run, o, line, s, ranks);
+    }
+    int bad = ferror(fp);
+    fclose(fp);
+    if (bad)
+        bb_run_usage(run, "--cases: cannot read '%s'", o->cases_file);
+    if (o->ncases == 0)
+        bb_run_usage(run, "--cases: no case of '%s' runs on %d ranks (%zu skipped%s%s)",
+                     o->cases_file, ranks, o->nskipped, o->nskipped ? ", the first: " : "",
+                     o->nskipped ? o->skipped[0] : "");
+}
+
+/* --cases fixes the points: one per case, '>' on the intra link. */
+static size_t validate_cases(bb_run_t *run, bb_redist_options_t *o, int ranks)
+{
+    if (o->nfrom > 0 || o->nto > 0 || o->elements.n > 0 || o->direction_given || o->md
+        || o->ratios || o->full_sweep || (o->link_given && o->mode != BB_REDIST_MODE_INTRA))
+        bb_run_usage(run, "--cases fixes the points (each case's matrix, from its A layout "
+                         "to its B layout, '>', --link intra): no --from, --to, --elements, "
+                         "-m, --direction, --link mdi, --workload md, --ratios or "
+                         "--full-sweep");
+    if (o->driver_ranks >= 0)
+        bb_run_usage(run, "--driver-ranks applies to --link mdi only");
+    o->mode = BB_REDIST_MODE_INTRA;
+    o->ndirections = 1;
+    o->directions[0] = BB_REDIST_SEND;
+    if (!o->methods_given) {
+        for (int m = 0; m < BB_REDIST_METHODS; m++)
+            o->methods[o->nmethods++] = (bb_redist_method_t)m;
+        o->scalapack = bb_scalapack_available(NULL);
+    }
+    read_cases(run, o, ranks);
+    return o->ncases;
+}
+
+void bb_redist_options_clear(bb_redist_options_t *o)
+{
+    for (size_t i = 0; i < o->nskipped; i++)
+        free(o->skipped[i]);
+    free(o->skipped);
+    free(o->cases);
+    o->skipped = NULL;
+    o->cases = NULL;
+    o->nskipped = o->ncases = 0;
+}
+
 size_t bb_redist_options_validate(bb_run_t *run, bb_redist_options_t *o)
 {
     int ranks = bb_run_size(run);
     o->full_sweep = bb_run_full_sweep(run);  /* the runner's --full-sweep */
     if (o->full_sweep && o->ratios)
         bb_run_usage(run, "--full-sweep and --ratios are two presets: give one");
+    if (o->cases_file != NULL) {
+        if (o->remap_every > 0)
+            bb_run_usage(run, "--remap applies to --workload md only");
+        /* -m fills the elements: refused below like --elements */
+        bb_run_message_sizes(run, "elements", o->element_bytes, 1000 * o->element_bytes,
+                             10000 * o->element_bytes, &o->elements);
+        return validate_cases(run, o, ranks);
+    }
     /* -m: bytes of the global array, N = bytes / element bytes. */
     bb_run_message_sizes(run, "elements", o->element_bytes,
                          (o->full_sweep ? 10000 : 1000) * o->element_bytes,

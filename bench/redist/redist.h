@@ -33,6 +33,8 @@ typedef struct bb_redist_bound {
                                 slowest; 0 when no host holds 2 link ranks */
     int64_t host_bytes;      /* bytes changing owner, all ranks */
     int ranks_per_host_max;  /* link ranks on the fullest host */
+    int off;                 /* not measured (--no-bound): every figure 0,
+                                the record's nulls say so */
 } bb_redist_bound_t;
 
 /* Collective over the link.  remote_bytes: the largest bytes into or out of
@@ -96,8 +98,11 @@ void bb_redist_probe_bound(const bb_redist_probe_t *probe, const double *const p
     "largest local part or fragmented side; host = every rank copying its share of the " \
     "bytes changing owner at once (only when a host holds 2 or more link ranks); " \
     "efficiency = bound / elapsed, null where the bound is above it (a bound failure)"
+/* Why the bound's figures are null under --no-bound. */
+#define BB_REDIST_BOUND_OFF "not measured (--no-bound: no probe ran)"
 /* Rank 0.  The bound's quantities (bound.*; bound.probe from the probe's
- * whole-call samples) into q, under scope where they are per call. */
+ * whole-call samples) into q, under scope where they are per call; nulls
+ * saying why when bound->off (probe_total may then be NULL). */
 void bb_redist_bound_quantities(cJSON *q, const bb_redist_bound_t *bound,
                                 const double *probe_total, size_t samples, const char *scope);
 /* Rank 0.  The bound's note under a point's lines: its parts, in us. */
@@ -316,7 +321,17 @@ enum { BB_REDIST_LAYOUTS_MAX = 8 };
 /* The options' keys beyond their letters (n, e, d). */
 enum { BB_REDIST_OPT_DRIVER = BB_OPT_LONG, BB_REDIST_OPT_FROM, BB_REDIST_OPT_TO,
        BB_REDIST_OPT_METHODS, BB_REDIST_OPT_MESSAGES, BB_REDIST_OPT_LINK,
-       BB_REDIST_OPT_RATIOS, BB_REDIST_OPT_WORKLOAD, BB_REDIST_OPT_REMAP };
+       BB_REDIST_OPT_RATIOS, BB_REDIST_OPT_WORKLOAD, BB_REDIST_OPT_REMAP,
+       BB_REDIST_OPT_CASES, BB_REDIST_OPT_NO_BOUND };
+
+/* One case of a --cases file (ScaLAPACK's GEMR2D.dat line): a whole
+ * matrix moved from one bc2d layout to another, '>' on the intra link. */
+typedef struct bb_redist_case {
+    int line;                  /* in the file, from 1 */
+    int64_t n;                 /* rows x cols */
+    bb_layout_t from, to;
+    char from_name[64], to_name[64];
+} bb_redist_case_t;
 
 
 typedef struct bb_redist_options {
@@ -337,6 +352,13 @@ typedef struct bb_redist_options {
     int md;                    /* --workload md */
     int64_t remap_every;       /* --remap K:f; 0: no remap */
     double remap_fraction;
+    int link_given, layouts_given;
+    const char *cases_file;    /* --cases FILE: the points are its cases */
+    bb_redist_case_t *cases;   /* those that fit the launch (owned) */
+    size_t ncases;
+    char **skipped;            /* why each other case was skipped (owned) */
+    size_t nskipped;
+    int no_bound;              /* --no-bound: no probe, no bound row */
 } bb_redist_options_t;
 
 void bb_redist_options_defaults(bb_redist_options_t *options);
@@ -346,6 +368,8 @@ void bb_redist_options_parse(bb_run_t *run, bb_redist_options_t *options, int ke
 /* The presets and checks between options (usage errors on every rank); the
  * number of points. */
 size_t bb_redist_options_validate(bb_run_t *run, bb_redist_options_t *options);
+/* The cases and skip messages freed. */
+void bb_redist_options_clear(bb_redist_options_t *options);
 
 /* ---- the md workload (md.c) -------------------------------------------- */
 

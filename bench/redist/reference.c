@@ -57,6 +57,7 @@ void bb_redist_reference_message(bb_redist_reference_t *r, bb_tally_t *tally, do
     if (st != BB_OK)
         bb_bench_fatal(pt->bench, "scalapack %c: %s", pt->command, bb_status_string(st));
     bb_redist_check_t ck;
+    bb_redist_test_corrupt("scalapack", r->rm, r->recv);
     st = bb_redist_check(pt->comm, r->rm, pt->n, eb, k, r->recv, &ck);
     if (st == BB_ERR_VALIDATION) {
         if (tally->wrong++ == 0)

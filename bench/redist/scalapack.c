@@ -382,11 +382,12 @@ bb_status_t bb_scalapack_redist_create(MPI_Comm comm, bb_redist_mode_t mode, int
     int handle = Csys2blacs_handle(comm);
     c->ctxt_all = handle;
     Cblacs_gridmap(&c->ctxt_all, map, 1, 1, p);
-    /* each side's grid (intra 1 x P: the grid of all); the same order on
-     * every rank, the driver's first */
+    /* each side's grid (intra 1 x P: the grid of all; a grid smaller than
+     * its code: its first PR*PC ranks, -1 on the others, as ScaLAPACK's
+     * own tester does); the same order on every rank, the driver's first */
     for (int d = 0; d < 2; d++) {
         int s = d == send_engine ? 0 : 1;  /* d 0: the driver's side */
-        c->ctxt_side[s] = !c->mdi && sh[s].pr == 1
+        c->ctxt_side[s] = !c->mdi && sh[s].pr == 1 && sh[s].pc == p
                               ? c->ctxt_all
                               : bb_scalapack_grid(handle, &sh[s], c->first[s], map);
     }

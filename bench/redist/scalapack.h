@@ -23,7 +23,10 @@
  * In MDI mode the driver is ranks [0, Pd) of the link's communicator, the
  * engine [Pd, P), two disjoint grids inside a 1 x P grid of all (the
  * context Cpdgemr2d communicates in); in intra mode each side's grid holds
- * every rank (a 1 x P side is the grid of all itself).  '>' moves the driver's layout to the engine's, '<' back.
+ * every rank (a 1 x P side is the grid of all itself).  A bc2d grid of
+ * PR*PC ranks, fewer than its side's, is a context over the side's first
+ * PR*PC ranks; the side's other ranks pass a descriptor of context -1 and
+ * hold nothing (Cpdgemr2d's context of all still spans them).  '>' moves the driver's layout to the engine's, '<' back.
  *
  * BLACS is global state: the grids of every live context share it.  The
  * first create starts it (MPI is already initialized, so BLACS does not

@@ -51,7 +51,7 @@ bb_expect_grep "'bc2d:4,2,2' does not fit N = 30: N must be ROWS times the colum
     "bc2d rows: message"
 bb_mpirun 2 "$X" --link intra --to bc2d:4,2,2,2,2 --elements 40 > "$out" 2> "$err"
 bb_expect_rc 2 $? "bc2d grid of 4 on 2 ranks"
-bb_expect_grep "'bc2d:4,2,2,2,2' does not fit a code of 2 ranks (PR\*PC must equal" "$err" \
+bb_expect_grep "'bc2d:4,2,2,2,2' does not fit a code of 2 ranks (PR\*PC must not exceed" "$err" \
     "bc2d grid: message"
 bb_mpirun 2 "$X" --from bc2d:4,2 > "$out" 2> "$err"
 bb_expect_rc 2 $? "bc2d with two numbers"

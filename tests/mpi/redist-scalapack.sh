@@ -53,5 +53,18 @@ for np in ${nps:-0 2 3}; do
             test "$(grep -c '"method": *"scalapack"' "$rec")" -eq 2 -a \
             "$(grep -c 'wrong-data$' "$out")" -eq 0
     done
+    # grids smaller than their side (a context over the side's first ranks,
+    # the others holding nothing): intra, and MDI where a side has 2 ranks
+    [ "$r" -ge 3 ] || continue
+    for link in intra mdi; do
+        bb_mpirun "$np" "$X" --link "$link" --from bc2d:6,2,3,1,1 --to "bc2d:6,4,1,$((r - 2)),1" \
+            --elements 600 --element-bytes 16 --methods overlap,scalapack --no-bound --reps 1 \
+            --warmup 0 --warmup-blocks 0 > "$out" 2> "$err"
+        rc=$?
+        bb_expect_rc 0 $rc "-n $r $link: bc2d grids smaller than their side"
+        [ $rc -eq 0 ] || head -n 20 "$err" >&2
+        bb_expect_true "-n $r $link: smaller grids, overlap and scalapack both ways, none wrong" \
+            test "$(grep -c '^ *600 *[<>] *bc2d:6,2,3,1,1 .* \(scalapack .* reference\|overlap .* \(ok\|fastest\)\)$' "$out")" -eq 4
+    done
 done
 bb_finish

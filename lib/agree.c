@@ -19,6 +19,22 @@ int bb_agree_minmax(MPI_Comm comm, const int64_t *local, int n,
     return MPI_Allreduce(local, max_out, n, MPI_INT64_T, MPI_MAX, comm);
 }
 
+void bb_agree_split(const int64_t *local, int n, int64_t *both)
+{
+    for (int i = 0; i < n; i++) {
+        both[i] = local[i];
+        both[n + i] = ~local[i];
+    }
+}
+
+void bb_agree_join(const int64_t *reduced, int n, int64_t *min_out, int64_t *max_out)
+{
+    for (int i = 0; i < n; i++) {
+        min_out[i] = reduced[i];
+        max_out[i] = ~reduced[n + i];
+    }
+}
+
 int bb_agree_minmax_fused(MPI_Comm comm, const int64_t *local, int n,
                           int64_t *min_out, int64_t *max_out)
 {
@@ -32,16 +48,10 @@ int bb_agree_minmax_fused(MPI_Comm comm, const int64_t *local, int n,
     if (both == NULL)
         return MPI_ERR_ARG;
     int64_t *reduced = both + 2 * n;
-    for (int i = 0; i < n; i++) {
-        both[i] = local[i];
-        both[n + i] = ~local[i];
-    }
+    bb_agree_split(local, n, both);
     int rc = MPI_Allreduce(both, reduced, 2 * n, MPI_INT64_T, MPI_MIN, comm);
     if (rc == MPI_SUCCESS)
-        for (int i = 0; i < n; i++) {
-            min_out[i] = reduced[i];
-            max_out[i] = ~reduced[n + i];
-        }
+        bb_agree_join(reduced, n, min_out, max_out);
     if (both != stack)
         free(both);
     return rc;

@@ -59,6 +59,12 @@ bb_status_t bb_attr_agree(MPI_Comm comm, const int64_t code[BB_ATTR_COUNT],
 /* What an agreement object serves: its staging is made for these alone. */
 enum { BB_AGREE_MINMAX = 1, BB_AGREE_MAX = 2 };
 
+/* Local.  The fused agreement's halves (bb_agree_minmax_fused): local[n]
+ * and its complements ~x into both[2n], so that one MIN over them gives MIN
+ * and ~MAX; join reads MIN and MAX back from the reduced both[2n]. */
+void bb_agree_split(const int64_t *local, int n, int64_t *both);
+void bb_agree_join(const int64_t *reduced, int n, int64_t *min_out, int64_t *max_out);
+
 /* Local: an agreement object without the creation's agreement (the phases
  * agree their policies once, themselves), serving ops (BB_AGREE_*).  The
  * policies must be valid. */

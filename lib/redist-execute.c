@@ -360,7 +360,7 @@ static int64_t bb_exec_flag(const bb_redist_plan_t *pl)
 
 /* Local.  The message's handshake, this rank's part: the nine fields and
  * their complements into both[2 * BB_REDIST_FIELDS], for one MIN over the
- * link that gives MIN and MAX (bb_exec_handshake_read).  The recv_dist flag
+ * link that gives MIN and MAX (bb_agree_split, bb_agree_join).  The recv_dist flag
  * travels as a field that only senders present; a rank that only receives
  * presents MIN's identity in both halves, so MIN == MAX of it still proves
  * that the senders agreed, and every rank reads it from the result.  Engine
@@ -383,21 +383,9 @@ static void bb_exec_handshake_fields(const bb_redist_plan_t *pl,
     local[BB_REDIST_RECV_DIST] = bb_exec_flag(pl);
     local[BB_REDIST_REFUSAL] =
         cause != BB_REDIST_LOCAL_NONE ? 8 * (int64_t)l->rank + BB_STAGE_PREFLIGHT : 0;
-    for (int i = 0; i < BB_REDIST_FIELDS; i++) {
-        both[i] = local[i];
-        both[BB_REDIST_FIELDS + i] = ~local[i];
-    }
+    bb_agree_split(local, BB_REDIST_FIELDS, both);
     if (!pl->sender)
         both[BB_REDIST_RECV_DIST] = both[BB_REDIST_FIELDS + BB_REDIST_RECV_DIST] = INT64_MAX;
-}
-
-/* Local.  MIN and MAX of the fields from the handshake's reduced array. */
-static void bb_exec_handshake_read(const int64_t *red, int64_t *mn, int64_t *mx)
-{
-    for (int i = 0; i < BB_REDIST_FIELDS; i++) {
-        mn[i] = red[i];
-        mx[i] = ~red[BB_REDIST_FIELDS + i];
-    }
 }
 
 /* Local, alike on every rank (from the plan alone): whether this message's
@@ -597,7 +585,7 @@ bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contrac
         m.payload_s = t2 - t1;
         m.admission_s = (t1 - t0) + (bb_time_now() - t2);
     }
-    bb_exec_handshake_read(red, mn, mx);
+    bb_agree_join(red, BB_REDIST_FIELDS, mn, mx);
     pl->sequence++;
     m.recv_dist = mx[BB_REDIST_RECV_DIST];
     if (bb_exec_refused(mn, mx, &m)) {

@@ -449,17 +449,18 @@ int bb_agreement_minmax(bb_agreement_t *a, const int64_t *local, int64_t *min_ou
         return MPI_ERR_ARG;
     int n = a->n;
     int fused = a->admission != BB_ADMISSION_SPEC;
-    for (int i = 0; i < n; i++) {
-        a->in[i] = local[i];
-        if (fused)
-            a->in[n + i] = ~local[i];  /* min(~x) = ~max(x), for every int64 */
-    }
+    if (fused)
+        bb_agree_split(local, n, a->in);
+    else
+        memcpy(a->in, local, (size_t)n * sizeof *local);
     int rc = minmax_reduce(a);
     if (rc != MPI_SUCCESS)
         return rc;
-    for (int i = 0; i < n; i++) {
-        min_out[i] = a->out[i];
-        max_out[i] = fused ? ~a->out[n + i] : a->out[n + i];
+    if (fused) {
+        bb_agree_join(a->out, n, min_out, max_out);
+    } else {
+        memcpy(min_out, a->out, (size_t)n * sizeof *min_out);
+        memcpy(max_out, a->out + n, (size_t)n * sizeof *max_out);
     }
     return MPI_SUCCESS;
 }

@@ -957,7 +957,8 @@ enum {
 };
 
 /* Admission array: int64[9], its MIN and MAX over the link in one
- * Allreduce (the handshake of bb_redist_plan_execute). */
+ * Allreduce, or for an eager message in a local MIN over every rank's copy
+ * carried by the exchange (the handshake of bb_redist_plan_execute). */
 enum {
     BB_REDIST_SEQUENCE = 0, BB_REDIST_COMMAND, BB_REDIST_N,
     BB_REDIST_ELEMENT_BYTES, BB_REDIST_DRIVER_EPOCH, BB_REDIST_ENGINE_EPOCH,
@@ -1038,14 +1039,15 @@ typedef struct bb_redist_metrics {
     int steps;              /* MPI exchanges in sequence: 1 or 2 */
     int64_t recv_dist;      /* the agreed flag */
     int map_sent;           /* the map came with this '<' reply */
-    int eager;              /* the payload was posted while the handshake
-                               flew (pack, pack-mpi, overlap where the
-                               verdict cannot change the path); published
+    int eager;              /* the handshake rode in the payload's exchange,
+                               posted before the verdict (pack, pack-mpi,
+                               overlap where the verdict cannot change the
+                               path): no collective of its own; published
                                only once admitted */
     double admission_s;     /* the handshake: the recv_dist flag and the
                                MIN/MAX agreement, one Allreduce; eager:
-                               its start and the wait for its verdict after
-                               the post (what the payload did not hide) */
+                               local, the headers staged and their MIN
+                               taken (their bytes travel in payload_s) */
     double map_s;           /* plan rebuild when the map came (setup) */
     double payload_s;       /* the data movement */
     double total_s;         /* inclusive of all of the above */
@@ -1056,7 +1058,10 @@ typedef struct bb_redist_metrics {
 /* Collective over the link.  The handshake: one MIN Allreduce over the link
  * of the nine fields and their complements (bb_agree_minmax_fused's MIN and
  * MAX), the recv_dist flag among them (presented by the sending code's ranks
- * only), admits the message (command, N, element size, driver epoch, cap
+ * only); for an eager message (metrics eager) no collective: every rank
+ * sends the same 144 bytes to every rank inside the payload's exchange and
+ * takes their MIN locally, the same inputs and so the same verdict.  It
+ * admits the message (command, N, element size, driver epoch, cap
  * and the senders' flag must agree, the refusal field be 0 everywhere;
  * the engine epoch may differ: that selects the fallback), then moves the
  * data.  send: the sender's elements in its map order (count * element_bytes

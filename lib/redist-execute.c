@@ -1,5 +1,7 @@
 /* redist-execute.c: one message of a plan (bb_redist_plan_execute): the
- * handshake (the recv_dist flag and the admission in one agreement), and the payload by the plan's method: the
+ * handshake (the recv_dist flag and the admission in one agreement: a MIN
+ * Allreduce, or for an eager message every rank's header inside the
+ * exchange), and the payload by the plan's method: the
  * exchanges of an exchange plan (Alltoallw, pack, pack-mpi, sparse,
  * overlap) and the root methods. */
 #include "config.h"
@@ -39,17 +41,57 @@ static void bb_slot_runs_copy(const int *run, int nrun, double *local, double *p
     }
 }
 
+/* The element runs of one direction between the local side and a staging
+ * in the eager layout (redist-private.h), where peer d's elements follow
+ * its header: element j of the message order, in peer d's part
+ * [displ[d], displ[d] + count[d]), lies at edispl[d] + hbytes, so a run
+ * that crosses peers (pack's runs over the whole message order) is cut
+ * there. */
+static void bb_slot_runs_copy_eager(const bb_xplan_t *x, const int *run, int nrun,
+                                    const int *count, const int *displ, const int *edispl,
+                                    double *local, char *staging, int ncomp, int to_packed)
+{
+    int d = 0, j = 0;
+    for (int k = 0; k < nrun; k++) {
+        int first = run[2 * k], len = run[2 * k + 1];
+        while (len > 0) {
+            while (d < x->p - 1 && j >= displ[d] + count[d])
+                d++;
+            int end = displ[d] + count[d], piece[2] = {first, end - j < len ? end - j : len};
+            if (piece[1] <= 0)
+                return; /* more runs than counts: maps the build refused */
+            double *at = (double *)(staging + edispl[d] + x->hbytes)
+                         + (size_t)(j - displ[d]) * (size_t)ncomp;
+            bb_slot_runs_copy(piece, 1, local, at, ncomp, to_packed);
+            first += piece[1];
+            j += piece[1];
+            len -= piece[1];
+        }
+    }
+}
+
 /* The staged methods (pack, pack-mpi, overlap) move a message in two
  * halves: post (the sending side staged and the exchange into the receive
  * staging) and publish (the receive staging copied into recv).  Nothing
- * reaches recv before publish, so a message whose handshake is still in
- * flight can be posted (bb_exec_eager).  send NULL: a rank that refuses the
- * message sends its staging as it is (no rank publishes it). */
+ * reaches recv before publish, so a message can be posted before its
+ * verdict (bb_exec_eager).  send NULL: a rank that refuses the message
+ * sends its staging as it is (no rank publishes it).  eager: the eager
+ * layout, each peer's part after the handshake's header (staged by
+ * bb_xplan_stage_headers), a part to every peer even without payload. */
 
 /* pack, post: the runs copied by hand into peer order, one MPI_Alltoallv of
- * contiguous elements into the receive staging. */
-static int bb_xplan_pack_post(bb_xplan_t *x, const double *send, MPI_Datatype elem, int ncomp)
+ * contiguous elements (eager: of bytes, each part with its header) into
+ * the receive staging. */
+static int bb_xplan_pack_post(bb_xplan_t *x, const double *send, MPI_Datatype elem, int ncomp,
+                              int eager)
 {
+    if (eager) {
+        if (send != NULL)
+            bb_slot_runs_copy_eager(x, x->srun, x->nsrun, x->scount, x->sdispl, x->edispl_s,
+                                    (double *)send, x->pbuf, ncomp, 1);
+        return MPI_Alltoallv(x->pbuf, x->ecount_s, x->edispl_s, MPI_BYTE, x->ubuf, x->ecount_r,
+                             x->edispl_r, MPI_BYTE, x->comm);
+    }
     if (send != NULL)
         bb_slot_runs_copy(x->srun, x->nsrun, (double *)send, (double *)x->pbuf, ncomp, 1);
     return MPI_Alltoallv(x->pbuf, x->scount, x->sdispl, elem, x->ubuf, x->rcount, x->rdispl,
@@ -57,37 +99,43 @@ static int bb_xplan_pack_post(bb_xplan_t *x, const double *send, MPI_Datatype el
 }
 
 /* pack, publish: the runs copied out. */
-static void bb_xplan_pack_publish(bb_xplan_t *x, double *recv, int ncomp)
+static void bb_xplan_pack_publish(bb_xplan_t *x, double *recv, int ncomp, int eager)
 {
-    bb_slot_runs_copy(x->rrun, x->nrrun, recv, (double *)x->ubuf, ncomp, 0);
+    if (eager)
+        bb_slot_runs_copy_eager(x, x->rrun, x->nrrun, x->rcount, x->rdispl, x->edispl_r, recv,
+                                x->ubuf, ncomp, 0);
+    else
+        bb_slot_runs_copy(x->rrun, x->nrrun, recv, (double *)x->ubuf, ncomp, 0);
 }
 
 /* pack-mpi, post: MPI_Pack through each peer's slot datatype, one
- * MPI_Alltoallv of MPI_PACKED. */
-static int bb_xplan_pack_mpi_post(bb_xplan_t *x, const double *send)
+ * MPI_Alltoallv of MPI_PACKED (eager: each part with its header). */
+static int bb_xplan_pack_mpi_post(bb_xplan_t *x, const double *send, int eager)
 {
     int rc;
+    const int *count = eager ? x->ecount_s : x->sbytes, *displ = eager ? x->edispl_s : x->sbdispl;
+    int *rcount = eager ? x->ecount_r : x->rbytes, *rdispl = eager ? x->edispl_r : x->rbdispl;
     for (int d = 0; send != NULL && d < x->p; d++) {
         if (x->scount[d] == 0)
             continue;
-        int pos = x->sbdispl[d];
+        int at = eager ? x->edispl_s[d] + x->hbytes : x->sbdispl[d], pos = at;
         if ((rc = MPI_Pack(send, 1, x->stype[d], x->pbuf, (int)x->pbytes, &pos, x->comm))
             != MPI_SUCCESS)
             return rc;
-        if (pos != x->sbdispl[d] + x->sbytes[d])
+        if (pos != at + x->sbytes[d])
             return MPI_ERR_INTERN; /* a packed size other than MPI_Pack_size's */
     }
-    return MPI_Alltoallv(x->pbuf, x->sbytes, x->sbdispl, MPI_PACKED, x->ubuf, x->rbytes,
-                         x->rbdispl, MPI_PACKED, x->comm);
+    return MPI_Alltoallv(x->pbuf, count, displ, MPI_PACKED, x->ubuf, rcount, rdispl, MPI_PACKED,
+                         x->comm);
 }
 
 /* pack-mpi, publish: MPI_Unpack through the receiving slot datatypes. */
-static int bb_xplan_pack_mpi_publish(bb_xplan_t *x, double *recv)
+static int bb_xplan_pack_mpi_publish(bb_xplan_t *x, double *recv, int eager)
 {
     for (int d = 0; d < x->p; d++) {
         if (x->rcount[d] == 0)
             continue;
-        int pos = x->rbdispl[d];
+        int pos = eager ? x->edispl_r[d] + x->hbytes : x->rbdispl[d];
         int rc = MPI_Unpack(x->ubuf, (int)x->ubytes, &pos, recv, 1, x->rtype[d], x->comm);
         if (rc != MPI_SUCCESS)
             return rc;
@@ -121,49 +169,69 @@ wait:
     return MPI_Waitall(nreq, x->reqs, x->stats);
 }
 
+/* overlap: peer d's payload in a staging, in the layout of eager or not. */
+static double *bb_xplan_overlap_part(const bb_xplan_t *x, char *buf, const int *displ,
+                                     const int *edispl, int d, int ncomp, int eager)
+{
+    if (eager)
+        return (double *)(buf + edispl[d] + x->hbytes);
+    return (double *)buf + (size_t)displ[d] * (size_t)ncomp;
+}
+
 /* overlap, post: every receive posted first, into its peer's part of the
  * receive staging; then, peer by peer from the next rank on (so that the
  * ranks do not all start at one), that peer's runs packed and sent at once,
- * so that the first messages fly while later ones are packed.  The
- * requests: nr receives, then ns sends, in x->reqs. */
+ * so that the first messages fly while later ones are packed.  eager: the
+ * header with the payload as bytes, to and from every other rank (the self
+ * header stays local).  The requests: nr receives, then ns sends, in
+ * x->reqs. */
 static int bb_xplan_overlap_post(bb_xplan_t *x, const double *send, MPI_Datatype elem,
-                                 int ncomp, int *nr, int *ns)
+                                 int ncomp, int eager, int *nr, int *ns)
 {
     int rc;
-    size_t nc = (size_t)ncomp;
-    double *pb = (double *)x->pbuf, *ub = (double *)x->ubuf;
     *nr = *ns = 0;
     for (int k = 1; k < x->p; k++) {
         int d = (x->me + k) % x->p;
-        if (x->rcount[d] > 0
-            && (rc = MPI_Irecv(ub + (size_t)x->rdispl[d] * nc, x->rcount[d], elem, d,
-                               BB_TAG_PAYLOAD, x->comm, &x->reqs[(*nr)++])) != MPI_SUCCESS)
+        if (eager)
+            rc = MPI_Irecv(x->ubuf + x->edispl_r[d], x->ecount_r[d], MPI_BYTE, d,
+                           BB_TAG_PAYLOAD, x->comm, &x->reqs[(*nr)++]);
+        else if (x->rcount[d] > 0)
+            rc = MPI_Irecv(bb_xplan_overlap_part(x, x->ubuf, x->rdispl, NULL, d, ncomp, 0),
+                           x->rcount[d], elem, d, BB_TAG_PAYLOAD, x->comm, &x->reqs[(*nr)++]);
+        else
+            continue;
+        if (rc != MPI_SUCCESS)
             return rc; /* requests stay with the poisoned plan */
     }
     for (int k = 1; k < x->p; k++) {
         int d = (x->me + k) % x->p;
-        if (x->scount[d] == 0)
+        if (x->scount[d] == 0 && !eager)
             continue;
-        if (send != NULL)
+        double *part = bb_xplan_overlap_part(x, x->pbuf, x->sdispl, x->edispl_s, d, ncomp, eager);
+        if (send != NULL && x->scount[d] > 0)
             bb_slot_runs_copy(x->srun + 2 * (size_t)x->srunat[d],
-                              x->srunat[d + 1] - x->srunat[d], (double *)send,
-                              pb + (size_t)x->sdispl[d] * nc, ncomp, 1);
-        if ((rc = MPI_Isend(pb + (size_t)x->sdispl[d] * nc, x->scount[d], elem, d,
-                            BB_TAG_PAYLOAD, x->comm, &x->reqs[*nr + (*ns)++])) != MPI_SUCCESS)
+                              x->srunat[d + 1] - x->srunat[d], (double *)send, part, ncomp, 1);
+        if (eager)
+            rc = MPI_Isend(x->pbuf + x->edispl_s[d], x->ecount_s[d], MPI_BYTE, d, BB_TAG_PAYLOAD,
+                           x->comm, &x->reqs[*nr + (*ns)++]);
+        else
+            rc = MPI_Isend(part, x->scount[d], elem, d, BB_TAG_PAYLOAD, x->comm,
+                           &x->reqs[*nr + (*ns)++]);
+        if (rc != MPI_SUCCESS)
             return rc;
     }
     return MPI_SUCCESS;
 }
 
 /* overlap, publish: the self part copied run by run (once, slot to slot)
- * while the messages fly; each message unpacked as it completes (or, all
- * received already: each in turn); the sends waited last. */
+ * while the messages fly; each message unpacked as it completes (or,
+ * eager: all received already, each with payload in turn); the sends
+ * waited last. */
 static int bb_xplan_overlap_publish(bb_xplan_t *x, const double *send, double *recv,
-                                    int ncomp, int nr, int ns, int received)
+                                    int ncomp, int nr, int ns, int eager)
 {
     int rc;
     size_t nc = (size_t)ncomp, eb = nc * sizeof(double);
-    double *ub = (double *)x->ubuf;
     for (int k = 0; k < x->ncrun; k++) {
         int from = x->crun[3 * k], to = x->crun[3 * k + 1], len = x->crun[3 * k + 2];
         if (len == 1)
@@ -171,12 +239,12 @@ static int bb_xplan_overlap_publish(bb_xplan_t *x, const double *send, double *r
         else
             memcpy(recv + (size_t)to * nc, send + (size_t)from * nc, (size_t)len * eb);
     }
-    for (int left = nr, k = 1; left > 0; left--) {
+    for (int left = eager ? x->p - 1 : nr, k = 1; left > 0; left--) {
         int i, d;
         MPI_Status st;
-        if (received) {
-            while (x->rcount[d = (x->me + k++) % x->p] == 0)
-                ;
+        if (eager) {
+            if (x->rcount[d = (x->me + k++) % x->p] == 0)
+                continue; /* a header alone */
         } else {
             if ((rc = MPI_Waitany(nr, x->reqs, &i, &st)) != MPI_SUCCESS)
                 return rc;
@@ -185,7 +253,8 @@ static int bb_xplan_overlap_publish(bb_xplan_t *x, const double *send, double *r
                 return MPI_ERR_INTERN; /* a completion that no receive posted */
         }
         bb_slot_runs_copy(x->rrun + 2 * (size_t)x->rrunat[d], x->rrunat[d + 1] - x->rrunat[d],
-                          recv, ub + (size_t)x->rdispl[d] * nc, ncomp, 0);
+                          recv, bb_xplan_overlap_part(x, x->ubuf, x->rdispl, x->edispl_r, d,
+                                                      ncomp, eager), ncomp, 0);
     }
     return MPI_Waitall(ns, x->reqs + nr, x->stats);
 }
@@ -303,17 +372,18 @@ static int bb_xplan_exchange(const bb_redist_plan_t *pl, bb_xplan_t *x, const do
     int rc, nr, ns;
     switch (pl->chosen) {
     case BB_REDIST_PACK:
-        if ((rc = bb_xplan_pack_post(x, send, pl->elem, pl->ncomp)) == MPI_SUCCESS)
-            bb_xplan_pack_publish(x, recv, pl->ncomp);
+        if ((rc = bb_xplan_pack_post(x, send, pl->elem, pl->ncomp, 0)) == MPI_SUCCESS)
+            bb_xplan_pack_publish(x, recv, pl->ncomp, 0);
         return rc;
     case BB_REDIST_PACK_MPI:
-        if ((rc = bb_xplan_pack_mpi_post(x, send)) != MPI_SUCCESS)
+        if ((rc = bb_xplan_pack_mpi_post(x, send, 0)) != MPI_SUCCESS)
             return rc;
-        return bb_xplan_pack_mpi_publish(x, recv);
+        return bb_xplan_pack_mpi_publish(x, recv, 0);
     case BB_REDIST_SPARSE:
         return bb_xplan_sparse_isend(x, send, recv, pl->ncomp);
     case BB_REDIST_OVERLAP:
-        if ((rc = bb_xplan_overlap_post(x, send, pl->elem, pl->ncomp, &nr, &ns)) != MPI_SUCCESS)
+        if ((rc = bb_xplan_overlap_post(x, send, pl->elem, pl->ncomp, 0, &nr, &ns))
+            != MPI_SUCCESS)
             return rc;
         return bb_xplan_overlap_publish(x, send, recv, pl->ncomp, nr, ns, 0);
     default:
@@ -389,7 +459,8 @@ static void bb_exec_handshake_fields(const bb_redist_plan_t *pl,
 }
 
 /* Local, alike on every rank (from the plan alone): whether this message's
- * payload is posted while its handshake flies.  Only the staged methods,
+ * handshake rides in its payload's exchange (no collective of its own, the
+ * payload posted before the verdict).  Only the staged methods,
  * whose payload reaches recv only when published after the verdict, and
  * only where the verdict cannot change what is posted: their exchange and
  * the sizes it moves are the plan's, whatever the contracts say, so a
@@ -403,8 +474,9 @@ static int bb_exec_eager(const bb_redist_plan_t *pl)
     if (pl->method == BB_REDIST_ROOT || pl->method == BB_REDIST_ROOT_GATHERV
         || pl->method == BB_REDIST_TWO_STEP)
         return 0;
-    if (pl->chosen != BB_REDIST_PACK && pl->chosen != BB_REDIST_PACK_MPI
-        && pl->chosen != BB_REDIST_OVERLAP)
+    if ((pl->chosen != BB_REDIST_PACK && pl->chosen != BB_REDIST_PACK_MPI
+         && pl->chosen != BB_REDIST_OVERLAP)
+        || pl->x1.hbytes <= 0)
         return 0;
     if (pl->command == BB_REDIST_SEND)
         return 1;
@@ -475,21 +547,68 @@ static int bb_exec_payload(bb_redist_plan_t *pl, int stale, const double *send, 
     }
 }
 
-/* Collective over the link: an eager message's post, by the staged method
- * it executes (bb_exec_eager), up to everything this rank receives in its
- * staging, so that the wait for the verdict after it is the handshake's
- * own part; *nr, *ns: overlap's requests (its sends may still fly). */
+/* Local.  An eager message's handshake: this rank's header (both, from
+ * bb_exec_handshake_fields) into every peer's part of the send staging,
+ * its own included (pack's and pack-mpi's exchanges carry the self part
+ * too); packed: as MPI_INT64_T through MPI_Pack, the staging being
+ * MPI_PACKED. */
+static int bb_xplan_stage_headers(bb_xplan_t *x, const int64_t *both, int packed)
+{
+    for (int d = 0; d < x->p; d++) {
+        int pos = x->edispl_s[d], rc;
+        if (!packed) {
+            memcpy(x->pbuf + pos, both, BB_XPLAN_HEADER_BYTES);
+            continue;
+        }
+        if ((rc = MPI_Pack(both, 2 * BB_REDIST_FIELDS, MPI_INT64_T, x->pbuf, (int)x->pbytes, &pos,
+                           x->comm)) != MPI_SUCCESS)
+            return rc;
+        if (pos > x->edispl_s[d] + x->hbytes)
+            return MPI_ERR_INTERN; /* more than MPI_Pack_size said */
+    }
+    return MPI_SUCCESS;
+}
+
+/* Local, after an eager exchange: into red, the element-wise MIN of this
+ * rank's header (both) and the one every other rank sent it, which is what
+ * one MIN Allreduce of the headers gives (the same P inputs; MIN is exact
+ * on int64), so every rank reaches the same verdict. */
+static int bb_xplan_min_headers(bb_xplan_t *x, const int64_t *both, int64_t *red, int packed)
+{
+    memcpy(red, both, BB_XPLAN_HEADER_BYTES);
+    for (int d = 0; d < x->p; d++) {
+        int64_t h[2 * BB_REDIST_FIELDS];
+        int pos = x->edispl_r[d], rc;
+        if (d == x->me)
+            continue;
+        if (!packed)
+            memcpy(h, x->ubuf + pos, BB_XPLAN_HEADER_BYTES);
+        else if ((rc = MPI_Unpack(x->ubuf, (int)x->ubytes, &pos, h, 2 * BB_REDIST_FIELDS,
+                                  MPI_INT64_T, x->comm)) != MPI_SUCCESS)
+            return rc;
+        for (int i = 0; i < 2 * BB_REDIST_FIELDS; i++)
+            if (h[i] < red[i])
+                red[i] = h[i];
+    }
+    return MPI_SUCCESS;
+}
+
+/* Collective over the link: an eager message's exchange, by the staged
+ * method it executes (bb_exec_eager), the headers staged already, up to
+ * everything this rank receives in its staging (every rank's header among
+ * it, so that the verdict follows locally); *nr, *ns: overlap's requests
+ * (its sends may still fly). */
 static int bb_exec_post(bb_redist_plan_t *pl, const double *send, int *nr, int *ns)
 {
     int rc;
     *nr = *ns = 0;
     switch (pl->chosen) {
     case BB_REDIST_PACK:
-        return bb_xplan_pack_post(&pl->x1, send, pl->elem, pl->ncomp);
+        return bb_xplan_pack_post(&pl->x1, send, pl->elem, pl->ncomp, 1);
     case BB_REDIST_PACK_MPI:
-        return bb_xplan_pack_mpi_post(&pl->x1, send);
+        return bb_xplan_pack_mpi_post(&pl->x1, send, 1);
     default:
-        rc = bb_xplan_overlap_post(&pl->x1, send, pl->elem, pl->ncomp, nr, ns);
+        rc = bb_xplan_overlap_post(&pl->x1, send, pl->elem, pl->ncomp, 1, nr, ns);
         return rc != MPI_SUCCESS ? rc : MPI_Waitall(*nr, pl->x1.reqs, pl->x1.stats);
     }
 }
@@ -505,10 +624,10 @@ static int bb_exec_publish(bb_redist_plan_t *pl, int stale, const double *send, 
     *steps = stale ? 2 : 1;
     switch (pl->chosen) {
     case BB_REDIST_PACK:
-        bb_xplan_pack_publish(&pl->x1, dest, pl->ncomp);
+        bb_xplan_pack_publish(&pl->x1, dest, pl->ncomp, 1);
         break;
     case BB_REDIST_PACK_MPI:
-        rc = bb_xplan_pack_mpi_publish(&pl->x1, dest);
+        rc = bb_xplan_pack_mpi_publish(&pl->x1, dest, 1);
         break;
     default:
         rc = bb_xplan_overlap_publish(&pl->x1, send, dest, pl->ncomp, nr, ns, 1);
@@ -570,18 +689,18 @@ bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contrac
             goto mpi_fail;
         m.admission_s = bb_time_now() - t0;
     } else {
-        /* the handshake's own part is what the post does not hide: its
-         * start and the wait for the verdict after the post */
-        MPI_Request hs;
-        rc = MPI_Iallreduce(both, red, 2 * BB_REDIST_FIELDS, MPI_INT64_T, MPI_MIN,
-                            pl->link->comm, &hs);
-        if (rc != MPI_SUCCESS)
+        /* no collective: every rank's header rides in the exchange to every
+         * rank; the handshake's own part is the local work around it, the
+         * headers staged and their MIN taken */
+        int packed = pl->chosen == BB_REDIST_PACK_MPI;
+        if ((rc = bb_xplan_stage_headers(&pl->x1, both, packed)) != MPI_SUCCESS)
             goto mpi_fail;
         double t1 = bb_time_now();
         rc = bb_exec_post(pl, cause == BB_REDIST_LOCAL_NONE ? send : NULL, &nr, &ns);
         double t2 = bb_time_now();
-        if (rc != MPI_SUCCESS || (rc = MPI_Wait(&hs, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-            goto mpi_fail; /* hs stays with the poisoned plan's job */
+        if (rc != MPI_SUCCESS || (rc = bb_xplan_min_headers(&pl->x1, both, red, packed))
+                                     != MPI_SUCCESS)
+            goto mpi_fail; /* requests stay with the poisoned plan */
         m.payload_s = t2 - t1;
         m.admission_s = (t1 - t0) + (bb_time_now() - t2);
     }

@@ -50,6 +50,10 @@ enum {
 /* A private outcome of bb_xplan_build (MPI codes are >= 0): the plan is
  * over a limit of an MPI call's int arguments (an argument error). */
 #define BB_RC_TOO_LARGE (-2)
+/* The handshake's bytes as an eager message carries them to each peer: the
+ * nine fields and their complements (bb_agree_split), a multiple of 8 so
+ * that the payload after it stays aligned for doubles. */
+#define BB_XPLAN_HEADER_BYTES ((int)(2 * BB_REDIST_FIELDS * sizeof(int64_t)))
 
 typedef struct bb_xplan {
     MPI_Comm comm;          /* borrowed */
@@ -69,6 +73,11 @@ typedef struct bb_xplan {
     int *sbytes, *sbdispl, *rbytes, *rbdispl;  /* pack-mpi: per peer, bytes */
     char *pbuf, *ubuf;      /* pack staging (elements or MPI_PACKED bytes) */
     int64_t pbytes, ubytes;
+    /* the eager layout of the same staging (RUNS, PACKED): each peer's part
+     * is the handshake's header (hbytes: BB_XPLAN_HEADER_BYTES, or its
+     * MPI_Pack_size for PACKED), then its payload; per peer, in bytes */
+    int hbytes;
+    int *ecount_s, *edispl_s, *ecount_r, *edispl_r;
     MPI_Request *reqs;
     MPI_Status *stats;
     int64_t sruns, rruns;   /* contiguous runs of the per-peer slot lists */

@@ -18,6 +18,8 @@ static int64_t bb_xplan_bytes(const bb_xplan_t *x)
     b += 2 * ((int64_t)x->nsrun + x->nrrun) * (int64_t)sizeof(int);
     if (x->sbytes)
         b += 4 * p * (int64_t)sizeof(int);
+    if (x->ecount_s) /* the eager layout */
+        b += 4 * p * (int64_t)sizeof(int);
     if (x->srunat) /* overlap: each peer's first run, the self part's copy runs */
         b += (2 * (p + 1) + 3 * (int64_t)x->ncrun) * (int64_t)sizeof(int);
     return b + x->pbytes + x->ubytes + x->type_bytes;

@@ -36,6 +36,7 @@ void bb_xplan_free(bb_xplan_t *x)
     free(x->sbytes); free(x->sbdispl); free(x->rbytes); free(x->rbdispl);
     free(x->pbuf); free(x->ubuf); free(x->reqs); free(x->stats);
     free(x->srunat); free(x->rrunat); free(x->crun);
+    free(x->ecount_s); free(x->edispl_s); free(x->ecount_r); free(x->edispl_r);
     memset(x, 0, sizeof *x);
 }
 
@@ -211,14 +212,20 @@ static int bb_xplan_alloc(bb_xplan_t *x, int64_t sn, int64_t rn, size_t eb)
     x->reqs = malloc(2 * pp * sizeof(MPI_Request));
     x->stats = malloc(2 * pp * sizeof(MPI_Status));
     if (how & BB_XPLAN_RUNS) {
-        x->pbytes = (int64_t)(sn > 0 ? sn : 0) * (int64_t)eb;
-        x->ubytes = (int64_t)(rn > 0 ? rn : 0) * (int64_t)eb;
-        x->pbuf = malloc(zs * eb);
-        x->ubuf = malloc(zr * eb);
+        /* room for the eager layout too: a header per peer */
+        size_t hs = pp * (size_t)BB_XPLAN_HEADER_BYTES;
+        x->pbytes = (int64_t)hs + (int64_t)(sn > 0 ? sn : 0) * (int64_t)eb;
+        x->ubytes = (int64_t)hs + (int64_t)(rn > 0 ? rn : 0) * (int64_t)eb;
+        x->pbuf = malloc(hs + zs * eb);
+        x->ubuf = malloc(hs + zr * eb);
     }
     if (how & BB_XPLAN_PACKED) {
         x->sbytes = calloc(pp, sizeof(int)); x->sbdispl = calloc(pp, sizeof(int));
         x->rbytes = calloc(pp, sizeof(int)); x->rbdispl = calloc(pp, sizeof(int));
+    }
+    if (how & (BB_XPLAN_RUNS | BB_XPLAN_PACKED)) {
+        x->ecount_s = calloc(pp, sizeof(int)); x->edispl_s = calloc(pp, sizeof(int));
+        x->ecount_r = calloc(pp, sizeof(int)); x->edispl_r = calloc(pp, sizeof(int));
     }
     if (x->stype && x->rtype)
         for (int d = 0; d < x->p; d++)
@@ -228,7 +235,40 @@ static int bb_xplan_alloc(bb_xplan_t *x, int64_t sn, int64_t rn, size_t eb)
            || !x->stype || !x->rtype || !x->reqs || !x->stats
            || ((how & BB_XPLAN_RUNS) && (!x->pbuf || !x->ubuf))
            || ((how & BB_XPLAN_PACKED)
-               && (!x->sbytes || !x->sbdispl || !x->rbytes || !x->rbdispl));
+               && (!x->sbytes || !x->sbdispl || !x->rbytes || !x->rbdispl))
+           || ((how & (BB_XPLAN_RUNS | BB_XPLAN_PACKED))
+               && (!x->ecount_s || !x->edispl_s || !x->ecount_r || !x->edispl_r));
+}
+
+/* Local.  One direction of the eager layout: peer d's part is a header of
+ * hb bytes, then its payload of pay[d] bytes (pay NULL: count[d] elements
+ * of eb bytes); *total: the bytes of all parts. */
+static void bb_xplan_eager_side(int p, int hb, const int *pay, const int *count, int64_t eb,
+                                int *ecount, int *edispl, int64_t *total)
+{
+    int64_t at = 0;
+    for (int d = 0; d < p; d++) {
+        int64_t c = hb + (pay ? (int64_t)pay[d] : (int64_t)count[d] * eb);
+        ecount[d] = (int)(c <= INT_MAX ? c : 0);
+        edispl[d] = (int)(at <= INT_MAX ? at : 0);
+        at += c;
+    }
+    *total = at;
+}
+
+/* Local.  The eager layout of pack's and overlap's element staging (the
+ * counts are bytes, so a rank's staging over INT_MAX bytes is
+ * BB_RC_TOO_LARGE; the caller agrees it); MPI_ERR_INTERN where the counts
+ * outgrow the staging allocated from the maps (inconsistent maps). */
+static int bb_xplan_eager_runs(bb_xplan_t *x, int64_t eb)
+{
+    int64_t st, rt;
+    x->hbytes = BB_XPLAN_HEADER_BYTES;
+    bb_xplan_eager_side(x->p, x->hbytes, NULL, x->scount, eb, x->ecount_s, x->edispl_s, &st);
+    bb_xplan_eager_side(x->p, x->hbytes, NULL, x->rcount, eb, x->ecount_r, x->edispl_r, &rt);
+    if (st > INT_MAX || rt > INT_MAX)
+        return BB_RC_TOO_LARGE;
+    return st > x->pbytes || rt > x->ubytes ? MPI_ERR_INTERN : MPI_SUCCESS;
 }
 
 /* Collective over comm: each rank's counts out (c) to each peer, the
@@ -360,6 +400,10 @@ static int bb_xplan_packed(bb_xplan_t *x, MPI_Datatype elem)
 {
     int64_t st = 0, rt = 0;
     int rc;
+    /* the eager layout's header, packed as the MPI_INT64_T it is */
+    if ((rc = MPI_Pack_size(2 * BB_REDIST_FIELDS, MPI_INT64_T, x->comm, &x->hbytes))
+        != MPI_SUCCESS)
+        return rc;
     for (int d = 0; d < x->p; d++) {
         int sz = 0;
         if ((rc = MPI_Pack_size(x->scount[d], elem, x->comm, &sz)) != MPI_SUCCESS)
@@ -373,6 +417,9 @@ static int bb_xplan_packed(bb_xplan_t *x, MPI_Datatype elem)
         x->rbdispl[d] = (int)(rt <= INT_MAX ? rt : 0);
         rt += sz;
     }
+    /* the staging holds either layout: the eager one is the larger */
+    bb_xplan_eager_side(x->p, x->hbytes, x->sbytes, NULL, 0, x->ecount_s, x->edispl_s, &st);
+    bb_xplan_eager_side(x->p, x->hbytes, x->rbytes, NULL, 0, x->ecount_r, x->edispl_r, &rt);
     int over = st > INT_MAX || rt > INT_MAX;
     x->pbytes = st;
     x->ubytes = rt;
@@ -434,6 +481,10 @@ int bb_xplan_build(bb_xplan_t *x, MPI_Comm comm, int64_t n, const int64_t *sidx,
         rc = MPI_ERR_NO_MEM; /* local: agreed by the caller */
         goto free_scratch;
     }
+    if ((how & BB_XPLAN_RUNS)
+        && (rc = bb_xplan_eager_runs(x, (int64_t)ncomp * (int64_t)sizeof(double)))
+               != MPI_SUCCESS)
+        goto free_scratch; /* local: agreed by the caller */
     if ((how & BB_XPLAN_TYPES) && (rc = bb_xplan_types(x, elem)) != MPI_SUCCESS)
         goto free_scratch;
     if ((how & BB_XPLAN_PACKED) && (rc = bb_xplan_packed(x, elem)) != MPI_SUCCESS)
@@ -616,6 +667,10 @@ int bb_xplan_build_shapes(bb_xplan_t *x, MPI_Comm comm, const bb_regular_t *ss, 
         rc = MPI_ERR_NO_MEM; /* local: agreed by the caller */
         goto free_runs;
     }
+    if ((how & BB_XPLAN_RUNS)
+        && (rc = bb_xplan_eager_runs(x, (int64_t)ncomp * (int64_t)sizeof(double)))
+               != MPI_SUCCESS)
+        goto free_runs; /* local: agreed by the caller */
     if ((how & BB_XPLAN_TYPES)
         && ((rc = bb_xside_types(&snd, x->p, x->scount, elem, x->stype, x->wtype_s,
                                  x->wcount_s, &x->type_bytes)) != MPI_SUCCESS
@@ -632,9 +687,11 @@ free_runs:
 void bb_xplan_drop_runs(bb_xplan_t *x)
 {
     free(x->srun); free(x->rrun); free(x->pbuf); free(x->ubuf);
+    free(x->ecount_s); free(x->edispl_s); free(x->ecount_r); free(x->edispl_r);
     x->srun = x->rrun = NULL;
     x->pbuf = x->ubuf = NULL;
-    x->nsrun = x->nrrun = 0;
+    x->ecount_s = x->edispl_s = x->ecount_r = x->edispl_r = NULL;
+    x->nsrun = x->nrrun = x->hbytes = 0;
     x->pbytes = x->ubytes = 0;
     bb_xplan_drop_peer_runs(x);
 }

@@ -16,11 +16,12 @@
 
 enum { F_IALLREDUCE, F_ALLREDUCE, F_TEST, F_WAIT, F_ISEND, F_IRECV, F_ALLTOALLW,
        F_BARRIER, F_BCAST, F_ALLREDUCE_INIT, F_START, F_REQUEST_FREE, F_SEND, F_RECV,
-       F_N };
+       F_ALLTOALLV, F_N };
 static const char *const fault_names[F_N] = {
     "MPI_Iallreduce", "MPI_Allreduce", "MPI_Test", "MPI_Wait",
     "MPI_Isend", "MPI_Irecv", "MPI_Alltoallw", "MPI_Barrier", "MPI_Bcast",
-    "MPI_Allreduce_init", "MPI_Start", "MPI_Request_free", "MPI_Send", "MPI_Recv"
+    "MPI_Allreduce_init", "MPI_Start", "MPI_Request_free", "MPI_Send", "MPI_Recv",
+    "MPI_Alltoallv"
 };
 static long fault_at[F_N];    /* 0: never */
 static long fault_calls[F_N];
@@ -214,6 +215,13 @@ int MPI_Alltoallw(const void *sb, const int sc[], const int sd[],
 {
     return fault_hit(F_ALLTOALLW) ? MPI_ERR_OTHER
                                   : PMPI_Alltoallw(sb, sc, sd, st, rb, rc, rd, rt, c);
+}
+
+int MPI_Alltoallv(const void *sb, const int sc[], const int sd[], MPI_Datatype st,
+                  void *rb, const int rc[], const int rd[], MPI_Datatype rt, MPI_Comm c)
+{
+    return fault_hit(F_ALLTOALLV) ? MPI_ERR_OTHER
+                                  : PMPI_Alltoallv(sb, sc, sd, st, rb, rc, rd, rt, c);
 }
 
 int MPI_Send(const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm c)

@@ -236,8 +236,8 @@ void bb_redist_candidate_columns(bb_table_t *t, const char *rank_stat_words)
     bb_table_column(t, "payload", "us", "median of the payload phase alone (medians of "
                     "parts do not add up to msg_us)", 0);
     bb_table_column(t, "hs", "us", "median of the handshake alone (the recv_dist flag and "
-                    "the admission, one Allreduce; eager methods: the part their payload "
-                    "did not hide)", 0);
+                    "the admission, one Allreduce; eager methods: no collective, their "
+                    "headers staged and MIN-reduced locally around the exchange)", 0);
     bb_table_column(t, "hs_share", NULL, "hs_us / msg_us: the handshake's part of a "
                     "message", 0);
     snprintf(setup_legend, sizeof setup_legend, "median plan setup (validation, map "

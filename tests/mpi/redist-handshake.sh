@@ -1,7 +1,9 @@
 #!/bin/sh
 # A message's handshake, the recv_dist flag and the admission, is one
-# agreement collective: no Bcast, Barrier, Send or Recv around it (the
-# interposer counts every call of bb_redist_plan_execute), for every
+# agreement collective, none for an eager message (pack, pack-mpi, overlap
+# where the verdict cannot change the path: every rank's header rides in
+# the exchange to every rank): no Bcast, Barrier, Send or Recv around it
+# (the interposer counts every call of bb_redist_plan_execute), for every
 # distributed method and both commands, within one code and across an MDI
 # split; a message one rank refuses costs the same, is refused alike
 # everywhere and leaves the receive buffers untouched.

@@ -1,15 +1,21 @@
 /* test-redist-handshake: a message's handshake (the recv_dist flag and the
- * admission) is one agreement collective, at any rank count >= 1.
+ * admission) is one agreement collective, or none where it rides in the
+ * payload's exchange (eager), at any rank count >= 1.
  *
  * Linked with the interposer (tests/fault.c), which counts the MPI calls of
  * each bb_redist_plan_execute: for every distributed method, both commands,
- * intra mode and an MDI split, exactly one MPI_Allreduce or MPI_Iallreduce
- * per message, no MPI_Bcast, MPI_Barrier, MPI_Send or MPI_Recv (the flag
- * once went root to root and was broadcast: four operations a message); the
- * data arrives exact.  A message that one rank refuses costs the same one
- * collective, is refused alike on every rank and leaves the receive buffers
- * untouched, also where the payload went while the handshake flew (pack,
- * pack-mpi and overlap: eager).  Prints "handshake on P ranks: N passed, M failed" on rank 0. */
+ * intra mode and an MDI split, no MPI_Bcast, MPI_Barrier, MPI_Send or
+ * MPI_Recv (the flag once went root to root and was broadcast: four
+ * operations a message); exactly one MPI_Allreduce or MPI_Iallreduce per
+ * message, except an eager one (pack, pack-mpi, overlap where the verdict
+ * cannot change the path), which makes none: its headers go inside its one
+ * MPI_Alltoallv (pack, pack-mpi) or in one message each way between every
+ * pair of ranks (overlap: P - 1 Isend and P - 1 Irecv a rank, payload or
+ * not).  The data arrives exact.  A message that the last rank refuses
+ * costs the same calls, is refused alike on every rank and leaves the
+ * receive buffers untouched, the eager ones too, whose payload moved before
+ * the verdict.  Prints "handshake on P ranks: N passed, M failed" on rank
+ * 0. */
 #include "config.h"
 #include "check-redist.h"
 #include "fault.h"
@@ -20,14 +26,16 @@
 static int rank, ranks;
 
 typedef struct calls {
-    long agree, bcast, barrier, send, recv;
+    long agree, bcast, barrier, send, recv, alltoallv, isend, irecv;
 } calls_t;
 
 static calls_t calls_now(void)
 {
     return (calls_t){ bbfault_calls("MPI_Allreduce") + bbfault_calls("MPI_Iallreduce"),
                       bbfault_calls("MPI_Bcast"), bbfault_calls("MPI_Barrier"),
-                      bbfault_calls("MPI_Send"), bbfault_calls("MPI_Recv") };
+                      bbfault_calls("MPI_Send"), bbfault_calls("MPI_Recv"),
+                      bbfault_calls("MPI_Alltoallv"), bbfault_calls("MPI_Isend"),
+                      bbfault_calls("MPI_Irecv") };
 }
 
 /* The calls one execute made on this rank. */
@@ -40,13 +48,27 @@ static bb_status_t execute_counted(bb_redist_plan_t *plan, const bb_redist_contr
     calls_t after = calls_now();
     *made = (calls_t){ after.agree - before.agree, after.bcast - before.bcast,
                        after.barrier - before.barrier, after.send - before.send,
-                       after.recv - before.recv };
+                       after.recv - before.recv, after.alltoallv - before.alltoallv,
+                       after.isend - before.isend, after.irecv - before.irecv };
     return st;
 }
 
-static int calls_one_agreement(const calls_t *m)
+/* The agreement collectives a message of its kind makes (eager: none), and
+ * no root-to-root message or broadcast around it. */
+static int calls_agreements(const calls_t *m, int eager)
 {
-    return m->agree == 1 && m->bcast == 0 && m->barrier == 0 && m->send == 0 && m->recv == 0;
+    return m->agree == (eager ? 0 : 1) && m->bcast == 0 && m->barrier == 0 && m->send == 0
+           && m->recv == 0;
+}
+
+/* An eager message's exchange carries every rank's header to every rank:
+ * pack and pack-mpi in exactly one MPI_Alltoallv and no point-to-point;
+ * overlap in one message to and from every other rank. */
+static int calls_carry_headers(const calls_t *m, bb_redist_method_t method)
+{
+    if (method == BB_REDIST_OVERLAP)
+        return m->alltoallv == 0 && m->isend == ranks - 1 && m->irecv == ranks - 1;
+    return m->alltoallv == 1 && m->isend == 0 && m->irecv == 0;
 }
 
 static double *alloc_elems(const bb_map_t *m, int64_t eb)
@@ -91,10 +113,16 @@ static void handshake_one(bb_redist_link_t *l, bb_redist_method_t method, int cm
         st = execute_counted(plan, &c, sb, rb, &mt, &made);
         CHECK_MSG(mt.eager == want_eager(method, cmd, intra), "%s k=%d: eager %d", what, k,
                   mt.eager);
-        CHECK_MSG(calls_one_agreement(&made),
+        int eager = want_eager(method, cmd, intra);
+        CHECK_MSG(calls_agreements(&made, eager),
                   "%s k=%d: %ld agreement collectives, %ld Bcast, %ld Barrier, %ld Send, "
-                  "%ld Recv (want 1, 0, 0, 0, 0)", what, k, made.agree, made.bcast,
-                  made.barrier, made.send, made.recv);
+                  "%ld Recv (want %d, 0, 0, 0, 0)", what, k, made.agree, made.bcast,
+                  made.barrier, made.send, made.recv, eager ? 0 : 1);
+        if (eager)
+            CHECK_MSG(calls_carry_headers(&made, method),
+                      "%s k=%d: %ld Alltoallv, %ld Isend, %ld Irecv (the headers to and from "
+                      "every rank on %d ranks)", what, k, made.alltoallv, made.isend,
+                      made.irecv, ranks);
         if (refuse) {
             int64_t code = st == BB_REFUSED ? 8 * (int64_t)mt.refusal.rank + mt.refusal.stage : -1;
             CHECK_MSG(st == BB_REFUSED && mt.refusal.stage == BB_STAGE_PREFLIGHT

@@ -91,9 +91,11 @@ void bb_redist_probe_bound(const bb_redist_probe_t *probe, const double *const p
                            size_t samples, bb_redist_bound_t *bound_out);
 
 /* How the bound is derived, in the record's words (run.bound_note). */
-#define BB_REDIST_BOUND_NOTE "bound = agree + max(latency, p2p, memory, host), " \
-    "each the best sample of a probe measured interleaved with the methods: agree = " \
-    "MPI_Allreduce of int64[18] over the link; latency = one-way time of 1 byte; p2p = " \
+#define BB_REDIST_BOUND_NOTE "bound = max(latency, p2p, memory, host), " \
+    "each the best sample of a probe measured interleaved with the methods (an eager " \
+    "method carries its handshake in its exchange; agree = MPI_Allreduce of int64[18] " \
+    "over the link, what a method that agrees apart pays on top, is reported beside, " \
+    "not added); latency = one-way time of 1 byte; p2p = " \
     "one-way time of the largest bytes into or out of any rank; memory = memcpy of the " \
     "largest local part or fragmented side; host = every rank copying its share of the " \
     "bytes changing owner at once (only when a host holds 2 or more link ranks); " \

@@ -144,7 +144,7 @@ void bb_redist_reference_message(bb_redist_reference_t *r, bb_tally_t *tally, do
     if (st == BB_ERR_VALIDATION || outside_all > 0) {
         if (tally->wrong++ == 0)
             bb_bench_progress(pt->bench, "error: scalapack %c N=%lld message %lld: %lld "
-                              "wrong slots, %lld values written outside the submatrix",
+                              "wrong slots, %lld values written outside the copied part",
                               pt->command, (long long)pt->n, (long long)k,
                               (long long)(st == BB_ERR_VALIDATION ? ck.bad_slots : 0),
                               (long long)outside_all);

@@ -22,7 +22,7 @@ typedef struct redist_state {
     bb_map_t *dmap, *emap;       /* this rank's maps for it (pt borrows them) */
     int from, to;                /* indices into the layout lists */
     const bb_layout_t *from_lay, *to_lay; /* the point's layouts (a list's or a case's) */
-    char from_name[64], to_name[64], dir[2]; /* their names, the direction */
+    char from_name[96], to_name[96], dir[2]; /* their names, the direction */
     bb_map_t *md_dmap1, *md_emap1; /* <ENERGY: element 0 on each code's rank 0 */
     /* row m < nmethods is o.methods[m]; row nmethods the bound */
     bb_redist_candidate_t cands[BB_REDIST_METHODS];
@@ -90,7 +90,8 @@ static const bb_variant_t redist_variants[V_N] = {
            "4 more each, least median (run in the setup, setup.trial): its steady state is "
            "measured"),
     { "scalapack", "ScaLAPACK's Cpdgemr2d (a reference outside the library): the layouts as "
-      "block-cyclic matrices (bc2d by its grid, 1D on 1 x P), where they are", scalapack_call, 1u,
+      "block-cyclic matrices (bc2d by its grid, 1D on 1 x P), where they are; a bc2d "
+      "submatrix's whole matrix, Cpdtrmr2d for a trapezoid", scalapack_call, 1u,
       "ScaLAPACK's Cpdgemr2d: no admission or payload phase of the library's",
       BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL } }, 0 },
     { "bound", "the machine's lower bound: max(latency, p2p, memory, host), "
@@ -433,7 +434,9 @@ static const bb_option_t redist_options[] = {
      "spatial[:PX,PY,PZ], random[:SEED],\nspatial-shuffled[:SEED], root,\n"
      "bc2d:ROWS,MB,NB[,PR,PC[,RSRC,CSRC]] (a ScaLAPACK\nmatrix: N = ROWS x N/ROWS "
      "column-major in MB x NB\nblocks on a PR x PC grid from process (RSRC, CSRC);\n"
-     "a grid of fewer ranks than the code is its first\nPR*PC ranks, the others hold nothing)"},
+     "a grid of fewer ranks than the code is its first\nPR*PC ranks, the others hold nothing);\n"
+     "...@IA,JA,M,N: its ROWS x N/ROWS submatrix at\n(IA, JA) of an M x N matrix so laid out;\n"
+     "...@IA,JA,M,N,UPLO,DIAG,COLS: the trapezoid (U/L,\nunit U/N) of its ROWS x COLS submatrix)"},
     {"direction", 'd', "DIR", "'>' (driver to engine), '<' or both (default both)"},
     {"methods", BB_REDIST_OPT_METHODS, "LIST", "root, root-gatherv, two-step, direct, pack, "
      "sparse,\npack-mpi, overlap, auto, scalapack (a reference: ScaLAPACK's\n"
@@ -447,10 +450,11 @@ static const bb_option_t redist_options[] = {
     {"workload", BB_REDIST_OPT_WORKLOAD, "W", "message (one message per call; default) or md "
      "(one\nstep: >COORDS, <FORCES, <ENERGY on one map pair)"},
     {"cases", BB_REDIST_OPT_CASES, "FILE", "one point per line of FILE (ScaLAPACK's GEMR2D.dat:\n"
-     "m n, then per matrix M N RSRC CSRC IA JA P Q MB NB),\n"
-     "from A's bc2d layout to B's, '>', --link intra; '#'\n"
+     "m n, then per matrix M N RSRC CSRC IA JA P Q MB NB;\n"
+     "TRMR2D.dat: the same and UPLO DIAG, 1 or 0), from\n"
+     "A's m x n part (bc2d) to B's, '>', --link intra; '#'\n"
      "starts a comment; cases needing more ranks than the\n"
-     "launch, or a submatrix, are skipped and said"},
+     "launch are skipped and said"},
     {"no-bound", BB_REDIST_OPT_NO_BOUND, NULL, "no bound probe (its calls dominate a small "
      "point):\nthe bound and efficiency are null, said why"},
     {"remap", BB_REDIST_OPT_REMAP, "K:F", "md: every K steps a fraction F in (0, 1] of the\n"

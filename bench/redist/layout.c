@@ -43,6 +43,91 @@ static int bb_parse_i64(const char *s, const char **end, int64_t lo, int64_t hi,
     return 0;
 }
 
+int bb_layout_trap_in(int64_t i, int64_t j, int64_t m, int64_t n, char uplo, char diag)
+{
+    int unit = diag == 'U';
+    if (uplo == 'U')
+        return i <= j + (m > n ? m - n : 0) - unit;
+    return i >= j - (n > m ? n - m : 0) + unit;
+}
+
+/* A trapezoid column's rows: the first and the count (0..m). */
+static void bb_trap_column(int64_t j, int64_t m, int64_t n, char uplo, char diag,
+                           int64_t *first, int64_t *count)
+{
+    int unit = diag == 'U';
+    if (uplo == 'U') {
+        int64_t last = j + (m > n ? m - n : 0) - unit;  /* inclusive */
+        *first = 0;
+        *count = last < 0 ? 0 : last >= m ? m : last + 1;
+    } else {
+        int64_t f = j - (n > m ? n - m : 0) + unit;
+        *first = f < 0 ? 0 : f > m ? m : f;
+        *count = m - *first;
+    }
+}
+
+int64_t bb_layout_trap_count(int64_t m, int64_t n, char uplo, char diag)
+{
+    int64_t total = 0, first, count;
+    for (int64_t j = 0; j < n; j++) {
+        bb_trap_column(j, m, n, uplo, diag, &first, &count);
+        total += count;
+    }
+    return total;
+}
+
+int64_t bb_layout_sub_cols(const bb_layout_t *l, int64_t n)
+{
+    if (l->kind != BB_LAYOUT_BC2D || l->gm == 0 || l->rows < 1)
+        return 0;
+    return l->uplo ? l->cols : n / l->rows;
+}
+
+/* bc2d's "@IA,JA,M,N[,UPLO,DIAG,COLS]" (at: after the '@'; rows: ROWS)
+ * into l; -1 with err. */
+static int bb_parse_sub(const char *text, const char *more, const char *at, int64_t rows,
+                        bb_layout_t *l, char *err, size_t errlen)
+{
+    int64_t a[4];
+    const char *s = at, *end = at;
+    for (int k = 0; k < 4; k++) {
+        if (bb_parse_i64(s, &end, 1, INT32_MAX, &a[k]) != 0
+            || (k < 3 && *end != ',') || (k == 3 && *end != ',' && *end != '\0')) {
+            bb_errorf(err, errlen, "'%.32s%s': a bc2d submatrix is @IA,JA,M,N[,UPLO,DIAG,COLS]: "
+                      "its 1-based corner and the whole matrix's rows and columns, positive",
+                      text, more);
+            return -1;
+        }
+        s = end + 1;
+    }
+    l->ia = a[0];
+    l->ja = a[1];
+    l->gm = a[2];
+    l->gn = a[3];
+    if (*end == ',') {
+        int64_t cols;
+        if ((s[0] != 'U' && s[0] != 'L') || s[1] != ',' || (s[2] != 'U' && s[2] != 'N')
+            || s[3] != ',' || bb_parse_i64(s + 4, &end, 1, INT32_MAX, &cols) != 0
+            || *end != '\0') {
+            bb_errorf(err, errlen, "'%.32s%s': a bc2d trapezoid ends ,UPLO,DIAG,COLS: UPLO U "
+                      "or L, DIAG U (unit: no diagonal) or N, COLS the submatrix's columns",
+                      text, more);
+            return -1;
+        }
+        l->uplo = s[0];
+        l->diag = s[2];
+        l->cols = cols;
+    }
+    if (l->ia - 1 + rows > l->gm || (l->uplo && l->ja - 1 + l->cols > l->gn)) {
+        bb_errorf(err, errlen, "'%.32s%s': the submatrix at (IA, JA) = (%lld, %lld) leaves the "
+                  "%lld x %lld matrix", text, more, (long long)l->ia, (long long)l->ja,
+                  (long long)l->gm, (long long)l->gn);
+        return -1;
+    }
+    return 0;
+}
+
 bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err,
                             size_t errlen)
 {
@@ -112,20 +197,24 @@ bb_status_t bb_layout_parse(const char *text, bb_layout_t *layout_out, char *err
         }
         break;
     case BB_LAYOUT_BC2D: {
-        /* ROWS, MB, NB, then PR, PC, then RSRC, CSRC: 3, 5 or 7 integers */
+        /* ROWS, MB, NB, then PR, PC, then RSRC, CSRC: 3, 5 or 7 integers;
+         * then '@' and the submatrix's corner and the whole matrix */
         int64_t a[7];
         int na = 0;
-        const char *s = arg;
+        const char *s = arg, *at = NULL;
         while (s != NULL && na < 7) {
             if (bb_parse_i64(s, &end, na < 5 ? 1 : 0, INT32_MAX, &a[na]) != 0
-                || (*end != ',' && *end != '\0'))
+                || (*end != ',' && *end != '\0' && *end != '@'))
                 break;
             na++;
+            at = *end == '@' ? end + 1 : NULL;
             s = *end == ',' ? end + 1 : NULL;
         }
+        if (at != NULL && bb_parse_sub(text, more, at, a[0], &l, err, errlen) != 0)
+            return BB_ERR_PARSE;
         if (s != NULL || (na != 3 && na != 5 && na != 7)) {
-            bb_errorf(err, errlen, "'%.32s%s': bc2d takes ROWS,MB,NB[,PR,PC[,RSRC,CSRC]]: "
-                      "positive integers (RSRC, CSRC from 0)", text, more);
+            bb_errorf(err, errlen, "'%.32s%s': bc2d takes ROWS,MB,NB[,PR,PC[,RSRC,CSRC]]"
+                      "[@IA,JA,M,N]: positive integers (RSRC, CSRC from 0)", text, more);
             return BB_ERR_PARSE;
         }
         l.rows = a[0];
@@ -190,8 +279,17 @@ void bb_layout_format(const bb_layout_t *layout, char *buf, size_t len)
                          (long long)layout->mb, (long long)layout->nb);
         if (layout->pr > 0 && w >= 0 && (size_t)w < len)
             w += snprintf(buf + w, len - (size_t)w, ",%d,%d", layout->pr, layout->pc);
-        if ((layout->rsrc > 0 || layout->csrc > 0) && w >= 0 && (size_t)w < len)
-            snprintf(buf + w, len - (size_t)w, ",%d,%d", layout->rsrc, layout->csrc);
+        if ((layout->rsrc > 0 || layout->csrc > 0 || (layout->gm > 0 && layout->pr > 0))
+            && w >= 0
+            && (size_t)w < len)
+            w += snprintf(buf + w, len - (size_t)w, ",%d,%d", layout->rsrc, layout->csrc);
+        if (layout->gm > 0 && w >= 0 && (size_t)w < len)
+            w += snprintf(buf + w, len - (size_t)w, "@%lld,%lld,%lld,%lld",
+                          (long long)layout->ia, (long long)layout->ja,
+                          (long long)layout->gm, (long long)layout->gn);
+        if (layout->gm > 0 && layout->uplo && w >= 0 && (size_t)w < len)
+            snprintf(buf + w, len - (size_t)w, ",%c,%c,%lld", layout->uplo, layout->diag,
+                     (long long)layout->cols);
         break;
     }
     default:
@@ -257,7 +355,35 @@ bb_status_t bb_layout_check(const bb_layout_t *layout, int64_t n, int ranks, cha
         return BB_OK;
     int pr, pc;
     bb_layout_grid(layout, ranks, &pr, &pc);
-    if (layout->rows < 1 || layout->mb < 1 || layout->nb < 1 || n % layout->rows != 0) {
+    if (layout->gm > 0 && layout->uplo) {
+        /* a trapezoid's columns are given: N must be its count */
+        int64_t want = bb_layout_trap_count(layout->rows, layout->cols, layout->uplo,
+                                            layout->diag);
+        if (n != want) {
+            bb_errorf(err, errlen, "'%s' holds %lld elements (its trapezoid), not N = %lld: "
+                      "give --elements %lld", name, (long long)want, (long long)n,
+                      (long long)want);
+            return BB_ERR_ARG;
+        }
+    } else if (layout->gm > 0 && layout->rows > 0 && n % layout->rows == 0
+               && layout->ja - 1 + n / layout->rows > layout->gn) {
+        bb_errorf(err, errlen, "'%s' does not fit N = %lld: the %lld x %lld submatrix at "
+                  "(%lld, %lld) leaves the %lld x %lld matrix (at most %lld elements)", name,
+                  (long long)n, (long long)layout->rows, (long long)(n / layout->rows),
+                  (long long)layout->ia, (long long)layout->ja, (long long)layout->gm,
+                  (long long)layout->gn,
+                  (long long)(layout->rows * (layout->gn - layout->ja + 1)));
+        return BB_ERR_ARG;
+    }
+    if (layout->gm > 0 && (layout->ia < 1 || layout->ja < 1
+                           || layout->ia - 1 + layout->rows > layout->gm
+                           || layout->gm * layout->gn > INT32_MAX)) {
+        bb_errorf(err, errlen, "'%s': the submatrix leaves its matrix, or the matrix has more "
+                  "than %d elements", name, INT32_MAX);
+        return BB_ERR_ARG;
+    }
+    if (layout->rows < 1 || layout->mb < 1 || layout->nb < 1
+        || (!layout->uplo && n % layout->rows != 0)) {
         bb_errorf(err, errlen, "'%s' does not fit N = %lld: N must be ROWS times the column "
                   "count (a multiple of %lld)", name, (long long)n, (long long)layout->rows);
         return BB_ERR_ARG;
@@ -273,23 +399,60 @@ bb_status_t bb_layout_check(const bb_layout_t *layout, int64_t n, int ranks, cha
 }
 
 /* bc2d: rank's elements, local column outer, local row inner (ScaLAPACK's
- * local array); the layout checked. */
+ * local array); the layout checked.  A submatrix: the local array is the
+ * whole M x N matrix's, of which the elements inside it are listed, and
+ * slots (may be NULL) gets each one's position in that array; *full_out
+ * the array's length. */
 static int64_t bb_bc2d_indices(const bb_layout_t *l, int64_t n, int rank, int ranks,
-                               int64_t *idx)
+                               int64_t *idx, int64_t *slots, int64_t *full_out)
 {
     int pr, pc;
     bb_layout_grid(l, ranks, &pr, &pc);
-    int64_t m = l->rows, cols = n / m, k = 0;
+    int sub = l->gm > 0;
+    int64_t m = sub ? l->gm : l->rows, cols = sub ? l->gn : n / l->rows, k = 0, pos = 0;
+    /* the submatrix's rows [i0, i0 + sm), columns [j0, j0 + sn) */
+    int64_t i0 = sub ? l->ia - 1 : 0, j0 = sub ? l->ja - 1 : 0;
+    int64_t sm = l->rows, sn = sub ? bb_layout_sub_cols(l, n) : cols;
+    int64_t *colstart = NULL;  /* a trapezoid: its column j's first element number */
+    *full_out = 0;
     if ((int64_t)rank >= (int64_t)pr * pc)
         return 0;  /* outside the grid */
+    if (l->uplo) {
+        colstart = malloc((size_t)(sn + 1) * sizeof *colstart);
+        if (colstart == NULL)
+            return -1;
+        int64_t first, count;
+        colstart[0] = 0;
+        for (int64_t j = 0; j < sn; j++) {
+            bb_trap_column(j, sm, sn, l->uplo, l->diag, &first, &count);
+            colstart[j + 1] = colstart[j] + count;
+        }
+    }
     int myr = rank / pc, myc = rank % pc;
     /* process row (b + RSRC) % PR holds row block b: its first is the
      * distance from the source */
     for (int64_t cb = (myc - l->csrc + pc) % pc; cb * l->nb < cols; cb += pc)
         for (int64_t j = cb * l->nb; j < (cb + 1) * l->nb && j < cols; j++)
             for (int64_t rb = (myr - l->rsrc + pr) % pr; rb * l->mb < m; rb += pr)
-                for (int64_t i = rb * l->mb; i < (rb + 1) * l->mb && i < m; i++)
-                    idx[k++] = i + j * m;
+                for (int64_t i = rb * l->mb; i < (rb + 1) * l->mb && i < m; i++, pos++) {
+                    int64_t si = i - i0, sj = j - j0;
+                    if (si < 0 || si >= sm || sj < 0 || sj >= sn)
+                        continue;
+                    if (colstart != NULL) {
+                        if (!bb_layout_trap_in(si, sj, sm, sn, l->uplo, l->diag))
+                            continue;
+                        int64_t first, count;
+                        bb_trap_column(sj, sm, sn, l->uplo, l->diag, &first, &count);
+                        idx[k] = colstart[sj] + si - first;
+                    } else {
+                        idx[k] = si + sj * sm;
+                    }
+                    if (slots != NULL)
+                        slots[k] = pos;
+                    k++;
+                }
+    free(colstart);
+    *full_out = pos;
     return k;
 }
 
@@ -400,9 +563,15 @@ bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
             for (int64_t g = 0; g < n; g++)
                 idx[k++] = g;
         break;
-    case BB_LAYOUT_BC2D:
-        k = bb_bc2d_indices(layout, n, rank, ranks, idx);
+    case BB_LAYOUT_BC2D: {
+        int64_t full;
+        k = bb_bc2d_indices(layout, n, rank, ranks, idx, NULL, &full);
+        if (k < 0) {
+            free(idx);
+            return BB_ERR_NOMEM;
+        }
         break;
+    }
     case BB_LAYOUT_RANDOM: {
         /* a seeded permutation of [0, n), cut into standardized blocks */
         int64_t *perm = malloc((size_t)(n > 0 ? n : 1) * sizeof *perm);
@@ -464,6 +633,8 @@ bb_status_t bb_layout_map(const bb_layout_t *layout, int64_t n, int rank,
              * spans a whole code, so these maps are indices (directory) */
             if (layout->pr > 0 && (int64_t)layout->pr * layout->pc < ranks)
                 break;
+            if (layout->gm > 0)
+                break; /* a submatrix: indices */
             bb_map_grid_t g = {layout->rows, n / layout->rows, layout->mb, layout->nb, 0, 0,
                                layout->rsrc, layout->csrc};
             bb_layout_grid(layout, ranks, &g.pr, &g.pc);
@@ -480,4 +651,30 @@ bb_status_t bb_layout_map(const bb_layout_t *layout, int64_t n, int rank,
     st = bb_map_create(n, idx, cnt, epoch, map_out);
     free(idx);
     return st;
+}
+
+bb_status_t bb_layout_slots(const bb_layout_t *layout, int64_t n, int rank, int ranks,
+                            int64_t **slots_out, int64_t *count_out, int64_t *full_out)
+{
+    if (layout == NULL || slots_out == NULL || count_out == NULL || full_out == NULL)
+        return BB_ERR_ARG;
+    int64_t *idx = NULL, cnt = 0;
+    bb_status_t st = bb_layout_indices(layout, n, rank, ranks, &idx, &cnt);
+    if (st != BB_OK)
+        return st;
+    int64_t full = cnt;
+    if (layout->kind == BB_LAYOUT_BC2D && layout->gm > 0)
+        /* idx as the scratch: each index is overwritten by its slot */
+        cnt = bb_bc2d_indices(layout, n, rank, ranks, idx, idx, &full);
+    else
+        for (int64_t i = 0; i < cnt; i++)
+            idx[i] = i;
+    if (cnt < 0) {
+        free(idx);
+        return BB_ERR_NOMEM;
+    }
+    *slots_out = idx;
+    *count_out = cnt;
+    *full_out = full;
+    return BB_OK;
 }

@@ -39,7 +39,17 @@ typedef enum bb_layout_kind {
                                    elements in its local column-major order;
                                    PR x PC from P when not given; a grid of
                                    PR*PC < P ranks is the code's first PR*PC
-                                   ranks, the others hold nothing */
+                                   ranks, the others hold nothing;
+                                   "...@IA,JA,M,N[,UPLO,DIAG,COLS]": the
+                                   ROWS x N/ROWS submatrix at (IA, JA)
+                                   (1-based) of an M x N matrix so
+                                   distributed, or the trapezoid (UPLO U or
+                                   L, DIAG U unit or N) of its ROWS x COLS
+                                   submatrix: N counts the submatrix's (the
+                                   trapezoid's) elements, numbered
+                                   column-major among themselves, each
+                                   rank's in the local column-major order of
+                                   the whole M x N matrix */
     BB_LAYOUT_KINDS
 } bb_layout_kind_t;
 
@@ -50,6 +60,10 @@ typedef struct bb_layout {
     uint64_t seed;   /* block-irregular, random */
     int64_t rows, mb, nb;    /* bc2d: matrix rows, block rows and columns */
     int pr, pc, rsrc, csrc;  /* bc2d: grid (0: from the rank count), source */
+    int64_t ia, ja, gm, gn;  /* bc2d submatrix: corner (1-based), the whole
+                                matrix's rows and columns; gm 0: none */
+    int64_t cols;            /* bc2d trapezoid: the submatrix's columns */
+    char uplo, diag;         /* bc2d trapezoid: 'U'/'L', 'U'/'N'; 0: none */
 } bb_layout_t;
 
 /* Local.  Parse a layout name as above; BB_ERR_PARSE with err saying why. */
@@ -70,6 +84,23 @@ bb_status_t bb_layout_indices(const bb_layout_t *layout, int64_t n, int rank,
  * source outside the grid). */
 bb_status_t bb_layout_check(const bb_layout_t *layout, int64_t n, int ranks, char *err,
                             size_t errlen);
+/* Local.  ScaLAPACK's p?trmr2d trapezoid of an m x n matrix (0-based i,
+ * j; uplo 'U' or 'L', diag 'U' leaves the diagonal out): upper holds
+ * i <= j + max(0, m - n), lower i >= j - max(0, n - m) (the test driver
+ * pdtrmrdrv.c's check: a tall upper or a wide lower trapezoid has its
+ * diagonal run into the bottom-right corner); and its element count. */
+int bb_layout_trap_in(int64_t i, int64_t j, int64_t m, int64_t n, char uplo, char diag);
+int64_t bb_layout_trap_count(int64_t m, int64_t n, char uplo, char diag);
+/* Local.  A bc2d submatrix's columns for n elements (COLS for a
+ * trapezoid, else n / ROWS); 0 for any other layout. */
+int64_t bb_layout_sub_cols(const bb_layout_t *layout, int64_t n);
+/* Local.  Where rank's elements (bb_layout_indices's order) sit in its
+ * local array: *full_out elements (a bc2d submatrix's: all of the M x N
+ * matrix's local array; otherwise the count) and (*slots_out)[i] the
+ * position of element i (identity but for a submatrix).  Caller owns
+ * *slots_out (free). */
+bb_status_t bb_layout_slots(const bb_layout_t *layout, int64_t n, int rank, int ranks,
+                            int64_t **slots_out, int64_t *count_out, int64_t *full_out);
 /* Local.  A bc2d layout's grid on ranks ranks: as given, else the most
  * square PR x PC = ranks with PR <= PC. */
 void bb_layout_grid(const bb_layout_t *layout, int ranks, int *pr_out, int *pc_out);

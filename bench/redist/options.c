@@ -131,8 +131,10 @@ void bb_redist_options_parse(bb_run_t *run, bb_redist_options_t *o, int key,
 
 /* A line's 22 integers in pdgemrdrv's order: m n, then per side (A, B)
  * M N RSRC CSRC IA JA P Q MB NB (the side's matrix, its source process,
- * the submatrix's corner, the grid, the blocks). */
-enum { BB_CASE_FIELDS = 22, BB_CASE_SIDE = 10 };
+ * the submatrix's corner, the grid, the blocks); a TRMR2D.dat line (known
+ * by its count) adds UPLO (1 upper, 0 lower) and DIAG (1 unit, 0 not), as
+ * pdtrmrdrv reads them. */
+enum { BB_CASE_FIELDS = 22, BB_CASE_TRAP_FIELDS = 24, BB_CASE_SIDE = 10 };
 enum { BB_CASE_M = 0, BB_CASE_MS = 0, BB_CASE_NS, BB_CASE_RSRC, BB_CASE_CSRC, BB_CASE_IA,
        BB_CASE_JA, BB_CASE_P, BB_CASE_Q, BB_CASE_MB, BB_CASE_NB };
 
@@ -153,8 +155,10 @@ static void skip_case(bb_run_t *run, bb_redist_options_t *o, const char *fmt, ..
     o->nskipped++;
 }
 
-/* Side s's fields (at f) as a bc2d layout of the whole matrix. */
-static void case_side(const int64_t *f, bb_layout_t *l, char *name, size_t len)
+/* Side s's fields (at f) as a bc2d layout: the whole matrix, or its m x n
+ * submatrix (the trapezoid of it when uplo is set). */
+static void case_side(const int64_t *f, int64_t m, int64_t n, char uplo, char diag,
+                      bb_layout_t *l, char *name, size_t len)
 {
     memset(l, 0, sizeof *l);
     l->kind = BB_LAYOUT_BC2D;
@@ -166,6 +170,17 @@ static void case_side(const int64_t *f, bb_layout_t *l, char *name, size_t len)
     l->pc = (int)f[BB_CASE_Q];
     l->rsrc = (int)f[BB_CASE_RSRC];
     l->csrc = (int)f[BB_CASE_CSRC];
+    if (uplo || m != f[BB_CASE_MS] || n != f[BB_CASE_NS] || f[BB_CASE_IA] != 1
+        || f[BB_CASE_JA] != 1) {
+        l->rows = m;
+        l->ia = f[BB_CASE_IA];
+        l->ja = f[BB_CASE_JA];
+        l->gm = f[BB_CASE_MS];
+        l->gn = f[BB_CASE_NS];
+        l->uplo = uplo;
+        l->diag = diag;
+        l->cols = uplo ? n : 0;
+    }
     bb_layout_format(l, name, len);
 }
 
@@ -173,7 +188,7 @@ static void case_side(const int64_t *f, bb_layout_t *l, char *name, size_t len)
  * the same file), skipped with the reason when valid but not run here. */
 static void add_case(bb_run_t *run, bb_redist_options_t *o, int line, char *text, int ranks)
 {
-    int64_t f[BB_CASE_FIELDS];
+    int64_t f[BB_CASE_TRAP_FIELDS];
     int nf = 0;
     char *s = text, *end;
     for (;;) {
@@ -185,17 +200,25 @@ static void add_case(bb_run_t *run, bb_redist_options_t *o, int line, char *text
         long long v = strtoll(s, &end, 10);
         if (end == s || errno == ERANGE || v < 0 || v > INT32_MAX
             || (*end != '\0' && *end != ' ' && *end != '\t' && *end != '\r' && *end != '\n')
-            || nf == BB_CASE_FIELDS)
+            || nf == BB_CASE_TRAP_FIELDS)
             bb_run_usage(run, "--cases: %s:%d: not %d integers from 0 to %d (m n, then per "
                          "side M N RSRC CSRC IA JA P Q MB NB)", o->cases_file, line,
                          BB_CASE_FIELDS, INT32_MAX);
         f[nf++] = v;
         s = end;
     }
-    if (nf != BB_CASE_FIELDS)
+    if (nf != BB_CASE_FIELDS && nf != BB_CASE_TRAP_FIELDS)
         bb_run_usage(run, "--cases: %s:%d: %d integers where a case has %d (m n, then per "
-                     "side M N RSRC CSRC IA JA P Q MB NB)", o->cases_file, line, nf,
-                     BB_CASE_FIELDS);
+                     "side M N RSRC CSRC IA JA P Q MB NB; %d with UPLO DIAG)", o->cases_file,
+                     line, nf, BB_CASE_FIELDS, BB_CASE_TRAP_FIELDS);
+    char uplo = 0, diag = 0;
+    if (nf == BB_CASE_TRAP_FIELDS) {
+        if (f[22] > 1 || f[23] > 1)
+            bb_run_usage(run, "--cases: %s:%d: UPLO and DIAG (the last two) must be 0 or 1",
+                         o->cases_file, line);
+        uplo = f[22] ? 'U' : 'L';
+        diag = f[23] ? 'U' : 'N';
+    }
     int64_t m = f[0], n = f[1];
     for (int side = 0; side < 2; side++) {
         const int64_t *g = f + 2 + side * BB_CASE_SIDE;
@@ -217,29 +240,27 @@ static void add_case(bb_run_t *run, bb_redist_options_t *o, int line, char *text
     const int64_t *a = f + 2, *b = f + 2 + BB_CASE_SIDE;
     int64_t need = a[BB_CASE_P] * a[BB_CASE_Q] > b[BB_CASE_P] * b[BB_CASE_Q]
                        ? a[BB_CASE_P] * a[BB_CASE_Q] : b[BB_CASE_P] * b[BB_CASE_Q];
-    if (a[BB_CASE_MS] != m || a[BB_CASE_NS] != n || b[BB_CASE_MS] != m || b[BB_CASE_NS] != n
-        || a[BB_CASE_IA] != 1 || a[BB_CASE_JA] != 1 || b[BB_CASE_IA] != 1
-        || b[BB_CASE_JA] != 1) {
-        skip_case(run, o, "%s:%d: skipped: a submatrix (m x n at IA, JA of a larger matrix): "
-                  "bc2d lays out whole matrices only", o->cases_file, line);
-        return;
-    }
     if (need > ranks) {
         skip_case(run, o, "%s:%d: skipped: needs %lld ranks, the launch has %d",
                   o->cases_file, line, (long long)need, ranks);
         return;
     }
-    if (m * n > INT32_MAX) {
-        skip_case(run, o, "%s:%d: skipped: %lld x %lld elements, more than %d",
-                  o->cases_file, line, (long long)m, (long long)n, INT32_MAX);
+    if (a[BB_CASE_MS] * a[BB_CASE_NS] > INT32_MAX || b[BB_CASE_MS] * b[BB_CASE_NS] > INT32_MAX) {
+        skip_case(run, o, "%s:%d: skipped: a matrix of more than %d elements",
+                  o->cases_file, line, INT32_MAX);
         return;
     }
     bb_redist_case_t c;
     memset(&c, 0, sizeof c);
     c.line = line;
-    c.n = m * n;
-    case_side(a, &c.from, c.from_name, sizeof c.from_name);
-    case_side(b, &c.to, c.to_name, sizeof c.to_name);
+    c.n = uplo ? bb_layout_trap_count(m, n, uplo, diag) : m * n;
+    if (c.n == 0) {
+        skip_case(run, o, "%s:%d: skipped: its trapezoid holds no element", o->cases_file,
+                  line);
+        return;
+    }
+    case_side(a, m, n, uplo, diag, &c.from, c.from_name, sizeof c.from_name);
+    case_side(b, m, n, uplo, diag, &c.to, c.to_name, sizeof c.to_name);
     bb_redist_case_t *grown = realloc(o->cases, (o->ncases + 1) * sizeof *grown);
     if (grown == NULL)
         bb_run_fatal(run, "--cases: out of memory");

@@ -291,7 +291,14 @@ typedef struct bb_redist_reference {
     char why[256];                 /* why not (every rank alike) */
     double setup_s;                /* grids and descriptors, rank maximum */
     const bb_map_t *sm, *rm;       /* this rank's sending and receiving maps */
-    double *send, *recv;
+    double *send, *recv;           /* ScaLAPACK's local arrays */
+    /* A submatrix side: its local array is the whole matrix's, staged from
+     * and to the dense buffer (the map's elements) at slots (outside the
+     * timing); NULL slots: the array is the dense buffer. */
+    double *sdense, *rdense;
+    int64_t *sslots, *rslots;
+    int64_t rfull;                 /* elements of recv */
+    int staged;                    /* either side a submatrix (alike on all ranks) */
     int64_t k;                     /* messages made */
     double median;                 /* seconds, after the measurement */
 } bb_redist_reference_t;
@@ -330,9 +337,9 @@ enum { BB_REDIST_OPT_DRIVER = BB_OPT_LONG, BB_REDIST_OPT_FROM, BB_REDIST_OPT_TO,
  * matrix moved from one bc2d layout to another, '>' on the intra link. */
 typedef struct bb_redist_case {
     int line;                  /* in the file, from 1 */
-    int64_t n;                 /* rows x cols */
+    int64_t n;                 /* m x n, or its trapezoid's count */
     bb_layout_t from, to;
-    char from_name[64], to_name[64];
+    char from_name[96], to_name[96];
 } bb_redist_case_t;
 
 

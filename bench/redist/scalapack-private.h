@@ -65,5 +65,10 @@ int indxg2l_(const int *indxglob, const int *nb, const int *iproc, const int *is
  * not written (the prototype is not const). */
 void Cpdgemr2d(int m, int n, double *a, int ia, int ja, int *desca, double *b, int ib,
                int jb, int *descb, int gcontext);
+/* The same for the trapezoid of the m x n submatrix (uplo "U" or "L",
+ * diag "U": its diagonal left out, or "N"; only the first character is
+ * read); nm -D exports it from libscalapack-mpich 2.2.1. */
+void Cpdtrmr2d(char *uplo, char *diag, int m, int n, double *a, int ia, int ja, int *desca,
+               double *b, int ib, int jb, int *descb, int gcontext);
 
 #endif

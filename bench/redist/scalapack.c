@@ -154,14 +154,21 @@ int bb_scalapack_layout_block(const bb_layout_t *layout, int64_t n, int ranks, i
 int bb_scalapack_layout_shape(const bb_layout_t *layout, int64_t n, int ranks, int64_t rows,
                               bb_scalapack_shape_t *shape_out, char *reason, size_t reason_len)
 {
-    if (layout == NULL || shape_out == NULL || rows < 1 || n % rows != 0) {
+    if (layout == NULL || shape_out == NULL || rows < 1 || (n % rows != 0 && !layout->uplo)) {
         bb_errorf(reason, reason_len, "no layout, or N not a multiple of the matrix's rows");
         return 0;
     }
     char name[96];
     bb_layout_format(layout, name, sizeof name);
-    bb_scalapack_shape_t sh = {rows, n / rows, rows, 1, 1, ranks, 0, 0};
+    bb_scalapack_shape_t sh = {rows, n / rows, rows, 1, 1, ranks, 0, 0, 1, 1};
     if (layout->kind == BB_LAYOUT_BC2D) {
+        if (layout->gm > 0) {
+            /* a submatrix: ScaLAPACK holds the whole matrix */
+            sh.rows = layout->gm;
+            sh.cols = layout->gn;
+            sh.ia = layout->ia;
+            sh.ja = layout->ja;
+        }
         if (layout->rows != rows) {
             bb_errorf(reason, reason_len, "%s is a matrix of %lld rows, the other side's of "
                       "%lld (ScaLAPACK moves between two layouts of one matrix)", name,
@@ -205,11 +212,19 @@ int bb_scalapack_layout_shape(const bb_layout_t *layout, int64_t n, int ranks, i
 /* The checks every build makes (local, alike where the arguments are):
  * BB_ERR_ARG, or BB_REFUSED with the reason, or BB_OK with both sides'
  * block sizes and rank counts ([0] sends, [1] receives). */
+/* What one call copies: the m x n part at each side's (IA, JA) (elements),
+ * a trapezoid of it when uplo is set. */
+typedef struct bb_scalapack_copy {
+    int64_t m, n;
+    char uplo, diag;
+} bb_scalapack_copy_t;
+
 static bb_status_t bb_scalapack_express(MPI_Comm comm, bb_redist_mode_t mode, int driver_ranks,
                                         int command, int64_t n, int64_t element_bytes,
                                         const bb_layout_t *driver_layout,
                                         const bb_layout_t *engine_layout, int sides[2],
-                                        bb_scalapack_shape_t sh[2], char *reason, size_t len)
+                                        bb_scalapack_shape_t sh[2], bb_scalapack_copy_t *copy,
+                                        char *reason, size_t len)
 {
     int p = 0;
     if (comm == MPI_COMM_NULL || MPI_Comm_size(comm, &p) != MPI_SUCCESS
@@ -239,8 +254,48 @@ static bb_status_t bb_scalapack_express(MPI_Comm comm, bb_redist_mode_t mode, in
     /* one matrix: a 2D side names its rows, two 1D sides are one row */
     int64_t rows = lay[0]->kind == BB_LAYOUT_BC2D ? lay[0]->rows
                    : lay[1]->kind == BB_LAYOUT_BC2D ? lay[1]->rows : 1;
+    const bb_layout_t *trap = lay[0]->uplo ? lay[0] : lay[1]->uplo ? lay[1] : NULL;
+    if (trap != NULL) {
+        /* one trapezoid on both sides, of doubles */
+        const bb_layout_t *other = trap == lay[0] ? lay[1] : lay[0];
+        if (other->kind != BB_LAYOUT_BC2D || other->gm == 0 || other->uplo != trap->uplo
+            || other->diag != trap->diag || other->rows != trap->rows
+            || other->cols != trap->cols) {
+            bb_errorf(reason, len, "cannot express a trapezoid to another layout: Cpdtrmr2d "
+                      "moves one trapezoid (UPLO, DIAG, ROWS x COLS alike on both sides)");
+            return BB_REFUSED;
+        }
+        if (k != 1) {
+            bb_errorf(reason, len, "cannot express a trapezoid of %lld-byte elements: "
+                      "ScaLAPACK's trapezoid is of doubles (give -e 8)",
+                      (long long)element_bytes);
+            return BB_REFUSED;
+        }
+    }
+    copy->m = rows;
+    copy->n = trap != NULL ? trap->cols : rows > 0 ? n / rows : 0;
+    copy->uplo = trap != NULL ? trap->uplo : 0;
+    copy->diag = trap != NULL ? trap->diag : 0;
     for (int s = 0; s < 2; s++) {
         char why[256];
+        if (lay[s]->kind == BB_LAYOUT_BC2D && lay[s]->gm > 0
+            && (k * lay[s]->gm > INT_MAX || k * lay[s]->gm * lay[s]->gn > INT_MAX)) {
+            bb_errorf(reason, len, "cannot express the %lld x %lld matrix of %lld-byte "
+                      "elements: ScaLAPACK's 32-bit ints hold at most %d doubles",
+                      (long long)lay[s]->gm, (long long)lay[s]->gn, (long long)element_bytes,
+                      INT_MAX);
+            return BB_REFUSED;
+        }
+        if (trap != NULL) {
+            /* the count is the trapezoid's, not a rows multiple */
+            if (!bb_scalapack_layout_shape(lay[s], n, sides[s], rows, &sh[s], why,
+                                           sizeof why)) {
+                bb_errorf(reason, len, "cannot express the %s's layout: %s",
+                          (s == 0) == !send_engine ? "driver" : "engine", why);
+                return BB_REFUSED;
+            }
+            continue;
+        }
         if (n % rows != 0)
             bb_errorf(why, sizeof why, "N = %lld is not a multiple of its %lld rows",
                       (long long)n, (long long)rows);
@@ -267,6 +322,7 @@ struct bb_scalapack_redist {
     int ctxt_side[2];    /* the senders' and receivers' grids; -1 outside */
     int mdi;
     int desc_a[BB_DESC_LEN], desc_b[BB_DESC_LEN];
+    bb_scalapack_copy_t copy;  /* the part moved: all, a submatrix, a trapezoid */
     int64_t send_count, recv_count;
     double empty;        /* where a buffer of no element points */
 };
@@ -342,9 +398,10 @@ bb_status_t bb_scalapack_redist_create(MPI_Comm comm, bb_redist_mode_t mode, int
     *ctx_out = NULL;
     int sides[2];
     bb_scalapack_shape_t sh[2];
+    bb_scalapack_copy_t copy;
     bb_status_t st = bb_scalapack_express(comm, mode, driver_ranks, command, n, element_bytes,
-                                          driver_layout, engine_layout, sides, sh, reason,
-                                          reason_len);
+                                          driver_layout, engine_layout, sides, sh, &copy,
+                                          reason, reason_len);
     su.express_s = bb_time_now() - t0;
     if (st != BB_OK)
         goto out;
@@ -370,6 +427,7 @@ bb_status_t bb_scalapack_redist_create(MPI_Comm comm, bb_redist_mode_t mode, int
     c->sides[1] = sides[1];
     c->sh[0] = sh[0];
     c->sh[1] = sh[1];
+    c->copy = copy;
     c->mdi = mode == BB_REDIST_MODE_MDI;
     c->me = me;
     int send_engine = command == BB_REDIST_RECEIVE;
@@ -430,8 +488,17 @@ bb_status_t bb_scalapack_redist_execute(bb_scalapack_redist_t *ctx, const void *
     /* A is only read (Cpdgemr2d's prototype is not const). */
     double *a = send != NULL ? (double *)(uintptr_t)send : &ctx->empty;
     double *b = recv != NULL ? recv : &ctx->empty;
-    Cpdgemr2d(ctx->desc_a[BB_DESC_M], ctx->desc_a[BB_DESC_N], a, 1, 1, ctx->desc_a, b, 1, 1,
-              ctx->desc_b, ctx->ctxt_all);
+    /* an element is k rows: the part's rows and first row scale by k */
+    int k = ctx->k, m = (int)(k * ctx->copy.m), n = (int)ctx->copy.n;
+    int ia = (int)(k * (ctx->sh[0].ia - 1) + 1), ja = (int)ctx->sh[0].ja;
+    int ib = (int)(k * (ctx->sh[1].ia - 1) + 1), jb = (int)ctx->sh[1].ja;
+    if (ctx->copy.uplo) {
+        char uplo[2] = {ctx->copy.uplo, '\0'}, diag[2] = {ctx->copy.diag, '\0'};
+        Cpdtrmr2d(uplo, diag, m, n, a, ia, ja, ctx->desc_a, b, ib, jb, ctx->desc_b,
+                  ctx->ctxt_all);
+    } else {
+        Cpdgemr2d(m, n, a, ia, ja, ctx->desc_a, b, ib, jb, ctx->desc_b, ctx->ctxt_all);
+    }
     return BB_OK;
 }
 
@@ -452,10 +519,19 @@ void bb_scalapack_redist_describe(const bb_scalapack_redist_t *ctx, char *buf, s
         return;
     }
     const bb_scalapack_shape_t *a = &ctx->sh[0], *b = &ctx->sh[1];
-    bb_errorf(buf, len, "%dx%d MBxNB=%lldx%lld -> %dx%d MBxNB=%lldx%lld, %lld x %lld doubles, "
+    char part[96] = "";
+    if (ctx->copy.uplo || a->ia != 1 || a->ja != 1 || b->ia != 1 || b->ja != 1
+        || a->rows != ctx->copy.m || b->rows != ctx->copy.m)
+        bb_errorf(part, sizeof part, "%s at (%lld, %lld) -> (%lld, %lld) of %lld x %lld -> "
+                  "%lld x %lld", ctx->copy.uplo == 'U' ? " upper" : ctx->copy.uplo ? " lower"
+                  : "", (long long)a->ia, (long long)a->ja, (long long)b->ia,
+                  (long long)b->ja, (long long)a->rows, (long long)a->cols,
+                  (long long)b->rows, (long long)b->cols);
+    bb_errorf(buf, len, "%dx%d MBxNB=%lldx%lld -> %dx%d MBxNB=%lldx%lld, %lld x %lld doubles%s, "
               "%s", a->pr, a->pc, (long long)a->mb, (long long)a->nb, b->pr, b->pc,
-              (long long)b->mb, (long long)b->nb, (long long)(ctx->k * a->rows),
-              (long long)a->cols, ctx->mdi ? "disjoint grids in 1 x P" : "grids of all P");
+              (long long)b->mb, (long long)b->nb, (long long)(ctx->k * ctx->copy.m),
+              (long long)ctx->copy.n, part,
+              ctx->mdi ? "disjoint grids in 1 x P" : "grids of all P");
 }
 
 void bb_scalapack_redist_destroy(bb_scalapack_redist_t *ctx)
@@ -490,13 +566,14 @@ bb_status_t bb_scalapack_redist_create(MPI_Comm comm, bb_redist_mode_t mode, int
 {
     int sides[2];
     bb_scalapack_shape_t sh[2];
+    bb_scalapack_copy_t copy;
     if (setup_out != NULL)
         memset(setup_out, 0, sizeof *setup_out);
     if (ctx_out != NULL)
         *ctx_out = NULL;
     bb_status_t st = bb_scalapack_express(comm, mode, driver_ranks, command, n, element_bytes,
-                                          driver_layout, engine_layout, sides, sh, reason,
-                                          reason_len);
+                                          driver_layout, engine_layout, sides, sh, &copy,
+                                          reason, reason_len);
     if (st == BB_ERR_ARG || ctx_out == NULL)
         return BB_ERR_ARG;
     bb_errorf(reason, reason_len, "built without ScaLAPACK: %s", BB_SCALAPACK_WHY_NOT);

@@ -28,6 +28,14 @@
  * PR*PC ranks; the side's other ranks pass a descriptor of context -1 and
  * hold nothing (Cpdgemr2d's context of all still spans them).  '>' moves the driver's layout to the engine's, '<' back.
  *
+ * A bc2d submatrix side (layout.h: ROWS x COLS at IA, JA of M x N) is the
+ * k M x N matrix, its local array the whole matrix's (the caller stages
+ * bbench's buffer into it: bb_layout_slots), the call Cpdgemr2d(k ROWS,
+ * COLS, A, k (IA - 1) + 1, JA, ...) of that part only; a trapezoid
+ * (both sides the same UPLO, DIAG and ROWS x COLS, 8-byte elements, since
+ * ScaLAPACK's trapezoid is of doubles) Cpdtrmr2d.  The other side may be
+ * a whole matrix of ROWS rows (bc2d or 1D) but not for a trapezoid.
+ *
  * BLACS is global state: the grids of every live context share it.  The
  * first create starts it (MPI is already initialized, so BLACS does not
  * call MPI_Init), the last destroy ends it with Cblacs_exit(1) (every grid
@@ -70,6 +78,7 @@ int bb_scalapack_layout_block(const bb_layout_t *layout, int64_t n, int ranks, i
 typedef struct bb_scalapack_shape {
     int64_t rows, cols, mb, nb;
     int pr, pc, rsrc, csrc;
+    int64_t ia, ja;  /* the copied submatrix's corner (1-based, elements) */
 } bb_scalapack_shape_t;
 
 /* Local.  1 when layout, for n elements on ranks ranks, is a ScaLAPACK
@@ -108,9 +117,9 @@ bb_status_t bb_scalapack_redist_create_on_link(const bb_redist_link_t *link, int
                                                char *reason, size_t reason_len);
 
 /* Collective over the context's communicator: one redistribution,
- * Cpdgemr2d from send (the sending side's elements on this rank, in
- * ascending order: bb_scalapack_redist_send_count elements) to recv (the
- * receiving side's: _recv_count).  Either may be NULL where its count is
+ * Cpdgemr2d (Cpdtrmr2d) from send (the sending side's local array on this
+ * rank: bb_scalapack_redist_send_count elements, for a submatrix all of
+ * its matrix's) to recv (the receiving side's: _recv_count).  Either may be NULL where its count is
  * 0.  BB_ERR_ARG (local: the other ranks would wait) for a NULL ctx or a
  * NULL buffer with a nonzero count. */
 bb_status_t bb_scalapack_redist_execute(bb_scalapack_redist_t *ctx, const void *send, void *recv);

@@ -203,6 +203,98 @@ int main(void)
         }
     }
 
+    /* bc2d submatrices and trapezoids: each a partition of its N on grids of
+     * the code's size and smaller; the element numbered g sits at the
+     * submatrix's (g % ROWS, g / ROWS) in the rank's local array (slots
+     * ascending); the text parses back; the trapezoid's count is its
+     * membership's. */
+    {
+        static const struct { const char *spec; int64_t n; int p; } subs[] = {
+            {"bc2d:5,2,3,1,3,0,1@3,2,9,11", 30, 3}, {"bc2d:5,2,3,1,3,0,1@3,2,9,11", 30, 4},
+            {"bc2d:7,3,2,2,1,1,0@4,5,12,9", 28, 2}, {"bc2d:4,1,3@3,1,8,5", 20, 4},
+            {"bc2d:6,4,3,1,2,0,1@2,2,10,9", 30, 2},
+            {"bc2d:6,2,2,2,2,1,1@2,3,9,11,U,N,4", 18, 4},
+            {"bc2d:3,2,2,2,1,0,0@1,1,5,8,L,U,6", 12, 3},
+            {"bc2d:7,3,2,1,2,0,1@1,2,9,5,U,U,3", 15, 2},
+            {"bc2d:4,2,3,2,2,1,0@2,1,6,9,L,N,7", 22, 4},
+        };
+        for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
+            bb_layout_t lay, again;
+            char text[96], err[256];
+            CHECK_MSG(bb_layout_parse(subs[i].spec, &lay, err, sizeof err) == BB_OK, "parse %s: %s",
+                      subs[i].spec, err);
+            CHECK_MSG(bb_layout_check(&lay, subs[i].n, subs[i].p, err, sizeof err) == BB_OK,
+                      "%s fits N=%lld on %d: %s", subs[i].spec, (long long)subs[i].n,
+                      subs[i].p, err);
+            check_partition(subs[i].spec, subs[i].n, subs[i].p);
+            bb_layout_format(&lay, text, sizeof text);
+            CHECK_MSG(strcmp(text, subs[i].spec) == 0 || (bb_layout_parse(text, &again, NULL, 0)
+                                                           == BB_OK && again.gm == lay.gm),
+                      "format of %s (%s) parses back", subs[i].spec, text);
+            for (int r = 0; r < subs[i].p; r++) {
+                int64_t *idx = NULL, *slots = NULL, cnt = 0, cnt2 = 0, full = 0;
+                CHECK_MSG(bb_layout_indices(&lay, subs[i].n, r, subs[i].p, &idx, &cnt) == BB_OK
+                              && bb_layout_slots(&lay, subs[i].n, r, subs[i].p, &slots,
+                                                 &cnt2, &full) == BB_OK && cnt2 == cnt,
+                          "%s rank %d: indices and slots", subs[i].spec, r);
+                int ok = 1;
+                for (int64_t e = 1; e < cnt; e++)
+                    ok &= slots[e] > slots[e - 1] && slots[e] < full;
+                if (!lay.uplo)
+                    for (int64_t e = 1; e < cnt; e++)
+                        /* same local column: consecutive rows, consecutive slots */
+                        if (idx[e] / lay.rows == idx[e - 1] / lay.rows
+                            && slots[e] == slots[e - 1] + 1)
+                            ok &= idx[e] % lay.rows > idx[e - 1] % lay.rows;
+                CHECK_MSG(ok, "%s rank %d: slots ascending in a local array of %lld",
+                          subs[i].spec, r, (long long)full);
+                free(idx);
+                free(slots);
+            }
+        }
+        static const char *const bad[] = {
+            "bc2d:5,2,3@6,2,9,11", "bc2d:5,2,3@3,2,9", "bc2d:5,2,3@0,2,9,11",
+            "bc2d:5,2,3@1,1,9,11,X,N,3", "bc2d:5,2,3@1,1,9,11,U,N,12", "bc2d:5,2,3@1,1,9,11,"
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+            bb_layout_t lay;
+            char err[256] = "";
+            CHECK_MSG(bb_layout_parse(bad[i], &lay, err, sizeof err) == BB_ERR_PARSE
+                          && (strstr(err, "submatrix") != NULL
+                              || strstr(err, "trapezoid") != NULL),
+                      "%s refused (%s)", bad[i], err);
+        }
+        {
+            bb_layout_t lay;
+            char err[256] = "";
+            CHECK_MSG(bb_layout_parse("bc2d:6,2,2,2,2,1,1@2,3,9,11,U,N,4", &lay, NULL, 0) == BB_OK
+                          && bb_layout_check(&lay, 12, 4, err, sizeof err) == BB_ERR_ARG
+                          && strstr(err, "give --elements 18") != NULL,
+                      "a trapezoid's count is required (%s)", err);
+        }
+        static const char ul[] = "UL", dg[] = "NU";
+        for (int64_t m = 1; m <= 7; m++)
+            for (int64_t n = 1; n <= 7; n++)
+                for (int u = 0; u < 2; u++)
+                    for (int d = 0; d < 2; d++) {
+                        int64_t brute = 0;
+                        for (int64_t j = 0; j < n; j++)
+                            for (int64_t i = 0; i < m; i++)
+                                brute += bb_layout_trap_in(i, j, m, n, ul[u], dg[d]);
+                        CHECK_MSG(brute == bb_layout_trap_count(m, n, ul[u], dg[d]),
+                                  "trapezoid %c%c %lld x %lld: count", ul[u], dg[d],
+                                  (long long)m, (long long)n);
+                    }
+        /* by hand: a 3 x 5 upper holds 12 (rows 0..j, capped), a 5 x 3 upper
+         * 12 (its diagonal runs into the bottom-right corner), a 3 x 5 unit
+         * lower 9 (rows from j - 1) */
+        CHECK_MSG(bb_layout_trap_count(3, 5, 'U', 'N') == 12
+                      && bb_layout_trap_count(5, 3, 'U', 'N') == 12
+                      && bb_layout_trap_count(5, 3, 'L', 'N') == 12
+                      && bb_layout_trap_count(3, 5, 'L', 'U') == 9,
+                  "trapezoid counts of 3 x 5 and 5 x 3");
+    }
+
     /* Maps: argument checks are local. */
     {
         bb_map_t *m = NULL;

@@ -43,6 +43,19 @@ bb_skip_without_persistent() {
     exit 77
 }
 
+# bb_skip_without_scalapack OUT: exit 77 (skipped) with configure's reason
+# when bbench-redist was built without its ScaLAPACK reference; otherwise
+# one check that test-redist-scalapack says it is there (its words in OUT).
+bb_skip_without_scalapack() {
+    bb_serial "$B/tests/mpi/test-redist-scalapack" available > "$1" 2>&1
+    _rc=$?
+    if [ $_rc -eq 77 ]; then
+        cat "$1"
+        exit 77
+    fi
+    bb_expect_rc 0 $_rc "built with ScaLAPACK: $(cat "$1")"
+}
+
 # bb_serial CMD...: a singleton launch (no mpiexec) under a timeout.
 bb_serial() {
     timeout -k 5 "$BB_TIMEOUT" "$@"

@@ -12,13 +12,7 @@
 out="$BB_TMP/out" err="$BB_TMP/err"
 X="$B/bench/bbench-redist"
 T="$B/tests/mpi/test-redist-scalapack"
-bb_serial "$T" available > "$out" 2>&1
-rc=$?
-if [ $rc -eq 77 ]; then
-    cat "$out"
-    exit 77
-fi
-bb_expect_rc 0 $rc "built with ScaLAPACK: $(cat "$out")"
+bb_skip_without_scalapack "$out"
 
 for np in ${nps:-0 2 3}; do
     bb_np_test "$np" "$out" "$T" all

@@ -13,13 +13,7 @@ BB_TIMEOUT="${BB_TIMEOUT:-120}"
 X="$B/bench/bbench-redist"
 D="$S/tests/data/gemr2d-sub.dat"
 out="$BB_TMP/out" err="$BB_TMP/err"
-bb_serial "$B/tests/mpi/test-redist-scalapack" available > "$out" 2>&1
-rc=$?
-if [ $rc -eq 77 ]; then
-    cat "$out"
-    exit 77
-fi
-bb_expect_rc 0 $rc "built with ScaLAPACK: $(cat "$out")"
+bb_skip_without_scalapack "$out"
 quick="--methods pack,overlap,scalapack --no-bound -s 3 --reps 1 --warmup 0 --warmup-blocks 0 -q"
 
 # Usage errors, on every rank alike (said once): a submatrix leaving its

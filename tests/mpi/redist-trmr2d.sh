@@ -15,13 +15,7 @@ BB_TIMEOUT="${BB_TIMEOUT:-120}"
 X="$B/bench/bbench-redist"
 D="$S/tests/data/trmr2d.dat"
 out="$BB_TMP/out" err="$BB_TMP/err"
-bb_serial "$B/tests/mpi/test-redist-scalapack" available > "$out" 2>&1
-rc=$?
-if [ $rc -eq 77 ]; then
-    cat "$out"
-    exit 77
-fi
-bb_expect_rc 0 $rc "built with ScaLAPACK: $(cat "$out")"
+bb_skip_without_scalapack "$out"
 quick="-e 8 --no-bound -s 3 --reps 1 --warmup 0 --warmup-blocks 0 -q"
 
 # The data file: 10 cases of 24 integers, each UPLO and DIAG pair present.

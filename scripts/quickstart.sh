@@ -145,29 +145,47 @@ if [ "${CI:-}" = true ]; then
         echo "Slurm did not start: the srun tier is skipped"
     fi
 fi
-step "make check"
-# CI's main build runs the fresh roots too (tests/tools/fresh-root.sh).
-fresh=no
-[ "${CI:-}" = true ] && fresh=yes
-BB_FRESH_ROOT=$fresh make -C "$build" check || status=1
+# check BUILD TARGET: make TARGET in BUILD; when it failed before its own
+# time report, the report (the slowest tests) all the same.  Every build's
+# test-times.txt goes to the artifacts.
+check() {
+    rc=0
+    make -C "$1" "$2" || rc=$?
+    if [ $rc -ne 0 ]; then
+        sh "$src/tests/suite/time-report" "$1/test-times.txt" 15 \
+            $(find "$1/tests" -name '*.time' 2>/dev/null) || true
+    fi
+    mkdir -p "$build/artifacts"
+    [ -f "$1/test-times.txt" ] && cp "$1/test-times.txt" "$build/artifacts/test-times-$3.txt"
+    return $rc
+}
+# CI's main build runs the full tier (every launch over the cores) and the
+# fresh roots (tests/tools/fresh-root.sh); a user's, the default tier.
+target=check fresh=no
+[ "${CI:-}" = true ] && target=check-full fresh=yes
+step "make $target"
+BB_FRESH_ROOT=$fresh check "$build" $target mpich || status=1
 log="$build/test-suite.log"
 [ -f "$log" ] && summary "$log" "make check" > "$build/check-summary.txt"
 [ -f "$build/fresh-root/summary.txt" ] && cat "$build/fresh-root/summary.txt" \
     >> "$build/check-summary.txt"
 if [ "${CI:-}" = true ]; then
-    step "sanitizer build (ASan + UBSan) and its tests"
+    # The default tier, less the tests that run no compiled code of bbench.
+    step "sanitizer build (ASan + UBSan) and its tests (make check-sanitizer)"
     san="$build-sanitizers"
     mkdir -p "$san"
     (cd "$san" && "$src/configure" $mpich_flags --enable-werror --enable-sanitizers) \
-        && make -C "$san" -j"$(nproc)" && make -C "$san" check || status=1
+        && make -C "$san" -j"$(nproc)" && check "$san" check-sanitizer sanitizers || status=1
     [ -f "$san/test-suite.log" ] && summary "$san/test-suite.log" "sanitizer make check" \
         >> "$build/check-summary.txt"
-    step "Open MPI build and its tests"
+    # The default tier, less the tests whose behaviour cannot depend on the
+    # MPI library or launcher.
+    step "Open MPI build and its tests (make check-mpi-dependent)"
     ompi="$build-openmpi"
     mkdir -p "$ompi"
     (cd "$ompi" && "$src/configure" --enable-werror MPICC=mpicc.openmpi \
         MPIEXEC=mpiexec.openmpi) \
-        && make -C "$ompi" -j"$(nproc)" && make -C "$ompi" check || status=1
+        && make -C "$ompi" -j"$(nproc)" && check "$ompi" check-mpi-dependent openmpi || status=1
     [ -f "$ompi/test-suite.log" ] && summary "$ompi/test-suite.log" "make check (Open MPI)" \
         >> "$build/check-summary.txt"
     step "SMPI build (simulated runs: configure --with-smpi)"
@@ -199,7 +217,7 @@ if [ "${CI:-}" = true ]; then
     # fourth copy: the main one took 14 min of CI's 81 without the fresh
     # roots).
     step "make distcheck (its make check: the check-quick tests)"
-    make -C "$build" distcheck TESTS='$(BB_QUICK_TESTS)' || status=1
+    make -C "$build" distcheck TESTS='$(BB_QUICK_TESTS)' BB_TIER=quick || status=1
     mkdir -p "$build/artifacts"
     cp "$build"/fresh-root/*.log "$build/artifacts/" 2>/dev/null || true
 fi

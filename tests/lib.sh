@@ -25,10 +25,68 @@ bb_checks=0
 BB_TMP=$(mktemp -d "${TMPDIR:-/tmp}/bbtest.XXXXXX")
 trap 'rm -rf "$BB_TMP"' EXIT
 
+# The suite's tiers (doc/testing.md): quick (make check-quick), default
+# (make check) and full (make check-full, CI's MPICH build).  A launch of
+# more ranks than the machine has cores waits for the scheduler's slice at
+# every collective (milliseconds each); the quick and default tiers launch
+# those only where a test says "every tier" (one per protocol at least),
+# the full tier all of them.  BB_CORES: the cores a launch may fill.
+BB_TIER="${BB_TIER:-default}"
+BB_CORES="${BB_CORES:-$(nproc 2>/dev/null || echo 1)}"
+[ "$BB_CORES" -ge 2 ] 2>/dev/null || BB_CORES=2
+
+# bb_ranks NP...: the rank counts of this list that the tier launches (0 is
+# a singleton, 1 rank): all in the full tier, those within BB_CORES in the
+# others; the ones left out are said on stderr (the test's log).  The
+# declaration of a test's launches:  for np in $(bb_ranks 1 2 3 4); do
+bb_ranks() {
+    _kept= _left=
+    for _np; do
+        if [ "$BB_TIER" = full ] || [ "$_np" -le "$BB_CORES" ]; then
+            _kept="$_kept $_np"
+        else
+            _left="$_left $_np"
+        fi
+    done
+    [ -z "$_left" ] || echo "tier $BB_TIER: -n$_left left to make check-full (over $BB_CORES cores)" >&2
+    echo "$_kept"
+}
+
+# bb_tier_full: true in the full tier; a test's oversubscribed extras
+# (beyond its every-tier launch) run under it:  if bb_tier_full; then ...
+bb_tier_full() {
+    [ "$BB_TIER" = full ] && return 0
+    echo "tier $BB_TIER: $(basename "$0")'s launches over $BB_CORES cores beyond its every-tier one are left to make check-full" >&2
+    return 1
+}
+
+# bb_full_tier_only: a test of oversubscribed launches alone (BB_FULL_TESTS,
+# BB_FULL_ONLY=yes before it sources this file) exits 77 outside the full
+# tier, saying why.
+bb_full_tier_only() {
+    [ "$BB_TIER" = full ] && return 0
+    echo "SKIP: $(basename "$0") launches more ranks than $BB_CORES cores only: make check-full (tier $BB_TIER)"
+    exit 77
+}
+[ "${BB_FULL_ONLY:-no}" = yes ] && bb_full_tier_only
+
 # bb_mpirun NP CMD...: run CMD on NP ranks under a timeout (more ranks than
-# cores allowed, root allowed).
+# cores allowed, root allowed).  Over the cores the ranks yield when their
+# MPI finds nothing to progress (doc/testing.md): Open MPI's own
+# mpi_yield_when_idle, and for UCX-based MPIs tests/suite/yield.c preloaded
+# (after what LD_PRELOAD holds); BB_YIELD=no launches them as they are.
 bb_mpirun() {
     np=$1; shift
+    if [ "$np" -gt "$BB_CORES" ] && [ "${BB_YIELD:-yes}" = yes ] && \
+        [ -f "$B/tests/.libs/libbbyield.so" ]; then
+        # shellcheck disable=SC2046
+        LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD }$B/tests/.libs/libbbyield.so" \
+        OMPI_MCA_mpi_yield_when_idle=1 \
+        ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" \
+            timeout -k 5 "$BB_TIMEOUT" $MPIEXEC $(bb_launcher_np_flags "$BB_LAUNCHER_KIND" "$np") \
+            $(bb_launcher_root_flags "$BB_LAUNCHER_KIND") "$@"
+        return
+    fi
     # shellcheck disable=SC2046
     timeout -k 5 "$BB_TIMEOUT" $MPIEXEC $(bb_launcher_np_flags "$BB_LAUNCHER_KIND" "$np") \
         $(bb_launcher_root_flags "$BB_LAUNCHER_KIND") "$@"

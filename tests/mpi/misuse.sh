@@ -6,7 +6,7 @@
 BB_TIMEOUT=60
 MPIEXEC_TIMEOUT=55
 out="$BB_TMP/out"
-for np in 0 1 2 3; do
+for np in $(bb_ranks 0 1 2 3); do
     bb_np_test "$np" "$out" "$B/tests/mpi/test-misuse"
 done
 bb_finish

@@ -12,7 +12,7 @@
 out="$BB_TMP/out"
 T="$B/tests/mpi/test-redist-auto"
 
-for np in 2 3 4; do
+for np in $(bb_ranks 2 3 4); do
     bb_np_test "$np" "$out" "$T"
     for mode in intra mdi; do
         bb_expect_grep "^auto $mode > P=$np: every rank chose pack in 12 runs " "$out" \

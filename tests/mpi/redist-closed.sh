@@ -8,7 +8,7 @@ BB_TIMEOUT="${BB_TIMEOUT:-240}"
 . "$(dirname "$0")/../lib.sh"
 
 out="$BB_TMP/out"
-for np in 0 2 3 4; do
+for np in $(bb_ranks 0 2 3 4); do
     bb_np_test "$np" "$out" "$B/tests/mpi/test-redist-closed"
 done
 bb_finish

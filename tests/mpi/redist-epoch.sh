@@ -7,7 +7,7 @@
 out="$BB_TMP/out"
 T="$B/tests/mpi/test-redist"
 
-for np in 1 2 3 4; do
+for np in $(bb_ranks 1 2 3 4); do
     bb_np_test "$np" "$out" "$T" epoch
     for m in direct pack sparse pack-mpi overlap auto; do
         bb_expect_grep "epoch $m >: epoch mismatch fell back to two steps, data right" "$out" \

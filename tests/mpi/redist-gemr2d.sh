@@ -16,6 +16,7 @@
 # but the plans, the messages and their checks.  BB_GEMR2D_STRIDE=1 runs
 # every case once (each by one method in turn); BB_GEMR2D_ALL=1 runs every
 # selected case with every method and scalapack (minutes at -n 4).
+BB_FULL_ONLY=yes  # every launch over the cores: make check-full
 BB_TIMEOUT="${BB_TIMEOUT:-120}"
 . "$(dirname "$0")/../lib.sh"
 

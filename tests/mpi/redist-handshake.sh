@@ -12,7 +12,7 @@
 out="$BB_TMP/out"
 T="$B/tests/mpi/test-redist-handshake"
 
-for np in 1 2 3 4; do
+for np in $(bb_ranks 1 2 3 4); do
     bb_np_test "$np" "$out" "$T"
 done
 bb_finish

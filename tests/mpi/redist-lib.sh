@@ -28,7 +28,7 @@ bb_redist_auto_lines() {
 }
 
 # redist-n4.sh sets nps and sources this file.
-for np in ${nps:-0 2 3}; do
+for np in ${nps:-$(bb_ranks 0 2 3)}; do
     bb_np_test "$np" "$out" "$T" moves
     bb_redist_auto_lines "$np"
 done

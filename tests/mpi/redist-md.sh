@@ -22,7 +22,7 @@ bb_expect_rc 2 $? "--workload md with --direction"
 
 # Remap every step (K = 1) so that every measured step follows a change.
 # -n 1: one code (intra); -n 2..4: two codes.
-for np in 1 2 3 4; do
+for np in $(bb_ranks 1 2 3 4); do
     link=""
     [ "$np" -eq 1 ] && link="--link intra"
     # every method's remap path somewhere, few per launch, no warm-up

@@ -7,7 +7,7 @@
 out="$BB_TMP/out"
 T="$B/tests/mpi/test-redist"
 
-for np in 1 2 3 4; do
+for np in $(bb_ranks 1 2 3 4); do
     inv="$BB_TMP/invalid-$np"
     bb_np_test "$np" "$inv" "$T" invalid
     # every rank printed its own refusal for each bad map and contract

@@ -14,7 +14,7 @@ X="$B/bench/bbench-redist"
 T="$B/tests/mpi/test-redist-scalapack"
 bb_skip_without_scalapack "$out"
 
-for np in ${nps:-0 2 3}; do
+for np in ${nps:-$(bb_ranks 0 2 3)}; do
     bb_np_test "$np" "$out" "$T" all
     r=$np
     [ "$np" -eq 0 ] && r=1

@@ -7,6 +7,7 @@
 # from a --cases file of submatrix lines (tests/data/gemr2d-sub.dat); bad
 # submatrices are usage errors.  Exit 77 with configure's reason without
 # ScaLAPACK.
+BB_FULL_ONLY=yes  # every launch over the cores: make check-full
 BB_TIMEOUT="${BB_TIMEOUT:-120}"
 . "$(dirname "$0")/../lib.sh"
 

@@ -9,6 +9,7 @@
 # wrong value (shown once by a planted corruption).  A trapezoid layout whose
 # --elements is not its count is a usage error naming the count.  Exit 77
 # with configure's reason without ScaLAPACK.
+BB_FULL_ONLY=yes  # every launch over the cores: make check-full
 BB_TIMEOUT="${BB_TIMEOUT:-120}"
 . "$(dirname "$0")/../lib.sh"
 

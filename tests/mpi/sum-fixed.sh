@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 bb_skip_without_persistent  # persistent requests are among the cases
 out="$BB_TMP/out"
-for np in 1 2 3 4; do
+for np in $(bb_ranks 1 2 3 4); do
     bb_mpirun "$np" "$B/tests/mpi/test-sum-fixed" > "$out" 2>&1
     rc=$?
     bb_expect_rc 0 $rc "test-sum-fixed at -n $np"

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 bb_skip_without_persistent  # every policy is measured, persistent among them
 out="$BB_TMP/out"
-for np in 1 2 3 4; do
+for np in $(bb_ranks 1 2 3 4); do
     bb_np_test "$np" "$out" "$B/tests/mpi/test-transfer-policy"
 done
 # The second ticket's payload Wait on the source (its third MPI_Wait: the

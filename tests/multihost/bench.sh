@@ -6,7 +6,7 @@
 . "$(dirname "$0")/mh-lib.sh"
 
 tiny="--samples 3 --reps 1 --warmup 0 --warmup-blocks 0"
-for np in 2 4; do
+for np in $(bb_ranks 2 4); do
     for bench in sum transfer overlap redist; do
         case $bench in
         sum) args="--count 1,1K" ;;

@@ -24,6 +24,8 @@ esac
 kind=$(unset BB_LAUNCHER_KIND; bb_launcher_kind srun)
 bb_expect_true "srun is the slurm kind" test "$kind" = slurm
 out="$BB_TMP/out"
+# every tier (sum under srun): the Slurm tier runs in CI alone, one small
+# launch over the cores with --overcommit
 for np in 2 3; do
     # shellcheck disable=SC2046
     timeout -k 5 "$BB_TIMEOUT" srun --mpi=$plugin $(BB_LAUNCHER_CORES=2 bb_launcher_np_flags slurm $np) \

@@ -21,6 +21,7 @@ bb_expect_true "bb_launcher_kind mpiexec.$kind (hydra: mpich) if installed" \
 # Three ranks on (at most) two cores: each says its rank's environment.
 # shellcheck disable=SC2016
 rank_line='echo "rank ${PMI_RANK:-${OMPI_COMM_WORLD_RANK:-${SLURM_PROCID:-?}}} BB_X=${BB_X:-unset}"'
+# every tier (launcher): the flags that let 3 ranks onto 2 cores
 BB_LAUNCHER_CORES=2 bb_mpirun 3 sh -c "$rank_line" > "$out" 2>&1
 bb_expect_rc 0 $? "-n 3 with two cores ($(BB_LAUNCHER_CORES=2 bb_launcher_np_flags "$kind" 3))"
 bb_expect_true "three ranks, 0 to 2" test "$(grep -c '^rank [012] ' "$out")" -eq 3

@@ -40,6 +40,10 @@ for t in mmdebstrap unshare chroot git; do
 done
 [ -f "$sources" ] || skip "no $sources to make the roots from"
 
+# BB_FRESH_APT_CACHE: the download cache the roots share with the host
+# (default the host's own; empty: each root downloads its packages).
+apt_cache=${BB_FRESH_APT_CACHE-/var/cache/apt/archives}
+
 work=$(mktemp -d /var/tmp/bbench-fresh.XXXXXX)
 job=
 cleanup() {
@@ -71,7 +75,8 @@ check() {
 }
 
 # in_root ROOT USER CMD: run the sh command CMD in ROOT as USER (root or a
-# user name), with /proc, /dev, /dev/shm and /sys of its own; in the
+# user name), with /proc, /dev, /dev/shm and /sys of its own and the host's
+# package cache ($apt_cache) as its /var/cache/apt/archives; in the
 # background so that a signal reaches the trap at once.
 in_root() {
     unshare --mount --pid --fork --kill-child --propagation private \
@@ -80,13 +85,18 @@ in_root() {
             mount --rbind /dev "$r/dev" &&
             mount -t tmpfs -o mode=1777 tmpfs "$r/dev/shm" &&
             mount -t sysfs sysfs "$r/sys" || exit 125
+            # One package download cache with the host: the packages still
+            # install in the root, but none is fetched twice.
+            if [ -n "$4" ] && [ -d "$4" ] && [ -d "$r/var/cache/apt/archives" ]; then
+                mount --bind "$4" "$r/var/cache/apt/archives" || exit 125
+            fi
             env="PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8"
             if [ "$u" = root ]; then
                 exec chroot "$r" /usr/bin/env -i $env HOME=/root sh -c "cd /root && $c"
             fi
             exec chroot "$r" /usr/bin/env -i $env HOME="/home/$u" \
                 runuser -u "$u" -- sh -c "cd && $c"' \
-        sh "$1" "$2" "$3" &
+        sh "$1" "$2" "$3" "$apt_cache" &
     job=$!
     rc=0
     wait "$job" || rc=$?

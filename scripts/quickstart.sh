@@ -6,7 +6,9 @@
 #                                   (table on stdout, record in build/quickstart/)
 #   sh scripts/quickstart.sh quick  the same set-up, then the unit tests and one
 #                                   test per program (make check-quick, ~2 min)
-#   sh scripts/quickstart.sh test   the same set-up, then the whole test suite
+#   sh scripts/quickstart.sh test   the same set-up, then the test suite's default
+#                                   tier (make check: every test, launches within
+#                                   the cores; doc/testing.md), its time report
 #
 # Run as root or with sudo available (apt-get).  BUILD=dir chooses the build
 # directory (default build/ in the source tree); CONFIGURE_FLAGS are added to
@@ -40,6 +42,11 @@ case "$mode" in
 esac
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$src/build}
+# With CI=true the main build runs the full tier (make check-full: every
+# launch over the cores too), the sanitizer build make check-sanitizer (less
+# the tests that run no compiled code) and the Open MPI build make
+# check-mpi-dependent (less those the MPI cannot change); each build's
+# test-times.txt goes to build/artifacts/.
 # libscalapack-mpich-dev: ScaLAPACK's Cpdgemr2d, bbench-redist's reference
 # redistribution (optional to configure; installed so that CI measures it).
 packages="mpich libmpich-dev libhwloc-dev hwloc libcjson-dev autoconf automake libtool \
@@ -61,7 +68,8 @@ mpich_flags="MPICC=mpicc.mpich MPIEXEC=mpiexec.mpich"
 [ "${CI:-}" = true ] && OPENMPI=yes
 openmpi=${OPENMPI:-no}
 
-step() { printf '\n=== %s\n' "$*"; }
+t_start=$(date +%s)
+step() { printf '\n=== [%s s] %s\n' "$(( $(date +%s) - t_start ))" "$*"; }
 sudo=
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "runner-int.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,50 @@ void bb_run_usage(bb_run_t *run, const char *fmt, ...)
     char msg[1024];
     RUN_FORMAT(msg, fmt);
     bb_bench_usage(run->bench, "%s", msg);
+}
+
+char *bb_run_read_input(bb_run_t *run, const char *opt, const char *path, size_t max_bytes,
+                        size_t *len_out)
+{
+    /* Rank 0's verdict and length first, then the bytes: every rank takes
+     * the same branch. */
+    long long head[2] = {0, 0}; /* errno (or -1: too long), length */
+    char *text = NULL;
+    if (bb_run_rank(run) == 0) {
+        FILE *fp = fopen(path, "r");
+        if (fp == NULL) {
+            head[0] = errno ? errno : EIO;
+        } else {
+            text = malloc(max_bytes + 1);
+            if (text == NULL)
+                bb_run_fatal(run, "%s: out of memory", opt);
+            size_t n = fread(text, 1, max_bytes, fp);
+            if (ferror(fp))
+                head[0] = errno ? errno : EIO;
+            else if (n == max_bytes && fgetc(fp) != EOF)
+                head[0] = -1;
+            head[1] = (long long)n;
+            fclose(fp);
+        }
+    }
+    if (MPI_Bcast(head, 2, MPI_LONG_LONG, 0, bb_run_comm(run)) != MPI_SUCCESS)
+        bb_run_fatal(run, "%s: MPI_Bcast failed while sharing '%s'", opt, path);
+    if (head[0] != 0) {
+        free(text);
+        if (head[0] < 0)
+            bb_run_usage(run, "%s: '%s' on rank 0 is longer than %zu bytes", opt, path,
+                         max_bytes);
+        bb_run_usage(run, "%s: rank 0 cannot read '%s': %s (rank 0 reads it for every rank)",
+                     opt, path, strerror((int)head[0]));
+    }
+    size_t len = (size_t)head[1];
+    if (bb_run_rank(run) != 0 && (text = malloc(len + 1)) == NULL)
+        bb_run_fatal(run, "%s: out of memory", opt);
+    if (len > 0 && MPI_Bcast(text, (int)len, MPI_CHAR, 0, bb_run_comm(run)) != MPI_SUCCESS)
+        bb_run_fatal(run, "%s: MPI_Bcast failed while sharing '%s'", opt, path);
+    text[len] = '\0';
+    *len_out = len;
+    return text;
 }
 
 void bb_run_fatal(bb_run_t *run, const char *fmt, ...)

@@ -351,6 +351,16 @@ int bb_run_message_sizes(bb_run_t *run, const char *list_opt, int64_t element_by
                          int64_t default_min, int64_t default_max,
                          bb_size_list_t *list_inout);
 
+/* Collective.  The bytes of the input file PATH (an option's value, named
+ * OPT in messages), read by rank 0 alone and sent to every rank, so that
+ * ranks on hosts without a shared folder use rank 0's copy and no rank
+ * reads another file: returns a NUL-terminated copy of at most max_bytes
+ * (the caller frees it), its length in *len_out.  A file rank 0 cannot
+ * read, or one longer than max_bytes, is a usage error on every rank (exit
+ * 2), said once, naming rank 0. */
+char *bb_run_read_input(bb_run_t *run, const char *opt, const char *path, size_t max_bytes,
+                        size_t *len_out);
+
 /* A usage error found on every rank (each parses the same argv): rank 0
  * prints the message, every rank exits 2. */
 void bb_run_usage(bb_run_t *run, const char *fmt, ...)

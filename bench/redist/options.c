@@ -268,18 +268,25 @@ static void add_case(bb_run_t *run, bb_redist_options_t *o, int line, char *text
     o->cases[o->ncases++] = c;
 }
 
-/* Every rank reads the file: a malformed one is a usage error on all. */
+/* Rank 0 reads the file and every rank parses its bytes (hosts without a
+ * shared folder use rank 0's copy; no rank reads another file): a malformed
+ * file is a usage error on all.  ScaLAPACK's files are a few KiB. */
+enum { BB_CASES_MAX_BYTES = 4 << 20 };
 static void read_cases(bb_run_t *run, bb_redist_options_t *o, int ranks)
 {
-    FILE *fp = fopen(o->cases_file, "r");
+    size_t len;
+    char *text = bb_run_read_input(run, "--cases", o->cases_file, BB_CASES_MAX_BYTES, &len);
+    /* An empty file reads as one empty line (fmemopen needs a byte). */
+    FILE *fp = fmemopen(text, len > 0 ? len : 1, "r");
     if (fp == NULL)
-        bb_run_usage(run, "--cases: cannot read '%s': %s", o->cases_file, strerror(errno));
+        bb_run_fatal(run, "--cases: fmemopen: %s", strerror(errno));
     char buf[1024];
     int line = 0;
     while (fgets(buf, sizeof buf, fp) != NULL) {
         line++;
         if (strchr(buf, '\n') == NULL && !feof(fp)) {
             fclose(fp);
+            free(text);
             bb_run_usage(run, "--cases: %s:%d: a line longer than %zu characters",
                          o->cases_file, line, sizeof buf - 2);
         }
@@ -290,6 +297,7 @@ static void read_cases(bb_run_t *run, bb_redist_options_t *o, int ranks)
     }
     int bad = ferror(fp);
     fclose(fp);
+    free(text);
     if (bad)
         bb_run_usage(run, "--cases: cannot read '%s'", o->cases_file);
     if (o->ncases == 0)

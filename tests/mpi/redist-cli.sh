@@ -161,4 +161,39 @@ else
     bb_expect_rc 2 $? "--methods scalapack without ScaLAPACK"
     bb_expect_grep "scalapack is not built in" "$err" "it says why"
 fi
+
+# --cases FILE on hosts without a shared folder (issue 58, finding 1): two
+# ranks, each in its own folder (MPMD, -wdir).  Rank 0 reads the file for
+# every rank: a file on rank 0's host alone runs, a different file on rank
+# 1's is not read, and a file rank 0 cannot read is exit 2 on every rank,
+# said once (before: a hang, or each rank with its own file).
+case $BB_LAUNCHER_KIND in
+hydra|openmpi)
+    mkdir -p "$BB_TMP/h0" "$BB_TMP/h1"
+    echo "20 20 20 20 0 0 1 1 1 2 3 3 20 20 0 0 1 1 2 1 4 2" > "$BB_TMP/h0/c.dat"
+    cq="--cases c.dat --methods pack --no-bound --reps 1 --warmup 0 --warmup-blocks 0"
+    # mpmd DIR0 DIR1: one rank in each folder.
+    mpmd() {
+        # shellcheck disable=SC2046,SC2086
+        timeout -k 5 "$BB_TIMEOUT" $MPIEXEC $(bb_launcher_root_flags "$BB_LAUNCHER_KIND") \
+            -n 1 -wdir "$1" "$X" $cq : -n 1 -wdir "$2" "$X" $cq > "$out" 2> "$err"
+    }
+    mpmd "$BB_TMP/h0" "$BB_TMP/h1"
+    bb_expect_rc 0 $? "--cases: the file on rank 0's host alone"
+    bb_expect_grep "^ *400 *> *bc2d:20,3,3,1,2 .* pack " "$out" "--cases: rank 0's case ran"
+    echo "30 30 30 30 0 0 1 1 1 2 3 3 30 30 0 0 1 1 2 1 4 2" > "$BB_TMP/h1/c.dat"
+    mpmd "$BB_TMP/h0" "$BB_TMP/h1"
+    bb_expect_rc 0 $? "--cases: another file on rank 1's host"
+    bb_expect_true "--cases: rank 0's file alone counts (its 400 elements, not 900)" \
+        sh -c "grep -q '^ *400 *> ' '$out' && ! grep -q '^ *900 ' '$out'"
+    mkdir -p "$BB_TMP/h2"
+    mpmd "$BB_TMP/h2" "$BB_TMP/h1"
+    bb_expect_rc 2 $? "--cases: rank 0 cannot read the file: exit 2 on every rank"
+    bb_expect_true "--cases: said once, naming rank 0" \
+        test "$(grep -c "rank 0 cannot read 'c.dat'" "$err")" -eq 1
+    ;;
+*)
+    echo "--cases across folders: not checked under a launcher of kind $BB_LAUNCHER_KIND (MPMD -wdir)"
+    ;;
+esac
 bb_finish

@@ -141,14 +141,25 @@ def main(argv=None):
             a = args_of(argv if argv is not None else sys.argv[1:])
     except SystemExit as e:
         return e.code
+    # Rank 0 reads the C records; every rank gets what it read or why it
+    # could not, so that a missing or malformed record is a usage error (2)
+    # on every rank, said once, and no rank waits in the broadcast.
+    err = cc = cc_reason = tc = tc_reason = None
+    if rank == 0:
+        opt, path = "--c-record", a.c_record
+        try:
+            cc, cc_reason = c_from_c(a.c_record, "sum", "count", a.counts)
+            opt, path = "--c-transfer-record", a.c_transfer_record
+            tc, tc_reason = c_from_c(a.c_transfer_record, "transfer", "bytes", a.bytes)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            err = "%s %s: not a usable record: %s" % (opt, path, e)
+    err, cc, cc_reason, tc, tc_reason = comm.bcast((err, cc, cc_reason, tc, tc_reason))
+    if err is not None:
+        if rank == 0:
+            print("bbench.bench: %s" % err, file=sys.stderr)
+        return 2
     py, c = BoundedSumPhase(), _clib.CBoundedSumPhase()
     pyt, ct = BoundedTransferPhase(), _clib.CBoundedTransferPhase()
-    if rank == 0:
-        cc, cc_reason = c_from_c(a.c_record, "sum", "count", a.counts)
-        tc, tc_reason = c_from_c(a.c_transfer_record, "transfer", "bytes", a.bytes)
-    else:
-        cc = cc_reason = tc = tc_reason = None
-    cc, cc_reason, tc, tc_reason = comm.bcast((cc, cc_reason, tc, tc_reason))
     # c-in: the same C phase called from C in this process (the extension's
     # loops), interleaved with the others: the binding's cost in one run.
     ext = _clib._extension() if c.binding == "extension" else None

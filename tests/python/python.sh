@@ -77,6 +77,19 @@ py() {
     bb_mpirun 2 env PYTHONPATH="$S/python" BBENCH_EXT_PATH="$ext" PYTHONDONTWRITEBYTECODE=1 \
         BBENCH_LIB="$lib" BBENCH_MPI="$BB_MPI_LIBRARY" "$BB_PYTHON" -m bbench.bench "$@"
 }
+# A C record rank 0 cannot use (missing, not JSON, not a record) is exit 2
+# on every rank, said once (issue 58, finding 2: the other ranks waited in
+# the broadcast until they were killed).
+echo '{"points": [' > "$BB_TMP/bad.rec"
+echo '[1, 2]' > "$BB_TMP/list.rec"
+for bad in "--c-record $BB_TMP/missing.rec" "--c-record $BB_TMP/bad.rec" \
+    "--c-transfer-record $BB_TMP/list.rec"; do
+    # shellcheck disable=SC2086
+    py --count 1 --bytes 8 --samples 3 --budget 0.002 $bad > "$out" 2> "$BB_TMP/err"
+    bb_expect_rc 2 $? "bbench.bench $bad: usage on every rank"
+    bb_expect_true "bbench.bench $bad: said once" \
+        test "$(grep -c "^bbench.bench: ${bad% *} .*: not a usable record" "$BB_TMP/err")" -eq 1
+done
 py --count 1,1K --bytes 8,64K --samples 3 --budget 0.002 --c-record "$BB_TMP/c.json" \
     --c-transfer-record "$BB_TMP/t.json" --output "$BB_TMP/py.json" > "$out" 2> "$BB_TMP/err"
 bb_expect_rc 0 $? "bbench.bench at -n 2"

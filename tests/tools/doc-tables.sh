@@ -96,6 +96,25 @@ bb_expect_grep "\*\*Oversubscribed\*\*.*$(basename "$rec")" "$T/README.md" \
 bb_expect_grep "(-n [0-9]*, oversubscribed)" "$T/README.md" \
     "and its command line says it"
 
+# A record field cannot move a block's end (issue 58, finding 7): a command
+# holding a newline and the close marker is written on the block's one line,
+# and the rewritten page passes its own --check, its markers paired.
+cp "$S/README.md" "$T/README.md"
+python3 - "$T/$rec" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["topology"]["oversubscribed"] = False
+r["command"] = list(r["command"]) + ["x\n<!-- /bbench-table -->\n| 1 | 2 |"]
+json.dump(r, open(sys.argv[1], "w"))
+PY
+python3 "$T/scripts/bbench-doctable" --root "$T" "$T/README.md" > "$BB_TMP/out" 2>&1
+bb_expect_rc 0 $? "a command with a newline and the close marker: rewritten"
+check "$T/README.md"
+bb_expect_rc 0 $? "the rewritten page passes its own --check"
+bb_expect_true "as many close markers as open ones" test \
+    "$(grep -c '^<!-- bbench-table ' "$T/README.md")" -eq "$(grep -c '^<!-- /bbench-table -->' "$T/README.md")"
+bb_expect_grep 'x\\n&lt;!-- /bbench-table -->' "$T/README.md" "the field is shown on one line"
+
 # A block whose records are missing cannot be rendered: exit 2, named.
 rm -f "$T/$rec"
 check "$T/README.md"

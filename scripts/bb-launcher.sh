@@ -103,6 +103,16 @@ bb_launcher_root_flags() {
     case $1 in openmpi) echo "--allow-run-as-root" ;; esac
 }
 
+# bb_launcher_default_mpiexec LAYER: the launcher a script runs when MPIEXEC
+# is unset: the one bbench was configured with (bb-config.sh, installed
+# beside this layer, whose path LAYER is), else plain mpiexec.
+bb_launcher_default_mpiexec() {
+    BB_CONFIGURED_MPIEXEC=
+    # shellcheck disable=SC1091
+    [ -r "$(dirname "$1")/bb-config.sh" ] && . "$(dirname "$1")/bb-config.sh"
+    echo "${BB_CONFIGURED_MPIEXEC:-mpiexec}"
+}
+
 # bb_launcher_root_export: as root, export the variables with which Open
 # MPI accepts root without the flag, for launches this caller does not
 # spell itself (a script that runs $MPIEXEC).  Harmless for other kinds.

@@ -47,6 +47,21 @@ if [ -x "$BB_TMP/example" ]; then
     LD_LIBRARY_PATH="$libdir" ldd "$BB_TMP/example" > "$BB_TMP/ldd" 2>&1
     bb_expect_grep "libbbench.so.* => $libdir/" "$BB_TMP/ldd" "linked to the installed libbbench"
 fi
+# The installed scripts launch with the launcher bbench was configured with
+# when MPIEXEC is unset, not the first mpiexec on PATH (issue 58, finding 8:
+# Debian's mpiexec may be the other MPI's, which starts singletons).
+mkdir -p "$BB_TMP/wrong"
+printf '#!/bin/sh\necho "the mpiexec first on PATH ran: $*" >&2\nexit 97\n' > "$BB_TMP/wrong/mpiexec"
+chmod +x "$BB_TMP/wrong/mpiexec"
+bb_expect_grep "^BB_CONFIGURED_MPIEXEC=\"$MPIEXEC\"\$" "$root/share/bbench/bb-config.sh" \
+    "bb-config.sh installed beside bb-launcher.sh, naming $MPIEXEC"
+(unset MPIEXEC
+ PATH="$BB_TMP/wrong:$PATH" LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    timeout -k 5 "$BB_TIMEOUT" sh "$root/bin/bbench-sweep" --ranks 2 --out "$BB_TMP/sweep" \
+    -- "$root/bin/bbench-sum" --count 1 --samples 3 --reps 2) > "$BB_TMP/sweep.out" 2>&1
+bb_expect_rc 0 $? "installed bbench-sweep, MPIEXEC unset, another mpiexec first on PATH"
+bb_expect_true "it ran the configured launcher (a record at -n 2, the wrong one never ran)" \
+    sh -c "test -s '$BB_TMP/sweep/sum-n2.json' && ! grep -q 'first on PATH ran' '$BB_TMP/sweep.out'"
 if [ -n "$BB_PC_MPI" ]; then
     # bbench.pc requires the MPI's module: a plain compiler suffices.
     # shellcheck disable=SC2046,SC2086

@@ -425,15 +425,24 @@ int bb_launcher_singleton_check(const char *const *env, int world_size,
         return 0;
     const char *size_var = NULL, *rank_var = NULL, *launcher = NULL;
     long n = -1;
-    if ((n = bb_env_number(env, "OMPI_COMM_WORLD_SIZE", 1, INT_MAX)) > 0) {
-        size_var = "OMPI_COMM_WORLD_SIZE";
-        rank_var = "OMPI_COMM_WORLD_RANK";
-        launcher = "Open MPI's launcher";
-    } else if ((n = bb_env_number(env, "PMI_SIZE", 1, INT_MAX)) > 0) {
-        size_var = "PMI_SIZE";
-        rank_var = "PMI_RANK";
-        launcher = "a PMI launcher (MPICH's Hydra)";
-    } else {
+    /* The count of the MPI's own launcher is read first: a parent job of the
+     * other launcher leaves its variables behind (a stale
+     * OMPI_COMM_WORLD_SIZE around mpiexec.mpich -n 1, whose PMI_SIZE=1 is
+     * the one that counts). */
+    static const char *const families[2][3] = {
+        {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "Open MPI's launcher"},
+        {"PMI_SIZE", "PMI_RANK", "a PMI launcher (MPICH's Hydra)"},
+    };
+    int first = strcmp(mpi_library, "mpich") == 0 ? 1 : 0;
+    for (int k = 0; k < 2 && size_var == NULL; k++) {
+        const char *const *fam = families[k == 0 ? first : 1 - first];
+        if ((n = bb_env_number(env, fam[0], 1, INT_MAX)) > 0) {
+            size_var = fam[0];
+            rank_var = fam[1];
+            launcher = fam[2];
+        }
+    }
+    if (size_var == NULL) {
         /* The batch script of an allocation is no step: it has no step id,
          * or one of Slurm's reserved ones (batch, extern, interactive). */
         long step = bb_env_number(env, "SLURM_STEP_ID", 0, 0xffffffffL);

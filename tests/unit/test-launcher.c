@@ -225,6 +225,16 @@ static void test_singletons(void)
     const char *bad[] = {"OMPI_COMM_WORLD_SIZE=2x", "PMI_SIZE=", "SLURM_STEP_ID=0",
                          "SLURM_STEP_NUM_TASKS=99999999999999999999", NULL};
     singleton(__LINE__, bad, 1, "mpich", 0, 0, NULL);
+    /* A parent job's variables of the other launcher are stale: the own
+     * launcher's count decides (issue 58, finding 5). */
+    const char *stale[] = {"OMPI_COMM_WORLD_SIZE=4", "OMPI_COMM_WORLD_RANK=2", "PMI_SIZE=1",
+                           "PMI_RANK=0", NULL};
+    singleton(__LINE__, stale, 1, "mpich", 0, 0, NULL);
+    const char *stale_pmi[] = {"PMI_SIZE=3", "PMI_RANK=1", "OMPI_COMM_WORLD_SIZE=1",
+                               "OMPI_COMM_WORLD_RANK=0", NULL};
+    singleton(__LINE__, stale_pmi, 1, "openmpi", 0, 0, NULL);
+    /* Without the own launcher's count, the other one's still refuses. */
+    singleton(__LINE__, stale, 1, "openmpi", 1, 0, "mpiexec.openmpi");
     const char *none[] = {"HOME=/root", NULL};
     singleton(__LINE__, none, 1, "mpich", 0, 0, NULL);
 }

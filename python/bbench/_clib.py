@@ -182,13 +182,31 @@ class _CPhase:
         self._phase = ctypes.c_void_p()
 
     def close(self):
+        """The C phase's end, and its status as the reference's close()
+        raises it: a live ticket or a call from inside one of the phase's
+        callbacks is RuntimeError, a poisoned phase PoisonedPhase, and the
+        phase and its world then stay as they were (the C phase still holds
+        them).  Only after the end succeeded is the world released."""
+        if self._phase:
+            st = getattr(self._lib, self._end)(self._phase)
+            if st == BB_ERR_POISONED:
+                self.poisoned = True
+                raise PoisonedPhase("the phase is poisoned: end the job (%s: %s)"
+                                    % (self._end, self._lib.bb_status_string(st).decode()))
+            if st != BB_OK:
+                raise RuntimeError("close() refused: a ticket is live or the phase is inside "
+                                   "one of its calls (%s: %s)"
+                                   % (self._end, self._lib.bb_status_string(st).decode()))
+            self._phase = ctypes.c_void_p()
         for name in ("sum", "run"):  # the extension's caller forgets the phase
             caller = self.__dict__.pop(name, None)
             if caller is not None:
                 caller.close()
-        if self._phase:
-            getattr(self._lib, self._end)(self._phase)
-            self._phase = ctypes.c_void_p()
+        # ctypes' byref objects kept on the instance refer back to it where
+        # the cycle collector cannot see: drop them, so that a closed phase
+        # is freed.
+        for name in [k for k in self.__dict__ if k.startswith("_") and k.endswith("_ref")]:
+            self.__dict__[name] = None
         if self._world:
             self._lib.bb_world_release(self._world)
             self._world = ctypes.c_void_p()
@@ -268,6 +286,8 @@ class CBoundedSumPhase(_CPhase):
 
     def sum(self, prepare, *, phase_id, epoch, count, max_elements):
         """Through ctypes (the extension's caller replaces it when built)."""
+        if not self._phase:
+            raise RuntimeError("sum() on a closed phase")
         self._prepare, self._failure = prepare, None
         c = self._contract
         c.phase_id, c.epoch, c.count, c.max_elements = (

@@ -63,6 +63,9 @@ print("binding", bbench.CBoundedSumPhase().binding, bbench.CBoundedTransferPhase
     > "$out" 2>&1
 bb_expect_grep "^binding $binding $binding\$" "$out" "the C phases go through the $binding"
 [ "$binding" = extension ] && runs 2 BBENCH_BINDING=ctypes
+# Freed memory poisoned and never cached: a binding that frees what the C
+# phase still uses fails here (issue 58, findings 3 and 4).
+runs 2 BBENCH_BINDING=$binding MALLOC_PERTURB_=85 GLIBC_TUNABLES=glibc.malloc.tcache_count=0
 
 # The benchmark: a tiny run beside a bbench-sum record of this build; a table
 # with every ratio, the binding's included, and a record (bb_finish checks it

@@ -253,3 +253,72 @@ def test_misuse_is_local_and_closed_is_refused():
     with pytest.raises(RuntimeError):
         keep(lambda: np.ones(1), phase_id=1, epoch=0, count=1, max_elements=1)
     assert comm.allreduce(rank + 1) == size * (size + 1) // 2
+
+
+# close() as the reference's (issue 58, findings 3, 4 and 6): never a
+# success while the C phase still holds its world, the same outcome on
+# every rank in both tiers, and a closed C phase freed.
+T_KW = dict(source=0, destination=last, nbytes=32, max_bytes=32, phase_id=7, epoch=0,
+            batches=1)
+
+
+@pytest.mark.parametrize("cls", [BoundedTransferPhase, CBoundedTransferPhase])
+def test_close_with_a_live_ticket_is_refused(cls):
+    p = cls()
+    t = p.begin(lambda: data(32), **T_KW)
+    with pytest.raises(RuntimeError):
+        p.close()
+    t.progress()
+    got = t.finish(bytes)
+    assert got == (data(32).tobytes() if rank == last else None)
+    p.close()
+    assert comm.allreduce(rank + 1) == size * (size + 1) // 2
+
+
+def close_inside(where):
+    """The outcome of close() called from inside prepare() or consume(),
+    for each class: the same exception (class, stage, rank) on every rank,
+    and the phase still usable, then closed."""
+    out = []
+    for cls in (BoundedTransferPhase, CBoundedTransferPhase):
+        p = cls()
+
+        def prepare():
+            if where == "prepare":
+                p.close()
+            return data(32)
+
+        def consume(v):
+            if where == "consume":
+                p.close()
+            return bytes(v)
+
+        kw = dict(T_KW, batches=0)
+        try:
+            r = ("ok", p.run(prepare, consume, noop, **kw))
+        except TransferRefusal as e:
+            r = ("refused", e.stage, e.rank)
+        assert len(set(comm.allgather(r if r[0] == "refused" else ("ok",)))) == 1
+        after = p.run(lambda: data(32), bytes, noop, **kw)
+        assert after == (data(32).tobytes() if rank == last else None)
+        p.close()
+        out.append(r)
+    return out
+
+
+@pytest.mark.parametrize("where", ["prepare", "consume"])
+def test_close_from_a_callback_is_refused_alike(where):
+    ref, c = close_inside(where)
+    assert ref[0] == "refused" and ref == c
+
+
+def test_closed_sum_phase_is_freed():
+    import gc
+    import weakref
+    p = CBoundedSumPhase()
+    assert p.sum(lambda: np.ones(2), phase_id=1, epoch=0, count=2, max_elements=2)[0] == size
+    w = weakref.ref(p)
+    p.close()
+    del p
+    gc.collect()
+    assert w() is None

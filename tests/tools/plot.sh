@@ -126,6 +126,9 @@ bb_expect_true "two sizes: every method still drawn" test "$(titles "$G/redist.g
 sh "$PL" --out "$P" "$D/malformed.json" >"$out" 2>"$err"
 bb_expect_rc 2 $? "unreadable record"
 bb_expect_grep 'malformed.json' "$err" "unreadable record named"
+# said in the name of the program the user ran (issue 58, finding 8)
+bb_expect_grep '^bbench-plot: .*malformed.json' "$err" "said as bbench-plot"
+bb_expect_true "never as bbench-compare" sh -c "! grep -q '^bbench-compare:' '$err'"
 sh "$PL" --out "$P" >"$out" 2>"$err"
 bb_expect_rc 2 $? "no records"
 sh "$PL" --bogus x >"$out" 2>"$err"

@@ -521,10 +521,21 @@ void bb_run_parse_options(bb_run_t *run, void *state, int argc, char **argv)
         bb_run_usage(run, "unexpected argument '%s'", argv[optind]);
     if (run->settings.window_s > 0.0 && run->settings.timing != BB_TIMING_WINDOW)
         bb_run_usage(run, "--window needs --timing window");
-    /* Before the benchmark allocates anything; the same on every rank. */
-    char why[160];
-    if (bb_malloc_apply(run->malloc_policy, why, sizeof why) != 0)
-        bb_run_usage(run, "%s", why);
+    /* Before the benchmark allocates anything.  Each rank's C library
+     * answers for itself (a host's GLIBC_TUNABLES can make it refuse), so
+     * the verdict is agreed: the first refusing rank's reason, on every
+     * rank, said once. */
+    char why[160] = "";
+    int me = bb_run_rank(run), first = bb_run_size(run);
+    int mine = bb_malloc_apply(run->malloc_policy, why, sizeof why) != 0 ? me : first;
+    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, bb_run_comm(run)) != MPI_SUCCESS)
+        bb_run_fatal(run, "MPI_Allreduce failed while agreeing --malloc");
+    if (first < bb_run_size(run)) {
+        if (MPI_Bcast(why, (int)sizeof why, MPI_CHAR, first, bb_run_comm(run)) != MPI_SUCCESS)
+            bb_run_fatal(run, "MPI_Bcast failed while agreeing --malloc");
+        why[sizeof why - 1] = '\0';
+        bb_run_usage(run, "rank %d: %s", first, why);
+    }
     free(lo);
     free(so);
 }

@@ -184,8 +184,8 @@ static void case_side(const int64_t *f, int64_t m, int64_t n, char uplo, char di
     bb_layout_format(l, name, len);
 }
 
-/* One line: a usage error when malformed (alike on every rank: each reads
- * the same file), skipped with the reason when valid but not run here. */
+/* One line: a usage error when malformed (alike on every rank: each parses
+ * rank 0's bytes), skipped with the reason when valid but not run here. */
 static void add_case(bb_run_t *run, bb_redist_options_t *o, int line, char *text, int ranks)
 {
     int64_t f[BB_CASE_TRAP_FIELDS];

@@ -189,7 +189,7 @@ class _CPhase:
         them).  Only after the end succeeded is the world released."""
         if self._phase:
             st = getattr(self._lib, self._end)(self._phase)
-            if st == BB_ERR_POISONED:
+            if st in (BB_ERR_POISONED, BB_ERR_MPI):  # a failed MPI call poisons it
                 self.poisoned = True
                 raise PoisonedPhase("the phase is poisoned: end the job (%s: %s)"
                                     % (self._end, self._lib.bb_status_string(st).decode()))

@@ -151,7 +151,8 @@ def main(argv=None):
             cc, cc_reason = c_from_c(a.c_record, "sum", "count", a.counts)
             opt, path = "--c-transfer-record", a.c_transfer_record
             tc, tc_reason = c_from_c(a.c_transfer_record, "transfer", "bytes", a.bytes)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RuntimeError,
+                MemoryError) as e:  # RuntimeError: a JSON nested too deep
             err = "%s %s: not a usable record: %s" % (opt, path, e)
     err, cc, cc_reason, tc, tc_reason = comm.bcast((err, cc, cc_reason, tc, tc_reason))
     if err is not None:
@@ -164,6 +165,19 @@ def main(argv=None):
     # loops), interleaved with the others: the binding's cost in one run.
     ext = _clib._extension() if c.binding == "extension" else None
     cin_reason = None if ext else "the C extension is not built (c-in needs its C loops)"
+    # Each rank loads its binding itself (BBENCH_BINDING, BBENCH_EXT_PATH may
+    # differ by host): the rows, and so the collectives, must be the same on
+    # every rank.
+    ways = comm.allgather((c.binding, ext is not None))
+    if len(set(ways)) > 1:
+        if rank == 0:
+            print("bbench.bench: the ranks load different bindings (rank: binding, c-in "
+                  "extension): %s; set BBENCH_BINDING and BBENCH_EXT_PATH alike on every "
+                  "host" % ", ".join("%d: %s, %s" % (r, b, e) for r, (b, e) in enumerate(ways)),
+                  file=sys.stderr)
+        for p in (c, ct):
+            p.close()
+        return 2
     points, rows, trows, calls = [], [], [], 0
 
     def measure(ways, parts_of, params, payload):
@@ -378,5 +392,18 @@ def write_record(comm, a, points, size, calls, binding):
     os.replace(tmp, a.output)
 
 
+def run(argv=None):
+    """main(), and what the C programs' fatal path does for an exception no
+    rank agreed on (a failed load on one host, memory): print it and end
+    the whole job (exit 3), never leave the other ranks waiting."""
+    try:
+        return main(argv)
+    except Exception:  # noqa: BLE001 (every kind: the job must end)
+        import traceback
+        traceback.print_exc()
+        sys.stderr.flush()
+        MPI.COMM_WORLD.Abort(3)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

@@ -25,6 +25,17 @@ if [ "$lib" != glibc ]; then
     bb_expect_rc 2 $? "$lib: --malloc no-trim is a usage error"
     bb_expect_grep "malloc no-trim: " "$BB_TMP/err" "$lib: the message says why"
     policies=default
+elif [ "$BB_LAUNCHER_KIND" = hydra ] || [ "$BB_LAUNCHER_KIND" = openmpi ]; then
+    # Refused on one rank alone (its C library tuned otherwise; MPMD): agreed,
+    # exit 2 on every rank, said once, naming the rank (it stranded the others).
+    # shellcheck disable=SC2046
+    timeout -k 5 "$BB_TIMEOUT" $MPIEXEC $(bb_launcher_root_flags "$BB_LAUNCHER_KIND") \
+        -n 1 "$SUM" --count 8 --malloc no-trim : \
+        -n 1 env LD_PRELOAD="$B/tests/.libs/libbbnomallopt.so" "$SUM" --count 8 --malloc no-trim \
+        >"$BB_TMP/out" 2>"$BB_TMP/err"
+    bb_expect_rc 2 $? "--malloc no-trim refused on rank 1 alone: exit 2 on every rank"
+    bb_expect_true "said once, naming rank 1" \
+        test "$(grep -c '^bbench-sum: rank 1: --malloc no-trim: mallopt refused' "$BB_TMP/err")" -eq 1
 fi
 for policy in $policies; do
     r="$BB_TMP/$policy.json"

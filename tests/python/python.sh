@@ -93,6 +93,21 @@ for bad in "--c-record $BB_TMP/missing.rec" "--c-record $BB_TMP/bad.rec" \
     bb_expect_true "bbench.bench $bad: said once" \
         test "$(grep -c "^bbench.bench: ${bad% *} .*: not a usable record" "$BB_TMP/err")" -eq 1
 done
+# A binding that differs by rank (BBENCH_BINDING set on one host): exit 2 on
+# every rank, said once, before any row (the c-in row's collectives would
+# meet other ones on the ranks without it).
+if [ "$binding" = extension ] && { [ "$BB_LAUNCHER_KIND" = hydra ] || [ "$BB_LAUNCHER_KIND" = openmpi ]; }; then
+    set -- env PYTHONPATH="$S/python" BBENCH_EXT_PATH="$ext" PYTHONDONTWRITEBYTECODE=1 \
+        BBENCH_LIB="$lib" BBENCH_MPI="$BB_MPI_LIBRARY"
+    # shellcheck disable=SC2046
+    timeout -k 5 "$BB_TIMEOUT" $MPIEXEC $(bb_launcher_root_flags "$BB_LAUNCHER_KIND") \
+        -n 1 "$@" "$BB_PYTHON" -m bbench.bench --count 1 --bytes 8 --samples 3 : \
+        -n 1 "$@" BBENCH_BINDING=ctypes "$BB_PYTHON" -m bbench.bench --count 1 --bytes 8 --samples 3 \
+        > "$out" 2> "$BB_TMP/err"
+    bb_expect_rc 2 $? "bbench.bench with another binding on rank 1: usage on every rank"
+    bb_expect_true "the bindings' difference said once" \
+        test "$(grep -c '^bbench.bench: the ranks load different bindings' "$BB_TMP/err")" -eq 1
+fi
 py --count 1,1K --bytes 8,64K --samples 3 --budget 0.002 --c-record "$BB_TMP/c.json" \
     --c-transfer-record "$BB_TMP/t.json" --output "$BB_TMP/py.json" > "$out" 2> "$BB_TMP/err"
 bb_expect_rc 0 $? "bbench.bench at -n 2"

@@ -524,11 +524,13 @@ void bb_run_parse_options(bb_run_t *run, void *state, int argc, char **argv)
     /* Before the benchmark allocates anything.  Each rank's C library
      * answers for itself (a host's GLIBC_TUNABLES can make it refuse), so
      * the verdict is agreed: the first refusing rank's reason, on every
-     * rank, said once. */
+     * rank, said once.  The default policy changes nothing and cannot be
+     * refused: no collective (every rank parsed the same --malloc). */
     char why[160] = "";
     int me = bb_run_rank(run), first = bb_run_size(run);
     int mine = bb_malloc_apply(run->malloc_policy, why, sizeof why) != 0 ? me : first;
-    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, bb_run_comm(run)) != MPI_SUCCESS)
+    if (run->malloc_policy != BB_MALLOC_DEFAULT
+        && MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, bb_run_comm(run)) != MPI_SUCCESS)
         bb_run_fatal(run, "MPI_Allreduce failed while agreeing --malloc");
     if (first < bb_run_size(run)) {
         if (MPI_Bcast(why, (int)sizeof why, MPI_CHAR, first, bb_run_comm(run)) != MPI_SUCCESS)

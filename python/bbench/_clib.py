@@ -376,6 +376,9 @@ class _Ticket(ctypes.Structure):
 
 
 BB_ERR_STATE = 5  # bb_status_t: a finished ticket, a live one, a closed phase
+# Statuses a ticket call returns before any MPI call, the ticket as it was
+# (BB_ERR_ARG, _THREAD, _REENTRY, _STATE): a live ticket stays live.
+_TICKET_UNTOUCHED = (2, 3, 4, BB_ERR_STATE)
 
 
 def _load_transfer(lib):
@@ -561,7 +564,8 @@ class CBoundedTransferPhase(_CPhase):
             ctypes.byref(ticket), ctypes.byref(self._consumer),
             1 if local_error is not None else 0, ctypes.byref(token),
             ctypes.byref(self._metrics))
-        if st != BB_ERR_STATE:
+        self._retired = st not in _TICKET_UNTOUCHED
+        if self._retired:
             self._cb = None  # the ticket is retired: the provider's array is released
         self.metrics = self._metrics
         if st != BB_OK:
@@ -593,5 +597,10 @@ class CTransferTicket:
     def finish(self, consume, local_error=None):
         if self.finished:
             raise RuntimeError("the ticket is finished")
-        self.finished = True
-        return self._phase._finish(self._ticket, consume, local_error)
+        self._phase._retired = False
+        try:
+            return self._phase._finish(self._ticket, consume, local_error)
+        finally:
+            # finished once the C ticket is retired; a call refused before
+            # any MPI call (another thread, a callback) leaves it live.
+            self.finished = self._phase._retired

@@ -322,3 +322,28 @@ def test_closed_sum_phase_is_freed():
     del p
     gc.collect()
     assert w() is None
+
+
+def test_finish_from_another_thread_leaves_the_ticket_live():
+    """A C finish() refused before any MPI call (another thread: the C tier
+    checks the thread, the reference does not yet, issue 59) is no finish:
+    the ticket stays live and the owning thread finishes it."""
+    import threading
+    p = CBoundedTransferPhase()
+    t = p.begin(lambda: data(32), **T_KW)
+    seen = []
+    th = threading.Thread(target=lambda: seen.append(_raises(lambda: t.finish(bytes))))
+    th.start()
+    th.join()
+    assert seen == [RuntimeError]
+    got = t.finish(bytes)
+    assert got == (data(32).tobytes() if rank == last else None)
+    p.close()
+
+
+def _raises(f):
+    try:
+        f()
+    except Exception as e:  # noqa: BLE001
+        return type(e)
+    return None

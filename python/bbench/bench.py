@@ -145,7 +145,15 @@ def main(argv=None):
     # could not, so that a missing or malformed record is a usage error (2)
     # on every rank, said once, and no rank waits in the broadcast.
     err = cc = cc_reason = tc = tc_reason = None
-    if rank == 0:
+    if rank == 0 and a.output:
+        # --output checked before the run, as the C programs do: a record
+        # that cannot be written is known now, not after every sample.
+        d = os.path.dirname(os.path.abspath(a.output))
+        if os.path.isdir(a.output):
+            err = "--output %s: is a directory" % a.output
+        elif not os.path.isdir(d) or not os.access(d, os.W_OK | os.X_OK):
+            err = "--output %s: cannot write in %s" % (a.output, d)
+    if rank == 0 and err is None:
         opt, path = "--c-record", a.c_record
         try:
             cc, cc_reason = c_from_c(a.c_record, "sum", "count", a.counts)

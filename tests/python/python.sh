@@ -93,6 +93,11 @@ for bad in "--c-record $BB_TMP/missing.rec" "--c-record $BB_TMP/bad.rec" \
     bb_expect_true "bbench.bench $bad: said once" \
         test "$(grep -c "^bbench.bench: ${bad% *} .*: not a usable record" "$BB_TMP/err")" -eq 1
 done
+# --output that cannot be written: exit 2 on every rank before the run, said once.
+py --count 1 --bytes 8 --samples 3 --output "$BB_TMP/no/such/dir/r.json" > "$out" 2> "$BB_TMP/err"
+bb_expect_rc 2 $? "bbench.bench --output in a missing folder: usage on every rank"
+bb_expect_true "--output: said once, before the run" \
+    sh -c "test \$(grep -c '^bbench.bench: --output .*: cannot write in' '$BB_TMP/err') -eq 1 && ! grep -q '^ *1 ' '$out'"
 # A binding that differs by rank (BBENCH_BINDING set on one host): exit 2 on
 # every rank, said once, before any row (the c-in row's collectives would
 # meet other ones on the ranks without it).

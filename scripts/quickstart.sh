@@ -43,10 +43,10 @@ esac
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$src/build}
 # With CI=true the main build runs the full tier (make check-full: every
-# launch over the cores too), the sanitizer build make check-sanitizer (less
-# the tests that run no compiled code) and the Open MPI build make
-# check-mpi-dependent (less those the MPI cannot change); each build's
-# test-times.txt goes to build/artifacts/.
+# launch over the cores too), the sanitizer build make check-sanitizer (the
+# full tier less the tests that run no compiled code) and the Open MPI build
+# make check-mpi-dependent (the full tier less those the MPI cannot change);
+# each build's test-times.txt goes to build/artifacts/.
 # libscalapack-mpich-dev: ScaLAPACK's Cpdgemr2d, bbench-redist's reference
 # redistribution (optional to configure; installed so that CI measures it).
 packages="mpich libmpich-dev libhwloc-dev hwloc libcjson-dev autoconf automake libtool \

@@ -5,7 +5,7 @@
 #                                   the default job: a short sum sweep on 2 ranks
 #                                   (table on stdout, record in build/quickstart/)
 #   sh scripts/quickstart.sh quick  the same set-up, then the unit tests and one
-#                                   test per program (make check-quick, ~2 min)
+#                                   test per program (make check-quick, ~1 min)
 #   sh scripts/quickstart.sh test   the same set-up, then the test suite's default
 #                                   tier (make check: every test, launches within
 #                                   the cores; doc/testing.md), its time report
@@ -178,7 +178,7 @@ log="$build/test-suite.log"
 [ -f "$build/fresh-root/summary.txt" ] && cat "$build/fresh-root/summary.txt" \
     >> "$build/check-summary.txt"
 if [ "${CI:-}" = true ]; then
-    # The default tier, less the tests that run no compiled code of bbench.
+    # The full tier, less the tests that run no compiled code of bbench.
     step "sanitizer build (ASan + UBSan) and its tests (make check-sanitizer)"
     san="$build-sanitizers"
     mkdir -p "$san"
@@ -186,7 +186,7 @@ if [ "${CI:-}" = true ]; then
         && make -C "$san" -j"$(nproc)" && check "$san" check-sanitizer sanitizers || status=1
     [ -f "$san/test-suite.log" ] && summary "$san/test-suite.log" "sanitizer make check" \
         >> "$build/check-summary.txt"
-    # The default tier, less the tests whose behaviour cannot depend on the
+    # The full tier, less the tests whose behaviour cannot depend on the
     # MPI library or launcher.
     step "Open MPI build and its tests (make check-mpi-dependent)"
     ompi="$build-openmpi"

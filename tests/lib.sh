@@ -76,20 +76,40 @@ bb_full_tier_only() {
 # mpi_yield_when_idle, and for UCX-based MPIs tests/suite/yield.c preloaded
 # (after what LD_PRELOAD holds); BB_YIELD=no launches them as they are.
 bb_mpirun() {
-    np=$1; shift
+    np=$1
     if [ "$np" -gt "$BB_CORES" ] && [ "${BB_YIELD:-yes}" = yes ] && \
         [ -f "$B/tests/.libs/libbbyield.so" ]; then
-        # shellcheck disable=SC2046
-        LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD }$B/tests/.libs/libbbyield.so" \
-        OMPI_MCA_mpi_yield_when_idle=1 \
-        ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" \
-            timeout -k 5 "$BB_TIMEOUT" $MPIEXEC $(bb_launcher_np_flags "$BB_LAUNCHER_KIND" "$np") \
-            $(bb_launcher_root_flags "$BB_LAUNCHER_KIND") "$@"
-        return
+        (LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD }$B/tests/.libs/libbbyield.so"
+         OMPI_MCA_mpi_yield_when_idle=1
+         ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
+         export LD_PRELOAD OMPI_MCA_mpi_yield_when_idle ASAN_OPTIONS
+         bb_mpirun_as_is "$@")
+    else
+        bb_mpirun_as_is "$@"
     fi
+}
+bb_mpirun_as_is() {
+    _np=$1; shift
     # shellcheck disable=SC2046
-    timeout -k 5 "$BB_TIMEOUT" $MPIEXEC $(bb_launcher_np_flags "$BB_LAUNCHER_KIND" "$np") \
+    timeout -k 5 "$BB_TIMEOUT" $MPIEXEC $(bb_launcher_np_flags "$BB_LAUNCHER_KIND" "$_np") \
         $(bb_launcher_root_flags "$BB_LAUNCHER_KIND") "$@"
+}
+
+# bb_mpmd_supported: true when the configured launcher takes an MPMD launch
+# ("-n 1 A : -n 1 B": Hydra, Open MPI); else says so and is false.
+bb_mpmd_supported() {
+    case $BB_LAUNCHER_KIND in
+    hydra|openmpi) return 0 ;;
+    esac
+    echo "MPMD launch not checked: a launcher of kind $BB_LAUNCHER_KIND has no ':' form"
+    return 1
+}
+
+# bb_mpmd ARGS...: an MPMD launch under a timeout, ARGS as the launcher takes
+# them after its own flags (-n 1 [-wdir D] A... : -n 1 B...).
+bb_mpmd() {
+    # shellcheck disable=SC2046
+    timeout -k 5 "$BB_TIMEOUT" $MPIEXEC $(bb_launcher_root_flags "$BB_LAUNCHER_KIND") "$@"
 }
 
 # bb_skip_without_persistent: exit 77 (skipped), saying why, when this MPI

@@ -167,16 +167,14 @@ fi
 # every rank: a file on rank 0's host alone runs, a different file on rank
 # 1's is not read, and a file rank 0 cannot read is exit 2 on every rank,
 # said once (before: a hang, or each rank with its own file).
-case $BB_LAUNCHER_KIND in
-hydra|openmpi)
+if bb_mpmd_supported; then
     mkdir -p "$BB_TMP/h0" "$BB_TMP/h1"
     echo "20 20 20 20 0 0 1 1 1 2 3 3 20 20 0 0 1 1 2 1 4 2" > "$BB_TMP/h0/c.dat"
     cq="--cases c.dat --methods pack --no-bound --reps 1 --warmup 0 --warmup-blocks 0"
     # mpmd DIR0 DIR1: one rank in each folder.
     mpmd() {
-        # shellcheck disable=SC2046,SC2086
-        timeout -k 5 "$BB_TIMEOUT" $MPIEXEC $(bb_launcher_root_flags "$BB_LAUNCHER_KIND") \
-            -n 1 -wdir "$1" "$X" $cq : -n 1 -wdir "$2" "$X" $cq > "$out" 2> "$err"
+        # shellcheck disable=SC2086
+        bb_mpmd -n 1 -wdir "$1" "$X" $cq : -n 1 -wdir "$2" "$X" $cq > "$out" 2> "$err"
     }
     mpmd "$BB_TMP/h0" "$BB_TMP/h1"
     bb_expect_rc 0 $? "--cases: the file on rank 0's host alone"
@@ -191,9 +189,5 @@ hydra|openmpi)
     bb_expect_rc 2 $? "--cases: rank 0 cannot read the file: exit 2 on every rank"
     bb_expect_true "--cases: said once, naming rank 0" \
         test "$(grep -c "rank 0 cannot read 'c.dat'" "$err")" -eq 1
-    ;;
-*)
-    echo "--cases across folders: not checked under a launcher of kind $BB_LAUNCHER_KIND (MPMD -wdir)"
-    ;;
-esac
+fi
 bb_finish

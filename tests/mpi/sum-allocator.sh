@@ -25,12 +25,10 @@ if [ "$lib" != glibc ]; then
     bb_expect_rc 2 $? "$lib: --malloc no-trim is a usage error"
     bb_expect_grep "malloc no-trim: " "$BB_TMP/err" "$lib: the message says why"
     policies=default
-elif [ "$BB_LAUNCHER_KIND" = hydra ] || [ "$BB_LAUNCHER_KIND" = openmpi ]; then
+elif bb_mpmd_supported; then
     # Refused on one rank alone (its C library tuned otherwise; MPMD): agreed,
     # exit 2 on every rank, said once, naming the rank (it stranded the others).
-    # shellcheck disable=SC2046
-    timeout -k 5 "$BB_TIMEOUT" $MPIEXEC $(bb_launcher_root_flags "$BB_LAUNCHER_KIND") \
-        -n 1 "$SUM" --count 8 --malloc no-trim : \
+    bb_mpmd -n 1 "$SUM" --count 8 --malloc no-trim : \
         -n 1 env LD_PRELOAD="$B/tests/.libs/libbbnomallopt.so" "$SUM" --count 8 --malloc no-trim \
         >"$BB_TMP/out" 2>"$BB_TMP/err"
     bb_expect_rc 2 $? "--malloc no-trim refused on rank 1 alone: exit 2 on every rank"

@@ -101,12 +101,10 @@ bb_expect_true "--output: said once, before the run" \
 # A binding that differs by rank (BBENCH_BINDING set on one host): exit 2 on
 # every rank, said once, before any row (the c-in row's collectives would
 # meet other ones on the ranks without it).
-if [ "$binding" = extension ] && { [ "$BB_LAUNCHER_KIND" = hydra ] || [ "$BB_LAUNCHER_KIND" = openmpi ]; }; then
+if [ "$binding" = extension ] && bb_mpmd_supported; then
     set -- env PYTHONPATH="$S/python" BBENCH_EXT_PATH="$ext" PYTHONDONTWRITEBYTECODE=1 \
         BBENCH_LIB="$lib" BBENCH_MPI="$BB_MPI_LIBRARY"
-    # shellcheck disable=SC2046
-    timeout -k 5 "$BB_TIMEOUT" $MPIEXEC $(bb_launcher_root_flags "$BB_LAUNCHER_KIND") \
-        -n 1 "$@" "$BB_PYTHON" -m bbench.bench --count 1 --bytes 8 --samples 3 : \
+    bb_mpmd -n 1 "$@" "$BB_PYTHON" -m bbench.bench --count 1 --bytes 8 --samples 3 : \
         -n 1 "$@" BBENCH_BINDING=ctypes "$BB_PYTHON" -m bbench.bench --count 1 --bytes 8 --samples 3 \
         > "$out" 2> "$BB_TMP/err"
     bb_expect_rc 2 $? "bbench.bench with another binding on rank 1: usage on every rank"

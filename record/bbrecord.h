@@ -41,6 +41,74 @@ void bb_stats_format_range(const bb_summary_t *summary, double scale, int decima
  * independent samples: 1 - 2 * 0.5^n (0.75 for n = 3). */
 double bb_stats_range_confidence(size_t n);
 
+/* The default level of an interval of the median (--confidence). */
+#define BB_CONFIDENCE_DEFAULT 0.95
+
+/* A distribution-free interval of the median of n independent samples
+ * (Hoefler and Belli, SC15): [x(j), x(n+1-j)] of the sorted samples
+ * (1-based order statistics), j the largest whose binomial coverage
+ * 1 - 2 * P(Binomial(n, 1/2) <= j - 1) is at least the level. */
+typedef struct bb_interval {
+    double level;     /* asked for, in (0, 1) */
+    double low, high; /* in the samples' unit */
+    double coverage;  /* the exact coverage of [x(j), x(n+1-j)], >= level */
+    size_t j;         /* the order statistic (1-based) of low */
+} bb_interval_t;
+
+/* Local.  The order statistic j (1-based) of the interval of the median of
+ * n samples at level (0 < level < 1), and its coverage (may be NULL).  0
+ * when n is too small for the level (n < 6 at 0.95: even [min, max] covers
+ * less), and for a level outside (0, 1). */
+size_t bb_stats_ci_order(size_t n, double level, double *coverage_out);
+
+/* Local.  The interval of the median of n finite samples at level.
+ * BB_ERR_ARG for bad input (n 0, a non-finite sample, a level outside
+ * (0, 1)), BB_ERR_NOMEM.  When n is too small for the level, BB_OK with j
+ * 0, low and high NaN and coverage that of [min, max]. */
+bb_status_t bb_stats_ci(const double *samples, size_t n, double level,
+                        bb_interval_t *ci_out);
+
+/* Local.  The conservative interval of a / b from the intervals of a and
+ * b, both positive: [a.low / b.high, a.high / b.low].  0 with *out NaN
+ * when either bound is not a positive finite number. */
+int bb_stats_ratio_interval(const bb_interval_t *a, const bb_interval_t *b,
+                            double *low_out, double *high_out);
+
+/* Paired figures: sample k of a and of b taken in the same round (the
+ * runner interleaves rows), so a_k / b_k cancels what the machine did in
+ * that round. */
+typedef struct bb_paired {
+    size_t rounds;   /* rounds used: a_k and b_k finite, b_k > 0, not dropped */
+    double median;   /* median of a_k / b_k; NaN when rounds is 0 */
+    bb_interval_t ci;/* its interval; low and high NaN when rounds is too few */
+    int resolved;    /* 1: the interval excludes 1.0 */
+} bb_paired_t;
+
+/* Local.  The paired ratio of n rounds; drop (may be NULL) marks rounds
+ * left out (nonzero).  BB_ERR_ARG for a NULL a or b, BB_ERR_NOMEM; a ratio
+ * with no usable round is BB_OK with rounds 0. */
+bb_status_t bb_stats_paired(const double *a, const double *b, const unsigned char *drop,
+                            size_t n, double level, bb_paired_t *paired_out);
+
+/* Time quantisation: what an oversubscribed machine's scheduler makes of
+ * samples (every figure a multiple of its slice). */
+typedef struct bb_quantum {
+    double step;      /* the common step in the samples' unit; 0: none found */
+    size_t fitting;   /* samples within BB_QUANTUM_TOLERANCE x step of a multiple */
+    size_t considered;/* samples at or above min_step */
+    int multiples;    /* distinct multiples seen (>= 2 for a step) */
+} bb_quantum_t;
+#define BB_QUANTUM_TOLERANCE 0.05 /* of the step, either side of a multiple */
+#define BB_QUANTUM_SHARE 0.9      /* samples that must fit */
+
+/* Local.  Looks for a step >= min_step such that at least BB_QUANTUM_SHARE
+ * of the n samples at or above min_step lie within BB_QUANTUM_TOLERANCE x
+ * step of one of its first 16 multiples, with at least two distinct
+ * multiples among them (one cluster alone says nothing of a step).  The
+ * largest such step wins.  BB_ERR_ARG for NULL arguments, BB_ERR_NOMEM. */
+bb_status_t bb_stats_quantum(const double *samples, size_t n, double min_step,
+                             bb_quantum_t *quantum_out);
+
 /* ------------------------------------------------------------------------ */
 /* Records: JSON measurement records, schema bbench.record/1      */
 /* ------------------------------------------------------------------------ */
@@ -69,6 +137,17 @@ bb_status_t bb_record_set(bb_record_t *record, const char *name, cJSON *item);
 bb_status_t bb_record_add_point(bb_record_t *record, cJSON *parameters,
                                 const char *status, const bb_refusal_t *refusal,
                                 cJSON *first_call, cJSON *quantities);
+
+/* The level of the intervals of the median that bb_record_add_point gives
+ * every summarized quantity (ci, or ci null and ci_reason when the samples
+ * are too few): BB_CONFIDENCE_DEFAULT unless set.  BB_ERR_ARG outside (0, 1). */
+bb_status_t bb_record_set_confidence(bb_record_t *record, double level);
+double bb_record_confidence(const bb_record_t *record);
+/* An interval as a record writes it: {level, low, high, coverage, order},
+ * or a JSON null when it has no order statistic (j 0).  Caller owns. */
+cJSON *bb_interval_json(const bb_interval_t *ci);
+/* Why n samples have no interval at level (for ci_reason and tables). */
+void bb_interval_reason(size_t n, double level, char *buf, size_t len);
 
 /* Quantities: { value, unit, scope, reason }.  Units: "s", "byte",
  * "count", "ratio".  Scopes such as "call/max-rank", "call/rank". */

@@ -28,6 +28,7 @@
 struct bb_record {
     cJSON *doc;
     cJSON *points;  /* borrowed from doc; kept as its last member */
+    double confidence; /* the level of every interval of the median */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -122,6 +123,7 @@ bb_status_t bb_record_create(const char *benchmark, int argc,
     bb_record_t *rec = calloc(1, sizeof *rec);
     if (rec == NULL)
         return BB_ERR_NOMEM;
+    rec->confidence = BB_CONFIDENCE_DEFAULT;
     rec->doc = cJSON_CreateObject();
     if (rec->doc == NULL)
         goto free_rec;
@@ -379,6 +381,77 @@ static void bb_quantities_near_zero(cJSON *quantities, double read_s)
     }
 }
 
+bb_status_t bb_record_set_confidence(bb_record_t *record, double level)
+{
+    if (record == NULL || !(level > 0.0 && level < 1.0))
+        return BB_ERR_ARG;
+    record->confidence = level;
+    return BB_OK;
+}
+
+double bb_record_confidence(const bb_record_t *record)
+{
+    return record != NULL ? record->confidence : BB_CONFIDENCE_DEFAULT;
+}
+
+cJSON *bb_interval_json(const bb_interval_t *ci)
+{
+    if (ci == NULL || ci->j == 0)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL)
+        return NULL;
+    int ok = bb_add(o, "level", cJSON_CreateNumber(ci->level));
+    ok &= bb_add(o, "low", cJSON_CreateNumber(ci->low));
+    ok &= bb_add(o, "high", cJSON_CreateNumber(ci->high));
+    ok &= bb_add(o, "coverage", cJSON_CreateNumber(ci->coverage));
+    ok &= bb_add(o, "order", cJSON_CreateNumber((double)ci->j));
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+void bb_interval_reason(size_t n, double level, char *buf, size_t len)
+{
+    size_t need = 1;
+    while (need < 100000 && bb_stats_ci_order(need, level, NULL) == 0)
+        need++;
+    snprintf(buf, len, "%zu samples: an interval of the median at level %g needs %zu "
+             "or more (even [min, max] covers %.4g)", n, level, need,
+             bb_stats_range_confidence(n));
+}
+
+/* Every summarized quantity of an object (a point's quantities) gets the
+ * interval of its median at the record's level: ci, or ci null and
+ * ci_reason. */
+static void bb_quantities_intervals(cJSON *quantities, double level)
+{
+    for (cJSON *q = quantities != NULL ? quantities->child : NULL; q != NULL; q = q->next) {
+        const cJSON *samples = cJSON_GetObjectItemCaseSensitive(q, "samples");
+        if (!cJSON_IsArray(samples) || !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(q, "median"))
+            || cJSON_HasObjectItem(q, "ci"))
+            continue;
+        size_t n = (size_t)cJSON_GetArraySize(samples), k = 0;
+        double *v = malloc((n > 0 ? n : 1) * sizeof *v);
+        if (v == NULL)
+            continue;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, samples) v[k++] = e->valuedouble;
+        bb_interval_t ci;
+        if (n > 0 && bb_stats_ci(v, n, level, &ci) == BB_OK) {
+            bb_add(q, "ci", bb_interval_json(&ci));
+            if (ci.j == 0) {
+                char why[160];
+                bb_interval_reason(n, level, why, sizeof why);
+                bb_add(q, "ci_reason", cJSON_CreateString(why));
+            }
+        }
+        free(v);
+    }
+}
+
 bb_status_t bb_record_add_point(bb_record_t *record, cJSON *parameters,
                                 const char *status, const bb_refusal_t *refusal,
                                 cJSON *first_call, cJSON *quantities)
@@ -398,6 +471,7 @@ bb_status_t bb_record_add_point(bb_record_t *record, cJSON *parameters,
                                           "timer"), "read_s"));
     bb_quantities_declare(first_call);
     bb_quantities_declare(quantities);
+    bb_quantities_intervals(quantities, record->confidence);
     cJSON *point = cJSON_CreateObject();
     if (point == NULL) {
         cJSON_Delete(parameters);
@@ -959,6 +1033,82 @@ static int bb_summary_agrees(double recorded, double computed)
     return fabs(recorded - computed) <= BB_SUMMARY_REL_TOL * fmax(fabs(recorded), fabs(computed));
 }
 
+/* A recorded interval of the median (ci) is that of its samples at its
+ * own level: the order statistics it names, and a coverage that reaches the
+ * level; ci null only where the samples are too few for the level. */
+static bb_status_t bb_check_interval(const cJSON *q, const double *v, size_t n,
+                                     const char *place, const char *name, char *err,
+                                     size_t errlen)
+{
+    const cJSON *ci = cJSON_GetObjectItemCaseSensitive(q, "ci");
+    if (ci == NULL)
+        return BB_OK;  /* a record from before intervals */
+    if (cJSON_IsNull(ci)) {
+        if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(q, "ci_reason"))) {
+            bb_errorf(err, errlen, "%s.%s: ci is null without a ci_reason", place, name);
+            return BB_ERR_PARSE;
+        }
+        return BB_OK;
+    }
+    const cJSON *level = cJSON_GetObjectItemCaseSensitive(ci, "level");
+    const cJSON *low = cJSON_GetObjectItemCaseSensitive(ci, "low");
+    const cJSON *high = cJSON_GetObjectItemCaseSensitive(ci, "high");
+    const cJSON *coverage = cJSON_GetObjectItemCaseSensitive(ci, "coverage");
+    if (!cJSON_IsObject(ci) || !cJSON_IsNumber(level) || !cJSON_IsNumber(low)
+        || !cJSON_IsNumber(high) || !cJSON_IsNumber(coverage)) {
+        bb_errorf(err, errlen, "%s.%s.ci: not an object of numbers level, low, high, "
+                  "coverage", place, name);
+        return BB_ERR_PARSE;
+    }
+    bb_interval_t want;
+    if (bb_stats_ci(v, n, level->valuedouble, &want) != BB_OK) {
+        bb_errorf(err, errlen, "%s.%s.ci: level %.9g is not in (0, 1)", place, name,
+                  level->valuedouble);
+        return BB_ERR_PARSE;
+    }
+    if (want.j == 0) {
+        bb_errorf(err, errlen, "%s.%s.ci: %zu samples have no interval of the median "
+                  "at level %.9g", place, name, n, level->valuedouble);
+        return BB_ERR_PARSE;
+    }
+    if (!bb_summary_agrees(low->valuedouble, want.low)
+        || !bb_summary_agrees(high->valuedouble, want.high)
+        || !bb_summary_agrees(coverage->valuedouble, want.coverage)) {
+        bb_errorf(err, errlen, "%s.%s.ci: [%.9g, %.9g] coverage %.9g is not the interval "
+                  "of its %zu samples at level %.9g ([%.9g, %.9g], x(%zu) and x(%zu), "
+                  "coverage %.9g)", place, name, low->valuedouble, high->valuedouble,
+                  coverage->valuedouble, n, level->valuedouble, want.low, want.high,
+                  want.j, n + 1 - want.j, want.coverage);
+        return BB_ERR_PARSE;
+    }
+    return BB_OK;
+}
+
+/* The summary members of q against its n samples v (summarized in s). */
+static bb_status_t bb_check_summary_values(const cJSON *q, const double *v, size_t n,
+                                           const bb_summary_t *sp, const char *place,
+                                           const char *name, char *err, size_t errlen)
+{
+    bb_summary_t s = *sp;
+    const cJSON *median = cJSON_GetObjectItemCaseSensitive(q, "median");
+    const cJSON *range = cJSON_GetObjectItemCaseSensitive(q, "range");
+    if (cJSON_IsNumber(median) && !bb_summary_agrees(median->valuedouble, s.median)) {
+        bb_errorf(err, errlen, "%s.%s: median %.9g is not the median of its %zu "
+                  "samples (%.9g)", place, name, median->valuedouble, n, s.median);
+        return BB_ERR_PARSE;
+    }
+    const cJSON *lo = cJSON_GetArrayItem(range, 0), *hi = cJSON_GetArrayItem(range, 1);
+    if (cJSON_IsArray(range) && cJSON_GetArraySize(range) == 2 && cJSON_IsNumber(lo) &&
+        cJSON_IsNumber(hi) &&
+        !(bb_summary_agrees(lo->valuedouble, s.min) && bb_summary_agrees(hi->valuedouble, s.max))) {
+        bb_errorf(err, errlen, "%s.%s: range [%.9g, %.9g] is not [min, max] of its "
+                  "%zu samples ([%.9g, %.9g])", place, name, lo->valuedouble,
+                  hi->valuedouble, n, s.min, s.max);
+        return BB_ERR_PARSE;
+    }
+    return bb_check_interval(q, v, n, place, name, err, errlen);
+}
+
 /* One record, one truth: a quantity's samples and its summary (median,
  * range [min, max]) say the same.  Comparison judges timings by their
  * medians and ranges, and by Mann-Whitney on their samples; a summary that
@@ -991,31 +1141,17 @@ static bb_status_t bb_check_summary(const cJSON *q, const char *place,
     cJSON_ArrayForEach(e, samples) v[k++] = e->valuedouble;
     bb_summary_t s;
     bb_status_t st = bb_stats_summarize(v, n, &s);
-    free(v);
-    if (st == BB_ERR_NOMEM) {
+    if (st == BB_OK)
+        st = bb_check_summary_values(q, v, n, &s, place, name, err, errlen);
+    else if (st == BB_ERR_NOMEM)
         bb_errorf(err, errlen, "%s.%s: out of memory", place, name);
-        return st;
-    }
-    if (st != BB_OK) {
+    else {
         bb_errorf(err, errlen, "%s.%s.samples: a sample is not a finite number",
                   place, name);
-        return BB_ERR_PARSE;
+        st = BB_ERR_PARSE;
     }
-    if (cJSON_IsNumber(median) && !bb_summary_agrees(median->valuedouble, s.median)) {
-        bb_errorf(err, errlen, "%s.%s: median %.9g is not the median of its %zu "
-                  "samples (%.9g)", place, name, median->valuedouble, n, s.median);
-        return BB_ERR_PARSE;
-    }
-    const cJSON *lo = cJSON_GetArrayItem(range, 0), *hi = cJSON_GetArrayItem(range, 1);
-    if (cJSON_IsArray(range) && cJSON_GetArraySize(range) == 2 && cJSON_IsNumber(lo) &&
-        cJSON_IsNumber(hi) &&
-        !(bb_summary_agrees(lo->valuedouble, s.min) && bb_summary_agrees(hi->valuedouble, s.max))) {
-        bb_errorf(err, errlen, "%s.%s: range [%.9g, %.9g] is not [min, max] of its "
-                  "%zu samples ([%.9g, %.9g])", place, name, lo->valuedouble,
-                  hi->valuedouble, n, s.min, s.max);
-        return BB_ERR_PARSE;
-    }
-    return BB_OK;
+    free(v);
+    return st;
 }
 
 /* Quantities object at place ("points[3].quantities"): every member an

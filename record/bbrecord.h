@@ -100,6 +100,7 @@ typedef struct bb_quantum {
 } bb_quantum_t;
 #define BB_QUANTUM_TOLERANCE 0.05 /* of the step, either side of a multiple */
 #define BB_QUANTUM_SHARE 0.9      /* samples that must fit */
+#define BB_QUANTUM_MIN_STEP_S 1e-3 /* a scheduler's slice is 1 ms or more */
 
 /* Local.  Looks for a step >= min_step such that at least BB_QUANTUM_SHARE
  * of the n samples at or above min_step lie within BB_QUANTUM_TOLERANCE x

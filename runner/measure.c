@@ -1,6 +1,7 @@
 /* measure.c: the measurement engine (see measure.h for the sequence). */
 #include "config.h"
 #include "measure.h"
+#include "record/bbrecord.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -329,7 +330,10 @@ static int settings_ok(const bb_measure_settings_t *s)
            && s->steady_max >= 0
            && (s->reps > 0 || s->budget_s > 0.0) && s->timing >= BB_TIMING_BLOCK
            && s->timing <= BB_TIMING_WINDOW && s->window_s >= 0.0
-           && (s->rank_stat == BB_RANK_STAT_MAX || s->rank_stat == BB_RANK_STAT_MEAN);
+           && (s->rank_stat == BB_RANK_STAT_MAX || s->rank_stat == BB_RANK_STAT_MEAN)
+           && s->until_rel >= 0.0
+           && (s->until_rel == 0.0 || (s->max_samples >= s->samples
+                                       && s->confidence > 0.0 && s->confidence < 1.0));
 }
 
 static int variant_ok(const bb_measure_variant_t *v)
@@ -349,7 +353,8 @@ static bb_status_t result_alloc(const bb_measure_variant_t *v, int64_t samples,
                                 bb_rank_stat_t rank_stat, bb_measure_result_t *r)
 {
     *r = (bb_measure_result_t){ .nparts = v->nparts, .ncounts = v->ncounts,
-                                .rank_stat = rank_stat, .samples = samples };
+                                .rank_stat = rank_stat, .samples = samples,
+                                .until_met = -1, .until_widest = (double)NAN };
     size_t per_part = (size_t)samples;
     r->first = calloc((size_t)(v->nparts + v->ncounts + 2), sizeof *r->first);
     r->parts = calloc((size_t)v->nparts * per_part, sizeof *r->parts);
@@ -530,6 +535,60 @@ static FILE *trace_open(MPI_Comm comm, int nvariants)
     return f;
 }
 
+/* The stopping rule after round `taken`: does any variant's interval of
+ * the median still exceed until_rel of its median?  Each rank judges its
+ * copy of the reduced samples; the verdict is the MAX over ranks, so that a
+ * rank whose floating point judged otherwise cannot leave the others
+ * waiting in a round it does not make. */
+static bb_status_t until_more(MPI_Comm comm, const bb_measure_settings_t *s,
+                              bb_measure_result_t *res, int nvariants, int64_t taken,
+                              int *more_out)
+{
+    int more = 0;
+    double widest = 0.0;
+    for (int i = 0; i < nvariants; i++) {
+        bb_interval_t ci;
+        const double *whole = res[i].parts;  /* part 0, stride rounds_max */
+        double median = bb_stats_median(whole, (size_t)taken);
+        double rel = (double)NAN;
+        if (bb_stats_ci(whole, (size_t)taken, s->confidence, &ci) == BB_OK && ci.j > 0
+            && median > 0.0)
+            rel = 0.5 * (ci.high - ci.low) / median;
+        if (!(rel <= s->until_rel))
+            more = 1;
+        if (isnan(rel))
+            widest = rel;
+        else if (rel > widest)  /* false once widest is NaN */
+            widest = rel;
+    }
+    int any = 0;
+    if (MPI_Allreduce(&more, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+        return BB_ERR_MPI;
+    for (int i = 0; i < nvariants; i++) {
+        res[i].until_met = !any;
+        res[i].until_widest = widest;
+    }
+    *more_out = any;
+    return BB_OK;
+}
+
+/* The arrays of a result allocated for more rounds than were taken, packed
+ * to `taken` (part p of sample k at p * taken + k). */
+static void result_shrink(bb_measure_result_t *r, int64_t taken)
+{
+    size_t S = (size_t)r->samples, T = (size_t)taken;
+    if (T >= S)
+        return;
+    for (int p = 1; p < r->nparts; p++) {
+        memmove(r->parts + (size_t)p * T, r->parts + (size_t)p * S, T * sizeof *r->parts);
+        memmove(r->local_parts + (size_t)p * T, r->local_parts + (size_t)p * S,
+                T * sizeof *r->local_parts);
+    }
+    for (int c = 1; c < r->ncounts; c++)
+        memmove(r->counts + (size_t)c * T, r->counts + (size_t)c * S, T * sizeof *r->counts);
+    r->samples = taken;
+}
+
 bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *settings,
                                const bb_measure_variant_t *variants, int nvariants,
                                bb_share_t share, bb_measure_result_t *results_out)
@@ -543,6 +602,7 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
             return BB_ERR_ARG;
 
     bb_status_t st = BB_ERR_NOMEM;
+    int64_t rounds_max = s->until_rel > 0.0 ? s->max_samples : s->samples;
     int owned = nvariants;  /* results to clear on the way out */
     bb_measure_result_t *res = calloc((size_t)nvariants, sizeof *res);
     variant_run_t *vr = calloc((size_t)nvariants, sizeof *vr);
@@ -554,7 +614,7 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
         vr[i].sync.rank_stat = s->rank_stat;
         vr[i].scratch = malloc(2 * (size_t)(v->nparts + v->ncounts + 2) * sizeof(double));
         if (vr[i].scratch == NULL
-            || (st = result_alloc(v, s->samples, s->rank_stat, &res[i])) != BB_OK)
+            || (st = result_alloc(v, rounds_max, s->rank_stat, &res[i])) != BB_OK)
             goto free_runs;
     }
     if (s->timing == BB_TIMING_WINDOW) {
@@ -600,18 +660,24 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
      * machine's speed shows in all of them alike.  Each sample block of a
      * set starts after untimed calls of its own variant (variant_prime). */
     FILE *trace = trace_open(comm, nvariants);
-    for (int64_t k = 0; k < s->samples && st == BB_OK; k++)
+    int64_t rounds = 0;
+    for (int more = 1; rounds < rounds_max && more && st == BB_OK; rounds++) {
         for (int i = 0; i < nvariants && st == BB_OK; i++)
             if ((nvariants == 1
                  || (st = variant_prime(&variants[i], &vr[i], &res[i])) == BB_OK)
-                && (st = variant_sample(comm, &variants[i], &vr[i], k, &res[i])) == BB_OK
+                && (st = variant_sample(comm, &variants[i], &vr[i], rounds, &res[i])) == BB_OK
                 && trace != NULL)
-                fprintf(trace, "sample %lld variant %d reps %lld\n", (long long)k, i,
+                fprintf(trace, "sample %lld variant %d reps %lld\n", (long long)rounds, i,
                         (long long)res[i].reps);
+        if (st == BB_OK && s->until_rel > 0.0 && rounds + 1 >= s->samples)
+            st = until_more(comm, s, res, nvariants, rounds + 1, &more);
+    }
     if (trace != NULL)
         fclose(trace);
     if (st != BB_OK)
         goto free_runs;
+    for (int i = 0; i < nvariants; i++)
+        result_shrink(&res[i], rounds);
     if (s->timing == BB_TIMING_WINDOW)
         for (int i = 0; i < nvariants; i++) {
             long long mine[2] = { (long long)vr[i].sync.missed,

@@ -128,6 +128,15 @@ typedef struct bb_measure_settings {
     bb_timing_t timing;  /* how the calls of a block start */
     double window_s;     /* window timing: W; 0 chooses it */
     bb_rank_stat_t rank_stat; /* how a sample's parts are taken across ranks */
+    /* The stopping rule (--until-ci): 0 takes `samples` rounds; above 0,
+     * rounds go on past `samples` until the interval of the median of every
+     * variant's whole (at `confidence`) has a half-width of at most
+     * until_rel x its median, or max_samples rounds were taken.  The
+     * decision is collective (any rank's "more" wins), so every rank takes
+     * as many. */
+    double until_rel;
+    int64_t max_samples;  /* >= samples when until_rel > 0 */
+    double confidence;    /* level of the intervals, in (0, 1) */
 } bb_measure_settings_t;
 
 /* One call of a variant.  It ADDS the seconds of each timed part to
@@ -198,6 +207,10 @@ typedef struct bb_measure_result {
                                   (late starts: windows_missed; a call can be
                                   both) */
     int64_t window_retries;    /* sample blocks taken again in a doubled window */
+    int until_met;             /* the stopping rule: 1 met (every variant of the
+                                  set), 0 not met at max_samples; -1 no rule */
+    double until_widest;       /* the widest half-width / median of the set's
+                                  variants at the last round (NaN: no interval) */
     double *faults;            /* [samples] minor page faults per call of sample k,
                                   the process's (every thread), maximum over
                                   ranks; -1 where getrusage failed */

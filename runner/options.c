@@ -14,8 +14,11 @@
 /* Below BB_OPT_LONG, where a benchmark's own long options begin: one more
  * common option moves OPT_BUDGET down (the array's size fails to compile
  * otherwise). */
-enum { OPT_BUDGET = BB_OPT_LONG - 8, OPT_TIMING, OPT_WINDOW, OPT_FORMAT, OPT_FULL_SWEEP,
-       OPT_WARMUP_BLOCKS, OPT_RANK_STAT, OPT_MALLOC, OPT_COMMON_END };
+enum { OPT_BUDGET = BB_OPT_LONG - 11, OPT_TIMING, OPT_WINDOW, OPT_FORMAT, OPT_FULL_SWEEP,
+       OPT_WARMUP_BLOCKS, OPT_RANK_STAT, OPT_MALLOC, OPT_CONFIDENCE, OPT_UNTIL_CI,
+       OPT_MAX_SAMPLES, OPT_COMMON_END };
+/* --max-samples when --until-ci is given alone. */
+enum { RUN_MAX_SAMPLES = 30 };
 typedef char common_options_below_bench_options[(int)OPT_COMMON_END <= (int)BB_OPT_LONG ? 1 : -1];
 /* Warm-up blocks until steady, at most (--warmup-blocks). */
 enum { RUN_STEADY_MAX = 8 };
@@ -23,7 +26,15 @@ static const char *const timing_names[] = { "block", "barrier", "window" };
 static const char *const rank_stat_names[] = { "max", "mean" };
 
 static const bb_option_t common_options[] = {
-    {"samples", 's', "N", "samples per point, an integer >= 3 (default 3)"},
+    {"samples", 's', "N", "samples per point, an integer >= 3 (default 3; with\n"
+                          "--until-ci, the fewest)"},
+    {"confidence", OPT_CONFIDENCE, "L", "the level of every interval of the median\n"
+                                       "(default 0.95): [x(j), x(n+1-j)] of the sorted\n"
+                                       "samples; 6 samples or more at 0.95"},
+    {"until-ci", OPT_UNTIL_CI, "REL", "take rounds of samples (every row) until each\n"
+                                      "row's interval half-width is at most REL x its\n"
+                                      "median, or --max-samples; every rank alike"},
+    {"max-samples", OPT_MAX_SAMPLES, "N", "the most rounds --until-ci takes (default 30)"},
     {"reps", 'r', "N", "calls per sample (default: as many as fit --budget)"},
     {"iterations", 'i', "N", "the same as --reps (OSU's -i)"},
     {"budget", OPT_BUDGET, "SECONDS", "time per sample when --reps is not given"},
@@ -347,6 +358,9 @@ bb_measure_settings_t bb_run_default_settings(const bb_bench_desc_t *d)
                                                   .budget_s = 0.05, .warmup = 2 };
     bb_measure_settings_t s = d->settings ? *d->settings : runner;
     s.steady_max = RUN_STEADY_MAX;  /* the runner's, for every benchmark */
+    s.confidence = BB_CONFIDENCE_DEFAULT;
+    s.until_rel = 0.0;
+    s.max_samples = 0;
     return s;
 }
 
@@ -458,6 +472,16 @@ void bb_run_parse_options(bb_run_t *run, void *state, int argc, char **argv)
         case 'x': run->settings.warmup = parse_integer(run, c == 'w' ? "warmup" : "warmup-calls",
                                                        optarg, 0, 1000000);
             break;
+        case OPT_CONFIDENCE:
+            run->settings.confidence = bb_run_parse_seconds(run, "confidence", optarg, 0.5,
+                                                            0.9999);
+            break;
+        case OPT_UNTIL_CI:
+            run->settings.until_rel = bb_run_parse_seconds(run, "until-ci", optarg, 1e-4, 1.0);
+            break;
+        case OPT_MAX_SAMPLES:
+            run->settings.max_samples = parse_integer(run, "max-samples", optarg, 3, 100000);
+            break;
         case OPT_WARMUP_BLOCKS:
             run->settings.steady_max = parse_integer(run, "warmup-blocks", optarg, 0, 1000);
             break;
@@ -521,6 +545,14 @@ void bb_run_parse_options(bb_run_t *run, void *state, int argc, char **argv)
         bb_run_usage(run, "unexpected argument '%s'", argv[optind]);
     if (run->settings.window_s > 0.0 && run->settings.timing != BB_TIMING_WINDOW)
         bb_run_usage(run, "--window needs --timing window");
+    if (run->settings.max_samples > 0 && run->settings.until_rel == 0.0)
+        bb_run_usage(run, "--max-samples needs --until-ci");
+    if (run->settings.until_rel > 0.0 && run->settings.max_samples == 0)
+        run->settings.max_samples = RUN_MAX_SAMPLES > run->settings.samples
+                                    ? RUN_MAX_SAMPLES : run->settings.samples;
+    if (run->settings.until_rel > 0.0 && run->settings.max_samples < run->settings.samples)
+        bb_run_usage(run, "--max-samples %lld is below --samples %lld",
+                     (long long)run->settings.max_samples, (long long)run->settings.samples);
     /* Before the benchmark allocates anything.  Each rank's C library
      * answers for itself (a host's GLIBC_TUNABLES can make it refuse), so
      * the verdict is agreed: the first refusing rank's reason, on every

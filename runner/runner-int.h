@@ -46,6 +46,8 @@ struct bb_run {
     int64_t calls_overrun, calls_excluded, window_retries;
     int64_t warm_blocks, unsteady;  /* warm-up until steady, over the run */
     double window_max_s, offset_spread_max_s, offset_error_max_s;
+    int64_t samples_min, samples_max;  /* rounds taken (the stopping rule) */
+    int64_t until_unmet;    /* measurements whose rule was not met */
     /* The rows of every point (benchmarks of variants). */
     bb_row_t rows[BB_RUN_ROWS_MAX];
     int nrows;

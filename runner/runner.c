@@ -140,6 +140,11 @@ void bb_run_note(bb_run_t *run, const char *fmt, ...)
 /* The run summary's bookkeeping of one measurement. */
 static void run_account(bb_run_t *run, const bb_measure_result_t *r)
 {
+    if (run->measurements == 0 || r->samples < run->samples_min)
+        run->samples_min = r->samples;
+    if (r->samples > run->samples_max)
+        run->samples_max = r->samples;
+    run->until_unmet += r->until_met == 0;
     if (run->measurements++ == 0 || r->reps < run->reps_min)
         run->reps_min = r->reps;
     if (r->reps > run->reps_max)
@@ -216,6 +221,114 @@ cJSON *bb_run_section(bb_run_t *run)
     return section;
 }
 
+/* The stopping rule as the record states it. */
+static cJSON *stopping_json(const bb_run_t *run)
+{
+    const bb_measure_settings_t *s = &run->settings;
+    cJSON *o = cJSON_CreateObject();
+    if (s->until_rel > 0.0) {
+        cJSON_AddStringToObject(o, "rule", "until-ci");
+        cJSON_AddNumberToObject(o, "until_ci", s->until_rel);
+        cJSON_AddStringToObject(o, "meaning", "rounds of samples (every row of a point) "
+                                "past --samples until each row's interval of the median "
+                                "has a half-width of at most until_ci x its median, or "
+                                "max_samples rounds; decided on every rank alike");
+        cJSON_AddNumberToObject(o, "min_samples", (double)s->samples);
+        cJSON_AddNumberToObject(o, "max_samples", (double)s->max_samples);
+        cJSON_AddNumberToObject(o, "measurements_unmet", (double)run->until_unmet);
+    } else {
+        cJSON_AddStringToObject(o, "rule", "fixed");
+        cJSON_AddStringToObject(o, "meaning", "--samples rounds a point");
+    }
+    cJSON_AddItemToObject(o, "samples_min", number_or_null((double)run->samples_min,
+                                                           run->measurements > 0));
+    cJSON_AddItemToObject(o, "samples_max", number_or_null((double)run->samples_max,
+                                                           run->measurements > 0));
+    return o;
+}
+
+/* The table's word on intervals and the stopping rule. */
+static void intervals_note(bb_run_t *run)
+{
+    const bb_measure_settings_t *s = &run->settings;
+    if (run->measurements == 0 || run->table == NULL)
+        return;
+    char why[200];
+    int64_t most = s->until_rel > 0.0 ? s->max_samples : s->samples;
+    if (bb_stats_ci_order((size_t)most, s->confidence, NULL) == 0) {
+        bb_interval_reason((size_t)most, s->confidence, why, sizeof why);
+        bb_table_note(run->table, "intervals of the median: none (%s); ratios are not "
+                      "resolved ('?')", why);
+    }
+    if (s->until_rel > 0.0)
+        bb_table_note(run->table, "--until-ci %g: %lld to %lld samples a row (at most %lld); "
+                      "%lld of %lld measurements did not meet it (marked ci>)",
+                      s->until_rel, (long long)run->samples_min, (long long)run->samples_max,
+                      (long long)s->max_samples, (long long)run->until_unmet,
+                      (long long)run->measurements);
+}
+
+/* Is name listed in the includes of another quantity of the point? */
+static int is_part(const cJSON *quantities, const char *name)
+{
+    const cJSON *q, *inc;
+    cJSON_ArrayForEach(q, quantities)
+        cJSON_ArrayForEach(inc, cJSON_GetObjectItemCaseSensitive(q, "includes"))
+            if (cJSON_IsString(inc) && strcmp(inc->valuestring, name) == 0)
+                return 1;
+    return 0;
+}
+
+/* Time quantisation (bb_stats_quantum) over every timing sample of the
+ * record: on an oversubscribed host a rank that waits for the core waits
+ * for a scheduler slice, and the figures become multiples of it. */
+static void add_quantisation(bb_run_t *run, cJSON *section)
+{
+    cJSON *root = bb_record_json(bb_bench_record(run->bench));
+    const cJSON *topo = cJSON_GetObjectItemCaseSensitive(root, "topology");
+    int over = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(topo, "oversubscribed"));
+    size_t n = 0, cap = 0;
+    double *v = NULL;
+    const cJSON *point, *q, *e;
+    cJSON_ArrayForEach(point, cJSON_GetObjectItemCaseSensitive(root, "points"))
+        cJSON_ArrayForEach(q, cJSON_GetObjectItemCaseSensitive(point, "quantities")) {
+            const cJSON *unit = cJSON_GetObjectItemCaseSensitive(q, "unit");
+            if (!cJSON_IsString(unit) || strcmp(unit->valuestring, "s") != 0
+                || is_part(cJSON_GetObjectItemCaseSensitive(point, "quantities"), q->string))
+                continue;  /* wholes only: a part is a share of a quantised call */
+            cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(q, "samples")) {
+                if (n == cap) {
+                    double *grown = realloc(v, (cap = cap ? 2 * cap : 256) * sizeof *v);
+                    if (grown == NULL)
+                        goto free_samples;
+                    v = grown;
+                }
+                v[n++] = e->valuedouble;
+            }
+        }
+    bb_quantum_t qt;
+    if (bb_stats_quantum(v, n, BB_QUANTUM_MIN_STEP_S, &qt) != BB_OK)
+        goto free_samples;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "step_s", number_or_null(qt.step, qt.step > 0.0));
+    cJSON_AddNumberToObject(o, "samples_considered", (double)qt.considered);
+    cJSON_AddNumberToObject(o, "samples_fitting", (double)qt.fitting);
+    cJSON_AddNumberToObject(o, "multiples", (double)qt.multiples);
+    cJSON_AddBoolToObject(o, "oversubscribed", over);
+    cJSON_AddStringToObject(o, "rule", "samples of the wholes at or above min_step_s: a "
+                            "step when 90% of them lie within 5% of the step from one of "
+                            "its multiples 1..16, two multiples or more seen");
+    cJSON_AddNumberToObject(o, "min_step_s", BB_QUANTUM_MIN_STEP_S);
+    cJSON_AddItemToObject(section, "quantisation", o);
+    if (qt.step > 0.0 && run->table != NULL)
+        bb_table_note(run->table, "times quantised: %zu of %zu samples of 1 ms or more sit at "
+                      "multiples of %.2f ms%s: no ratio claim beyond what the intervals "
+                      "resolve", qt.fitting, qt.considered, qt.step * 1e3,
+                      over ? " (oversubscribed: the scheduler's slices)" : "");
+free_samples:
+    free(v);
+}
+
 static void add_run_settings(bb_run_t *run)
 {
     cJSON *section = bb_run_section(run);
@@ -238,6 +351,8 @@ static void add_run_settings(bb_run_t *run)
     cJSON_AddItemToObject(m, "warmup_until_steady", st);
     cJSON_AddStringToObject(m, "timing", bb_timing_name(s->timing));
     cJSON_AddStringToObject(m, "rank_stat", bb_rank_stat_name(s->rank_stat));
+    cJSON_AddNumberToObject(m, "confidence", s->confidence);
+    cJSON_AddItemToObject(m, "stopping", stopping_json(run));
     cJSON_AddNumberToObject(m, "measurements", (double)run->measurements);
     cJSON_AddItemToObject(m, "reps_min", number_or_null((double)run->reps_min,
                                                         run->measurements > 0));
@@ -296,6 +411,8 @@ static void add_run_settings(bb_run_t *run)
                       run->malloc_policy == BB_MALLOC_NO_TRIM
                           ? ": the heap top never trimmed, up to 32 MiB from the heap"
                           : " and the environment's allocator variables");
+    intervals_note(run);
+    add_quantisation(run, section);
     if (!cJSON_HasObjectItem(section, "range_note"))
         cJSON_AddStringToObject(section, "range_note",
                                 "with n samples the [min, max] range covers the median "
@@ -341,6 +458,7 @@ int bb_run_main(const bb_bench_desc_t *desc, int argc, char **argv)
     if (desc->defaults != NULL)
         desc->defaults(state);
     bb_run_parse_options(&run, state, argc, argv);
+    bb_record_set_confidence(bb_bench_record(run.bench), run.settings.confidence);
     size_t points = desc->validate(&run, state);
     desc = run.desc;  /* bb_run_use may have chosen a workload */
     if (points > BB_RUN_POINTS_MAX)

@@ -206,13 +206,18 @@ bb_status_t bb_stats_quantum(const double *samples, size_t n, double min_step,
     quantum_out->considered = m;
     if (m >= 2) {
         qsort(v, m, sizeof *v, bb_stats_cmp_double);
-        /* Candidates: the smallest sample as 1..8 steps; the largest step
-         * that fits wins, refined to the mean of the fitting samples' x / k
-         * (a slice measured with jitter either side of it). */
-        for (int div = 1; div <= 8 && quantum_out->step == 0.0; div++) {
-            double step = v[0] / div;
-            if (step < min_step || !quantum_fits(v, m, step, quantum_out))
+        /* Candidates: each of the 8 smallest samples as 1..8 steps (the
+         * smallest may be a stray that fits no slice); the largest step that
+         * fits wins, refined to the mean of the fitting samples' x / k (a
+         * slice measured with jitter either side of it). */
+        size_t seeds = m < 8 ? m : 8;
+        for (size_t c = 0; c < seeds * 8; c++) {
+            double step = v[c / 8] / (double)(c % 8 + 1);
+            bb_quantum_t trial = *quantum_out;
+            if (step < min_step || step <= quantum_out->step
+                || !quantum_fits(v, m, step, &trial))
                 continue;
+            *quantum_out = trial;
             double sum = 0.0;
             size_t used = 0;
             for (size_t i = 0; i < m; i++) {

@@ -52,6 +52,7 @@ struct bb_run {
     bb_row_t rows[BB_RUN_ROWS_MAX];
     int nrows;
     int64_t payload_bytes;  /* the current point's, per call and rank */
+    int64_t point_index;    /* the current point, from 0 */
     /* The one provider count. */
     int64_t lent, returned;
 };

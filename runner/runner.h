@@ -72,6 +72,8 @@ typedef struct bb_ratio {
     int to;               /* the reference variant */
     const char *plain;    /* the column's name when the row's label is the
                              variant's name alone; NULL: label + suffix */
+    int contains;         /* 1: the row's call contains the reference's (a
+                             paired interval wholly below 1 is implausible) */
 } bb_ratio_t;
 
 /* How a row's elapsed time shows in the table. */

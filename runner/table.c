@@ -335,3 +335,28 @@ void bb_table_time_cells(bb_table_t *table, const double *samples_s, size_t n,
             bb_table_missing(table);
     }
 }
+
+void bb_table_ci_columns(bb_table_t *table, const char *prefix, double level)
+{
+    char name[128], legend[256];
+    snprintf(name, sizeof name, "%s_ci_lo", prefix);
+    snprintf(legend, sizeof legend, "%s_ci_lo_us, _ci_hi_us: the interval of the median of "
+             "%s_us at level %g, x(j) and x(n+1-j) of its sorted samples (- with too few)",
+             prefix, prefix, level);
+    bb_table_column(table, name, "us", legend, 0);
+    snprintf(name, sizeof name, "%s_ci_hi", prefix);
+    bb_table_column(table, name, "us", NULL, 0);
+}
+
+void bb_table_ci_cells(bb_table_t *table, const double *samples_s, size_t n, double level)
+{
+    bb_interval_t ci;
+    if (samples_s != NULL && n > 0 && bb_stats_ci(samples_s, n, level, &ci) == BB_OK
+        && ci.j > 0) {
+        bb_table_number(table, ci.low * 1e6, 2);
+        bb_table_number(table, ci.high * 1e6, 2);
+    } else {
+        bb_table_missing(table);
+        bb_table_missing(table);
+    }
+}

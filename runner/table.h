@@ -77,4 +77,9 @@ void bb_table_time_columns(bb_table_t *table, const char *prefix, const char *le
 void bb_table_time_cells(bb_table_t *table, const double *samples_s, size_t n,
                          int64_t reps, int full);
 
+/* The interval of the median of one timed quantity: prefix_ci_lo_us and
+ * prefix_ci_hi_us (bb_stats_ci at level; '-' where the samples are too few). */
+void bb_table_ci_columns(bb_table_t *table, const char *prefix, double level);
+void bb_table_ci_cells(bb_table_t *table, const double *samples_s, size_t n, double level);
+
 #endif

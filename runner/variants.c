@@ -8,6 +8,7 @@
 #include "config.h"
 #include "runner-int.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -120,6 +121,114 @@ static int ratio_ref(const bb_run_t *run, const void *state, int r, int k)
     return -1;
 }
 
+/* Can the run's rows have intervals of the median (enough samples)? */
+static int run_intervals(const bb_run_t *run)
+{
+    int64_t most = run->settings.until_rel > 0.0 ? run->settings.max_samples
+                                                 : run->settings.samples;
+    return bb_stats_ci_order((size_t)most, run->settings.confidence, NULL) > 0;
+}
+
+/* Were two rows measured in one interleaved set (sample k of both in
+ * round k)?  Rows measured alone were not. */
+static int rows_paired(const bb_run_t *run, const bb_row_t *a, const bb_row_t *b)
+{
+    unsigned alone = run->desc->alone;
+    return !((alone >> a->variant) & 1u) && !((alone >> b->variant) & 1u)
+           && a->m.samples == b->m.samples && a->m.samples > 0;
+}
+
+/* One ratio of two rows' wholes, as the table shows it and the record keeps
+ * it: paired by round where the rows were, with its interval; else the
+ * ratio of the medians with the conservative interval of the two. */
+typedef struct ratio_fig {
+    double of_medians;
+    double low, high;     /* the interval the claim rests on; NaN: none */
+    int paired;           /* the figure is the paired ratio */
+    bb_paired_t pair;     /* when paired */
+    double shown;         /* the paired median, else of_medians */
+    int resolved;         /* the interval excludes 1.0 */
+    int moved;            /* of_medians outside the paired interval */
+    int implausible;      /* a containing row's interval wholly below 1 */
+} ratio_fig_t;
+
+static void ratio_figure(const bb_run_t *run, const bb_row_t *a, const bb_row_t *b,
+                         int contains, ratio_fig_t *f)
+{
+    double level = run->settings.confidence;
+    memset(f, 0, sizeof *f);
+    const double *sa = bb_measure_part(&a->m, 0), *sb = bb_measure_part(&b->m, 0);
+    f->of_medians = bb_row_median(a, 0) / bb_row_median(b, 0);
+    f->low = f->high = (double)NAN;
+    f->paired = rows_paired(run, a, b)
+                && bb_stats_paired(sa, sb, NULL, (size_t)a->m.samples, level, &f->pair) == BB_OK
+                && f->pair.rounds > 0;
+    if (f->paired) {
+        f->shown = f->pair.median;
+        f->low = f->pair.ci.low;
+        f->high = f->pair.ci.high;
+    } else {
+        bb_interval_t ia, ib;
+        f->shown = f->of_medians;
+        if (bb_stats_ci(sa, (size_t)a->m.samples, level, &ia) == BB_OK
+            && bb_stats_ci(sb, (size_t)b->m.samples, level, &ib) == BB_OK)
+            bb_stats_ratio_interval(&ia, &ib, &f->low, &f->high);
+    }
+    int known = !isnan(f->low) && !isnan(f->high);
+    f->resolved = known && (f->low > 1.0 || f->high < 1.0);
+    f->moved = f->paired && known && (f->of_medians < f->low || f->of_medians > f->high);
+    f->implausible = contains && known && f->high < 1.0;
+}
+
+/* The table's cell of a ratio: the figure, '?' when not resolved, '!' when
+ * the ratio of the medians left the paired interval. */
+static void ratio_cell(bb_table_t *t, const ratio_fig_t *f)
+{
+    char cell[48];
+    snprintf(cell, sizeof cell, "%.2f%s%s", f->shown, f->resolved ? "" : "?",
+             f->moved ? "!" : "");
+    bb_table_text(t, cell);
+}
+
+static cJSON *ratio_json(const bb_run_t *run, const bb_row_t *a, const bb_row_t *b,
+                         const ratio_fig_t *f)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "of", a->label);
+    cJSON_AddStringToObject(o, "to", b->label);
+    cJSON_AddNumberToObject(o, "of_medians", f->of_medians);
+    cJSON *p = cJSON_CreateNull();
+    if (f->paired) {
+        cJSON_Delete(p);
+        p = cJSON_CreateObject();
+        cJSON_AddNumberToObject(p, "median", f->pair.median);
+        cJSON_AddNumberToObject(p, "rounds", (double)f->pair.rounds);
+        cJSON_AddItemToObject(p, "ci", bb_interval_json(&f->pair.ci));
+        cJSON_AddStringToObject(p, "meaning", "median over rounds k of of.samples[k] / "
+                                "to.samples[k] (both rows' sample k taken in round k)");
+    }
+    cJSON_AddItemToObject(o, "paired", p);
+    if (!f->paired)
+        cJSON_AddStringToObject(o, "paired_reason", run->desc->alone
+                                ? "a row measured alone, not in rounds with the other"
+                                : "the rows' sample counts differ");
+    cJSON *iv = cJSON_CreateNull();
+    if (!isnan(f->low) && !isnan(f->high)) {
+        cJSON_Delete(iv);
+        iv = cJSON_CreateArray();
+        cJSON_AddItemToArray(iv, cJSON_CreateNumber(f->low));
+        cJSON_AddItemToArray(iv, cJSON_CreateNumber(f->high));
+    }
+    cJSON_AddItemToObject(o, "interval", iv);
+    cJSON_AddStringToObject(o, "interval_from", f->paired ? "paired"
+                            : "conservative: of.ci.low / to.ci.high, of.ci.high / to.ci.low");
+    cJSON_AddNumberToObject(o, "level", run->settings.confidence);
+    cJSON_AddBoolToObject(o, "resolved", f->resolved);
+    cJSON_AddBoolToObject(o, "moved", f->moved);
+    cJSON_AddBoolToObject(o, "implausible", f->implausible);
+    return o;
+}
+
 /* ---- the point's key ------------------------------------------------------- */
 
 static void key_columns(bb_run_t *run)
@@ -184,10 +293,18 @@ static void times_note(bb_run_t *run)
         snprintf(reps, sizeof reps, "one reps figure, the fewest any row fits to the budget, "
                  "unless a row fits more than %dx the fewest: then each row its own "
                  "(measurement.reps)", BB_SHARE_FIT_SPREAD);
-    bb_table_note(run->table, "times: microseconds per call; %lld samples a point, each the "
+    char samples[96];
+    if (run->settings.until_rel > 0.0)
+        snprintf(samples, sizeof samples, "%lld to %lld samples a point (--until-ci %g)",
+                 (long long)run->settings.samples, (long long)run->settings.max_samples,
+                 run->settings.until_rel);
+    else
+        snprintf(samples, sizeof samples, "%lld samples a point",
+                 (long long)run->settings.samples);
+    bb_table_note(run->table, "times: microseconds per call; %s, each the "
                   "mean over a block of calls, the %s; the rows' samples interleaved (sample "
-                  "k of every row before sample k + 1) with %s%s",
-                  (long long)run->settings.samples, bb_run_rank_stat_words(run), reps,
+                  "k of every row before sample k + 1: one round) with %s%s",
+                  samples, bb_run_rank_stat_words(run), reps,
                   alone ? " (rows measured alone before the others: their own)" : "");
 }
 
@@ -217,6 +334,8 @@ static void long_columns(bb_run_t *run, void *state)
     if (lt->tag_column != NULL)
         bb_table_column(t, lt->tag_column, NULL, lt->tag_legend, lt->tag_width);
     bb_table_time_columns(t, lt->time_column, lt->time_legend, run->full);
+    if (run_intervals(run))
+        bb_table_ci_columns(t, lt->time_column, run->settings.confidence);
     if (d->row_columns != NULL)
         d->row_columns(run, state, NULL);
     if (d->point_columns != NULL)
@@ -228,7 +347,7 @@ void bb_variants_columns(bb_run_t *run, void *state)
 {
     const bb_bench_desc_t *d = run->desc;
     bb_table_t *t = run->table;
-    char name[128], legend[256];
+    char name[128], legend[512];
     if (run->nrows == 0)
         return;  /* the benchmark's own point (desc->point) this run */
     times_note(run);
@@ -240,9 +359,11 @@ void bb_variants_columns(bb_run_t *run, void *state)
     for (int r = 0; r < run->nrows; r++) {
         const bb_row_t *row = &run->rows[r];
         bb_columns_t c = d->variants[row->variant].columns;
-        if (c == BB_COLUMNS_TIMES || (c == BB_COLUMNS_MEDIAN_FULL && run->full))
+        if (c == BB_COLUMNS_TIMES || (c == BB_COLUMNS_MEDIAN_FULL && run->full)) {
             bb_table_time_columns(t, row->label, row->legend, run->full);
-        else
+            if (run_intervals(run))
+                bb_table_ci_columns(t, row->label, run->settings.confidence);
+        } else
             bb_table_column(t, row->label, "us", row->legend, 10);
         shown_columns(run, row);
         if (d->row_columns != NULL)
@@ -259,8 +380,13 @@ void bb_variants_columns(bb_run_t *run, void *state)
                 snprintf(name, sizeof name, "%s", v->ratios[k].plain);
             else
                 snprintf(name, sizeof name, "%s%s", row->label, v->ratios[k].suffix);
-            snprintf(legend, sizeof legend, "%s median / %s median (- on a refused row)",
-                     row->label, run->rows[ref].label);
+            snprintf(legend, sizeof legend, "%s / %s: the median over rounds of the "
+                     "per-round ratio (rows paired by round), else the ratio of the "
+                     "medians; ? not resolved (its interval at level %g holds 1.0, or "
+                     "too few samples for one); ! the ratio of the medians lies outside "
+                     "the paired interval (the machine moved during the run); - on a "
+                     "refused row", row->label, run->rows[ref].label,
+                     run->settings.confidence);
             bb_table_column(t, name, NULL, legend, 6);
         }
     }
@@ -294,6 +420,9 @@ static void long_lines(bb_run_t *run, void *state)
         }
         bb_table_time_cells(t, bb_measure_part(&row->m, 0), (size_t)row->m.samples,
                             row->m.reps, run->full);
+        if (run_intervals(run))
+            bb_table_ci_cells(t, bb_measure_part(&row->m, 0), (size_t)row->m.samples,
+                              run->settings.confidence);
         if (d->row_cells != NULL)
             d->row_cells(run, state, row);
         const char *own = lt->row_status != NULL ? lt->row_status(run, state, row) : NULL;
@@ -303,8 +432,9 @@ static void long_lines(bb_run_t *run, void *state)
         else if (row->agreed.refused_calls > 0)
             bb_run_format_refusal(&row->agreed.refusal, status, sizeof status);
         else
-            snprintf(status, sizeof status, "%s",
-                     row->agreed.wrong > 0 ? "payload-mismatch" : "ok");
+            snprintf(status, sizeof status, "%s%s",
+                     row->agreed.wrong > 0 ? "payload-mismatch" : "ok",
+                     row->m.until_met == 0 ? ":ci>" : "");
         bb_table_text(t, status);
         bb_table_row_end(t);
     }
@@ -327,16 +457,19 @@ static void table_row(bb_run_t *run, void *state)
 {
     const bb_bench_desc_t *d = run->desc;
     bb_table_t *t = run->table;
-    const bb_row_t *refused = NULL;
-    int mismatch = 0;
+    const bb_row_t *refused = NULL, *implausible = NULL;
+    int mismatch = 0, unmet = 0;
     key_cells(run, state);
     for (int r = 0; r < run->nrows; r++) {
         const bb_row_t *row = &run->rows[r];
         bb_columns_t c = d->variants[row->variant].columns;
-        if (c == BB_COLUMNS_TIMES || (c == BB_COLUMNS_MEDIAN_FULL && run->full))
+        if (c == BB_COLUMNS_TIMES || (c == BB_COLUMNS_MEDIAN_FULL && run->full)) {
             bb_table_time_cells(t, bb_measure_part(&row->m, 0), (size_t)row->m.samples,
                                 row->m.reps, run->full);
-        else
+            if (run_intervals(run))
+                bb_table_ci_cells(t, bb_measure_part(&row->m, 0), (size_t)row->m.samples,
+                                  run->settings.confidence);
+        } else
             bb_table_number(t, bb_row_median(row, 0) * 1e6, 2);
         for (int p = 1; p < d->nparts; p++)
             if (d->variants[row->variant].shown & (1u << p)) {
@@ -350,6 +483,7 @@ static void table_row(bb_run_t *run, void *state)
         if (refused == NULL && row->agreed.refused_calls > 0)
             refused = row;
         mismatch |= row->agreed.wrong > 0;
+        unmet |= row->m.until_met == 0;
     }
     for (int r = 0; r < run->nrows; r++) {
         const bb_row_t *row = &run->rows[r];
@@ -358,11 +492,15 @@ static void table_row(bb_run_t *run, void *state)
             int ref = ratio_ref(run, state, r, k);
             if (ref < 0)
                 continue;
-            if (row->agreed.refused_calls > 0)
+            if (row->agreed.refused_calls > 0 || run->rows[ref].agreed.refused_calls > 0) {
                 bb_table_missing(t);
-            else
-                bb_table_number(t, bb_row_median(row, 0) / bb_row_median(&run->rows[ref], 0),
-                                2);
+                continue;
+            }
+            ratio_fig_t f;
+            ratio_figure(run, row, &run->rows[ref], ratios[k].contains, &f);
+            ratio_cell(t, &f);
+            if (f.implausible && implausible == NULL)
+                implausible = row;
         }
     }
     if (d->point_cells != NULL)
@@ -370,8 +508,11 @@ static void table_row(bb_run_t *run, void *state)
     char status[96];
     if (refused != NULL)
         bb_run_format_refusal(&refused->agreed.refusal, status, sizeof status);
+    else if (implausible != NULL)
+        snprintf(status, sizeof status, "implausible:%s", implausible->label);
     else
-        snprintf(status, sizeof status, "%s", mismatch ? "payload-mismatch" : "ok");
+        snprintf(status, sizeof status, "%s%s", mismatch ? "payload-mismatch" : "ok",
+                 unmet ? ":ci>" : "");
     bb_table_text(t, status);
     bb_table_row_end(t);
 }
@@ -461,6 +602,58 @@ static cJSON *reps_quantity(const bb_measure_result_t *m)
     return q;
 }
 
+/* What a record point says of its rounds: the set its samples were taken
+ * in (sample k of every point of one set in round k), the stopping rule's
+ * verdict, and the ratios of its rows with their intervals. */
+static void point_rounds(bb_run_t *run, void *state, int from, int to, cJSON *point)
+{
+    const bb_bench_desc_t *d = run->desc;
+    const bb_row_t *row = &run->rows[from];
+    cJSON *pairing = cJSON_CreateNull();
+    if (!((d->alone >> row->variant) & 1u)) {
+        cJSON_Delete(pairing);
+        pairing = cJSON_CreateObject();
+        cJSON_AddNumberToObject(pairing, "set", (double)run->point_index);
+        cJSON_AddNumberToObject(pairing, "rounds", (double)row->m.samples);
+        cJSON_AddStringToObject(pairing, "meaning", "sample k of every point of this set "
+                                "was taken in round k (rows interleaved)");
+    }
+    cJSON_AddItemToObject(point, "pairing", pairing);
+    if (run->settings.until_rel > 0.0) {
+        cJSON *st = cJSON_CreateObject();
+        cJSON_AddBoolToObject(st, "met", row->m.until_met == 1);
+        cJSON_AddNumberToObject(st, "samples", (double)row->m.samples);
+        cJSON_AddItemToObject(st, "widest_half_width_rel",
+                              isnan(row->m.until_widest)
+                                  ? cJSON_CreateNull()
+                                  : cJSON_CreateNumber(row->m.until_widest));
+        cJSON_AddItemToObject(point, "stopping", st);
+    }
+    cJSON *ratios = cJSON_CreateObject();
+    char name[128];
+    for (int r = from; r < to; r++) {
+        const bb_row_t *w = &run->rows[r];
+        const bb_variant_t *v = &d->variants[w->variant];
+        for (int k = 0; k < BB_RUN_RATIOS_MAX && v->ratios[k].suffix != NULL; k++) {
+            int ref = ratio_ref(run, state, r, k);
+            if (ref < 0 || w->agreed.refused_calls > 0
+                || run->rows[ref].agreed.refused_calls > 0 || run->rows[ref].off != NULL)
+                continue;
+            ratio_fig_t f;
+            ratio_figure(run, w, &run->rows[ref], v->ratios[k].contains, &f);
+            if (v->ratios[k].plain != NULL && strcmp(w->label, v->name) == 0)
+                snprintf(name, sizeof name, "%s", v->ratios[k].plain);
+            else
+                snprintf(name, sizeof name, "%s%s", w->label, v->ratios[k].suffix);
+            cJSON_AddItemToObject(ratios, name, ratio_json(run, w, &run->rows[ref], &f));
+        }
+    }
+    if (ratios->child != NULL)
+        cJSON_AddItemToObject(point, "ratios", ratios);
+    else
+        cJSON_Delete(ratios);
+}
+
 /* Record point of rows [from, to): one row, or every row of a merged
  * point (the whole call of each under its variant's name). */
 static void record_rows(bb_run_t *run, void *state, int from, int to)
@@ -518,6 +711,8 @@ static void record_rows(bb_run_t *run, void *state, int from, int to)
     cJSON *last = cJSON_GetArrayItem(points, cJSON_GetArraySize(points) - 1);
     if (census != NULL && (last == NULL || !cJSON_AddItemToObject(last, "census", census)))
         cJSON_Delete(census);
+    if (last != NULL)
+        point_rounds(run, state, from, to, last);
     if (last != NULL && d->point_added != NULL)
         d->point_added(run, state, own, last);
 }
@@ -550,6 +745,7 @@ int bb_variants_point(bb_run_t *run, void *state, size_t i)
     memset(res, 0, sizeof res);
     for (int r = 0; r < run->nrows; r++)
         run->rows[r].off = NULL;
+    run->point_index = (int64_t)i;
     run->payload_bytes = d->point_begin != NULL ? d->point_begin(run, state, i) : 0;
     for (int r = 0; r < run->nrows; r++) {
         bb_row_t *row = &run->rows[r];

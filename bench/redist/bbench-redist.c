@@ -66,7 +66,7 @@ static bb_status_t scalapack_call(bb_run_t *run, void *state, bb_row_t *row, dou
 enum { V_SCALAPACK = BB_REDIST_METHODS, V_BOUND, V_N };
 #define METHOD(name, differs) { name, differs, method_call, \
     (1u << BB_MESSAGE_ADMISSION) | (1u << BB_MESSAGE_PAYLOAD), NULL, BB_COLUMNS_TIMES, 1, \
-    { { NULL, 0, NULL } }, 0 }
+    { { NULL, 0, NULL, 0 } }, 0 }
 static const bb_variant_t redist_variants[V_N] = {
     METHOD("root", "MDI today: each sender's N-element array reduced to its root, one "
            "root-to-root message, broadcast, picked by each receiver (O(N) per rank)"),
@@ -93,10 +93,10 @@ static const bb_variant_t redist_variants[V_N] = {
       "block-cyclic matrices (bc2d by its grid, 1D on 1 x P), where they are; a bc2d "
       "submatrix's whole matrix, Cpdtrmr2d for a trapezoid", scalapack_call, 1u,
       "ScaLAPACK's Cpdgemr2d: no admission or payload phase of the library's",
-      BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL } }, 0 },
+      BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL, 0 } }, 0 },
     { "bound", "the machine's lower bound: max(latency, p2p, memory, host), "
       "each its best sample", bound_call, 1u, NULL, BB_COLUMNS_TIMES, 0,
-      { { NULL, 0, NULL } }, 0 },
+      { { NULL, 0, NULL, 0 } }, 0 },
 };
 static const char *const redist_part_names[BB_MESSAGE_PARTS] = {
     "elapsed", "phase.admission", "phase.payload"

@@ -413,7 +413,7 @@ static bb_status_t md_call(bb_run_t *run, void *state, bb_row_t *row, double *pa
 
 #define MD_ALL ((1u << BB_MD_PARTS) - 1u)
 #define METHOD(name) { name, "this library method's three plans, one per command", md_call, \
-    MD_ALL, NULL, BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL } }, 0 }
+    MD_ALL, NULL, BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL, 0 } }, 0 }
 static const bb_variant_t md_variants[V_N] = {
     METHOD("root"), METHOD("root-gatherv"), METHOD("two-step"), METHOD("direct"),
     METHOD("pack"), METHOD("sparse"), METHOD("pack-mpi"), METHOD("overlap"),
@@ -421,7 +421,7 @@ static const bb_variant_t md_variants[V_N] = {
     { "replicated", "LAMMPS fix mdi/qm's baseline: the engine holds all N on every rank "
       "(coordinates MPI_Allreduce over the driver, one message, MPI_Bcast; forces "
       "MPI_Reduce over the engine, one message, MPI_Bcast)", md_call, MD_ALL, NULL,
-      BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL } }, 0 },
+      BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL, 0 } }, 0 },
 };
 
 static const bb_key_t md_keys[] = {

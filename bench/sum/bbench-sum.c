@@ -191,37 +191,37 @@ static const bb_variant_t variants[V_N] = {
       "instead of admission and payload), the payload posted (MPI_Iallreduce, or MPI_Start of a "
       "persistent MPI_Allreduce_init), one MPI_Test, MPI_Wait",
       protocol_call, (1u << T_N) - 1u, NULL, BB_COLUMNS_TIMES, 1,
-      { { "_ratio", V_RAW, "ratio" }, { "_vs_combined", V_FIXED_RAW, NULL },
-        { "_vs_free", V_PROTOCOL, NULL } }, 1u << T_ADMISSION },
+      { { "_ratio", V_RAW, "ratio", 0 }, { "_vs_combined", V_FIXED_RAW, NULL, 1 },
+        { "_vs_free", V_PROTOCOL, NULL, 0 } }, 1u << T_ADMISSION },
     { "raw", "MPI_Allreduce on warm buffers: no admission, no copy, blocking",
       raw_call, 1u, "raw mode: a plain MPI_Allreduce has no protocol phases",
-      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } }, 0 },
+      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL, 0 } }, 0 },
     { "raw-nb", "raw made nonblocking: MPI_Iallreduce, one MPI_Test, MPI_Wait, on warm "
       "buffers", raw_call, 1u, "raw-nb reference: it has no protocol phases",
-      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } }, 0 },
+      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL, 0 } }, 0 },
     { "raw-fresh", "raw on fresh buffers: both allocated, filled and freed around each "
       "MPI_Allreduce (page faults, transport registration)", raw_call, 1u,
       "raw-fresh reference: it has no protocol phases", BB_COLUMNS_TIMES, 1,
-      { { NULL, 0, NULL } }, 0 },
+      { { NULL, 0, NULL, 0 } }, 0 },
     { "admission", "the admission alone: the six-field agreement of the protocol, no "
       "payload", admission_call, 1u, "admission reference: it has no protocol "
-      "phases and no payload", BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL } }, 0 },
+      "phases and no payload", BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL, 0 } }, 0 },
     { "raw-persistent", "raw-nb made persistent: MPI_Allreduce_init once per point "
       "(untimed), then MPI_Start, one MPI_Test, MPI_Wait, on warm buffers",
       raw_call, 1u, "raw-persistent reference: it has no protocol phases",
-      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } }, 0 },
+      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL, 0 } }, 0 },
     { "raw-copy", "raw with the protocol's copy: the contribution copied into a warm send "
       "buffer before each MPI_Allreduce", raw_call, 1u,
       "raw-copy reference: it has no protocol phases", BB_COLUMNS_TIMES, 1,
-      { { NULL, 0, NULL } }, 0 },
+      { { NULL, 0, NULL, 0 } }, 0 },
     { "fixed-raw", "the fixed-shape phase's one combined reduction alone (the payload, "
       "the six fields and their complements under its user op) on its warm buffers: no "
       "copy, no verdict", combined_call, 1u, "fixed-raw reference: it has no protocol "
-      "phases", BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL } }, 0 },
+      "phases", BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL, 0 } }, 0 },
     { "raw-user-op", "raw under a user-defined SUM (MPI_Op_create) instead of the built-in "
       "MPI_SUM: the price of the fixed shape's user op alone", raw_call, 1u,
       "raw-user-op reference: it has no protocol phases", BB_COLUMNS_TIMES, 1,
-      { { NULL, 0, NULL } }, 0 },
+      { { NULL, 0, NULL, 0 } }, 0 },
 };
 
 /* ---- one point: what the runner does not write ------------------------- */

@@ -161,29 +161,29 @@ static const bb_variant_t variants[V_N] = {
       "into the phase's buffer, Isend/Irecv with the batches and a poll after each, "
       "status MAX agreement, consumer check, 16-byte receipt back, terminal MAX agreement",
       protocol_call, (1u << BB_XFER_T_N) - 1u, NULL, BB_COLUMNS_TIMES, 1,
-      { { "_raw_ratio", V_RAW, NULL }, { "_rounds_ratio", V_ROUNDS, NULL } }, 0 },
+      { { "_raw_ratio", V_RAW, NULL, 0 }, { "_rounds_ratio", V_ROUNDS, NULL, 0 } }, 0 },
     { "raw", "a stream: Isend/Irecv with the same fixture work and batches, one MPI_Test "
       "after each, a Wait; no agreement and no receipt, so a sender may run ahead of its "
       "receiver by what MPI buffers (not a latency)", ref_call, PARTS_RAW,
       "raw mode: plain Isend/Irecv has no protocol phases", BB_COLUMNS_TIMES, 1,
-      { { NULL, 0, NULL } }, 0 },
+      { { NULL, 0, NULL, 0 } }, 0 },
     { "raw-pingpong", "raw made a round trip: the source posts a 16-byte receipt Irecv "
       "before its payload Isend, the destination checks the payload and sends the receipt "
       "back", ref_call, PARTS_RAW | PART(BB_XFER_T_WAIT_RECEIPT),
-      "raw-pingpong reference: not part of it", BB_COLUMNS_MEDIAN, 1, { { NULL, 0, NULL } }, 0 },
+      "raw-pingpong reference: not part of it", BB_COLUMNS_MEDIAN, 1, { { NULL, 0, NULL, 0 } }, 0 },
     { "raw-rounds", "raw-pingpong with the phase's collectives at their places, made as its "
       "admission and requests policies make them: the nine-field admission before posting, "
       "a one-field MAX after the payload and another after the receipt (the phase's whole "
       "control traffic, without the library)", ref_call,
       PARTS_RAW | PART(BB_XFER_T_WAIT_RECEIPT) | PARTS_AGREE,
-      "raw-rounds reference: not part of it", BB_COLUMNS_MEDIAN, 1, { { NULL, 0, NULL } }, 0 },
+      "raw-rounds reference: not part of it", BB_COLUMNS_MEDIAN, 1, { { NULL, 0, NULL, 0 } }, 0 },
     { "agreements", "the phase's collectives alone, on every rank: the nine-field admission "
       "and two one-field MAX agreements, no payload and no receipt", ref_call,
       PART(BB_XFER_T_ELAPSED) | PARTS_AGREE, "agreements reference: not part of it",
-      BB_COLUMNS_MEDIAN, 0, { { NULL, 0, NULL } }, 0 },
+      BB_COLUMNS_MEDIAN, 0, { { NULL, 0, NULL, 0 } }, 0 },
     { "admission", "the admission alone: the phase's nine-field agreement, no payload",
       ref_call, PART(BB_XFER_T_ELAPSED) | PART(BB_XFER_T_ADMISSION),
-      "admission reference: not part of it", BB_COLUMNS_MEDIAN, 0, { { NULL, 0, NULL } }, 0 },
+      "admission reference: not part of it", BB_COLUMNS_MEDIAN, 0, { { NULL, 0, NULL, 0 } }, 0 },
 };
 
 /* ------------------------------------------------------------------------ */

@@ -210,6 +210,57 @@ static void run_case(const char *what, bb_timing_t timing, int64_t reps, double 
     CHECK(r.parts == NULL && r.first == NULL);
 }
 
+/* A call whose whole alternates between 1 us and 100 us, call by call: an
+ * interval of the median that never narrows. */
+static bb_status_t wild_call(void *arg, double *parts, double *counts)
+{
+    fake_t *f = arg;
+    f->calls++;
+    parts[0] += f->calls % 2 ? 1e-6 : 1e-4;
+    parts[1] += 1e-7;
+    counts[0] += 1.0;
+    return BB_OK;
+}
+
+/* The stopping rule (--until-ci): a steady call stops at the first round
+ * with an interval (6 at 0.95), one that never settles at max_samples,
+ * and every rank takes as many rounds, even with the last rank 2 ms a call
+ * slower than the others. */
+static void until_case(const char *what, bb_measure_call_fn call, int slow_last,
+                       int64_t want_samples, int want_met)
+{
+    fake_t f = { .rank = 0 };
+    MPI_Comm_rank(MPI_COMM_WORLD, &f.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &f.size);
+    if (slow_last && f.rank == f.size - 1)
+        f.busy_s = 2e-3;
+    fake_t g = f;  /* the second row's own call count */
+    bb_measure_settings_t s = { .samples = 3, .reps = 1, .warmup = 1, .until_rel = 0.05,
+                                .max_samples = 12, .confidence = 0.95 };
+    bb_measure_variant_t v[2] = {
+        { .nparts = 2, .ncounts = 1, .call = call, .arg = &f },
+        { .nparts = 2, .ncounts = 1, .call = fake_call, .arg = &g } };
+    bb_measure_result_t r[2];
+    CHECK_MSG(bb_measure_run_set(MPI_COMM_WORLD, &s, v, 2, BB_SHARE_FIRST, r) == BB_OK,
+              "%s: run", what);
+    CHECK_MSG(r[0].samples == want_samples && r[1].samples == want_samples
+              && r[0].until_met == want_met && r[1].until_met == want_met,
+              "%s: %lld and %lld samples, met %d; want %lld, %d", what,
+              (long long)r[0].samples, (long long)r[1].samples, r[0].until_met,
+              (long long)want_samples, want_met);
+    CHECK_MSG(bbfault_same_everywhere(r[0].samples), "%s: samples differ between ranks",
+              what);
+    /* Packed to the rounds taken: part 1 of sample k right after part 0. */
+    const double *p1 = bb_measure_part(&r[1], 1);
+    CHECK_MSG(p1[0] > 0.0 && p1[r[1].samples - 1] > 0.0 && bb_measure_part(&r[1], 0)[0] > 0.0,
+              "%s: part 1 not packed", what);
+    bb_measure_result_clear(&r[0]);
+    bb_measure_result_clear(&r[1]);
+    /* A bad rule is refused before any call. */
+    s.max_samples = 2;
+    CHECK(bb_measure_run(MPI_COMM_WORLD, &s, &v[1], &r[0]) == BB_ERR_ARG);
+}
+
 int main(int argc, char **argv)
 {
     int size, rank;
@@ -218,6 +269,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     check_rank = rank;
 
+    until_case("--until-ci 0.05, steady calls", fake_call, 0, 6, 1);
+    until_case("--until-ci 0.05, the last rank 2 ms slower", fake_call, 1, 6, 1);
+    until_case("--until-ci 0.05, 1 and 100 us in turn", wild_call, 0, 12, 0);
     run_case("block, --reps 5", BB_TIMING_BLOCK, 5, 0.0, size);
     run_case("block, budget 1 ms", BB_TIMING_BLOCK, 0, 1e-3, size);
     run_case("block, budget at the cap", BB_TIMING_BLOCK, 0, 3600.0, size);

@@ -121,9 +121,9 @@ bb_expect_true "row 17: admission, fused-op persistent" \
 bb_expect_true "persistent protocol: census within bound" \
     test "$("$get" "$rec" points.5.census.within_bound)" = true
 bb_expect_true "persistent protocol: status ok" test "$("$get" "$rec" points.5.status)" = ok
-bb_expect_grep "^# protocol-fused-op-persistent_rounds_ratio: protocol-fused-op-persistent median / raw-rounds-fused-op-persistent median" \
+bb_expect_grep "^# protocol-fused-op-persistent_rounds_ratio: protocol-fused-op-persistent / raw-rounds-fused-op-persistent: the median over rounds" \
     "$out" "the persistent fused-op protocol against its own round trips"
-bb_expect_grep "^# protocol-persistent_rounds_ratio: protocol-persistent median / raw-rounds-persistent median" \
+bb_expect_grep "^# protocol-persistent_rounds_ratio: protocol-persistent / raw-rounds-persistent: the median over rounds" \
     "$out" "the persistent spec protocol against its own round trips"
 bb_expect_grep "^# -persistent: " "$out" "a note says what -persistent means"
 bb_expect_grep "^ *8  *1 .* ok$" "$out" "the row ends with its status"

@@ -2,8 +2,8 @@
 beside the protocol written in Python (issue 41).
 
     mpiexec.openmpi -n 2 python3 -m bbench.bench [--count LIST] [--bytes LIST]
-        [--samples N] [--budget S] [--c-record FILE] [--c-transfer-record FILE]
-        [--output FILE]
+        [--samples N] [--budget S] [--confidence L] [--c-record FILE]
+        [--c-transfer-record FILE] [--output FILE]
 
 At each count (doubles a rank), interleaved sample by sample: raw (mpi4py
 Allreduce on warm buffers), python (the pure-Python phase,
@@ -23,16 +23,25 @@ record (written to a temporary file and renamed, never half-written).
 records of the same build (default policies, `--mode protocol`, transfer
 `--batches 0`) for c-py / c-c, the binding against another launch; without
 them that ratio is not measured and says so.
+
+Every timing the record summarizes carries ci, the distribution-free
+interval of its median at --confidence's level (as the C benchmarks write
+it: ci_order), or ci null and ci_reason when the samples are too few.  Each
+ratio of two rows of one run also has its paired figure (paired_ratio): the
+median over rounds of a_k / b_k, sample k of both rows being taken in round
+k, with its interval; resolved when that interval excludes 1.0.
 """
 import argparse
 import contextlib
 import io
 import json
+import math
 import os
 import socket
 import subprocess
 import sys
 import time
+from fractions import Fraction
 
 import numpy as np
 from mpi4py import MPI
@@ -41,6 +50,60 @@ from . import _clib
 from .reference import BoundedSumPhase, BoundedTransferPhase
 
 PRIMERS = 2  # untimed calls before each block (the C engine's count)
+CONFIDENCE_DEFAULT = 0.95  # the C library's BB_CONFIDENCE_DEFAULT
+
+
+def ci_order(n, level):
+    """(j, coverage): the order statistic (1-based) of the distribution-free
+    interval of the median of n samples, [x(j), x(n+1-j)], j the largest
+    j >= 1 whose coverage 1 - 2 P(Binomial(n, 1/2) <= j - 1) is at least
+    level, and that coverage; (0, coverage of [min, max]) when no j
+    reaches it (n < 6 at 0.95).  The binomial sums are exact (math.comb),
+    as is the comparison with the level (record/stats.c's rule)."""
+    if n < 1 or not 0 < level < 1:
+        return 0, (1 - 2 * 0.5 ** n if n > 0 else 0.0)
+    lev, total = Fraction(level), 2 ** n
+    best, cover, cdf = 0, Fraction(total - 2, total), 0
+    for j in range(1, (n + 1) // 2 + 1):
+        cdf += math.comb(n, j - 1)  # total * P(B <= j - 1)
+        c = Fraction(total - 2 * cdf, total)
+        if c < lev:
+            break
+        best, cover = j, c
+    return best, float(cover)
+
+
+def ci_reason(n, level):
+    """Why n samples have no interval of the median at level (the C
+    record's ci_reason, word for word)."""
+    need = 1
+    while need < 100000 and ci_order(need, level)[0] == 0:
+        need += 1
+    return ("%d samples: an interval of the median at level %g needs %d or more "
+            "(even [min, max] covers %.4g)" % (n, level, need, 1 - 2 * 0.5 ** n))
+
+
+def interval(samples, level):
+    """The record's ci member and its reason (None when ci is not null)."""
+    s = sorted(samples)
+    j, cover = ci_order(len(s), level)
+    if j == 0:
+        return None, ci_reason(len(s), level)
+    return {"level": level, "low": s[j - 1], "high": s[len(s) - j],
+            "coverage": cover, "order": j}, None
+
+
+def paired_ratio(a, b, level):
+    """The paired ratio of rows a and b measured interleaved (a[k] and b[k]
+    in round k): the median over rounds of a[k] / b[k] and its interval at
+    level; resolved when the interval excludes 1.0.  Rounds where a is not
+    finite or b not a positive finite number are left out."""
+    r = [x / y for x, y in zip(a, b)
+         if math.isfinite(x) and math.isfinite(y) and y > 0]
+    ci, why = interval(r, level) if r else (None, "no round with both rows measured")
+    return {"median": float(np.median(r)) if r else None, "rounds": len(r),
+            "ratios": r, "ci": ci, "ci_reason": why,
+            "resolved": ci is not None and (ci["low"] > 1.0 or ci["high"] < 1.0)}
 
 
 def parse_count(text):
@@ -67,6 +130,9 @@ def args_of(argv):
     p.add_argument("--c-record", help="a bbench-sum record of this build (C from C)")
     p.add_argument("--c-transfer-record",
                    help="a bbench-transfer record of this build (C from C, --batches 0)")
+    p.add_argument("--confidence", type=float, default=CONFIDENCE_DEFAULT,
+                   help="the level of every interval of a median, in (0, 1) (default %g)"
+                        % CONFIDENCE_DEFAULT)
     p.add_argument("--output", help="the record to write")
     a = p.parse_args(argv)
     try:
@@ -76,6 +142,8 @@ def args_of(argv):
         p.error("--count or --bytes: %s" % e)
     if a.samples < 3 or not 0 < a.budget <= 10:
         p.error("--samples must be >= 3 and --budget in (0, 10]")
+    if not 0 < a.confidence < 1:  # also NaN
+        p.error("--confidence %s: a level in (0, 1), such as 0.95" % a.confidence)
     return a
 
 
@@ -100,12 +168,16 @@ def block(comm, f, reps):
     return comm.allreduce((time.perf_counter() - t0) / reps, op=MPI.MAX)
 
 
-def quantity(samples, scope="call/max-rank"):
+def quantity(samples, level, scope="call/max-rank", unit="s"):
     s = sorted(samples)
     med = float(np.median(s))
-    return {"value": med, "unit": "s", "scope": scope, "reason": None,
-            "samples": list(samples), "median": med, "range": [s[0], s[-1]],
-            "deterministic": False}
+    q = {"value": med, "unit": unit, "scope": scope, "reason": None,
+         "samples": list(samples), "median": med, "range": [s[0], s[-1]],
+         "deterministic": False}
+    q["ci"], why = interval(s, level)
+    if why is not None:
+        q["ci_reason"] = why
+    return q
 
 
 def c_from_c(path, benchmark, key, sizes):
@@ -201,6 +273,10 @@ def main(argv=None):
         reps = max(1, int(a.budget / probe))
         got = {k: [] for k in ways}
         parts = {k: {q: [] for q in qs} for k, qs in parts_of.items()}
+        # Round by round: sample k of every way is taken in round k, before
+        # any way's sample k + 1, so got[x][k] / got[y][k] is a paired ratio
+        # (paired_ratio).  Only ways of one size are interleaved: the sizes
+        # are measured one after another, and c-c comes from another launch.
         for _ in range(a.samples):
             for k, f in ways.items():
                 for _ in range(PRIMERS):
@@ -209,18 +285,20 @@ def main(argv=None):
                 for q, v in parts_of.get(k, {}).items():  # the last call's, slowest rank's
                     parts[k][q].append(comm.allreduce(v(), op=MPI.MAX))
         calls += len(ways) * (2 + a.samples * (PRIMERS + reps))  # first, probe, blocks
+        pts = {}
         for k, v in got.items():
-            q = {"elapsed": quantity(v),
+            q = {"elapsed": quantity(v, a.confidence),
                  "communication.payload": {"value": payload, "unit": "byte",
                                            "scope": "call/rank", "reason": None,
                                            "deterministic": True}}
             for name, smp in parts.get(k, {}).items():
-                q[name] = quantity(smp)
+                q[name] = quantity(smp, a.confidence)
                 q[name]["note"] = "the last call of each sample, not the block's mean"
-            points.append({"parameters": dict(params, mode=k, reps=reps),
-                           "status": "ok", "refusal": None, "first_call": None,
-                           "quantities": q})
-        return {k: float(np.median(v)) for k, v in got.items()}, reps
+            pts[k] = {"parameters": dict(params, mode=k, reps=reps),
+                      "status": "ok", "refusal": None, "first_call": None,
+                      "quantities": q}
+            points.append(pts[k])
+        return {k: float(np.median(v)) for k, v in got.items()}, reps, got, pts
 
     for n in a.counts:
         src = np.full(n, float(rank))
@@ -236,7 +314,7 @@ def main(argv=None):
         if ext:
             ways["c-in"] = CLoop(lambda reps: ext.block(
                 "sum", c._phase_addr, c._metrics_addr, src, False, reps, 1, 0, n, n))
-        med, reps = measure(
+        med, reps, got, pts = measure(
             ways,
             {"python": {"phase.prepare": lambda: py.metrics["prepare_seconds"],
                         "phase.admission": lambda: py.metrics["admission_seconds"],
@@ -248,7 +326,8 @@ def main(argv=None):
                       "communication.wait": lambda: c.metrics.test_s + c.metrics.wait_s}},
             {"phase": "sum", "count": n, "element_bytes": 8}, 8 * n)
         rows.append((8 * n, med["raw"], med["python"], med["c-py"], med.get("c-in"),
-                     cc.get(n), reps))
+                     cc.get(n), reps,
+                     ratios(a.confidence, got, med, cc.get(n), pts, cin_reason, cc_reason)))
     last = size - 1
     for n in a.bytes:
         # Rank 0 to the last rank (itself at -n 1), no compute batches; raw
@@ -276,7 +355,7 @@ def main(argv=None):
             ways["c-in"] = CLoop(lambda reps: ext.block(
                 "transfer", ct._phase_addr, ct._metrics_addr, buf, False, reps, 2, 0, 0, last, n,
                 n, 0))
-        med, reps = measure(
+        med, reps, got, pts = measure(
             ways,
             {"python": {"phase.prepare": lambda: pyt.metrics["prepare_seconds"],
                         "phase.admission": lambda: pyt.metrics["admission_seconds"]},
@@ -284,21 +363,98 @@ def main(argv=None):
                       "phase.admission": lambda: ct.metrics.admission_s}},
             {"phase": "transfer", "bytes": n, "batches": 0}, n)
         trows.append((n, med["raw"], med["python"], med["c-py"], med.get("c-in"), tc.get(n),
-                      reps))
+                      reps,
+                      ratios(a.confidence, got, med, tc.get(n), pts, cin_reason, tc_reason)))
     c.close()
     ct.close()
     pyt.close()
     if rank == 0:
         print_table(rows, cc_reason, cin_reason, size, c.binding, "sum", "count x 8",
                     "mpi4py Allreduce", "bbench-sum's protocol row (--c-record)")
+        print_paired(rows, a.confidence)
         if trows:
             print()
             print_table(trows, tc_reason, cin_reason, size, ct.binding, "transfer", "bytes",
                         "mpi4py Isend/Irecv, rank 0 to the last",
                         "bbench-transfer's protocol row (--c-transfer-record)")
+            print_paired(trows, a.confidence)
     if a.output:
         write_record(comm, a, points, size, calls, {"sum": c.binding, "transfer": ct.binding})
     return 0
+
+
+# The ratios the tables print, numerator and denominator row: c-c is the
+# median of another launch's record (--c-record), never paired.
+RATIOS = (("python", "raw"), ("c-py", "raw"), ("python", "c-py"), ("c-py", "c-in"),
+          ("c-py", "c-c"))
+
+
+def ratios(level, got, med, cfc, pts, cin_reason, cc_reason):
+    """The ratios of one size, each with its paired figure, as the table
+    prints them [(name, ratio of the medians, paired or None, reason)], and
+    in the record: the numerator's point gets ratio.DEN (the ratio of the
+    medians of elapsed, the table's figure) and beside it ratio.DEN.paired
+    (the per-round ratios as its samples, their median, range and ci, the
+    rounds and whether the interval excludes 1.0)."""
+    out = []
+    for num, den in RATIOS:
+        q = pts[num]["quantities"]
+        b = cfc if den == "c-c" else med.get(den)
+        missing = None
+        if b is None:
+            missing = cc_reason if den == "c-c" else cin_reason
+        note = "elapsed of this row over elapsed of the %s row at these parameters" % den
+        q["ratio." + den] = {
+            "value": None if b is None else med[num] / b, "unit": "ratio",
+            "scope": "call/max-rank", "reason": missing, "deterministic": False,
+            "note": note + ": the ratio of their medians"}
+        if b is None or den == "c-c":
+            why = missing or ("not paired: c-c is the median of another launch's record, "
+                              "whose samples were not taken in this run's rounds")
+            q["ratio.%s.paired" % den] = {
+                "value": None, "unit": "ratio", "scope": "call/max-rank", "reason": why,
+                "deterministic": False, "rounds": 0, "ci": None, "ci_reason": why,
+                "resolved": False}
+            out.append((num + "/" + den, None if b is None else med[num] / b, None, why))
+            continue
+        pr = paired_ratio(got[num], got[den], level)
+        pq = quantity(pr["ratios"], level, unit="ratio")
+        pq.update(rounds=pr["rounds"], resolved=pr["resolved"],
+                  note=note + ", round by round: sample k of both taken in round k "
+                  "(interleaved); resolved: the interval of the median excludes 1.0")
+        q["ratio.%s.paired" % den] = pq
+        out.append((num + "/" + den, med[num] / b, pr, None))
+    return out
+
+
+def print_paired(rows, level):
+    """Each ratio of the table with its paired figure: the median over
+    rounds of the per-round ratio, its interval, the rounds; '?' marks one
+    not resolved (the interval holds 1.0, or the rounds are too few for
+    one)."""
+    print("# paired: the median over rounds of a_k/b_k (sample k of both rows taken in "
+          "round k), [low, high] its interval at level %g, rounds; ?: not resolved (the "
+          "interval holds 1.0 or does not exist); medians: the table's ratio" % level)
+    print("%9s %11s %9s %9s %9s %9s %6s %3s" % (
+        "size_B", "ratio", "medians", "paired", "low", "high", "rounds", "res"))
+    reasons = {}
+    for row in rows:
+        for name, of_medians, pr, why in row[7]:
+            fm = "-" if of_medians is None else "%.3f" % of_medians
+            if pr is None:
+                print("%9d %11s %9s %9s %9s %9s %6d %3s" % (row[0], name, fm, "-", "-", "-",
+                                                            0, "?"))
+                reasons[name] = why
+                continue
+            ci = pr["ci"]
+            print("%9d %11s %9s %9.3f %9s %9s %6d %3s" % (
+                row[0], name, fm, pr["median"], "-" if ci is None else "%.3f" % ci["low"],
+                "-" if ci is None else "%.3f" % ci["high"], pr["rounds"],
+                "yes" if pr["resolved"] else "?"))
+            if ci is None:
+                reasons[name] = pr["ci_reason"]
+    for name, why in reasons.items():
+        print("# %s: %s" % (name, why))
 
 
 def print_table(rows, cc_reason, cin_reason, size, binding, phase, unit, raw, cc):
@@ -317,7 +473,7 @@ def print_table(rows, cc_reason, cin_reason, size, binding, phase, unit, raw, cc
     print("%9s %10s %10s %10s %10s %10s %9s %9s %11s %9s %9s %6s" % (
         "size_B", "raw_us", "python_us", "c-py_us", "c-in_us", "c-c_us", "py/raw",
         "c-py/raw", "python/c-py", "c-py/c-in", "c-py/c-c", "reps"))
-    for size_b, raw_s, pyt, cpy, cin, cfc, reps in rows:
+    for size_b, raw_s, pyt, cpy, cin, cfc, reps, _ in rows:
         print("%9d %10.2f %10.2f %10.2f %10s %10s %9.2f %9.2f %11.2f %9s %9s %6d" % (
             size_b, raw_s * 1e6, pyt * 1e6, cpy * 1e6, fmt(cin and cin * 1e6, "%.2f"),
             fmt(cfc and cfc * 1e6, "%.2f"), pyt / raw_s, cpy / raw_s, pyt / cpy,
@@ -384,6 +540,10 @@ def write_record(comm, a, points, size, calls, binding):
             "samples": a.samples, "reps": None, "reps_chosen_by": "--budget",
             "budget_s": a.budget, "warmup": 0, "timing": "block", "rank_stat": "max",
             "calls": calls, "primer_calls_per_block": PRIMERS,
+            "confidence": a.confidence,
+            "rounds": "interleaved: at each size sample k of every row is taken in round k, "
+                      "before any row's k + 1 (the sizes one after another); ratio.DEN.paired "
+                      "pairs the rows of one size by round, c-c (another launch) unpaired",
             "reps_note": "one figure a point (its parameters.reps), fitted to the budget on "
                          "the dearest row's fastest of three one-call probes"}},
         "points": points,

@@ -23,6 +23,8 @@ fi
 lib="$B/lib/.libs/libbbench.so.0"
 bb_expect_true "the library the binding loads is built" test -f "$lib"
 out="$BB_TMP/out"
+# The record validator (bb_record_read: a ci must be its samples' interval).
+get="$B/tests/record-get"
 # The sum phase's C extension, when built, lives in the build tree apart
 # from the sources (BBENCH_EXT_PATH); BBENCH_BINDING=ctypes turns it off.
 ext="$B/python/bbench/.libs"
@@ -40,7 +42,7 @@ runs() {
         PYTHONDONTWRITEBYTECODE=1 BBENCH_LIB="$lib" BBENCH_MPI="$BB_MPI_LIBRARY" \
         "$BB_PYTHON" -m pytest -q --color=no -p no:cacheprovider \
         "$S/tests/python/test_reference.py" "$S/tests/python/test_differential.py" \
-        > "$out" 2>&1
+        "$S/tests/python/test_stats.py" > "$out" 2>&1
     rc=$?
     bb_expect_rc 0 $rc "pytest at -n $np $*"
     [ $rc -eq 0 ] || tail -n 40 "$out" >&2
@@ -111,7 +113,8 @@ if [ "$binding" = extension ] && bb_mpmd_supported; then
     bb_expect_true "the bindings' difference said once" \
         test "$(grep -c '^bbench.bench: the ranks load different bindings' "$BB_TMP/err")" -eq 1
 fi
-py --count 1,1K --bytes 8,64K --samples 3 --budget 0.002 --c-record "$BB_TMP/c.json" \
+# --samples 6: the fewest with an interval of the median at 0.95.
+py --count 1,1K --bytes 8,64K --samples 6 --budget 0.002 --c-record "$BB_TMP/c.json" \
     --c-transfer-record "$BB_TMP/t.json" --output "$BB_TMP/py.json" > "$out" 2> "$BB_TMP/err"
 bb_expect_rc 0 $? "bbench.bench at -n 2"
 # With the extension, c-in (the C phase from C in this process) too: one
@@ -128,6 +131,78 @@ ph = [p["parameters"]["phase"] for p in r["points"]]
 k = 2 * int(sys.argv[2])
 sys.exit(0 if r["benchmark"] == "py" and ph.count("sum") == k and ph.count("transfer") == k
          else 1)' "$BB_TMP/py.json" "$ways"
+"$get" "$BB_TMP/py.json" points.# > "$BB_TMP/get" 2>&1
+bb_expect_rc 0 $? "bbench.bench's record passes the C validator ($(cat "$BB_TMP/get"))"
+# Every summarized timing has its interval at 0.95 (6 samples: [min, max]),
+# and every ratio of the table its paired figure beside it: the per-round
+# ratios summarized as a timing is (ci checked by the validator above),
+# their rounds and whether resolved; c-c's unpaired, saying why.
+bb_expect_true "ci on every summarized timing, a paired figure beside every ratio" \
+    "$BB_PYTHON" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+n = 0
+for p in r["points"]:
+    for name, q in p["quantities"].items():
+        if q["unit"] == "s" and "samples" in q:
+            n += 1
+            ci = q["ci"]
+            assert ci["level"] == 0.95 and ci["order"] == 1 and ci["coverage"] == 0.96875, q
+            assert ci["low"] == min(q["samples"]) and ci["high"] == max(q["samples"]), q
+    mode = p["parameters"]["mode"]
+    dens = {"python": ["raw", "c-py"], "c-py": ["raw", "c-in", "c-c"]}.get(mode, [])
+    for den in dens:
+        q, pq = p["quantities"]["ratio." + den], p["quantities"]["ratio.%s.paired" % den]
+        assert q["unit"] == pq["unit"] == "ratio", (q, pq)
+        if den == "c-c":
+            assert pq["rounds"] == 0 and pq["ci"] is None and not pq["resolved"], pq
+            assert "not paired" in pq["ci_reason"] and pq["value"] is None, pq
+        elif q["value"] is not None:
+            assert pq["rounds"] == 6 == len(pq["samples"]) and pq["ci"]["order"] == 1, pq
+            assert pq["resolved"] == (pq["ci"]["low"] > 1 or pq["ci"]["high"] < 1), pq
+        n += 1
+assert r["run"]["measurement"]["confidence"] == 0.95
+sys.exit(0 if n > 0 else 1)' "$BB_TMP/py.json"
+bb_expect_true "the table of paired ratios: a row per ratio and size" test "$(awk '
+    $1 ~ /^[0-9]+$/ && NF == 8 && $2 ~ /\// && ($8 == "yes" || $8 == "?") { n++ }
+    END { print n + 0 }' "$out")" -eq 20
+# Too few samples for the level: ci null and its reason, still valid.
+py --count 1 --bytes none --samples 3 --budget 0.002 --confidence 0.9 \
+    --output "$BB_TMP/py3.json" > "$out" 2> "$BB_TMP/err"
+bb_expect_rc 0 $? "bbench.bench --samples 3 --confidence 0.9"
+"$get" "$BB_TMP/py3.json" points.# > "$BB_TMP/get" 2>&1
+bb_expect_rc 0 $? "its record passes the C validator"
+bb_expect_true "ci null with ci_reason on every timing (3 samples at 0.9)" "$BB_PYTHON" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+qs = [q for p in r["points"] for q in p["quantities"].values() if "samples" in q]
+sys.exit(0 if qs and all(q["ci"] is None and q["ci_reason"].startswith(
+    "3 samples: an interval of the median at level 0.9 needs 5 or more") for q in qs)
+    else 1)' "$BB_TMP/py3.json"
+bb_expect_grep "^# python/c-py: 3 samples: an interval of the median at level 0.9 needs 5" \
+    "$out" "the paired table says why it has no interval"
+# bench.py's order statistic against the C rule: records of quantity() at
+# n = 1..120 and four levels pass the validator, which recomputes each ci.
+env PYTHONPATH="$S/python" BBENCH_MPI="$BB_MPI_LIBRARY" PYTHONDONTWRITEBYTECODE=1 \
+    "$BB_PYTHON" -c '
+import json, random, sys
+from bbench.bench import quantity
+rnd = random.Random(7)
+pts = [{"parameters": {"n": n, "level": lev}, "status": "ok",
+        "quantities": {"elapsed": quantity([rnd.random() for _ in range(n)], lev)}}
+       for n in range(1, 121) for lev in (0.5, 0.9, 0.95, 0.99)]
+json.dump({"schema": "bbench.record/1", "benchmark": "py", "points": pts},
+          open(sys.argv[1], "w"))' "$BB_TMP/ci.rec" > "$BB_TMP/get" 2>&1
+bb_expect_rc 0 $? "quantity() at n = 1..120 and four levels"
+"$get" "$BB_TMP/ci.rec" points.# > "$BB_TMP/get" 2>&1
+bb_expect_rc 0 $? "the C validator agrees with each interval ($(cat "$BB_TMP/get"))"
+# --confidence outside (0, 1) or not a number: exit 2 on every rank, said once.
+for bad in 0 1 1.5 -0.1 nan x; do
+    py --confidence $bad > "$out" 2> "$BB_TMP/err"
+    bb_expect_rc 2 $? "--confidence $bad: a usage error"
+    bb_expect_true "--confidence $bad: said once" \
+        test "$(grep -c "error: .*confidence" "$BB_TMP/err")" -eq 1
+done
 bb_expect_true "the record says the bindings ($binding)" "$BB_PYTHON" -c '
 import json, sys
 b = json.load(open(sys.argv[1]))["source"]["build"]

@@ -16,20 +16,22 @@ bb_expect_true "the sum records are kept" test -s "$BB_TMP/rec/sum-1.json" -a -s
 bb_expect_true "the transfer records are kept" test -s "$BB_TMP/rec/transfer-2.json"
 # 2 sizes x 2 buffers x 3 admissions x 2 requests in each table.
 bb_expect_true "48 rows, 24 of each table" \
-    test "$(grep -c '^ *\(8B\|512B\|1KiB\)  *\(fresh\|retained\)  *\(spec\|fused\|fused-op\)  *\(per-call\|persistent\) .* ok$' "$out")" -eq 48
+    test "$(grep -c '^ *\(8B\|512B\|1KiB\)  *\(fresh\|retained\)  *\(spec\|fused\|fused-op\)  *\(per-call\|persistent\) .* \(ok\|implausible:[^ ]*\)$' "$out")" -eq 48
 bb_expect_true "24 rows at 1 KiB and 512 B" \
     test "$(grep -c '^ *\(512B\|1KiB\)  *\(fresh\|retained\)' "$out")" -eq 24
-n='[0-9][0-9.]*'
+# A ratio: paired, '?' when not resolved, then the per-launch range (a-b).
+n='[0-9][0-9.]*?\{0,1\}\(([0-9.]*-[0-9.]*)\)\{0,1\}'
 bb_expect_true "every sum row has its untimed twin, its parts' ratio, raw-copy's and raw-fresh's" \
     test "$(sed -n '/^# sum/,/^# transfer/p' "$out" \
-        | grep -c "^ *[0-9]*B  *[a-z]*  *[a-z-]*  *[a-z-]*\(  *$n\)\{12\}  *ok  *ok\$")" -eq 24
-# Every ratio is of the figures its row prints: the check column says ok on
-# every row (a ratio more than 5% off its printed figures would be named).
-ok_rows=$(grep -c ' ok$' "$out"); off_rows=$(grep -c ' off$' "$out")
-bb_expect_true "every row's ratios agree with its printed figures" \
-    test "$ok_rows" -eq 60 -a "$off_rows" -eq 0
-# The tables, for the failure's reader: which row, which ratio.
-[ "$ok_rows" -eq 60 ] && [ "$off_rows" -eq 0 ] || sed 's/^/    /' "$out" >&2
+        | grep -c "^ *[0-9]*B  *[a-z]*  *[a-z-]*  *[a-z-]*\(  *$n\)\{12\}  *ok  *\(ok\|implausible:[^ ]*\)\$")" -eq 24
+# Every row is checked: ok, or implausible when a phase measured faster than a
+# reference it contains (a measurement's verdict, not the script's failure).
+ok_rows=$(grep -c ' \(ok\|implausible:[^ ]*\)$' "$out")
+bb_expect_true "every row has its check" test "$ok_rows" -eq 60
+bb_expect_true "with two launches a ratio has its per-launch range" \
+    grep -q ' [0-9.]*?\{0,1\}([0-9.]*-[0-9.]*) ' "$out"
+# The tables, for the failure's reader.
+[ "$ok_rows" -eq 60 ] || sed 's/^/    /' "$out" >&2
 bb_expect_grep "protocol/(pingpong+agreements)" "$out" "the transfer ratio to its parts"
 sh "$perf" --version > "$out" 2>&1
 bb_expect_rc 0 $? "--version"

@@ -120,4 +120,101 @@ rm -f "$T/$rec"
 check "$T/README.md"
 bb_expect_rc 2 $? "a block without its records: exit 2"
 bb_expect_grep "records '$rec'" "$BB_TMP/out" "it names the missing records"
+
+# Every ratio carries its uncertainty (issue 54 items 3, 4, 6): with 3 samples
+# a ratio has no interval, so it is marked not resolved and the legend says
+# what the mark means; a summary line counts resolved ratios only.
+cp "$S/$rec" "$T/$rec"
+cp "$S/README.md" "$T/README.md"
+bb_expect_grep '^| 1 | 8 B | .* | [0-9.]*? | ok |$' "$S/README.md" \
+    "a ratio of 3 samples is marked not resolved"
+bb_expect_grep '^A ratio marked `?` is not resolved ([0-9]* of the [0-9]* here): its 95% interval holds 1.0' \
+    "$S/README.md" "the table's legend says what the mark means"
+bb_expect_grep 'Best / scalapack: .*; above 1.0 on 0 of 0 resolved; 90 not resolved\.' \
+    "$S/doc/redist.md" "a summary line counts resolved ratios only"
+# Enough rounds, protocol twice raw in each: resolved, no mark.
+python3 - "$T/$rec" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for p in r["points"]:
+    q = p["quantities"]["elapsed"]
+    base = 2e-6 if p["parameters"]["mode"] == "protocol" else 1e-6
+    q["samples"] = [base * (1 + 0.01 * k) for k in range(9)]
+    q["median"] = q["samples"][4]
+    q["range"] = [q["samples"][0], q["samples"][-1]]
+json.dump(r, open(sys.argv[1], "w"))
+PY
+python3 "$T/scripts/bbench-doctable" --root "$T" "$T/README.md" > /dev/null 2>&1
+bb_expect_grep '^| 1 | 8 B | .* | 2\.00 | ok |$' "$T/README.md" \
+    "9 rounds, protocol/raw 2.00 in each: resolved, not marked"
+# A record that says its times are quantised (run.quantisation) is said so
+# under its table, and no ratio from it is resolved.
+python3 - "$T/$rec" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["topology"]["oversubscribed"] = True
+r["run"]["quantisation"] = {"step_s": 0.004}
+json.dump(r, open(sys.argv[1], "w"))
+PY
+python3 "$T/scripts/bbench-doctable" --root "$T" "$T/README.md" > /dev/null 2>&1
+bb_expect_grep '^Times quantised at 4.0 ms steps (oversubscribed: [0-9]* ranks on [0-9]* cores): no ratio claim\.$' \
+    "$T/README.md" "a quantised record's table says so"
+bb_expect_grep '^| 1 | 8 B | .* | 2\.00? | ok |$' "$T/README.md" \
+    "and its ratios make no claim"
+python3 - "$T/$rec" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["run"]["quantisation"] = {"step_s": None}
+json.dump(r, open(sys.argv[1], "w"))
+PY
+python3 "$T/scripts/bbench-doctable" --root "$T" "$T/README.md" > /dev/null 2>&1
+bb_expect_true "run.quantisation without a step: no quantisation line" \
+    sh -c "! grep -q '^Times quantised' '$T/README.md'"
+# Without run.quantisation, the step is found in the samples: results/'s -n 4
+# record sits on 4 ms slices.
+bb_expect_grep '^`sum-n4.json`: Times quantised at 4.0 ms steps (oversubscribed: 4 ranks on 2 cores): no ratio claim\.$' \
+    "$S/results/README.md" "a quantised record found from its samples"
+
+# bbench-perf --from: ratios paired over the rounds of every launch, the
+# per-launch range beside, and a phase faster than a reference it contains
+# flagged implausible.
+P="$BB_TMP/perf"
+cp -R "$S/doc/records/perf" "$P"
+python3 - "$P" <<'PY'
+import json, sys
+for k in (1, 2, 3):
+    f = "%s/sum-%d.json" % (sys.argv[1], k)
+    r = json.load(open(f))
+    by = {}
+    for p in r["points"]:
+        by.setdefault((p["parameters"]["count"], p["parameters"]["mode"]), []).append(p)
+    for count in (1, 8192):
+        raw = by[(count, "raw")][0]["quantities"]["elapsed"]["samples"]
+        for p in by[(count, "raw-fresh")]:
+            # raw-fresh: raw's samples times 3 in launches 1 and 2, 5 in 3.
+            p["quantities"]["elapsed"]["samples"] = [x * (3 if k < 3 else 5) for x in raw]
+        if count == 8192:
+            for p in by[(count, "raw-copy")]:
+                p["quantities"]["elapsed"]["samples"] = [x * 0.5 for x in raw]
+    json.dump(r, open(f, "w"))
+PY
+sh "$T/scripts/bbench-perf" --from "$P" > "$BB_TMP/perf.txt" 2>&1
+bb_expect_rc 0 $? "bbench-perf --from planted records"
+bb_expect_true "raw-copy at half raw's time in every round: its rows are implausible" test \
+    "$(grep -c '^ *64KiB .* implausible:raw-copy<raw$' "$BB_TMP/perf.txt")" -eq 12
+bb_expect_true "raw-copy above raw elsewhere: those rows ok" test \
+    "$(grep -c '^ *8B .* ok$' "$BB_TMP/perf.txt")" -ge 12
+python3 - "$BB_TMP/perf.txt" <<'PY' > "$BB_TMP/perf-cells"
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+i = [n for n, l in enumerate(lines) if l.startswith("# sum")][0] + 1
+head = lines[i].split()
+row = lines[i + 1].split()
+raw, fresh = float(row[head.index("raw_us")]), row[head.index("raw-fresh_us")]
+print(row[head.index("protocol/raw-fresh")], row[head.index("protocol/raw")])
+PY
+# protocol/raw-fresh per round: protocol/raw / 3 in 10 rounds, / 5 in 5:
+# pooled, the median is a launch-1-2 figure; the range spans both modes.
+bb_expect_true "a pooled paired ratio with its per-launch range" \
+    grep -q '^[0-9.]*?\{0,1\}([0-9.]*-[0-9.]*) ' "$BB_TMP/perf-cells"
 bb_finish

@@ -106,6 +106,7 @@ void bb_add_unmatched(cJSON *list, cJSON *groups, const char *side,
 
 typedef struct bb_pair_tally {
     size_t regressions, improvements, contract, noise, unmeasured, withheld;
+    size_t unresolved;  /* judged without an interval of the median on a side */
 } bb_pair_tally_t;
 /* Can the rule judge this pair honestly?  BB_ERR_PARSE (err names file,
  * point and quantity) for another unit or a base timing the candidate lacks

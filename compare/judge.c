@@ -7,11 +7,57 @@
 #include "record/bbrecord.h"
 #include "compare.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static cJSON *bb_timing_side(const cJSON *q)
+/* The interval of the median of one side of a timing (j 0: none).  A record
+ * that states its interval (ci) is read at the level it chose, from its
+ * samples (the validator held the recorded bounds to them, within
+ * rounding), or as recorded when it keeps no samples; ci null says the
+ * samples were too few for that level.  A record from before intervals gets
+ * one at BB_CONFIDENCE_DEFAULT from its samples, so that old baselines are
+ * judged by the same rule as new candidates. */
+static void bb_side_interval(const cJSON *q, bb_interval_t *ci)
+{
+    *ci = (bb_interval_t){.level = BB_CONFIDENCE_DEFAULT, .low = (double)NAN,
+                          .high = (double)NAN};
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(q, "ci");
+    if (cJSON_IsNull(rec))
+        return;
+    const cJSON *level = cJSON_GetObjectItemCaseSensitive(rec, "level");
+    if (cJSON_IsObject(rec) && cJSON_IsNumber(level))
+        ci->level = level->valuedouble;
+    const cJSON *samples = cJSON_GetObjectItemCaseSensitive(q, "samples");
+    size_t n = cJSON_IsArray(samples) ? (size_t)cJSON_GetArraySize(samples) : 0;
+    if (n == 0) {
+        const cJSON *low = cJSON_GetObjectItemCaseSensitive(rec, "low");
+        const cJSON *high = cJSON_GetObjectItemCaseSensitive(rec, "high");
+        const cJSON *cov = cJSON_GetObjectItemCaseSensitive(rec, "coverage");
+        const cJSON *order = cJSON_GetObjectItemCaseSensitive(rec, "order");
+        if (cJSON_IsNumber(low) && cJSON_IsNumber(high) && low->valuedouble <= high->valuedouble) {
+            ci->low = low->valuedouble;
+            ci->high = high->valuedouble;
+            ci->coverage = cJSON_IsNumber(cov) ? cov->valuedouble : ci->level;
+            ci->j = cJSON_IsNumber(order) && order->valuedouble >= 1.0
+                        ? (size_t)order->valuedouble : 1;
+        }
+        return;
+    }
+    double *v = malloc(n * sizeof *v);
+    if (v == NULL)
+        return;  /* no interval: judged by the rule without one */
+    size_t k = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, samples) v[k++] = e->valuedouble;
+    bb_interval_t got;
+    if (bb_stats_ci(v, n, ci->level, &got) == BB_OK)
+        *ci = got;
+    free(v);
+}
+
+static cJSON *bb_timing_side(const cJSON *q, const bb_interval_t *ci)
 {
     cJSON *o = cJSON_CreateObject();
     const cJSON *range = cJSON_GetObjectItemCaseSensitive(q, "range");
@@ -23,7 +69,33 @@ static cJSON *bb_timing_side(const cJSON *q)
     const cJSON *samples = cJSON_GetObjectItemCaseSensitive(q, "samples");
     if (cJSON_IsArray(samples))
         cJSON_AddNumberToObject(o, "samples", cJSON_GetArraySize(samples));
+    cJSON *c = bb_interval_json(ci);
+    if (c != NULL)
+        cJSON_AddItemToObject(o, "ci", c);
     return o;
+}
+
+/* "intervals of the median overlap (base [a, b] us, candidate [c, d] us at
+ * 95%)": the reason names both intervals, in the unit of the base median,
+ * so that a reader sees how far apart they would have had to be. */
+static void bb_overlap_reason(const bb_interval_t *b, const bb_interval_t *c, double median,
+                              char *buf, size_t len)
+{
+    double a = fabs(median), scale;
+    const char *unit;
+    if (a < 1e-6) { scale = 1e9; unit = "ns"; }
+    else if (a < 1e-3) { scale = 1e6; unit = "us"; }
+    else if (a < 1.0) { scale = 1e3; unit = "ms"; }
+    else { scale = 1.0; unit = "s"; }
+    if (b->level == c->level)
+        snprintf(buf, len, "intervals of the median overlap (base [%.3g, %.3g] %s, "
+                 "candidate [%.3g, %.3g] %s at %.3g%%)", b->low * scale, b->high * scale,
+                 unit, c->low * scale, c->high * scale, unit, 100.0 * b->level);
+    else
+        snprintf(buf, len, "intervals of the median overlap (base [%.3g, %.3g] %s at "
+                 "%.3g%%, candidate [%.3g, %.3g] %s at %.3g%%)", b->low * scale,
+                 b->high * scale, unit, 100.0 * b->level, c->low * scale,
+                 c->high * scale, unit, 100.0 * c->level);
 }
 
 static void bb_add_contract(cJSON *changes, const char *name, const cJSON *base,
@@ -111,7 +183,12 @@ static void bb_judge_deterministic(const cJSON *bq, const cJSON *cq,
 /* The verdict on one timing: regression, improvement or within noise, and
  * why.  With at least BB_MW_MIN_SAMPLES samples a side a move beyond the
  * tolerance must also be significant (Mann-Whitney p < 0.05); with fewer,
- * the ranges must not overlap.  Both figures are reported. */
+ * the ranges must not overlap.  Where both sides have an interval of the
+ * median, those must be apart too: the test answers whether the samples
+ * differ anywhere, a wide tail or one outlier included, while the rule is
+ * about the median, and intervals that overlap leave both medians possible.
+ * Where a side has none (too few samples), the test or the ranges alone
+ * decide and the timing is counted unresolved.  Every figure is reported. */
 static void bb_judge_timings(const cJSON *bq, const cJSON *cq, double tol,
                              const char *withhold, cJSON *timings, bb_pair_tally_t *tally)
 {
@@ -125,7 +202,7 @@ static void bb_judge_timings(const cJSON *bq, const cJSON *cq, double tol,
         cJSON *t = cJSON_CreateObject();
         cJSON_AddStringToObject(t, "name", q->string);
         const char *verdict, *reason = NULL;
-        char why[96];
+        char why[256];
         if (bk == BB_Q_TIMING && ck == BB_Q_TIMING) {
             double bm = cJSON_GetObjectItemCaseSensitive(q, "median")->valuedouble;
             double cm = cJSON_GetObjectItemCaseSensitive(o, "median")->valuedouble;
@@ -135,8 +212,11 @@ static void bb_judge_timings(const cJSON *bq, const cJSON *cq, double tol,
             double bhi = cJSON_GetArrayItem(br, 1)->valuedouble;
             double clo = cJSON_GetArrayItem(cr, 0)->valuedouble;
             double chi = cJSON_GetArrayItem(cr, 1)->valuedouble;
-            cJSON_AddItemToObject(t, "base", bb_timing_side(q));
-            cJSON_AddItemToObject(t, "candidate", bb_timing_side(o));
+            bb_interval_t bci, cci;
+            bb_side_interval(q, &bci);
+            bb_side_interval(o, &cci);
+            cJSON_AddItemToObject(t, "base", bb_timing_side(q, &bci));
+            cJSON_AddItemToObject(t, "candidate", bb_timing_side(o, &cci));
             if (bm > 0)
                 cJSON_AddNumberToObject(t, "ratio", cm / bm);
             else
@@ -145,6 +225,12 @@ static void bb_judge_timings(const cJSON *bq, const cJSON *cq, double tol,
             int disjoint = slower ? clo > bhi : faster ? blo > chi
                                               : (clo > bhi || blo > chi);
             cJSON_AddBoolToObject(t, "ranges_disjoint", disjoint);
+            int resolved = bci.j > 0 && cci.j > 0;
+            int apart = resolved && (slower ? cci.low > bci.high
+                                     : faster ? bci.low > cci.high
+                                              : (cci.low > bci.high || bci.low > cci.high));
+            if (resolved)
+                cJSON_AddBoolToObject(t, "intervals_apart", apart);
             const cJSON *bs = cJSON_GetObjectItemCaseSensitive(q, "samples");
             const cJSON *cs = cJSON_GetObjectItemCaseSensitive(o, "samples");
             double p = -1.0, u = 0.0;
@@ -162,23 +248,34 @@ static void bb_judge_timings(const cJSON *bq, const cJSON *cq, double tol,
                 verdict = "withheld";
                 reason = withhold;
                 tally->withheld++;
-            } else if ((slower || faster) && significant) {
-                verdict = slower ? "regression" : "improvement";
-                if (slower)
-                    tally->regressions++;
-                else
-                    tally->improvements++;
             } else {
-                verdict = "within noise";
-                tally->noise++;
-                if (!slower && !faster)
-                    reason = "under tolerance";
-                else if (p >= 0.0) {
-                    snprintf(why, sizeof why, "Mann-Whitney p = %.2g >= %.2g", p,
-                             BB_MW_ALPHA);
-                    reason = why;
-                } else
-                    reason = "ranges overlap";
+                /* Judged: whether the intervals had their say. */
+                cJSON_AddBoolToObject(t, "unresolved", !resolved);
+                if (!resolved)
+                    tally->unresolved++;
+                if ((slower || faster) && significant && (apart || !resolved)) {
+                    verdict = slower ? "regression" : "improvement";
+                    if (slower)
+                        tally->regressions++;
+                    else
+                        tally->improvements++;
+                } else {
+                    verdict = "within noise";
+                    tally->noise++;
+                    if (!slower && !faster)
+                        reason = "under tolerance";
+                    else if (significant) {
+                        /* The test or the ranges called it; the medians'
+                         * intervals do not. */
+                        bb_overlap_reason(&bci, &cci, bm, why, sizeof why);
+                        reason = why;
+                    } else if (p >= 0.0) {
+                        snprintf(why, sizeof why, "Mann-Whitney p = %.2g >= %.2g", p,
+                                 BB_MW_ALPHA);
+                        reason = why;
+                    } else
+                        reason = "ranges overlap";
+                }
             }
         } else {
             verdict = "unmeasured";  /* null or absent on one side: not judged */
@@ -360,5 +457,6 @@ cJSON *bb_judge_pair(const bb_point_ref_t *b, const bb_point_ref_t *c,
     tally->noise += t.noise;
     tally->unmeasured += t.unmeasured;
     tally->withheld += t.withheld;
+    tally->unresolved += t.unresolved;
     return pair;
 }

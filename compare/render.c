@@ -153,10 +153,15 @@ static void bb_format_moved(bb_buf_t *out, const char *item, const cJSON *p,
                  cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(mw, "p")));
     else
         snprintf(why, sizeof why, "ranges disjoint");
-    bb_buf_printf(out, "%s%s %s: %s: %s -> %s (x%.3f, %s)\n", item,
+    /* A verdict the intervals of the median did not check says so on its
+     * line: the reviewer weighs it with that in mind. */
+    int unresolved = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tm, "unresolved"));
+    bb_buf_printf(out, "%s%s %s: %s: %s -> %s (x%.3f, %s%s)%s\n", item,
                   verdict[0] == 'r' ? "REGRESSION" : "improvement",
                   bb_pair_label(p), bb_get_str(tm, "name"), bcell, ccell,
-                  cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(tm, "ratio")), why);
+                  cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(tm, "ratio")), why,
+                  unresolved ? "" : ", intervals of the median apart",
+                  unresolved ? " unresolved (no interval of the median on a side)" : "");
 }
 
 /* Lines of regressions (and of improvements) in the default report: a
@@ -175,7 +180,7 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
     const cJSON *p, *tm;
 
     /* 1. The summary: counts, then which revision and machine is which. */
-    size_t overlap = 0, under = 0, pvalue = 0;
+    size_t overlap = 0, under = 0, pvalue = 0, intervals = 0;
     cJSON_ArrayForEach(p, pairs) {
         cJSON_ArrayForEach(tm, cJSON_GetObjectItemCaseSensitive(p, "timings")) {
             const char *r = bb_get_str(tm, "reason");
@@ -185,6 +190,8 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
                 overlap++;
             else if (strcmp(r, "under tolerance") == 0)
                 under++;
+            else if (strncmp(r, "intervals ", 10) == 0)
+                intervals++;
             else
                 pvalue++;
         }
@@ -206,13 +213,16 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
     bb_buf_printf(out,
                   "%ssummary: %zu points matched, %zu timing regressions, %zu "
                   "improvements, %zu within noise (%zu ranges overlap, %zu under "
-                  "tolerance, %zu p >= 0.05), %zu unmeasured, %zu contract changes, "
+                  "tolerance, %zu p >= 0.05, %zu intervals overlap), %zu unresolved "
+                  "(no interval of the median on a side), %zu unmeasured, %zu "
+                  "contract changes, "
                   "%zu unmatched (base %zu, candidate %zu), %zu warnings, %zu machine "
                   "warnings%s%s%s\n",
                   markdown ? "**" : "", bb_summary_get(report, "matched"),
                   bb_summary_get(report, "regressions"),
                   bb_summary_get(report, "improvements"),
                   bb_summary_get(report, "within_noise"), overlap, under, pvalue,
+                  intervals, bb_summary_get(report, "unresolved"),
                   bb_summary_get(report, "unmeasured"), nc,
                   bb_summary_get(report, "unmatched_base") +
                       bb_summary_get(report, "unmatched_candidate"),
@@ -405,7 +415,7 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
         cJSON_ArrayForEach(tm, cJSON_GetObjectItemCaseSensitive(p, "timings")) {
             const char *verdict = bb_get_str(tm, "verdict");
             const char *reason = bb_get_str(tm, "reason");
-            char bcell[96] = "-", ccell[96] = "-", vcell[128];
+            char bcell[96] = "-", ccell[96] = "-", vcell[320];
             const cJSON *bs = cJSON_GetObjectItemCaseSensitive(tm, "base");
             const cJSON *cs = cJSON_GetObjectItemCaseSensitive(tm, "candidate");
             const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(tm, "ratio");
@@ -414,6 +424,9 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
             if (cs)
                 bb_format_timing(cs, ccell, sizeof ccell);
             int up = strcmp(verdict, "regression") == 0;
+            /* Moved without the intervals' say: marked, as on its line. */
+            if (!*reason && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(tm, "unresolved")))
+                reason = "unresolved";
             if (cJSON_IsNumber(ratio))
                 snprintf(vcell, sizeof vcell, "%.3f  %s%s%s%s", ratio->valuedouble,
                          up ? "REGRESSION" : verdict, *reason ? " (" : "", reason,

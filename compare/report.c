@@ -373,6 +373,7 @@ bb_status_t bb_compare_sets(const bb_record_set_t *base,
     s.within_noise = tally.noise;
     s.unmeasured = tally.unmeasured;
     s.withheld = tally.withheld;
+    s.unresolved = tally.unresolved;
     s.warnings = (size_t)cJSON_GetArraySize(warnings);
     s.skipped = base->nskipped + cand->nskipped;
     s.lost_failing = options->report_only || options->allow_missing ? 0 : s.unmatched_base;
@@ -383,6 +384,7 @@ bb_status_t bb_compare_sets(const bb_record_set_t *base,
     cJSON_AddNumberToObject(summary, "regressions", (double)s.regressions);
     cJSON_AddNumberToObject(summary, "improvements", (double)s.improvements);
     cJSON_AddNumberToObject(summary, "within_noise", (double)s.within_noise);
+    cJSON_AddNumberToObject(summary, "unresolved", (double)s.unresolved);
     cJSON_AddNumberToObject(summary, "unmeasured", (double)s.unmeasured);
     cJSON_AddNumberToObject(summary, "withheld", (double)s.withheld);
     cJSON_AddNumberToObject(summary, "contract_changes", (double)s.contract_changes);

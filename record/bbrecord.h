@@ -248,15 +248,21 @@ bb_status_t bb_compare_check_output(const bb_record_set_t *base,
 
 /* The regression rule, applied to every timing (unit "s" with a median and
  * a range) of every matched point; the one statement of it, printed by
- * --help and in every report (README.md and doc/tools.md quote it). */
+ * --help and in every report (README.md and doc/tools.md quote it).  The
+ * interval of the median is the record's ci, or computed from the samples
+ * at BB_CONFIDENCE_DEFAULT for a record from before intervals. */
 #define BB_COMPARE_RULE                                                       \
     "A timing regressed when the candidate median exceeds the base median "  \
     "by more than the tolerance t (cand median > base median x (1 + t)) and " \
     "the shift is significant: with 5 samples or more on each side, a "      \
     "two-sided Mann-Whitney U test gives p < 0.05, whether or not the "       \
     "ranges overlap; with fewer on either side, the ranges are disjoint "     \
-    "(cand min > base max).  An improvement is the same with base and "       \
-    "candidate swapped.  Anything else is within noise, with the reason."
+    "(cand min > base max).  Where both sides have an interval of the "      \
+    "median (ci; 6 samples or more at 95%), the intervals must also be "     \
+    "apart (cand ci.low > base ci.high); where either side has none, the "   \
+    "timing is judged without them and counted unresolved.  An improvement " \
+    "is the same with base and candidate swapped.  Anything else is within " \
+    "noise, with the reason."
 /* Quantities the base declares "deterministic": true (a contract; an older
  * record without the member: bytes and counts without samples outside a
  * run scope), the declarations ("deterministic", "scope") of quantities in
@@ -271,7 +277,11 @@ typedef struct bb_compare_summary {
     size_t regressions;        /* timings regressed */
     size_t improvements;       /* timings improved */
     size_t within_noise;       /* timings neither (ranges overlap, p too
-                                  large, or under tolerance) */
+                                  large, intervals of the median overlap,
+                                  or under tolerance) */
+    size_t unresolved;         /* judged timings (also counted above) without
+                                  an interval of the median on a side: too
+                                  few samples, the rule without intervals */
     size_t unmeasured;         /* timings null on one side */
     size_t withheld;           /* timings not judged: measured under two MPI
                                   libraries (MPICH against Open MPI) */

@@ -5,7 +5,8 @@
 # vocabulary is a contract change; --details refuses a FIFO (at once, never
 # opened), a directory, a device and a symbolic link; and the regression
 # rule is the same text in --help, the report, README.md and doc/tools.md,
-# and holds at its edges: overlapping ranges with a small p (a regression),
+# and holds at its edges: overlapping ranges with a small p (within noise
+# where the intervals of the median overlap, 7 a side),
 # disjoint ranges below 5 samples (a regression by the range rule), one side
 # below 5 samples (ranges decide, p is not computed), a large p, a shift
 # under the tolerance.  No MPI.
@@ -91,10 +92,13 @@ run 0 "the report states it" "$D/base.json" "$D/base.json"
 tr '\n' ' ' <"$out" | sed -e 's/  */ /g' >"$BB_TMP/report"
 bb_expect_true "the report's header states the rule as --help does" grep -qF -e "$rule" "$BB_TMP/report"
 
-# Overlapping ranges, 7 samples a side, p = 0.035: a regression.
+# Overlapping ranges, 7 samples a side, p = 0.035: the test calls it, but
+# the intervals of the median (at 7 samples [min, max]) overlap: within
+# noise (tests/tools/compare.sh has intervals apart, a regression).
 timing a 10,11,12,13,14,15,25 15,17,18,19,20,21,22
-run 1 "overlapping ranges with a small p (7 a side)" "$BB_TMP/a-base.json" "$BB_TMP/a-cand.json"
-bb_expect_grep 'REGRESSION .*elapsed: 13 \[10, 25\] us -> 19 \[15, 22\] us (x1.462, Mann-Whitney p = 0.035)' "$out" "p named"
+run 0 "overlapping ranges with a small p (7 a side)" --all "$BB_TMP/a-base.json" "$BB_TMP/a-cand.json"
+bb_expect_grep 'within noise (intervals of the median overlap (base \[10, 25\] us, candidate \[15, 22\] us at 95%))' \
+    "$out" "the intervals named"
 # Overlapping ranges, 7 a side, p = 0.2: within noise.
 timing b 10,11,12,13,14,15,16 10,12,14,16,18,20,22
 run 0 "overlapping ranges with a large p" --all "$BB_TMP/b-base.json" "$BB_TMP/b-cand.json"
@@ -103,7 +107,7 @@ bb_expect_grep 'within noise (Mann-Whitney p = 0.2 >= 0.05)' "$out" "p named"
 # rule decides, a regression.
 timing c 10,11,12 15,16,17
 run 1 "disjoint ranges, fewer than 5 samples (large p)" "$BB_TMP/c-base.json" "$BB_TMP/c-cand.json"
-bb_expect_grep 'REGRESSION .*elapsed: .*(x1.455, ranges disjoint)' "$out" "the range rule named"
+bb_expect_grep 'REGRESSION .*elapsed: .*(x1.455, ranges disjoint) unresolved' "$out" "the range rule named, unresolved"
 # One side below 5: ranges decide, even for a shift a test would call.
 timing d 10,11,12,13,30 14,15,16,17
 run 0 "5 against 4 samples, overlapping ranges" --all "$BB_TMP/d-base.json" "$BB_TMP/d-cand.json"

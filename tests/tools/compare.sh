@@ -151,6 +151,99 @@ bb_expect_grep 'within noise (Mann-Whitney p = 0.[0-9]* >= 0.05)' "$out" "within
 run 1 "json: the U statistic and p" --format json "$BB_TMP/mw-base.json" "$BB_TMP/mw-slow.json"
 bb_expect_grep '"u":[[:space:]]*2,' "$out" "U = 2"
 
+# The intervals of the median (issue 54): a move beyond the tolerance that
+# the test calls must also have the two intervals apart where both sides
+# have one (6 samples or more at 95%); where a side has none the rule above
+# decides alone and the timing is counted unresolved.  Records without ci
+# get theirs from the samples at 0.95; "ci" adds the exact one (x(j) and
+# x(n+1-j), its binomial coverage), as the record writer does.
+interval() {  # interval OUT ci|- SAMPLES_US...: elapsed of points[1]
+    o=$1; with=$2; shift 2
+    python3 - "$D/base.json" "$o" "$with" "$@" <<'PY'
+import json, sys
+from math import comb
+d = json.load(open(sys.argv[1]))
+v = [float(x) * 1e-6 for x in sys.argv[4:]]
+s, n = sorted(v), len(v)
+q = d["points"][1]["quantities"]["elapsed"]
+q["samples"] = v
+q["median"] = q["value"] = s[n // 2] if n % 2 else 0.5 * s[n // 2 - 1] + 0.5 * s[n // 2]
+q["range"] = [s[0], s[-1]]
+if sys.argv[3] == "ci":
+    j, cdf, cov = 0, 0.0, None
+    for k in range(1, (n + 1) // 2 + 1):
+        cdf += comb(n, k - 1) / 2.0 ** n
+        if 1 - 2 * cdf < 0.95:
+            break
+        j, cov = k, 1 - 2 * cdf
+    q["ci"] = {"level": 0.95, "low": s[j - 1], "high": s[n - j], "coverage": cov,
+               "order": j} if j else None
+    if not j:
+        q["ci_reason"] = "%d samples: too few for an interval at 0.95" % n
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+PY
+}
+# 7 a side: the intervals are [min, max] (order 1, coverage 0.984).  The
+# candidate's bulk sits above the base's, p = 0.035, the medians 13 and 19
+# us, but one slow base sample (25 us) keeps the base's interval over the
+# candidate's: where the medians lie is not settled, within noise.
+interval "$BB_TMP/ci-base7.json" - 10 11 12 13 14 15 25
+interval "$BB_TMP/ci-cand7.json" - 15 17 18 19 20 21 22
+run 0 "p < 0.05 beyond the tolerance, intervals overlap" --all "$BB_TMP/ci-base7.json" "$BB_TMP/ci-cand7.json"
+bb_expect_grep '1.462  within noise (intervals of the median overlap (base \[10, 25\] us, candidate \[15, 22\] us at 95%))' \
+    "$out" "within noise, both intervals named"
+bb_expect_grep 'within noise (0 ranges overlap, 4 under tolerance, 0 p >= 0.05, 1 intervals overlap), 4 unresolved' \
+    "$out" "counted by its reason; the 3-sample timings unresolved"
+run 0 "... json" --format json "$BB_TMP/ci-base7.json" "$BB_TMP/ci-cand7.json"
+cp "$out" "$BB_TMP/ci-overlap-report.json"
+bb_expect_grep '"intervals_apart":[[:space:]]*false' "$out" "intervals_apart false"
+bb_expect_grep '"p":[[:space:]]*0.0348' "$out" "the test alone would have called it (p = 0.035)"
+# 9 a side: the intervals are [x(2), x(8)] (coverage 0.961), [11, 17] and
+# [18, 24] us: apart, though an outlier on each side makes the ranges
+# overlap.  A regression; swapped, an improvement.  The base states its ci
+# (read as recorded), the candidate does not (computed at 0.95).
+interval "$BB_TMP/ci-base9.json" ci 10 11 12 13 14 15 16 17 40
+interval "$BB_TMP/ci-cand9.json" - 9 18 19 20 21 22 23 24 25
+run 1 "intervals apart: a regression" "$BB_TMP/ci-base9.json" "$BB_TMP/ci-cand9.json"
+bb_expect_grep 'REGRESSION .*count=8 .*: elapsed: 14 \[10, 40\] us -> 21 \[9, 25\] us (x1.500, Mann-Whitney p = 0.0[0-9]*, intervals of the median apart)$' \
+    "$out" "the regression says its intervals are apart"
+bb_expect_grep ' 4 unresolved ' "$out" "only the 3-sample timings are unresolved"
+run 0 "... swapped: an improvement" "$BB_TMP/ci-cand9.json" "$BB_TMP/ci-base9.json"
+bb_expect_grep 'improvement .*count=8 .*: elapsed: 21 \[9, 25\] us -> 14 \[10, 40\] us (x0.667, Mann-Whitney p = 0.0[0-9]*, intervals of the median apart)$' \
+    "$out" "the improvement too"
+run 1 "... json" --format json "$BB_TMP/ci-base9.json" "$BB_TMP/ci-cand9.json"
+cp "$out" "$BB_TMP/ci-apart-report.json"
+python3 - "$out" >"$BB_TMP/ci-apart.txt" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = [t for p in r["points"] for t in p["timings"]
+     if p["parameters"].get("count") == 8 and p["parameters"].get("mode") == "protocol"
+     and t["name"] == "elapsed"][0]
+print("base", t["base"]["ci"]["low"], t["base"]["ci"]["high"], t["base"]["ci"]["order"])
+print("candidate", t["candidate"]["ci"]["low"], t["candidate"]["ci"]["high"], t["candidate"]["ci"]["order"])
+print("apart", t["intervals_apart"], "unresolved", t["unresolved"], t["verdict"])
+print("summary unresolved", r["summary"]["unresolved"])
+PY
+bb_expect_grep '^base 1.1e-05 1.7e-05 2$' "$BB_TMP/ci-apart.txt" "the base's recorded interval, order 2"
+bb_expect_grep '^candidate 1.8e-05 2.4e-05 2$' "$BB_TMP/ci-apart.txt" "the candidate's, computed"
+bb_expect_grep '^apart True unresolved False regression$' "$BB_TMP/ci-apart.txt" "apart, resolved"
+bb_expect_grep '^summary unresolved 4$' "$BB_TMP/ci-apart.txt" "the summary's count"
+# 3 a side, disjoint ranges: no interval on either side (n < 6 at 95%); the
+# range rule decides, and the timing is counted unresolved.  base.json
+# against slow.json: every one of the 5 judged timings has 3 samples.
+run 1 "3 samples a side: a regression, unresolved" "$D/base.json" "$D/slow.json"
+bb_expect_grep '(x1.476, ranges disjoint) unresolved (no interval of the median on a side)$' "$out" \
+    "the line says it is unresolved"
+bb_expect_grep ', 5 unresolved (no interval of the median on a side),' "$out" "5 timings unresolved"
+run 1 "... json" --format json "$D/base.json" "$D/slow.json"
+bb_expect_grep '"unresolved":[[:space:]]*5,' "$out" "the JSON summary's count"
+bb_expect_grep '"ci":[[:space:]]*null' "$out" "no interval shown as null"
+# A side with ci null (the record's own word: too few at its level) is
+# unresolved even against a side with an interval.
+interval "$BB_TMP/ci-null.json" ci 19 20 21 22 23
+run 1 "5 samples, ci null, against 9 with one" "$BB_TMP/ci-base9.json" "$BB_TMP/ci-null.json"
+bb_expect_grep 'REGRESSION .*(x1.500, Mann-Whitney p = 0.023) unresolved' "$out" "unresolved, the test decides"
+
 # A compare report saved among the candidate records is skipped, said on
 # stderr and in the report; a directory of no records at all is unusable.
 mkdir "$BB_TMP/withreport" "$BB_TMP/onlyreport"

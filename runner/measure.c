@@ -71,6 +71,20 @@ double bb_measure_part_at_median(const bb_measure_result_t *result, int p)
     return v;
 }
 
+int64_t bb_measure_canary_switches(const bb_measure_result_t *result,
+                                   unsigned char *drop_out)
+{
+    int64_t marked = 0;
+    for (int64_t k = 0; k < result->samples; k++) {
+        double a = result->canary != NULL ? result->canary[k] : (double)NAN;
+        double b = result->canary != NULL ? result->canary[k + 1] : (double)NAN;
+        int sw = a > 0.0 && b > 0.0 && fmax(a, b) > BB_CANARY_SWITCH * fmin(a, b);
+        drop_out[k] = (unsigned char)sw;
+        marked += sw;
+    }
+    return marked;
+}
+
 void bb_measure_result_clear(bb_measure_result_t *result)
 {
     if (result == NULL)
@@ -82,6 +96,7 @@ void bb_measure_result_clear(bb_measure_result_t *result)
     free(result->critical);
     free(result->excluded);
     free(result->faults);
+    free(result->canary);
     memset(result, 0, sizeof *result);
 }
 
@@ -331,7 +346,7 @@ static int settings_ok(const bb_measure_settings_t *s)
            && (s->reps > 0 || s->budget_s > 0.0) && s->timing >= BB_TIMING_BLOCK
            && s->timing <= BB_TIMING_WINDOW && s->window_s >= 0.0
            && (s->rank_stat == BB_RANK_STAT_MAX || s->rank_stat == BB_RANK_STAT_MEAN)
-           && s->until_rel >= 0.0
+           && s->until_rel >= 0.0 && s->canary_calls >= 0
            && (s->until_rel == 0.0 || (s->max_samples >= s->samples
                                        && s->confidence > 0.0 && s->confidence < 1.0));
 }
@@ -363,8 +378,11 @@ static bb_status_t result_alloc(const bb_measure_variant_t *v, int64_t samples,
     r->critical = calloc(per_part, sizeof *r->critical);
     r->excluded = calloc(per_part, sizeof *r->excluded);
     r->faults = calloc(per_part, sizeof *r->faults);
+    r->canary = malloc((per_part + 1) * sizeof *r->canary);
+    for (size_t k = 0; r->canary != NULL && k <= per_part; k++)
+        r->canary[k] = (double)NAN;
     return r->first && r->parts && r->local_parts && r->counts && r->critical && r->excluded
-                   && r->faults
+                   && r->faults && r->canary
                ? BB_OK : BB_ERR_NOMEM;
 }
 
@@ -535,6 +553,45 @@ static FILE *trace_open(MPI_Comm comm, int nvariants)
     return f;
 }
 
+/* One canary: 8-byte round trips between ranks 0 and 1 in blocks of
+ * BB_CANARY_BLOCK; rank 0 keeps the fastest block's half round trip (a
+ * preempted block does not count), and its wall time.  Other ranks, and a
+ * world of one, take no part (NaN). */
+static bb_status_t canary_take(MPI_Comm comm, int64_t calls, double *value, double *cost)
+{
+    int rank = 0, size = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    *value = (double)NAN;
+    if (calls <= 0 || size < 2 || rank > 1)
+        return BB_OK;
+    double word = 0.0, best = (double)INFINITY, start = bb_time_now();
+    int peer = 1 - rank;
+    for (int64_t done = 0; done < calls; done += BB_CANARY_BLOCK) {
+        double t0 = bb_time_now();
+        for (int i = 0; i < BB_CANARY_BLOCK; i++) {
+            int rc = MPI_SUCCESS;
+            if (rank == 1)
+                rc = MPI_Recv(&word, 1, MPI_DOUBLE, peer, BB_CANARY_TAG, comm,
+                              MPI_STATUS_IGNORE);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Send(&word, 1, MPI_DOUBLE, peer, BB_CANARY_TAG, comm);
+            if (rc == MPI_SUCCESS && rank == 0)
+                rc = MPI_Recv(&word, 1, MPI_DOUBLE, peer, BB_CANARY_TAG, comm,
+                              MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS)
+                return BB_ERR_MPI;
+        }
+        double half = (bb_time_now() - t0) / (2.0 * BB_CANARY_BLOCK);
+        best = half < best ? half : best;
+    }
+    if (rank == 0) {
+        *value = best;
+        *cost += bb_time_now() - start;
+    }
+    return BB_OK;
+}
+
 /* The stopping rule after round `taken`: does any variant's interval of
  * the median still exceed until_rel of its median?  Each rank judges its
  * copy of the reduced samples; the verdict is the MAX over ranks, so that a
@@ -661,6 +718,10 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
      * set starts after untimed calls of its own variant (variant_prime). */
     FILE *trace = trace_open(comm, nvariants);
     int64_t rounds = 0;
+    double canary = (double)NAN, canary_cost = 0.0;
+    st = canary_take(comm, s->canary_calls, &canary, &canary_cost);
+    for (int i = 0; i < nvariants; i++)
+        res[i].canary[0] = canary;
     for (int more = 1; rounds < rounds_max && more && st == BB_OK; rounds++) {
         for (int i = 0; i < nvariants && st == BB_OK; i++)
             if ((nvariants == 1
@@ -669,9 +730,15 @@ bb_status_t bb_measure_run_set(MPI_Comm comm, const bb_measure_settings_t *setti
                 && trace != NULL)
                 fprintf(trace, "sample %lld variant %d reps %lld\n", (long long)rounds, i,
                         (long long)res[i].reps);
+        if (st == BB_OK && (st = canary_take(comm, s->canary_calls, &canary,
+                                              &canary_cost)) == BB_OK)
+            for (int i = 0; i < nvariants; i++)
+                res[i].canary[rounds + 1] = canary;
         if (st == BB_OK && s->until_rel > 0.0 && rounds + 1 >= s->samples)
             st = until_more(comm, s, res, nvariants, rounds + 1, &more);
     }
+    for (int i = 0; i < nvariants; i++)
+        res[i].canary_cost_s = canary_cost;
     if (trace != NULL)
         fclose(trace);
     if (st != BB_OK)

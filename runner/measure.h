@@ -137,7 +137,20 @@ typedef struct bb_measure_settings {
     double until_rel;
     int64_t max_samples;  /* >= samples when until_rel > 0 */
     double confidence;    /* level of the intervals, in (0, 1) */
+    /* The canary (--canary): before the first round and after each, this
+     * many 8-byte round trips between ranks 0 and 1 (blocks of
+     * BB_CANARY_BLOCK, the fastest block's half round trip kept), so that a
+     * round whose path between the ranks changed speed can be told; 0: none. */
+    int64_t canary_calls;
 } bb_measure_settings_t;
+
+/* Round trips per canary block, and the tag its messages carry (no
+ * benchmark message is in flight between blocks). */
+enum { BB_CANARY_BLOCK = 8, BB_CANARY_TAG = 0x6263 };
+/* A round straddled a switch when its two canaries differ by more than
+ * this factor: this machine's two modes sit 3x or more apart, the jitter of
+ * one mode's fastest block well within 1.5x (doc/protocol.md). */
+#define BB_CANARY_SWITCH 1.5
 
 /* One call of a variant.  It ADDS the seconds of each timed part to
  * parts[0..nparts-1] (parts[0] is the whole call, "elapsed") and its counts
@@ -211,6 +224,10 @@ typedef struct bb_measure_result {
                                   set), 0 not met at max_samples; -1 no rule */
     double until_widest;       /* the widest half-width / median of the set's
                                   variants at the last round (NaN: no interval) */
+    double *canary;            /* [samples + 1] rank 0: the canary before round k
+                                  and, last, after the last round (seconds, the
+                                  half round trip); NaN elsewhere or without one */
+    double canary_cost_s;      /* rank 0: wall time the set's canaries took */
     double *faults;            /* [samples] minor page faults per call of sample k,
                                   the process's (every thread), maximum over
                                   ranks; -1 where getrusage failed */
@@ -265,6 +282,13 @@ double bb_measure_part_at_median(const bb_measure_result_t *result, int p);
 const char *bb_measure_scope(const bb_measure_result_t *result);
 /* The samples of count c (borrowed, rank maxima under either statistic). */
 const double *bb_measure_count(const bb_measure_result_t *result, int c);
+
+/* Local (rank 0's canaries).  drop_out[k] = 1 for each round k whose
+ * canaries before and after differ by more than BB_CANARY_SWITCH (a switch
+ * of the path's speed inside the round); the number of such rounds.  0 and
+ * nothing marked without canaries. */
+int64_t bb_measure_canary_switches(const bb_measure_result_t *result,
+                                   unsigned char *drop_out);
 
 /* Local.  Frees what a result holds and zeroes it; NULL or a zeroed result
  * is fine. */

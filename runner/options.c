@@ -14,11 +14,13 @@
 /* Below BB_OPT_LONG, where a benchmark's own long options begin: one more
  * common option moves OPT_BUDGET down (the array's size fails to compile
  * otherwise). */
-enum { OPT_BUDGET = BB_OPT_LONG - 11, OPT_TIMING, OPT_WINDOW, OPT_FORMAT, OPT_FULL_SWEEP,
+enum { OPT_BUDGET = BB_OPT_LONG - 12, OPT_TIMING, OPT_WINDOW, OPT_FORMAT, OPT_FULL_SWEEP,
        OPT_WARMUP_BLOCKS, OPT_RANK_STAT, OPT_MALLOC, OPT_CONFIDENCE, OPT_UNTIL_CI,
-       OPT_MAX_SAMPLES, OPT_COMMON_END };
+       OPT_MAX_SAMPLES, OPT_CANARY, OPT_COMMON_END };
 /* --max-samples when --until-ci is given alone. */
 enum { RUN_MAX_SAMPLES = 30 };
+/* --canary's default: four blocks of 8 round trips (about 10 us here). */
+enum { RUN_CANARY_CALLS = 32 };
 typedef char common_options_below_bench_options[(int)OPT_COMMON_END <= (int)BB_OPT_LONG ? 1 : -1];
 /* Warm-up blocks until steady, at most (--warmup-blocks). */
 enum { RUN_STEADY_MAX = 8 };
@@ -35,6 +37,10 @@ static const bb_option_t common_options[] = {
                                       "row's interval half-width is at most REL x its\n"
                                       "median, or --max-samples; every rank alike"},
     {"max-samples", OPT_MAX_SAMPLES, "N", "the most rounds --until-ci takes (default 30)"},
+    {"canary", OPT_CANARY, "N", "8-byte round trips between ranks 0 and 1 before\n"
+                                "each round and after the last (default 32; none:\n"
+                                "no canary): rounds whose path changed speed are\n"
+                                "left out of the paired ratios"},
     {"reps", 'r', "N", "calls per sample (default: as many as fit --budget)"},
     {"iterations", 'i', "N", "the same as --reps (OSU's -i)"},
     {"budget", OPT_BUDGET, "SECONDS", "time per sample when --reps is not given"},
@@ -361,6 +367,7 @@ bb_measure_settings_t bb_run_default_settings(const bb_bench_desc_t *d)
     s.confidence = BB_CONFIDENCE_DEFAULT;
     s.until_rel = 0.0;
     s.max_samples = 0;
+    s.canary_calls = RUN_CANARY_CALLS;
     return s;
 }
 
@@ -478,6 +485,13 @@ void bb_run_parse_options(bb_run_t *run, void *state, int argc, char **argv)
             break;
         case OPT_UNTIL_CI:
             run->settings.until_rel = bb_run_parse_seconds(run, "until-ci", optarg, 1e-4, 1.0);
+            break;
+        case OPT_CANARY:
+            run->settings.canary_calls = strcmp(optarg, "none") == 0
+                ? 0 : parse_integer(run, "canary", optarg, BB_CANARY_BLOCK, 100000);
+            if (run->settings.canary_calls % BB_CANARY_BLOCK != 0)
+                bb_run_usage(run, "--canary: %s is not a multiple of %d (its blocks) or none",
+                             optarg, (int)BB_CANARY_BLOCK);
             break;
         case OPT_MAX_SAMPLES:
             run->settings.max_samples = parse_integer(run, "max-samples", optarg, 3, 100000);

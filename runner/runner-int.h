@@ -48,6 +48,12 @@ struct bb_run {
     double window_max_s, offset_spread_max_s, offset_error_max_s;
     int64_t samples_min, samples_max;  /* rounds taken (the stopping rule) */
     int64_t until_unmet;    /* measurements whose rule was not met */
+    /* Rank 0: every canary of the run, and what they cost. */
+    double *canary_values;
+    size_t canary_n, canary_cap;
+    double canary_cost_s;
+    int64_t canary_rounds, canary_marked;
+    double start_s;         /* when the first point began */
     /* The rows of every point (benchmarks of variants). */
     bb_row_t rows[BB_RUN_ROWS_MAX];
     int nrows;

@@ -166,6 +166,35 @@ static void run_account(bb_run_t *run, const bb_measure_result_t *r)
         run->offset_error_max_s = r->offset_error_s;
 }
 
+/* The canaries of one set (its first result holds them): kept for the
+ * run's modes, and its rounds that straddled a switch counted. */
+static void canary_account(bb_run_t *run, const bb_measure_result_t *r)
+{
+    if (bb_run_rank(run) != 0 || r->canary == NULL)
+        return;
+    run->canary_cost_s += r->canary_cost_s;
+    for (int64_t k = 0; k <= r->samples; k++) {
+        if (!(r->canary[k] > 0.0))
+            continue;
+        if (run->canary_n == run->canary_cap) {
+            size_t cap = run->canary_cap ? 2 * run->canary_cap : 256;
+            double *grown = realloc(run->canary_values, cap * sizeof *grown);
+            if (grown == NULL)
+                return;
+            run->canary_values = grown;
+            run->canary_cap = cap;
+        }
+        run->canary_values[run->canary_n++] = r->canary[k];
+    }
+    unsigned char stack[256], *drop = r->samples <= 256 ? stack : malloc((size_t)r->samples);
+    if (drop != NULL) {
+        run->canary_marked += bb_measure_canary_switches(r, drop);
+        run->canary_rounds += r->samples;
+    }
+    if (drop != stack)
+        free(drop);
+}
+
 void bb_run_measure(bb_run_t *run, const char *what, const bb_measure_variant_t *variant,
                     bb_measure_result_t *result_out)
 {
@@ -173,6 +202,7 @@ void bb_run_measure(bb_run_t *run, const char *what, const bb_measure_variant_t 
     if (st != BB_OK)
         bb_run_fatal(run, "%s: %s", what, bb_status_string(st));
     run_account(run, result_out);
+    canary_account(run, result_out);
 }
 
 void bb_run_measure_set(bb_run_t *run, const char *what,
@@ -185,6 +215,7 @@ void bb_run_measure_set(bb_run_t *run, const char *what,
         bb_run_fatal(run, "%s: %s", what, bb_status_string(st));
     for (int v = 0; v < nvariants; v++)
         run_account(run, &results_out[v]);
+    canary_account(run, &results_out[0]);
 }
 
 int bb_run_check_released(bb_run_t *run, const char *what, int64_t prepared,
@@ -329,6 +360,75 @@ free_samples:
     free(v);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The canary's modes: its values sorted and cut where one is more than
+ * BB_CANARY_SWITCH times the one before; a cluster of at least 5% of the
+ * values (and two) is a mode, anything smaller a stray. */
+static void add_canary(bb_run_t *run, cJSON *section)
+{
+    const bb_measure_settings_t *s = &run->settings;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "op", "8-byte round trips (MPI_Send, MPI_Recv) between ranks 0 "
+                            "and 1 before each round and after the last; the fastest block's "
+                            "half round trip");
+    cJSON_AddNumberToObject(o, "calls", (double)s->canary_calls);
+    cJSON_AddNumberToObject(o, "block", BB_CANARY_BLOCK);
+    cJSON_AddNumberToObject(o, "switch_factor", BB_CANARY_SWITCH);
+    if (s->canary_calls == 0 || bb_run_size(run) < 2 || run->canary_n == 0) {
+        cJSON_AddNullToObject(o, "modes");
+        cJSON_AddStringToObject(o, "reason", s->canary_calls == 0 ? "--canary none"
+                                : bb_run_size(run) < 2 ? "one rank: no path between ranks"
+                                : "no round measured");
+        cJSON_AddItemToObject(section, "canary", o);
+        return;
+    }
+    size_t n = run->canary_n;
+    double *v = run->canary_values;
+    qsort(v, n, sizeof *v, cmp_double);
+    cJSON *modes = cJSON_CreateArray();
+    size_t strays = 0, from = 0, least = n / 20 > 2 ? n / 20 : 2;
+    int count = 0;
+    char words[256] = "";
+    for (size_t i = 1; i <= n; i++) {
+        if (i < n && v[i] <= BB_CANARY_SWITCH * v[i - 1])
+            continue;
+        size_t len = i - from;
+        if (len >= least || (n < 2 * least && len == n)) {
+            double med = bb_stats_median(v + from, len);
+            cJSON *m = cJSON_CreateObject();
+            cJSON_AddNumberToObject(m, "median_s", med);
+            cJSON_AddNumberToObject(m, "values", (double)len);
+            cJSON_AddItemToArray(modes, m);
+            size_t used = strlen(words);
+            snprintf(words + used, sizeof words - used, "%s%.2f us (%zu)", count ? ", " : "",
+                     med * 1e6, len);
+            count++;
+        } else
+            strays += len;
+        from = i;
+    }
+    cJSON_AddNumberToObject(o, "values", (double)n);
+    cJSON_AddNumberToObject(o, "modes", count);
+    cJSON_AddItemToObject(o, "mode_values", modes);
+    cJSON_AddNumberToObject(o, "strays", (double)strays);
+    cJSON_AddNumberToObject(o, "rounds", (double)run->canary_rounds);
+    cJSON_AddNumberToObject(o, "rounds_marked", (double)run->canary_marked);
+    cJSON_AddNumberToObject(o, "cost_s", run->canary_cost_s);
+    cJSON_AddNumberToObject(o, "points_s", bb_time_now() - run->start_s);
+    cJSON_AddNumberToObject(o, "cost_share", run->canary_cost_s / (bb_time_now() - run->start_s));
+    cJSON_AddItemToObject(section, "canary", o);
+    if (run->table != NULL && (count > 1 || run->canary_marked > 0))
+        bb_table_note(run->table, "canary: %d modes of the path between ranks 0 and 1 (%s); "
+                      "%lld of %lld rounds straddled a switch and are left out of the paired "
+                      "ratios", count, words, (long long)run->canary_marked,
+                      (long long)run->canary_rounds);
+}
+
 static void add_run_settings(bb_run_t *run)
 {
     cJSON *section = bb_run_section(run);
@@ -413,6 +513,7 @@ static void add_run_settings(bb_run_t *run)
                           : " and the environment's allocator variables");
     intervals_note(run);
     add_quantisation(run, section);
+    add_canary(run, section);
     if (!cJSON_HasObjectItem(section, "range_note"))
         cJSON_AddStringToObject(section, "range_note",
                                 "with n samples the [min, max] range covers the median "
@@ -484,6 +585,7 @@ int bb_run_main(const bb_bench_desc_t *desc, int argc, char **argv)
 
     int code = BB_EXIT_OK;
     double start = bb_time_now();
+    run.start_s = start;
     for (size_t i = 0; i < points; i++) {
         if (!run.quiet) {
             char label[256] = "";
@@ -518,6 +620,7 @@ int bb_run_main(const bb_bench_desc_t *desc, int argc, char **argv)
     if (desc->teardown != NULL)
         desc->teardown(state);
     free(state);
+    free(run.canary_values);
     live_state = NULL;
     /* A failure one rank alone saw fails the run on every rank. */
     int64_t mine = code, worst = code;

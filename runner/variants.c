@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -145,7 +146,9 @@ typedef struct ratio_fig {
     double of_medians;
     double low, high;     /* the interval the claim rests on; NaN: none */
     int paired;           /* the figure is the paired ratio */
-    bb_paired_t pair;     /* when paired */
+    bb_paired_t pair;     /* when paired: without the rounds the canary marked */
+    bb_paired_t all;      /* when paired: every round */
+    int64_t dropped;      /* rounds the canary marked (a switch inside) */
     double shown;         /* the paired median, else of_medians */
     int resolved;         /* the interval excludes 1.0 */
     int moved;            /* of_medians outside the paired interval */
@@ -160,9 +163,17 @@ static void ratio_figure(const bb_run_t *run, const bb_row_t *a, const bb_row_t 
     const double *sa = bb_measure_part(&a->m, 0), *sb = bb_measure_part(&b->m, 0);
     f->of_medians = bb_row_median(a, 0) / bb_row_median(b, 0);
     f->low = f->high = (double)NAN;
-    f->paired = rows_paired(run, a, b)
-                && bb_stats_paired(sa, sb, NULL, (size_t)a->m.samples, level, &f->pair) == BB_OK
-                && f->pair.rounds > 0;
+    unsigned char stack[256], *drop = a->m.samples <= 256 ? stack : malloc((size_t)a->m.samples);
+    f->paired = rows_paired(run, a, b) && drop != NULL;
+    if (f->paired) {
+        f->dropped = bb_measure_canary_switches(&a->m, drop);
+        f->paired = bb_stats_paired(sa, sb, drop, (size_t)a->m.samples, level, &f->pair) == BB_OK
+                    && bb_stats_paired(sa, sb, NULL, (size_t)a->m.samples, level,
+                                       &f->all) == BB_OK
+                    && f->pair.rounds > 0;
+    }
+    if (drop != stack)
+        free(drop);
     if (f->paired) {
         f->shown = f->pair.median;
         f->low = f->pair.ci.low;
@@ -204,8 +215,18 @@ static cJSON *ratio_json(const bb_run_t *run, const bb_row_t *a, const bb_row_t 
         cJSON_AddNumberToObject(p, "median", f->pair.median);
         cJSON_AddNumberToObject(p, "rounds", (double)f->pair.rounds);
         cJSON_AddItemToObject(p, "ci", bb_interval_json(&f->pair.ci));
+        cJSON_AddNumberToObject(p, "rounds_dropped", (double)f->dropped);
         cJSON_AddStringToObject(p, "meaning", "median over rounds k of of.samples[k] / "
-                                "to.samples[k] (both rows' sample k taken in round k)");
+                                "to.samples[k] (both rows' sample k taken in round k), "
+                                "without the rounds whose canaries differ by more than the "
+                                "switch factor (pairing.canary)");
+        if (f->dropped > 0) {
+            cJSON *all = cJSON_CreateObject();
+            cJSON_AddNumberToObject(all, "median", f->all.median);
+            cJSON_AddNumberToObject(all, "rounds", (double)f->all.rounds);
+            cJSON_AddItemToObject(all, "ci", bb_interval_json(&f->all.ci));
+            cJSON_AddItemToObject(p, "every_round", all);
+        }
     }
     cJSON_AddItemToObject(o, "paired", p);
     if (!f->paired)
@@ -602,6 +623,29 @@ static cJSON *reps_quantity(const bb_measure_result_t *m)
     return q;
 }
 
+/* The canaries of a set (rank 0's): before each round and after the last,
+ * and the rounds they mark. */
+static cJSON *canary_json(const bb_run_t *run, const bb_measure_result_t *m)
+{
+    if (run->settings.canary_calls == 0 || bb_run_size(run) < 2)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject(), *v = cJSON_CreateArray(), *marked = cJSON_CreateArray();
+    for (int64_t k = 0; k <= m->samples; k++)
+        cJSON_AddItemToArray(v, m->canary[k] > 0.0 ? cJSON_CreateNumber(m->canary[k])
+                                                   : cJSON_CreateNull());
+    unsigned char stack[256], *drop = m->samples <= 256 ? stack : malloc((size_t)m->samples);
+    for (int64_t k = 0; drop != NULL && bb_measure_canary_switches(m, drop) > 0
+                        && k < m->samples; k++)
+        if (drop[k])
+            cJSON_AddItemToArray(marked, cJSON_CreateNumber((double)k));
+    if (drop != stack)
+        free(drop);
+    cJSON_AddItemToObject(o, "values_s", v);
+    cJSON_AddItemToObject(o, "rounds_marked", marked);
+    cJSON_AddNumberToObject(o, "switch_factor", BB_CANARY_SWITCH);
+    return o;
+}
+
 /* What a record point says of its rounds: the set its samples were taken
  * in (sample k of every point of one set in round k), the stopping rule's
  * verdict, and the ratios of its rows with their intervals. */
@@ -617,6 +661,7 @@ static void point_rounds(bb_run_t *run, void *state, int from, int to, cJSON *po
         cJSON_AddNumberToObject(pairing, "rounds", (double)row->m.samples);
         cJSON_AddStringToObject(pairing, "meaning", "sample k of every point of this set "
                                 "was taken in round k (rows interleaved)");
+        cJSON_AddItemToObject(pairing, "canary", canary_json(run, &row->m));
     }
     cJSON_AddItemToObject(point, "pairing", pairing);
     if (run->settings.until_rel > 0.0) {

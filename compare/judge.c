@@ -377,6 +377,27 @@ static int oversubscribed(const cJSON *doc)
     return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "oversubscribed"));
 }
 
+/* The canary's dominant mode (the mode with the most values) of a record's
+ * run, in seconds; 0 when the record has no canary. */
+static double canary_mode(const cJSON *doc)
+{
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(doc, "run");
+    const cJSON *modes = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(run, "canary"), "mode_values");
+    double best = 0.0, most = 0.0;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, modes) {
+        const cJSON *med = cJSON_GetObjectItemCaseSensitive(m, "median_s");
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(m, "values");
+        if (cJSON_IsNumber(med) && cJSON_IsNumber(n) && med->valuedouble > 0.0
+            && n->valuedouble > most) {
+            most = n->valuedouble;
+            best = med->valuedouble;
+        }
+    }
+    return best;
+}
+
 cJSON *bb_judge_pair(const bb_point_ref_t *b, const bb_point_ref_t *c,
                      double tol, int time_oversubscribed, bb_pair_tally_t *tally)
 {
@@ -433,9 +454,20 @@ cJSON *bb_judge_pair(const bb_point_ref_t *b, const bb_point_ref_t *c,
          * more about the scheduler than about the code. */
         int bo = oversubscribed(b->record->doc), co = oversubscribed(c->record->doc);
         const char *why = NULL;
+        /* Two records whose paths between ranks ran at different speeds
+         * (their canaries' main modes apart) differ by the machine's mode,
+         * not by the code. */
+        double bm = canary_mode(b->record->doc), cm = canary_mode(c->record->doc);
+        int other_mode = bm > 0.0 && cm > 0.0
+                         && fmax(bm, cm) > BB_COMPARE_CANARY_FACTOR * fmin(bm, cm);
         if (other_mpi) {
             snprintf(withhold, sizeof withhold, "measured under two MPI libraries (%s "
                      "against %s): not judged", bfam, cfam);
+            why = withhold;
+        } else if (other_mode) {
+            snprintf(withhold, sizeof withhold, "canaries in different modes (base %.3g us, "
+                     "candidate %.3g us between ranks 0 and 1): the machine, not the code; "
+                     "not judged", bm * 1e6, cm * 1e6);
             why = withhold;
         } else if ((bo || co) && !time_oversubscribed) {
             snprintf(withhold, sizeof withhold, "oversubscribed (%s): timings include "

@@ -205,7 +205,7 @@ static void bb_render_text(const cJSON *report, int markdown, int all_timings,
     char skipped[64] = "", withheld[128] = "";
     if (bb_summary_get(report, "withheld") > 0)
         snprintf(withheld, sizeof withheld, ", %zu withheld (timings not judged: two MPI "
-                 "libraries, or oversubscribed; each says which)",
+                 "libraries, canaries in two modes, or oversubscribed; each says which)",
                  bb_summary_get(report, "withheld"));
     if (bb_summary_get(report, "skipped") > 0)
         snprintf(skipped, sizeof skipped, ", %zu files skipped (not records)",

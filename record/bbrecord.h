@@ -269,6 +269,10 @@ bb_status_t bb_compare_check_output(const bb_record_set_t *base,
  * both, the record's vocabulary and the point status must be equal; a
  * difference is a contract change. */
 #define BB_COMPARE_DEFAULT_TOLERANCE 0.10
+/* Records whose canaries' main modes (run.canary.mode_values) differ by more
+ * than this factor are not judged against each other (the runner's
+ * switch factor). */
+#define BB_COMPARE_CANARY_FACTOR 1.5
 
 typedef struct bb_compare_summary {
     size_t matched;            /* point pairs */

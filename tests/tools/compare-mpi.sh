@@ -15,7 +15,7 @@ run 0 "MPICH against Open MPI, the same figures: no verdict (exit 0)" \
     "$D/base.json" "$BB_TMP/ompi-slow.json"
 bb_expect_grep '^summary: [0-9]* points matched, 0 timing regressions, 0 improvements, 0 within noise' \
     "$out" "two libraries: no timing judged"
-bb_expect_grep ', [1-9][0-9]* withheld (timings not judged: two MPI libraries, or oversubscribed; each says which)' \
+bb_expect_grep ', [1-9][0-9]* withheld (timings not judged: two MPI libraries, canaries in two modes, or oversubscribed; each says which)' \
     "$out" "two libraries: the summary says why"
 run 0 "the same as JSON" --format json "$D/base.json" "$BB_TMP/ompi-slow.json"
 python3 - "$out" > "$BB_TMP/json" <<'PY'
@@ -38,4 +38,27 @@ edit "$D/slow.json" "$BB_TMP/mpich41-slow.json" \
     'r["runtime"]["mpi_library"] = "MPICH Version:\t4.1.2\nMPICH Device:\tch4:ofi"'
 run 1 "two versions of MPICH, slower: still a regression (exit 1)" \
     "$D/base.json" "$BB_TMP/mpich41-slow.json"
+
+# Canaries (issue 60 item 2): two records whose paths between ranks sat in
+# different modes are not judged against each other; the same modes are.
+fast='r.setdefault("run", {})["canary"] = {"mode_values": [{"median_s": 1.8e-7, "values": 40}]}'
+slow='r.setdefault("run", {})["canary"] = {"mode_values": [{"median_s": 6.1e-7, "values": 38}, {"median_s": 1.9e-7, "values": 3}]}'
+edit "$D/base.json" "$BB_TMP/canary-fast.json" "$fast"
+edit "$D/slow.json" "$BB_TMP/canary-slow.json" "$slow"
+edit "$D/slow.json" "$BB_TMP/canary-same.json" "$fast"
+run 0 "canaries in two modes, slower: no verdict (exit 0)" \
+    "$BB_TMP/canary-fast.json" "$BB_TMP/canary-slow.json"
+bb_expect_grep '^summary: [0-9]* points matched, 0 timing regressions.*, [1-9][0-9]* withheld' \
+    "$out" "two modes: no regression called, the timings withheld"
+run 0 "the same as JSON" --format json "$BB_TMP/canary-fast.json" "$BB_TMP/canary-slow.json"
+python3 - "$out" > "$BB_TMP/json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+w = [x for p in r["points"] for x in p["timings"] if x["verdict"] == "withheld"]
+print("withheld=%d reason=%s" % (len(w), w[0]["reason"] if w else ""))
+PY
+bb_expect_grep '^withheld=[1-9][0-9]* reason=canaries in different modes (base 0.18 us, candidate 0.61 us between ranks 0 and 1): the machine, not the code; not judged$' \
+    "$BB_TMP/json" "two modes: each timing says why"
+run 1 "canaries in one mode, slower: a regression (exit 1)" \
+    "$BB_TMP/canary-fast.json" "$BB_TMP/canary-same.json"
 bb_finish

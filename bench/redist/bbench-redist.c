@@ -358,10 +358,17 @@ static void redist_point_lines(bb_run_t *run, void *state)
     int best = fastest(run, st);
     bb_redist_candidates_note(bb_run_table(run), st->cands, st->o.nmethods, best, &st->bound,
                               from_text(st), to_text(st));
-    if (row_of(run, V_SCALAPACK) != NULL && st->ref.median > 0 && best >= 0)
-        bb_table_note(bb_run_table(run), "  scalapack (Cpdgemr2d): %.1f us, %.2f x the "
-                      "fastest method's; setup %.1f us", st->ref.median * 1e6,
-                      st->ref.median / st->cands[best].median, st->ref.setup_s * 1e6);
+    if (row_of(run, V_SCALAPACK) != NULL && st->ref.median > 0 && best >= 0) {
+        const bb_redist_candidate_t *b = &st->cands[best];
+        bb_redist_ratio_t x;
+        char fig[48];
+        bb_redist_ratio(st->ref.samples, st->ref.nsamples, st->ref.median, b->samples,
+                        b->nsamples, b->median, st->pt.confidence, &x);
+        bb_redist_ratio_text(&x, fig, sizeof fig);
+        bb_table_note(bb_run_table(run), "  scalapack (Cpdgemr2d): %.1f us, %s x the "
+                      "fastest method's; setup %.1f us", st->ref.median * 1e6, fig,
+                      st->ref.setup_s * 1e6);
+    }
     ratio_line(run, st);
 }
 
@@ -514,7 +521,8 @@ static void redist_setup(bb_run_t *run, void *state)
                                   .comm = bb_redist_link_comm(st->link),
                                   .element_bytes = o->element_bytes,
                                   .messages_per_plan = o->messages,
-                                  .rank_stat = bb_run_settings(run)->rank_stat };
+                                  .rank_stat = bb_run_settings(run)->rank_stat,
+                                  .confidence = bb_run_settings(run)->confidence };
     if (o->md) {
         if (bb_md_energy_maps(st->link, &st->md_dmap1, &st->md_emap1) != BB_OK)
             bb_run_fatal(run, "cannot create the energy maps");
@@ -534,6 +542,9 @@ static void redist_setup(bb_run_t *run, void *state)
     }
     if (o->no_bound)
         bb_table_note(t, "bound: %s", BB_REDIST_BOUND_OFF);
+    char marks[320];
+    bb_redist_ratio_marks(bb_run_settings(run)->confidence, marks, sizeof marks);
+    bb_table_note(t, "ratios (root_x, the notes' a/b and 'x the fastest'): %s", marks);
     if (o->mode == BB_REDIST_MODE_MDI)
         bb_table_note(t, "mdi: driver ranks [0, %d) ('from' layout), engine ranks [%d, %d) "
                       "('to' layout), %lld-byte elements", o->driver_ranks, o->driver_ranks,
@@ -564,8 +575,10 @@ static int redist_finish(bb_run_t *run, void *state)
     redist_state_t *st = state;
     bb_table_t *t = bb_run_table(run);
     if (!st->o.md) {
-        bb_table_note(t, "ratios root msg_us / method msg_us (medians of interleaved samples; "
-                      "> 1: faster than root):");
+        char marks[320];
+        bb_redist_ratio_marks(bb_run_settings(run)->confidence, marks, sizeof marks);
+        bb_table_note(t, "ratios root msg_us / method msg_us (> 1: faster than root), %s:",
+                      marks);
         for (size_t i = 0; i < st->nratios; i++)
             bb_table_note(t, "  %s", st->ratios[i]);
     }

@@ -193,7 +193,9 @@ void bb_redist_candidate_message(bb_redist_candidate_t *c, bb_tally_t *tally, do
 
 void bb_redist_candidate_release(bb_redist_candidate_t *c, const bb_measure_result_t *m)
 {
-    c->median = bb_stats_median(bb_measure_part(m, BB_MESSAGE_ELAPSED), (size_t)m->samples);
+    c->samples = bb_measure_part(m, BB_MESSAGE_ELAPSED);
+    c->nsamples = m->samples > 0 ? (size_t)m->samples : 0;
+    c->median = bb_stats_median(c->samples, c->nsamples);
     bb_redist_buffers_free(&c->b);
     bb_redist_plan_destroy(c->plan);
     c->plan = NULL;
@@ -228,6 +230,104 @@ int64_t bb_redist_break_even(const bb_redist_candidate_t *c, const bb_redist_can
     return k < 0 ? 1 : (int64_t)floor(k) + 1;
 }
 
+/* ---- a ratio of two figures of one point ----------------------------------------- */
+
+void bb_redist_ratio(const double *a, size_t na, double a_median, const double *b, size_t nb,
+                     double b_median, double level, bb_redist_ratio_t *r)
+{
+    memset(r, 0, sizeof *r);
+    r->level = level;
+    r->of_medians = b_median > 0 ? a_median / b_median : (double)NAN;
+    r->low = r->high = (double)NAN;
+    r->paired = a != NULL && b != NULL && na == nb && na > 0
+                && bb_stats_paired(a, b, NULL, na, level, &r->pair) == BB_OK
+                && r->pair.rounds > 0;
+    if (r->paired) {
+        r->shown = r->pair.median;
+        r->low = r->pair.ci.low;
+        r->high = r->pair.ci.high;
+    } else {
+        bb_interval_t ia, ib;
+        r->shown = r->of_medians;
+        if (a != NULL && b != NULL && na > 0 && nb > 0
+            && bb_stats_ci(a, na, level, &ia) == BB_OK && bb_stats_ci(b, nb, level, &ib) == BB_OK)
+            bb_stats_ratio_interval(&ia, &ib, &r->low, &r->high);
+    }
+    int known = !isnan(r->low) && !isnan(r->high);
+    r->resolved = known && (r->low > 1.0 || r->high < 1.0);
+    r->moved = r->paired && known && (r->of_medians < r->low || r->of_medians > r->high);
+}
+
+void bb_redist_ratio_text(const bb_redist_ratio_t *r, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.2f%s%s", r->shown, r->resolved ? "" : "?", r->moved ? "!" : "");
+}
+
+cJSON *bb_redist_ratio_quantity(const bb_redist_ratio_t *r, const double *a, const double *b,
+                                const char *scope)
+{
+    cJSON *q = NULL;
+    if (r->paired) {
+        /* the rounds bb_stats_paired used: both finite, b_k > 0 */
+        size_t n = (size_t)r->pair.rounds, m = 0;
+        double *v = malloc(n * sizeof *v);
+        for (size_t k = 0; v != NULL && m < n; k++)
+            if (isfinite(a[k]) && isfinite(b[k]) && b[k] > 0)
+                v[m++] = a[k] / b[k];
+        q = v != NULL ? bb_quantity_samples(v, m, "ratio", scope, NULL) : NULL;
+        free(v);
+        if (q != NULL) {
+            /* value stays the ratio of the medians; median is the paired one */
+            cJSON_ReplaceItemInObjectCaseSensitive(q, "value",
+                                                   cJSON_CreateNumber(r->of_medians));
+            cJSON_AddNumberToObject(q, "rounds", (double)r->pair.rounds);
+            cJSON_AddStringToObject(q, "meaning", "value: the ratio of the medians; samples: "
+                                    "the per-round ratios (both figures' sample k taken in "
+                                    "round k), median and ci theirs: the paired figure");
+        }
+    }
+    if (q == NULL) {
+        q = bb_quantity_value(r->of_medians, "ratio", scope);
+        if (q == NULL)
+            return NULL;
+        cJSON_AddNullToObject(q, "rounds");
+    }
+    cJSON *iv = cJSON_CreateNull();
+    if (!isnan(r->low) && !isnan(r->high)) {
+        cJSON_Delete(iv);
+        iv = cJSON_CreateArray();
+        cJSON_AddItemToArray(iv, cJSON_CreateNumber(r->low));
+        cJSON_AddItemToArray(iv, cJSON_CreateNumber(r->high));
+    }
+    cJSON_AddItemToObject(q, "interval", iv);
+    cJSON_AddStringToObject(q, "interval_from", r->paired ? "paired"
+                            : "conservative: of the two figures' intervals of the median "
+                              "(their samples not taken in the same rounds)");
+    cJSON_AddNumberToObject(q, "level", r->level);
+    cJSON_AddBoolToObject(q, "resolved", r->resolved);
+    cJSON_AddBoolToObject(q, "moved", r->moved);
+    return q;
+}
+
+void bb_redist_ratio_marks(double level, char *buf, size_t len)
+{
+    size_t n = 1;
+    while (n < 10000 && bb_stats_ci_order(n, level, NULL) == 0)
+        n++;
+    snprintf(buf, len, "paired over the point's rounds (the median of the per-round ratios, "
+             "sample k of each figure taken in round k); '?': its %g%% interval holds 1.0 or "
+             "there is none (under %zu rounds), '!': the ratio of the medians lies outside "
+             "that interval", level * 100, n);
+}
+
+/* c's message over d's, or root's over c's. */
+static void bb_cand_ratio(const bb_redist_candidate_t *a, const bb_redist_candidate_t *b,
+                          bb_redist_ratio_t *r)
+{
+    bb_redist_ratio(a->samples, a->nsamples, a->median, b->samples, b->nsamples, b->median,
+                    a->pt->confidence, r);
+}
+
 /* ---- the table line ----------------------------------------------------------- */
 
 void bb_redist_candidate_columns(bb_table_t *t, const char *rank_stat_words)
@@ -245,8 +345,8 @@ void bb_redist_candidate_columns(bb_table_t *t, const char *rank_stat_words)
     bb_table_column(t, "setup", "us", setup_legend, 0);
     bb_table_column(t, "setup_msgs", NULL, "setup_us / msg_us: the setup in this method's "
                     "messages, measured in the same run", 0);
-    bb_table_column(t, "root_x", NULL, "root's msg_us / this msg_us (> 1: faster than root)",
-                    0);
+    bb_table_column(t, "root_x", NULL, "root's msg_us / this msg_us (> 1: faster than root), "
+                    BB_REDIST_RATIO_MARKS, 0);
     bb_table_column(t, "breakeven", NULL, "messages K from which setup + K messages cost less "
                     "than root's ('-': root itself, or its message is not faster: never pays)",
                     0);
@@ -291,10 +391,17 @@ void bb_redist_candidate_cells(bb_table_t *t, const bb_redist_candidate_t *c,
         bb_table_number(t, c->setup_median / c->median, 1);
     else
         bb_table_missing(t);
-    if (root && c->median > 0 && !failed)
-        bb_table_number(t, root->median / c->median, 2);
-    else
+    if (root == c && c->median > 0 && !failed) {
+        bb_table_number(t, 1.0, 2);  /* root itself: exactly 1 */
+    } else if (root && c->median > 0 && !failed) {
+        bb_redist_ratio_t x;
+        char cell[48];
+        bb_cand_ratio(root, c, &x);
+        bb_redist_ratio_text(&x, cell, sizeof cell);
+        bb_table_text(t, cell);
+    } else {
         bb_table_missing(t);
+    }
     const char *why;
     int64_t k = bb_redist_break_even(c, root, &why);
     if (why || failed)
@@ -318,14 +425,22 @@ int bb_redist_bound_failed(const bb_redist_candidate_t *c, const bb_redist_bound
     return c->median > 0 && bound->bound_s > c->median;
 }
 
-void bb_redist_median_quantities(cJSON *q, double median, const bb_redist_candidate_t *root,
+void bb_redist_median_quantities(cJSON *q, double median, const double *samples,
+                                 size_t nsamples, const bb_redist_candidate_t *root,
                                  const bb_redist_bound_t *bound, const char *scope)
 {
-    bb_quantities_add(q, "ratio.root",
-                      root && median > 0
-                          ? bb_quantity_value(root->median / median, "ratio", scope)
-                          : bb_quantity_null("ratio", scope, root ? "no time measured"
-                                                                  : "root was not measured"));
+    cJSON *x;
+    if (!(root && median > 0)) {
+        x = bb_quantity_null("ratio", scope, root ? "no time measured" : "root was not measured");
+    } else if (samples == root->samples) {
+        x = bb_quantity_value(root->median / median, "ratio", scope); /* root itself: 1 */
+    } else {
+        bb_redist_ratio_t r;
+        bb_redist_ratio(root->samples, root->nsamples, root->median, samples, nsamples, median,
+                        root->pt->confidence, &r);
+        x = bb_redist_ratio_quantity(&r, root->samples, samples, scope);
+    }
+    bb_quantities_add(q, "ratio.root", x);
     bb_quantities_add(q, "efficiency",
                       bound->off ? bb_quantity_null("ratio", scope, BB_REDIST_BOUND_OFF)
                       : !(median > 0 && bound->bound_s > 0)
@@ -399,7 +514,7 @@ void bb_redist_candidate_quantities(cJSON *q, const bb_redist_candidate_t *c,
     bb_quantities_add(q, "redist.messages_checked", checked);
     bb_redist_bound_quantities(q, bound, probe ? bb_measure_part(probe, BB_PROBE_TOTAL) : NULL,
                                probe ? (size_t)probe->samples : 0, scope);
-    bb_redist_median_quantities(q, c->median, root, bound, scope);
+    bb_redist_median_quantities(q, c->median, c->samples, c->nsamples, root, bound, scope);
     bb_quantities_add(q, "redist.wrong_messages",
                       bb_quantity_value((double)row->agreed.wrong, "count", "run/all-ranks"));
     /* auto's choice follows its trial, a measurement: what its plan holds
@@ -436,18 +551,25 @@ void bb_redist_candidates_note(bb_table_t *t, const bb_redist_candidate_t *c, in
                                 *pmpi = bb_find(c, n, BB_REDIST_PACK_MPI),
                                 *aut = bb_find(c, n, BB_REDIST_AUTO),
                                 *ovl = bb_find(c, n, BB_REDIST_OVERLAP);
-    char dt[160] = "", ov[48] = "";
-    if (pack && pack->median > 0 && ovl) /* one exchange overlapped, the same hand loop */
-        snprintf(ov, sizeof ov, "; overlapped vs pack: overlap/pack %.2f",
-                 ovl->median / pack->median);
+    char dt[192] = "", ov[96] = "", fig[48];
+    bb_redist_ratio_t r;
+    if (pack && pack->median > 0 && ovl) { /* one exchange overlapped, the same hand loop */
+        bb_cand_ratio(ovl, pack, &r);
+        bb_redist_ratio_text(&r, fig, sizeof fig);
+        snprintf(ov, sizeof ov, "; overlapped vs pack: overlap/pack %s", fig);
+    }
     if (pack && pack->median > 0 && (direct || pmpi)) {
         int len = snprintf(dt, sizeof dt, "; datatype vs hand pack:");
-        if (direct)
-            len += snprintf(dt + len, sizeof dt - (size_t)len, " direct/pack %.2f",
-                            direct->median / pack->median);
-        if (pmpi)
-            snprintf(dt + len, sizeof dt - (size_t)len, " pack-mpi/pack %.2f",
-                     pmpi->median / pack->median);
+        if (direct) {
+            bb_cand_ratio(direct, pack, &r);
+            bb_redist_ratio_text(&r, fig, sizeof fig);
+            len += snprintf(dt + len, sizeof dt - (size_t)len, " direct/pack %s", fig);
+        }
+        if (pmpi) {
+            bb_cand_ratio(pmpi, pack, &r);
+            bb_redist_ratio_text(&r, fig, sizeof fig);
+            snprintf(dt + len, sizeof dt - (size_t)len, " pack-mpi/pack %s", fig);
+        }
     }
     if (best >= 0) {
         const bb_redist_candidate_t *b = &c[best];
@@ -460,9 +582,14 @@ void bb_redist_candidates_note(bb_table_t *t, const bb_redist_candidate_t *c, in
                 || c[i].traffic.recv_mean_run_elements >= 0)
                 fr = &c[i];
         double eb = (double)pt->element_bytes;
-        char root_x[32] = "", frag[160] = "";
-        if (root != NULL && b->median > 0)  /* without root, no ratio to it */
-            snprintf(root_x, sizeof root_x, ", root_x %.2f", root->median / b->median);
+        char root_x[64] = "", frag[160] = "";
+        if (root != NULL && root != b && b->median > 0) { /* without root, no ratio to it */
+            bb_cand_ratio(root, b, &r);
+            bb_redist_ratio_text(&r, fig, sizeof fig);
+            snprintf(root_x, sizeof root_x, ", root_x %s", fig);
+        } else if (root == b && b->median > 0) {
+            snprintf(root_x, sizeof root_x, ", root_x 1.00");
+        }
         if (fr != NULL) {
             const bb_redist_traffic_t *tr = &fr->traffic;
             snprintf(frag, sizeof frag, "; fragmentation (%s plan): send runs %.1f el = %.0f B "
@@ -506,10 +633,14 @@ void bb_redist_candidates_ratios(const bb_redist_candidate_t *c, int n, int fail
         int w;
         if (c[i].method == BB_REDIST_ROOT)
             continue;
-        if (root && c[i].median > 0 && !(failed_mask & (1 << i)))
-            w = snprintf(buf + used, len - used, " %s %.2f", bb_redist_method_name(c[i].method),
-                         root->median / c[i].median);
-        else
+        if (root && c[i].median > 0 && !(failed_mask & (1 << i))) {
+            bb_redist_ratio_t r;
+            char fig[48];
+            bb_cand_ratio(root, &c[i], &r);
+            bb_redist_ratio_text(&r, fig, sizeof fig);
+            w = snprintf(buf + used, len - used, " %s %s", bb_redist_method_name(c[i].method),
+                         fig);
+        } else
             w = snprintf(buf + used, len - used, " %s -", bb_redist_method_name(c[i].method));
         if (w < 0)
             break;

@@ -472,12 +472,21 @@ static const bb_row_t *md_root(bb_run_t *run, const bb_row_t *row)
     return NULL;
 }
 
-static double md_root_x(bb_run_t *run, const bb_row_t *row)
+/* Root's (same remap) step over this row's, paired over the point's rounds
+ * (the rows are interleaved); 0 with none (no root, a failed row or no
+ * time), 1 for root itself (*x untouched). */
+static int md_root_x(bb_run_t *run, const bb_row_t *row, bb_redist_ratio_t *x)
 {
     const bb_row_t *root = md_root(run, row);
     double mine = bb_row_median(row, BB_MD_STEP);
-    return root != NULL && mine > 0 && !md_failed(row) ? bb_row_median(root, BB_MD_STEP) / mine
-                                                       : -1;
+    if (root == NULL || !(mine > 0) || md_failed(row))
+        return 0;
+    if (root == row)
+        return 1;
+    bb_redist_ratio(bb_measure_part(&root->m, BB_MD_STEP), (size_t)root->m.samples,
+                    bb_row_median(root, BB_MD_STEP), bb_measure_part(&row->m, BB_MD_STEP),
+                    (size_t)row->m.samples, mine, bb_run_settings(run)->confidence, x);
+    return x->of_medians > 0 ? 2 : 0;
 }
 
 static const char *md_row_tag(bb_run_t *run, void *state, const bb_row_t *row)
@@ -511,7 +520,8 @@ static void md_row_columns(bb_run_t *run, void *state, const bb_row_t *row)
     bb_table_column(t, "remap", "us", "median remap time per step (a remap every K steps, "
                     "so about its cost / K)", 0);
     bb_table_column(t, "setup", "us", "the three plans' setup, rank maximum", 0);
-    bb_table_column(t, "root_x", NULL, "root's (same remap) step_us / this step_us", 0);
+    bb_table_column(t, "root_x", NULL, "root's (same remap) step_us / this step_us, "
+                    BB_REDIST_RATIO_MARKS, 0);
 }
 
 static void md_row_cells(bb_run_t *run, void *state, const bb_row_t *row)
@@ -519,7 +529,8 @@ static void md_row_cells(bb_run_t *run, void *state, const bb_row_t *row)
     const bb_md_variant_t *v = row->data;
     bb_table_t *t = bb_run_table(run);
     size_t n = (size_t)row->m.samples;
-    double x = md_root_x(run, row);
+    bb_redist_ratio_t x;
+    int has = md_root_x(run, row, &x);
     (void)state;
     for (int p = BB_MD_COORDS; p <= BB_MD_REMAP; p++) {
         if (row->parts & (1u << p))
@@ -531,10 +542,15 @@ static void md_row_cells(bb_run_t *run, void *state, const bb_row_t *row)
         bb_table_missing(t);  /* no plan: nothing to set up */
     else
         bb_table_number(t, v->setup_s * 1e6, 1);
-    if (x > 0)
-        bb_table_number(t, x, 2);
-    else
+    if (has == 2) {
+        char cell[48];
+        bb_redist_ratio_text(&x, cell, sizeof cell);
+        bb_table_text(t, cell);
+    } else if (has == 1) {
+        bb_table_number(t, 1.0, 2);  /* root itself: exactly 1 */
+    } else {
         bb_table_missing(t);
+    }
 }
 
 static void md_parameters(bb_run_t *run, void *state, const bb_row_t *row, cJSON *p)
@@ -551,17 +567,22 @@ static cJSON *md_quantities(bb_run_t *run, void *state, const bb_row_t *row, cJS
 {
     const bb_md_variant_t *v = row->data;
     const char *scope = bb_measure_scope(&row->m);
-    double x = md_root_x(run, row);
+    bb_redist_ratio_t x;
+    int has = md_root_x(run, row, &x);
     (void)state;
     bb_quantities_add(q, "setup.total",
                       v->replicated ? bb_quantity_null("s", "plan/max-rank", "replicated: no "
                                                        "plan, every rank holds all N")
                                     : bb_quantity_value(v->setup_s, "s", "plan/max-rank"));
     bb_quantities_add(q, "ratio.root",
-                      x > 0 ? bb_quantity_value(x, "ratio", scope)
-                            : bb_quantity_null("ratio", scope, md_root(run, row) == NULL
-                                               ? "root was not measured"
-                                               : "this row or root failed"));
+                      has == 2 ? bb_redist_ratio_quantity(&x, bb_measure_part(&md_root(run, row)->m,
+                                                                              BB_MD_STEP),
+                                                          bb_measure_part(&row->m, BB_MD_STEP),
+                                                          scope)
+                      : has == 1 ? bb_quantity_value(1.0, "ratio", scope)
+                                 : bb_quantity_null("ratio", scope, md_root(run, row) == NULL
+                                                    ? "root was not measured"
+                                                    : "this row or root failed"));
     cJSON *steps = bb_quantity_value((double)v->step, "count", "run/rank");
     cJSON_AddFalseToObject(steps, "deterministic");
     bb_quantities_add(q, "redist.steps_checked", steps);
@@ -650,6 +671,9 @@ void bb_md_notes(bb_run_t *run, int64_t remap_every, double remap_fraction)
     bb_table_t *t = bb_run_table(run);
     bb_table_note(t, "md: one map pair shared by >COORDS (3 doubles), <FORCES (3 doubles) and "
                   "<ENERGY (1 double, root only); time per step; methods interleaved");
+    char marks[320];
+    bb_redist_ratio_marks(bb_run_settings(run)->confidence, marks, sizeof marks);
+    bb_table_note(t, "root_x: %s", marks);
     if (remap_every > 0)
         bb_table_note(t, "remap every %lld steps, a fraction %g of the engine's elements "
                       "changing owner: update = set_engine_map + update_maps (MDI_Set_Map, "

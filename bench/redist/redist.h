@@ -199,6 +199,7 @@ typedef struct bb_redist_point {
     int command;                   /* BB_REDIST_SEND ('>') or BB_REDIST_RECEIVE */
     int64_t messages_per_plan;     /* the plan is rebuilt after K; 0: never */
     bb_rank_stat_t rank_stat;      /* how a setup is taken across ranks */
+    double confidence;             /* the level of the ratios' intervals (-c) */
 } bb_redist_point_t;
 
 /* A method at one point: its setup samples, traffic and choice, and, while
@@ -212,6 +213,11 @@ typedef struct bb_redist_candidate {
     bb_redist_traffic_t traffic;
     char choice[256];              /* bb_redist_plan_choice_reason */
     double median, setup_median;   /* seconds: a message's, a plan's */
+    const double *samples;         /* [nsamples] its messages' elapsed samples, sample
+                                      k taken in round k of the point's interleaved
+                                      set (the runner's: alive until the point's
+                                      records are written) */
+    size_t nsamples;
     bb_redist_plan_t *plan;
     bb_redist_buffers_t b;
     int64_t k, on_plan;            /* messages made, on this plan */
@@ -220,6 +226,46 @@ typedef struct bb_redist_candidate {
                                       another method than the first plan's
                                       (traffic.chosen) */
 } bb_redist_candidate_t;
+
+/* A ratio a / b of two figures of one point, with its uncertainty: paired
+ * where both were sampled in the same rounds (the point's rows are measured
+ * interleaved, sample k of each in round k: equal sample counts), the
+ * median over rounds of a_k / b_k and its distribution-free interval of
+ * the median (bb_stats_paired); else the ratio of the medians with the
+ * conservative interval [a.low / b.high, a.high / b.low]. */
+typedef struct bb_redist_ratio {
+    double of_medians;   /* a's median / b's: the figure printed before pairing */
+    double shown;        /* the paired median, else of_medians */
+    double low, high;    /* the interval the claim rests on; NaN: none */
+    int paired;          /* shown is the paired median */
+    bb_paired_t pair;    /* when paired */
+    double level;
+    int resolved;        /* the interval excludes 1.0 */
+    int moved;           /* paired, and of_medians outside the paired interval */
+} bb_redist_ratio_t;
+
+/* Local.  The ratio of a (na samples, median a_median) over b; a or b NULL
+ * (no samples): the ratio of the medians, no interval. */
+void bb_redist_ratio(const double *a, size_t na, double a_median, const double *b, size_t nb,
+                     double b_median, double level, bb_redist_ratio_t *r);
+/* "1.23", with '?' when not resolved and '!' when the ratio of the medians
+ * lies outside the paired interval (the runner's ratio columns' marks). */
+void bb_redist_ratio_text(const bb_redist_ratio_t *r, char *buf, size_t len);
+/* The ratio as a record quantity ("ratio", scope): value the ratio of the
+ * medians (as before); paired, samples the per-round ratios a_k / b_k
+ * (their median is the paired median, the record adds their ci) and
+ * rounds; always interval [low, high] or null, interval_from, level,
+ * resolved and moved. */
+cJSON *bb_redist_ratio_quantity(const bb_redist_ratio_t *r, const double *a, const double *b,
+                                const char *scope);
+/* What the marks mean, for legends (the level and the rounds an interval
+ * needs: bb_redist_ratio_marks). */
+#define BB_REDIST_RATIO_MARKS "paired over the point's rounds (the median of the " \
+    "per-round ratios); '?': its interval holds 1.0 or there is none (too few rounds), " \
+    "'!': the ratio of the medians lies outside it"
+/* The same with the level and the fewest rounds that have an interval,
+ * into buf. */
+void bb_redist_ratio_marks(double level, char *buf, size_t len);
 
 /* Collective.  A plan of method for the point (fatal on failure). */
 bb_redist_plan_t *bb_redist_point_plan(const bb_redist_point_t *pt, bb_redist_method_t method,
@@ -246,10 +292,13 @@ int64_t bb_redist_break_even(const bb_redist_candidate_t *c, const bb_redist_can
                              const char **why);
 /* 1: the bound is above c's median (the bound is wrong, not a result). */
 int bb_redist_bound_failed(const bb_redist_candidate_t *c, const bb_redist_bound_t *bound);
-/* A line's ratio.root (root's median / median, null without root) and
+/* A line's ratio.root (root's median / median, null without root; beside
+ * it the paired figure from samples [nsamples] and root's, which are root
+ * itself for root: then exactly 1, bb_redist_ratio_quantity) and
  * efficiency (bound / median, null when nothing moves or the bound fails),
  * for a method and the reference alike. */
-void bb_redist_median_quantities(cJSON *q, double median, const bb_redist_candidate_t *root,
+void bb_redist_median_quantities(cJSON *q, double median, const double *samples,
+                                 size_t nsamples, const bb_redist_candidate_t *root,
                                  const bb_redist_bound_t *bound, const char *scope);
 /* Rank 0.  A method line's columns after its times, and its cells. */
 void bb_redist_candidate_columns(bb_table_t *table, const char *rank_stat_words);
@@ -278,7 +327,8 @@ void bb_redist_candidates_note(bb_table_t *table, const bb_redist_candidate_t *c
                                const char *to);
 
 /* Local.  " METHOD ROOT/METHOD" for each candidate but root ('-' where root
- * is missing or bit i of failed_mask is set) into buf (truncated). */
+ * is missing or bit i of failed_mask is set) into buf (truncated): the
+ * paired figure with its marks (bb_redist_ratio_text). */
 void bb_redist_candidates_ratios(const bb_redist_candidate_t *c, int n, int failed_mask,
                                  char *buf, size_t len);
 
@@ -301,6 +351,8 @@ typedef struct bb_redist_reference {
     int staged;                    /* either side a submatrix (alike on all ranks) */
     int64_t k;                     /* messages made */
     double median;                 /* seconds, after the measurement */
+    const double *samples;         /* [nsamples] as a candidate's */
+    size_t nsamples;
 } bb_redist_reference_t;
 
 /* Collective.  The reference for the point's layouts (from: the driver's,

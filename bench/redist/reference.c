@@ -153,9 +153,13 @@ void bb_redist_reference_message(bb_redist_reference_t *r, bb_tally_t *tally, do
 
 void bb_redist_reference_release(bb_redist_reference_t *r, const bb_measure_result_t *m)
 {
-    if (r->ctx != NULL && m->samples > 0)
-        r->median = bb_stats_median(bb_measure_part(m, BB_MESSAGE_ELAPSED),
-                                    (size_t)m->samples);
+    r->samples = NULL;
+    r->nsamples = 0;
+    if (r->ctx != NULL && m->samples > 0) {
+        r->samples = bb_measure_part(m, BB_MESSAGE_ELAPSED);
+        r->nsamples = (size_t)m->samples;
+        r->median = bb_stats_median(r->samples, r->nsamples);
+    }
     bb_scalapack_redist_destroy(r->ctx);
     r->ctx = NULL;
     if (r->sdense != r->send)
@@ -181,9 +185,14 @@ void bb_redist_reference_cells(bb_table_t *t, const bb_redist_reference_t *r,
         bb_table_number(t, r->setup_s / r->median, 1);
     else
         bb_table_missing(t);
-    if (root && r->median > 0 && !failed)
-        bb_table_number(t, root->median / r->median, 2);
-    else
+    if (root && r->median > 0 && !failed) {
+        bb_redist_ratio_t x;
+        char cell[48];
+        bb_redist_ratio(root->samples, root->nsamples, root->median, r->samples, r->nsamples,
+                        r->median, root->pt->confidence, &x);
+        bb_redist_ratio_text(&x, cell, sizeof cell);
+        bb_table_text(t, cell);
+    } else
         bb_table_missing(t);
     for (int c = 0; c < 7; c++)  /* break-even, runs and the library's bytes */
         bb_table_missing(t);
@@ -199,7 +208,7 @@ void bb_redist_reference_quantities(cJSON *q, const bb_redist_reference_t *r,
 {
     const char *scope = bb_measure_scope(&row->m);
     bb_quantities_add(q, "setup.total", bb_quantity_value(r->setup_s, "s", "plan/max-rank"));
-    bb_redist_median_quantities(q, r->median, root, bound, scope);
+    bb_redist_median_quantities(q, r->median, r->samples, r->nsamples, root, bound, scope);
     bb_quantities_add(q, "redist.wrong_messages",
                       bb_quantity_value((double)row->agreed.wrong, "count", "run/all-ranks"));
 }

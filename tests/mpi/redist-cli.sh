@@ -190,4 +190,48 @@ if bb_mpmd_supported; then
     bb_expect_true "--cases: said once, naming rank 0" \
         test "$(grep -c "rank 0 cannot read 'c.dat'" "$err")" -eq 1
 fi
+# --ratios at -n 2 with 6 samples: every ratio root/method is paired over the
+# point's rounds, printed with its marks ('?' not resolved, '!' the ratio of
+# the medians outside the paired interval) and recorded beside ratio.root's
+# value (the per-round ratios as samples, their ci, rounds, interval,
+# resolved, moved), the marks as the record says.
+bb_mpirun 2 "$X" --ratios -s 6 --elements 1e4 --methods root,direct,pack,sparse --no-bound \
+    -o "$BB_TMP/ratios.json" > "$out" 2> "$err"
+rc=$?
+bb_expect_rc 0 $rc "--ratios -s 6 at -n 2"
+[ $rc -eq 0 ] || cat "$err" >&2
+bb_expect_grep "^# ratios root msg_us / method msg_us (> 1: faster than root), paired over the point's rounds" \
+    "$out" "--ratios: the note says the ratios are paired"
+bb_expect_grep "^# ratios root msg_us / method msg_us .*'?': its 95% interval holds 1.0 .*'!': the ratio of the medians lies outside" \
+    "$out" "--ratios: the note says what the marks mean"
+n=$(grep -Ec "^#   P=2 (spatial|random:1)->std 24B N=10000 '>': direct [0-9]+\.[0-9][0-9]\??!? pack [0-9]+\.[0-9][0-9]\??!? sparse [0-9]+\.[0-9][0-9]\??!?$" "$out")
+bb_expect_true "--ratios: a line of paired figures per point ($n of 2)" [ "$n" -eq 2 ]
+bb_expect_true "--ratios: the printed figures and marks are the record's paired ratios" \
+    python3 - "$out" "$BB_TMP/ratios.json" <<'PY'
+import json, re, sys
+text = open(sys.argv[1]).read()
+doc = json.load(open(sys.argv[2]))
+printed = {}
+for m in re.finditer(r"^#   P=2 (\S+)->std 24B N=10000 '>':(.*)$", text, re.M):
+    for meth, fig in re.findall(r" (\S+) (\S+)", m.group(2)):
+        printed[(m.group(1), meth)] = fig
+seen = 0
+for p in doc["points"]:
+    par, q = p["parameters"], p["quantities"]["ratio.root"]
+    if par["method"] == "root":
+        assert q["value"] == 1, q
+        continue
+    assert q["rounds"] == 6 and len(q["samples"]) == 6, q
+    assert q["interval_from"] == "paired" and q["level"] == 0.95, q
+    assert q["ci"] and q["interval"] == [q["ci"]["low"], q["ci"]["high"]], q
+    assert isinstance(q["resolved"], bool) and isinstance(q["moved"], bool), q
+    lo, hi = q["interval"]
+    assert q["resolved"] == (lo > 1 or hi < 1), q
+    assert q["moved"] == (q["value"] < lo or q["value"] > hi), q
+    want = "%.2f%s%s" % (q["median"], "" if q["resolved"] else "?", "!" if q["moved"] else "")
+    got = printed[(par["from"], par["method"])]
+    assert got == want, (par, got, want)
+    seen += 1
+assert seen == 6, seen
+PY
 bb_finish

@@ -85,6 +85,60 @@ int64_t bb_measure_canary_switches(const bb_measure_result_t *result,
     return marked;
 }
 
+static int cmp_level(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int bb_measure_canary_modes(const bb_measure_result_t *result, const unsigned char *drop,
+                            int *mode_out, double *level_out)
+{
+    int64_t n = result->samples, known = 0;
+    double *level = malloc((size_t)(n > 0 ? n : 1) * sizeof *level);
+    double *sorted = malloc((size_t)(n > 0 ? n : 1) * sizeof *sorted);
+    if (level == NULL || sorted == NULL) {
+        free(level);
+        free(sorted);
+        return -1;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        double a = result->canary != NULL ? result->canary[k] : (double)NAN;
+        double b = result->canary != NULL ? result->canary[k + 1] : (double)NAN;
+        level[k] = drop[k] || !(a > 0.0 && b > 0.0) ? (double)NAN : 0.5 * (a + b);
+        if (!isnan(level[k]))
+            sorted[known++] = level[k];
+    }
+    qsort(sorted, (size_t)known, sizeof *sorted, cmp_level);
+    /* The upper bound of each mode's levels, fastest first. */
+    double top[BB_CANARY_MODES_MAX];
+    int modes = 0;
+    for (int64_t i = 0; i < known; i++) {
+        if (i == 0 || (sorted[i] > BB_CANARY_SWITCH * sorted[i - 1]
+                       && modes < BB_CANARY_MODES_MAX))
+            modes++;
+        top[modes - 1] = sorted[i];
+    }
+    for (int m = 0; level_out != NULL && m < modes; m++) {
+        int64_t from = 0, to = 0;
+        while (from < known && m > 0 && sorted[from] <= top[m - 1])
+            from++;
+        to = from;
+        while (to < known && sorted[to] <= top[m])
+            to++;
+        level_out[m] = bb_stats_median(sorted + from, (size_t)(to - from));
+    }
+    for (int64_t k = 0; k < n; k++) {
+        int m = drop[k] ? -1 : 0;
+        while (m >= 0 && !isnan(level[k]) && m < modes - 1 && level[k] > top[m])
+            m++;
+        mode_out[k] = m;
+    }
+    free(level);
+    free(sorted);
+    return modes > 0 ? modes : 1;
+}
+
 void bb_measure_result_clear(bb_measure_result_t *result)
 {
     if (result == NULL)

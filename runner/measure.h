@@ -290,6 +290,18 @@ const double *bb_measure_count(const bb_measure_result_t *result, int c);
 int64_t bb_measure_canary_switches(const bb_measure_result_t *result,
                                    unsigned char *drop_out);
 
+/* Local (rank 0's canaries).  The canary mode of each round: the rounds
+ * not marked in drop whose canaries' mean level is known are sorted by it
+ * and cut where a level exceeds the one before by BB_CANARY_SWITCH; mode 0
+ * is the fastest.  mode_out[k] (samples of them) gets round k's mode, -1
+ * for a marked round; level_out[m] (may be NULL; BB_CANARY_MODES_MAX of
+ * them) the median level of mode m.  Returns the number of modes: 1 when
+ * there are no canaries (every unmarked round mode 0), at most
+ * BB_CANARY_MODES_MAX (slower levels join the last).  -1 out of memory. */
+enum { BB_CANARY_MODES_MAX = 4 };
+int bb_measure_canary_modes(const bb_measure_result_t *result, const unsigned char *drop,
+                            int *mode_out, double *level_out);
+
 /* Local.  Frees what a result holds and zeroes it; NULL or a zeroed result
  * is fine. */
 void bb_measure_result_clear(bb_measure_result_t *result);

@@ -149,6 +149,10 @@ typedef struct ratio_fig {
     bb_paired_t pair;     /* when paired: without the rounds the canary marked */
     bb_paired_t all;      /* when paired: every round */
     int64_t dropped;      /* rounds the canary marked (a switch inside) */
+    int modes;            /* canary modes of the set's unmarked rounds */
+    int mode;             /* the mode the figure is from: the most rounds */
+    double mode_level[BB_CANARY_MODES_MAX];
+    bb_paired_t by_mode[BB_CANARY_MODES_MAX];
     double shown;         /* the paired median, else of_medians */
     int resolved;         /* the interval excludes 1.0 */
     int moved;            /* of_medians outside the paired interval */
@@ -163,17 +167,41 @@ static void ratio_figure(const bb_run_t *run, const bb_row_t *a, const bb_row_t 
     const double *sa = bb_measure_part(&a->m, 0), *sb = bb_measure_part(&b->m, 0);
     f->of_medians = bb_row_median(a, 0) / bb_row_median(b, 0);
     f->low = f->high = (double)NAN;
-    unsigned char stack[256], *drop = a->m.samples <= 256 ? stack : malloc((size_t)a->m.samples);
-    f->paired = rows_paired(run, a, b) && drop != NULL;
+    size_t n = (size_t)a->m.samples;
+    unsigned char *drop = malloc(n + 1), *only = malloc(n + 1);
+    int *mode = malloc((n + 1) * sizeof *mode);
+    f->paired = rows_paired(run, a, b) && drop != NULL && only != NULL && mode != NULL;
     if (f->paired) {
         f->dropped = bb_measure_canary_switches(&a->m, drop);
-        f->paired = bb_stats_paired(sa, sb, drop, (size_t)a->m.samples, level, &f->pair) == BB_OK
-                    && bb_stats_paired(sa, sb, NULL, (size_t)a->m.samples, level,
-                                       &f->all) == BB_OK
-                    && f->pair.rounds > 0;
+        f->modes = bb_measure_canary_modes(&a->m, drop, mode, f->mode_level);
+        f->paired = f->modes > 0
+                    && bb_stats_paired(sa, sb, NULL, n, level, &f->all) == BB_OK;
     }
-    if (drop != stack)
-        free(drop);
+    /* The ratio of two rows can itself depend on the machine's mode (a copy
+     * costs a larger share of a call when the path is fast): with rounds in
+     * several modes, each mode gets its paired figure, and the table shows
+     * the one with the most rounds. */
+    int64_t most = -1;
+    for (int m = 0; f->paired && m < f->modes; m++) {
+        int64_t count = 0;
+        for (size_t k = 0; k < n; k++) {
+            only[k] = (unsigned char)(mode[k] != m);
+            count += mode[k] == m;
+        }
+        if (bb_stats_paired(sa, sb, only, n, level, &f->by_mode[m]) != BB_OK)
+            f->paired = 0;
+        if (count > most) {
+            most = count;
+            f->mode = m;
+        }
+    }
+    if (f->paired) {
+        f->pair = f->by_mode[f->mode];
+        f->paired = f->pair.rounds > 0;
+    }
+    free(drop);
+    free(only);
+    free(mode);
     if (f->paired) {
         f->shown = f->pair.median;
         f->low = f->pair.ci.low;
@@ -192,12 +220,13 @@ static void ratio_figure(const bb_run_t *run, const bb_row_t *a, const bb_row_t 
 }
 
 /* The table's cell of a ratio: the figure, '?' when not resolved, '!' when
- * the ratio of the medians left the paired interval. */
+ * the ratio of the medians left the paired interval, '~' when the rounds
+ * fell in several canary modes (the figure is the mode with the most). */
 static void ratio_cell(bb_table_t *t, const ratio_fig_t *f)
 {
     char cell[48];
-    snprintf(cell, sizeof cell, "%.2f%s%s", f->shown, f->resolved ? "" : "?",
-             f->moved ? "!" : "");
+    snprintf(cell, sizeof cell, "%.2f%s%s%s", f->shown, f->resolved ? "" : "?",
+             f->moved ? "!" : "", f->paired && f->modes > 1 ? "~" : "");
     bb_table_text(t, cell);
 }
 
@@ -219,8 +248,24 @@ static cJSON *ratio_json(const bb_run_t *run, const bb_row_t *a, const bb_row_t 
         cJSON_AddStringToObject(p, "meaning", "median over rounds k of of.samples[k] / "
                                 "to.samples[k] (both rows' sample k taken in round k), "
                                 "without the rounds whose canaries differ by more than the "
-                                "switch factor (pairing.canary)");
-        if (f->dropped > 0) {
+                                "switch factor (pairing.canary); with rounds in several "
+                                "canary modes, over the mode with the most rounds (by_mode "
+                                "has each)");
+        if (f->modes > 1) {
+            cJSON *bm = cJSON_CreateArray();
+            for (int m = 0; m < f->modes; m++) {
+                cJSON *e = cJSON_CreateObject();
+                cJSON_AddNumberToObject(e, "canary_s", f->mode_level[m]);
+                cJSON_AddNumberToObject(e, "median", f->by_mode[m].median);
+                cJSON_AddNumberToObject(e, "rounds", (double)f->by_mode[m].rounds);
+                cJSON_AddItemToObject(e, "ci", bb_interval_json(&f->by_mode[m].ci));
+                cJSON_AddBoolToObject(e, "resolved", f->by_mode[m].resolved);
+                cJSON_AddBoolToObject(e, "shown", m == f->mode);
+                cJSON_AddItemToArray(bm, e);
+            }
+            cJSON_AddItemToObject(p, "by_mode", bm);
+        }
+        if (f->dropped > 0 || f->modes > 1) {
             cJSON *all = cJSON_CreateObject();
             cJSON_AddNumberToObject(all, "median", f->all.median);
             cJSON_AddNumberToObject(all, "rounds", (double)f->all.rounds);
@@ -368,7 +413,7 @@ void bb_variants_columns(bb_run_t *run, void *state)
 {
     const bb_bench_desc_t *d = run->desc;
     bb_table_t *t = run->table;
-    char name[128], legend[512];
+    char name[128], legend[640];
     if (run->nrows == 0)
         return;  /* the benchmark's own point (desc->point) this run */
     times_note(run);
@@ -405,8 +450,10 @@ void bb_variants_columns(bb_run_t *run, void *state)
                      "per-round ratio (rows paired by round), else the ratio of the "
                      "medians; ? not resolved (its interval at level %g holds 1.0, or "
                      "too few samples for one); ! the ratio of the medians lies outside "
-                     "the paired interval (the machine moved during the run); - on a "
-                     "refused row", row->label, run->rows[ref].label,
+                     "the paired interval (the machine moved during the run); ~ the rounds "
+                     "fell in several canary modes, the figure is the mode with the most "
+                     "(the record has each); - on a refused row", row->label,
+                     run->rows[ref].label,
                      run->settings.confidence);
             bb_table_column(t, name, NULL, legend, 6);
         }

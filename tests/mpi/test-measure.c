@@ -261,6 +261,31 @@ static void until_case(const char *what, bb_measure_call_fn call, int slow_last,
     CHECK(bb_measure_run(MPI_COMM_WORLD, &s, &v[1], &r[0]) == BB_ERR_ARG);
 }
 
+/* The canary's marks and modes, on canaries as a run could take them: a
+ * switch to the slow mode inside round 2 and back inside round 5. */
+static void canary_case(void)
+{
+    double canary[9] = { 0.18e-6, 0.18e-6, 0.18e-6, 0.67e-6, 0.68e-6, 0.66e-6, 0.18e-6,
+                         0.18e-6, 0.17e-6 };
+    bb_measure_result_t r = { .samples = 8, .canary = canary };
+    unsigned char drop[8];
+    int mode[8];
+    double level[BB_CANARY_MODES_MAX];
+    CHECK(bb_measure_canary_switches(&r, drop) == 2);
+    CHECK(drop[2] && drop[5] && !drop[0] && !drop[3] && !drop[7]);
+    CHECK(bb_measure_canary_modes(&r, drop, mode, level) == 2);
+    CHECK_MSG(mode[0] == 0 && mode[1] == 0 && mode[2] == -1 && mode[3] == 1 && mode[4] == 1
+              && mode[5] == -1 && mode[6] == 0 && mode[7] == 0,
+              "modes %d %d %d %d %d %d %d %d", mode[0], mode[1], mode[2], mode[3], mode[4],
+              mode[5], mode[6], mode[7]);
+    CHECK(level[0] > 0.17e-6 && level[0] < 0.19e-6 && level[1] > 0.66e-6 && level[1] < 0.68e-6);
+    /* No canaries: nothing marked, one mode. */
+    for (int k = 0; k < 9; k++)
+        canary[k] = (double)NAN;
+    CHECK(bb_measure_canary_switches(&r, drop) == 0);
+    CHECK(bb_measure_canary_modes(&r, drop, mode, NULL) == 1 && mode[0] == 0 && mode[7] == 0);
+}
+
 int main(int argc, char **argv)
 {
     int size, rank;
@@ -269,6 +294,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     check_rank = rank;
 
+    canary_case();
     until_case("--until-ci 0.05, steady calls", fake_call, 0, 6, 1);
     until_case("--until-ci 0.05, the last rank 2 ms slower", fake_call, 1, 6, 1);
     until_case("--until-ci 0.05, 1 and 100 us in turn", wild_call, 0, 12, 0);

@@ -81,12 +81,8 @@ static cJSON *bb_timing_side(const cJSON *q, const bb_interval_t *ci)
 static void bb_overlap_reason(const bb_interval_t *b, const bb_interval_t *c, double median,
                               char *buf, size_t len)
 {
-    double a = fabs(median), scale;
-    const char *unit;
-    if (a < 1e-6) { scale = 1e9; unit = "ns"; }
-    else if (a < 1e-3) { scale = 1e6; unit = "us"; }
-    else if (a < 1.0) { scale = 1e3; unit = "ms"; }
-    else { scale = 1.0; unit = "s"; }
+    double scale;
+    const char *unit = bb_time_unit(median, &scale);
     if (b->level == c->level)
         snprintf(buf, len, "intervals of the median overlap (base [%.3g, %.3g] %s, "
                  "candidate [%.3g, %.3g] %s at %.3g%%)", b->low * scale, b->high * scale,

@@ -18,12 +18,8 @@ static void bb_format_timing(const cJSON *side, char *buf, size_t len)
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(side, "range");
     double lo = cJSON_GetArrayItem(r, 0)->valuedouble;
     double hi = cJSON_GetArrayItem(r, 1)->valuedouble;
-    double a = fabs(m), scale;
-    const char *unit;
-    if (a < 1e-6) { scale = 1e9; unit = "ns"; }
-    else if (a < 1e-3) { scale = 1e6; unit = "us"; }
-    else if (a < 1.0) { scale = 1e3; unit = "ms"; }
-    else { scale = 1.0; unit = "s"; }
+    double scale;
+    const char *unit = bb_time_unit(m, &scale);
     snprintf(buf, len, "%.3g [%.3g, %.3g] %s", m * scale, lo * scale,
              hi * scale, unit);
 }

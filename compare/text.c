@@ -236,3 +236,13 @@ const char *bb_get_str(const cJSON *o, const char *name)
     const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, name));
     return v ? v : "";
 }
+
+const char *bb_time_unit(double seconds, double *scale_out)
+{
+    double a = fabs(seconds);
+    if (a < 1e-6) { *scale_out = 1e9; return "ns"; }
+    if (a < 1e-3) { *scale_out = 1e6; return "us"; }
+    if (a < 1.0) { *scale_out = 1e3; return "ms"; }
+    *scale_out = 1.0;
+    return "s";
+}

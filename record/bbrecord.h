@@ -90,6 +90,36 @@ typedef struct bb_paired {
 bb_status_t bb_stats_paired(const double *a, const double *b, const unsigned char *drop,
                             size_t n, double level, bb_paired_t *paired_out);
 
+/* A ratio a / b of two figures of one point, as every bbench table prints
+ * it and every record keeps it: paired where both were sampled in the same
+ * rounds (equal sample counts: the median over rounds of a_k / b_k and its
+ * interval of the median, without the rounds drop marks), else the ratio of
+ * the medians with the conservative interval [a.low / b.high, a.high /
+ * b.low] (bb_stats_ratio_interval). */
+typedef struct bb_ratio_figure {
+    double of_medians;   /* a's median / b's */
+    double shown;        /* the paired median, else of_medians */
+    double low, high;    /* the interval the claim rests on; NaN: none */
+    int paired;          /* shown is the paired median */
+    bb_paired_t pair;    /* when paired */
+    double level;
+    int resolved;        /* the interval excludes 1.0 */
+    int moved;           /* paired, and of_medians outside the paired interval */
+} bb_ratio_figure_t;
+
+/* Local.  a or b NULL (no samples): the ratio of the medians, no interval;
+ * unpaired says the samples were not taken in the same rounds; drop (may
+ * be NULL) marks rounds to leave out of a paired figure. */
+void bb_ratio_figure(const double *a, size_t na, double a_median, const double *b, size_t nb,
+                     double b_median, int unpaired, const unsigned char *drop, double level,
+                     bb_ratio_figure_t *ratio_out);
+/* "1.23", with '?' when not resolved and '!' when the ratio of the medians
+ * lies outside the paired interval. */
+void bb_ratio_figure_text(const bb_ratio_figure_t *ratio, char *buf, size_t len);
+/* The claim's interval as JSON: [low, high], or null without one.  Caller
+ * owns. */
+cJSON *bb_ratio_figure_interval_json(const bb_ratio_figure_t *ratio);
+
 /* Time quantisation: what an oversubscribed machine's scheduler makes of
  * samples (every figure a multiple of its slice). */
 typedef struct bb_quantum {

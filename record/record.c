@@ -413,6 +413,19 @@ cJSON *bb_interval_json(const bb_interval_t *ci)
     return o;
 }
 
+cJSON *bb_ratio_figure_interval_json(const bb_ratio_figure_t *ratio)
+{
+    if (ratio == NULL || isnan(ratio->low) || isnan(ratio->high))
+        return cJSON_CreateNull();
+    cJSON *iv = cJSON_CreateArray();
+    if (iv != NULL && (!bb_push(iv, cJSON_CreateNumber(ratio->low))
+                       || !bb_push(iv, cJSON_CreateNumber(ratio->high)))) {
+        cJSON_Delete(iv);
+        return NULL;
+    }
+    return iv;
+}
+
 void bb_interval_reason(size_t n, double level, char *buf, size_t len)
 {
     size_t need = 1;

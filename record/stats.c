@@ -14,6 +14,17 @@ static int bb_stats_cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A sorted copy of n samples (caller frees), NULL out of memory. */
+static double *sorted_copy(const double *samples, size_t n)
+{
+    double *sorted = malloc(n * sizeof *sorted);
+    if (sorted != NULL) {
+        memcpy(sorted, samples, n * sizeof *sorted);
+        qsort(sorted, n, sizeof *sorted, bb_stats_cmp_double);
+    }
+    return sorted;
+}
+
 bb_status_t bb_stats_summarize(const double *samples, size_t n,
                                bb_summary_t *summary_out)
 {
@@ -25,11 +36,9 @@ bb_status_t bb_stats_summarize(const double *samples, size_t n,
 
     /* Sort a copy: the caller's samples keep their order (they are the raw
      * series the record stores). */
-    double *sorted = malloc(n * sizeof *sorted);
+    double *sorted = sorted_copy(samples, n);
     if (sorted == NULL)
         return BB_ERR_NOMEM;
-    memcpy(sorted, samples, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, bb_stats_cmp_double);
 
     summary_out->n = n;
     summary_out->min = sorted[0];
@@ -112,11 +121,9 @@ bb_status_t bb_stats_ci(const double *samples, size_t n, double level,
     ci_out->j = bb_stats_ci_order(n, level, &ci_out->coverage);
     if (ci_out->j == 0)
         return BB_OK;
-    double *sorted = malloc(n * sizeof *sorted);
+    double *sorted = sorted_copy(samples, n);
     if (sorted == NULL)
         return BB_ERR_NOMEM;
-    memcpy(sorted, samples, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, bb_stats_cmp_double);
     ci_out->low = sorted[ci_out->j - 1];
     ci_out->high = sorted[n - ci_out->j];
     free(sorted);
@@ -235,4 +242,38 @@ bb_status_t bb_stats_quantum(const double *samples, size_t n, double min_step,
     }
     free(v);
     return BB_OK;
+}
+
+void bb_ratio_figure(const double *a, size_t na, double a_median, const double *b, size_t nb,
+                     double b_median, int unpaired, const unsigned char *drop, double level,
+                     bb_ratio_figure_t *ratio_out)
+{
+    bb_ratio_figure_t *r = ratio_out;
+    memset(r, 0, sizeof *r);
+    r->level = level;
+    r->of_medians = b_median > 0.0 ? a_median / b_median : (double)NAN;
+    r->low = r->high = (double)NAN;
+    r->paired = !unpaired && a != NULL && b != NULL && na == nb && na > 0
+                && bb_stats_paired(a, b, drop, na, level, &r->pair) == BB_OK
+                && r->pair.rounds > 0;
+    if (r->paired) {
+        r->shown = r->pair.median;
+        r->low = r->pair.ci.low;
+        r->high = r->pair.ci.high;
+    } else {
+        bb_interval_t ia, ib;
+        r->shown = r->of_medians;
+        if (a != NULL && b != NULL && na > 0 && nb > 0
+            && bb_stats_ci(a, na, level, &ia) == BB_OK && bb_stats_ci(b, nb, level, &ib) == BB_OK)
+            bb_stats_ratio_interval(&ia, &ib, &r->low, &r->high);
+    }
+    int known = !isnan(r->low) && !isnan(r->high);
+    r->resolved = known && (r->low > 1.0 || r->high < 1.0);
+    r->moved = r->paired && known && (r->of_medians < r->low || r->of_medians > r->high);
+}
+
+void bb_ratio_figure_text(const bb_ratio_figure_t *ratio, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.2f%s%s", ratio->shown, ratio->resolved ? "" : "?",
+             ratio->moved ? "!" : "");
 }

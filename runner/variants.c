@@ -139,23 +139,17 @@ static int rows_paired(const bb_run_t *run, const bb_row_t *a, const bb_row_t *b
            && a->m.samples == b->m.samples && a->m.samples > 0;
 }
 
-/* One ratio of two rows' wholes, as the table shows it and the record keeps
- * it: paired by round where the rows were, with its interval; else the
- * ratio of the medians with the conservative interval of the two. */
+/* One ratio of two rows' wholes (bb_ratio_figure), with what the runner
+ * adds: the canary's marked rounds left out, and with rounds in several
+ * canary modes a figure per mode, the table's the mode with the most. */
 typedef struct ratio_fig {
-    double of_medians;
-    double low, high;     /* the interval the claim rests on; NaN: none */
-    int paired;           /* the figure is the paired ratio */
-    bb_paired_t pair;     /* when paired: without the rounds the canary marked */
+    bb_ratio_figure_t r;  /* the figure shown */
     bb_paired_t all;      /* when paired: every round */
     int64_t dropped;      /* rounds the canary marked (a switch inside) */
     int modes;            /* canary modes of the set's unmarked rounds */
     int mode;             /* the mode the figure is from: the most rounds */
     double mode_level[BB_CANARY_MODES_MAX];
     bb_paired_t by_mode[BB_CANARY_MODES_MAX];
-    double shown;         /* the paired median, else of_medians */
-    int resolved;         /* the interval excludes 1.0 */
-    int moved;            /* of_medians outside the paired interval */
     int implausible;      /* a containing row's interval wholly below 1 */
 } ratio_fig_t;
 
@@ -165,68 +159,49 @@ static void ratio_figure(const bb_run_t *run, const bb_row_t *a, const bb_row_t 
     double level = run->settings.confidence;
     memset(f, 0, sizeof *f);
     const double *sa = bb_measure_part(&a->m, 0), *sb = bb_measure_part(&b->m, 0);
-    f->of_medians = bb_row_median(a, 0) / bb_row_median(b, 0);
-    f->low = f->high = (double)NAN;
     size_t n = (size_t)a->m.samples;
     unsigned char *drop = malloc(n + 1), *only = malloc(n + 1);
     int *mode = malloc((n + 1) * sizeof *mode);
-    f->paired = rows_paired(run, a, b) && drop != NULL && only != NULL && mode != NULL;
-    if (f->paired) {
+    int paired = rows_paired(run, a, b) && drop != NULL && only != NULL && mode != NULL;
+    if (paired) {
         f->dropped = bb_measure_canary_switches(&a->m, drop);
         f->modes = bb_measure_canary_modes(&a->m, drop, mode, f->mode_level);
-        f->paired = f->modes > 0
-                    && bb_stats_paired(sa, sb, NULL, n, level, &f->all) == BB_OK;
+        paired = f->modes > 0 && bb_stats_paired(sa, sb, NULL, n, level, &f->all) == BB_OK;
     }
     /* The ratio of two rows can itself depend on the machine's mode (a copy
-     * costs a larger share of a call when the path is fast): with rounds in
-     * several modes, each mode gets its paired figure, and the table shows
-     * the one with the most rounds. */
+     * costs a larger share of a call when the path is fast): each mode gets
+     * its paired figure. */
     int64_t most = -1;
-    for (int m = 0; f->paired && m < f->modes; m++) {
+    for (int m = 0; paired && m < f->modes; m++) {
         int64_t count = 0;
         for (size_t k = 0; k < n; k++) {
             only[k] = (unsigned char)(mode[k] != m);
             count += mode[k] == m;
         }
-        if (bb_stats_paired(sa, sb, only, n, level, &f->by_mode[m]) != BB_OK)
-            f->paired = 0;
+        paired = bb_stats_paired(sa, sb, only, n, level, &f->by_mode[m]) == BB_OK;
         if (count > most) {
             most = count;
             f->mode = m;
         }
     }
-    if (f->paired) {
-        f->pair = f->by_mode[f->mode];
-        f->paired = f->pair.rounds > 0;
-    }
+    for (size_t k = 0; paired && k < n; k++)
+        only[k] = (unsigned char)(mode[k] != f->mode);
+    bb_ratio_figure(sa, n, bb_row_median(a, 0), sb, (size_t)b->m.samples, bb_row_median(b, 0),
+                    !paired, paired ? only : NULL, level, &f->r);
+    f->implausible = contains && !isnan(f->r.high) && f->r.high < 1.0;
     free(drop);
     free(only);
     free(mode);
-    if (f->paired) {
-        f->shown = f->pair.median;
-        f->low = f->pair.ci.low;
-        f->high = f->pair.ci.high;
-    } else {
-        bb_interval_t ia, ib;
-        f->shown = f->of_medians;
-        if (bb_stats_ci(sa, (size_t)a->m.samples, level, &ia) == BB_OK
-            && bb_stats_ci(sb, (size_t)b->m.samples, level, &ib) == BB_OK)
-            bb_stats_ratio_interval(&ia, &ib, &f->low, &f->high);
-    }
-    int known = !isnan(f->low) && !isnan(f->high);
-    f->resolved = known && (f->low > 1.0 || f->high < 1.0);
-    f->moved = f->paired && known && (f->of_medians < f->low || f->of_medians > f->high);
-    f->implausible = contains && known && f->high < 1.0;
 }
 
-/* The table's cell of a ratio: the figure, '?' when not resolved, '!' when
- * the ratio of the medians left the paired interval, '~' when the rounds
+/* The table's cell of a ratio: bb_ratio_text's, and '~' when the rounds
  * fell in several canary modes (the figure is the mode with the most). */
 static void ratio_cell(bb_table_t *t, const ratio_fig_t *f)
 {
     char cell[48];
-    snprintf(cell, sizeof cell, "%.2f%s%s%s", f->shown, f->resolved ? "" : "?",
-             f->moved ? "!" : "", f->paired && f->modes > 1 ? "~" : "");
+    bb_ratio_figure_text(&f->r, cell, sizeof cell - 1);
+    if (f->r.paired && f->modes > 1)
+        strcat(cell, "~");
     bb_table_text(t, cell);
 }
 
@@ -236,14 +211,14 @@ static cJSON *ratio_json(const bb_run_t *run, const bb_row_t *a, const bb_row_t 
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "of", a->label);
     cJSON_AddStringToObject(o, "to", b->label);
-    cJSON_AddNumberToObject(o, "of_medians", f->of_medians);
+    cJSON_AddNumberToObject(o, "of_medians", f->r.of_medians);
     cJSON *p = cJSON_CreateNull();
-    if (f->paired) {
+    if (f->r.paired) {
         cJSON_Delete(p);
         p = cJSON_CreateObject();
-        cJSON_AddNumberToObject(p, "median", f->pair.median);
-        cJSON_AddNumberToObject(p, "rounds", (double)f->pair.rounds);
-        cJSON_AddItemToObject(p, "ci", bb_interval_json(&f->pair.ci));
+        cJSON_AddNumberToObject(p, "median", f->r.pair.median);
+        cJSON_AddNumberToObject(p, "rounds", (double)f->r.pair.rounds);
+        cJSON_AddItemToObject(p, "ci", bb_interval_json(&f->r.pair.ci));
         cJSON_AddNumberToObject(p, "rounds_dropped", (double)f->dropped);
         cJSON_AddStringToObject(p, "meaning", "median over rounds k of of.samples[k] / "
                                 "to.samples[k] (both rows' sample k taken in round k), "
@@ -274,23 +249,16 @@ static cJSON *ratio_json(const bb_run_t *run, const bb_row_t *a, const bb_row_t 
         }
     }
     cJSON_AddItemToObject(o, "paired", p);
-    if (!f->paired)
+    if (!f->r.paired)
         cJSON_AddStringToObject(o, "paired_reason", run->desc->alone
                                 ? "a row measured alone, not in rounds with the other"
                                 : "the rows' sample counts differ");
-    cJSON *iv = cJSON_CreateNull();
-    if (!isnan(f->low) && !isnan(f->high)) {
-        cJSON_Delete(iv);
-        iv = cJSON_CreateArray();
-        cJSON_AddItemToArray(iv, cJSON_CreateNumber(f->low));
-        cJSON_AddItemToArray(iv, cJSON_CreateNumber(f->high));
-    }
-    cJSON_AddItemToObject(o, "interval", iv);
-    cJSON_AddStringToObject(o, "interval_from", f->paired ? "paired"
+    cJSON_AddItemToObject(o, "interval", bb_ratio_figure_interval_json(&f->r));
+    cJSON_AddStringToObject(o, "interval_from", f->r.paired ? "paired"
                             : "conservative: of.ci.low / to.ci.high, of.ci.high / to.ci.low");
-    cJSON_AddNumberToObject(o, "level", run->settings.confidence);
-    cJSON_AddBoolToObject(o, "resolved", f->resolved);
-    cJSON_AddBoolToObject(o, "moved", f->moved);
+    cJSON_AddNumberToObject(o, "level", f->r.level);
+    cJSON_AddBoolToObject(o, "resolved", f->r.resolved);
+    cJSON_AddBoolToObject(o, "moved", f->r.moved);
     cJSON_AddBoolToObject(o, "implausible", f->implausible);
     return o;
 }

@@ -360,11 +360,11 @@ static void redist_point_lines(bb_run_t *run, void *state)
                               from_text(st), to_text(st));
     if (row_of(run, V_SCALAPACK) != NULL && st->ref.median > 0 && best >= 0) {
         const bb_redist_candidate_t *b = &st->cands[best];
-        bb_redist_ratio_t x;
+        bb_ratio_figure_t x;
         char fig[48];
-        bb_redist_ratio(st->ref.samples, st->ref.nsamples, st->ref.median, b->samples,
-                        b->nsamples, b->median, st->pt.confidence, &x);
-        bb_redist_ratio_text(&x, fig, sizeof fig);
+        bb_ratio_figure(st->ref.samples, st->ref.nsamples, st->ref.median, b->samples,
+                        b->nsamples, b->median, 0, NULL, st->pt.confidence, &x);
+        bb_ratio_figure_text(&x, fig, sizeof fig);
         bb_table_note(bb_run_table(run), "  scalapack (Cpdgemr2d): %.1f us, %s x the "
                       "fastest method's; setup %.1f us", st->ref.median * 1e6, fig,
                       st->ref.setup_s * 1e6);

@@ -232,38 +232,7 @@ int64_t bb_redist_break_even(const bb_redist_candidate_t *c, const bb_redist_can
 
 /* ---- a ratio of two figures of one point ----------------------------------------- */
 
-void bb_redist_ratio(const double *a, size_t na, double a_median, const double *b, size_t nb,
-                     double b_median, double level, bb_redist_ratio_t *r)
-{
-    memset(r, 0, sizeof *r);
-    r->level = level;
-    r->of_medians = b_median > 0 ? a_median / b_median : (double)NAN;
-    r->low = r->high = (double)NAN;
-    r->paired = a != NULL && b != NULL && na == nb && na > 0
-                && bb_stats_paired(a, b, NULL, na, level, &r->pair) == BB_OK
-                && r->pair.rounds > 0;
-    if (r->paired) {
-        r->shown = r->pair.median;
-        r->low = r->pair.ci.low;
-        r->high = r->pair.ci.high;
-    } else {
-        bb_interval_t ia, ib;
-        r->shown = r->of_medians;
-        if (a != NULL && b != NULL && na > 0 && nb > 0
-            && bb_stats_ci(a, na, level, &ia) == BB_OK && bb_stats_ci(b, nb, level, &ib) == BB_OK)
-            bb_stats_ratio_interval(&ia, &ib, &r->low, &r->high);
-    }
-    int known = !isnan(r->low) && !isnan(r->high);
-    r->resolved = known && (r->low > 1.0 || r->high < 1.0);
-    r->moved = r->paired && known && (r->of_medians < r->low || r->of_medians > r->high);
-}
-
-void bb_redist_ratio_text(const bb_redist_ratio_t *r, char *buf, size_t len)
-{
-    snprintf(buf, len, "%.2f%s%s", r->shown, r->resolved ? "" : "?", r->moved ? "!" : "");
-}
-
-cJSON *bb_redist_ratio_quantity(const bb_redist_ratio_t *r, const double *a, const double *b,
+cJSON *bb_redist_ratio_quantity(const bb_ratio_figure_t *r, const double *a, const double *b,
                                 const char *scope)
 {
     cJSON *q = NULL;
@@ -292,14 +261,7 @@ cJSON *bb_redist_ratio_quantity(const bb_redist_ratio_t *r, const double *a, con
             return NULL;
         cJSON_AddNullToObject(q, "rounds");
     }
-    cJSON *iv = cJSON_CreateNull();
-    if (!isnan(r->low) && !isnan(r->high)) {
-        cJSON_Delete(iv);
-        iv = cJSON_CreateArray();
-        cJSON_AddItemToArray(iv, cJSON_CreateNumber(r->low));
-        cJSON_AddItemToArray(iv, cJSON_CreateNumber(r->high));
-    }
-    cJSON_AddItemToObject(q, "interval", iv);
+    cJSON_AddItemToObject(q, "interval", bb_ratio_figure_interval_json(r));
     cJSON_AddStringToObject(q, "interval_from", r->paired ? "paired"
                             : "conservative: of the two figures' intervals of the median "
                               "(their samples not taken in the same rounds)");
@@ -322,9 +284,9 @@ void bb_redist_ratio_marks(double level, char *buf, size_t len)
 
 /* c's message over d's, or root's over c's. */
 static void bb_cand_ratio(const bb_redist_candidate_t *a, const bb_redist_candidate_t *b,
-                          bb_redist_ratio_t *r)
+                          bb_ratio_figure_t *r)
 {
-    bb_redist_ratio(a->samples, a->nsamples, a->median, b->samples, b->nsamples, b->median,
+    bb_ratio_figure(a->samples, a->nsamples, a->median, b->samples, b->nsamples, b->median, 0, NULL,
                     a->pt->confidence, r);
 }
 
@@ -394,10 +356,10 @@ void bb_redist_candidate_cells(bb_table_t *t, const bb_redist_candidate_t *c,
     if (root == c && c->median > 0 && !failed) {
         bb_table_number(t, 1.0, 2);  /* root itself: exactly 1 */
     } else if (root && c->median > 0 && !failed) {
-        bb_redist_ratio_t x;
+        bb_ratio_figure_t x;
         char cell[48];
         bb_cand_ratio(root, c, &x);
-        bb_redist_ratio_text(&x, cell, sizeof cell);
+        bb_ratio_figure_text(&x, cell, sizeof cell);
         bb_table_text(t, cell);
     } else {
         bb_table_missing(t);
@@ -435,8 +397,8 @@ void bb_redist_median_quantities(cJSON *q, double median, const double *samples,
     } else if (samples == root->samples) {
         x = bb_quantity_value(root->median / median, "ratio", scope); /* root itself: 1 */
     } else {
-        bb_redist_ratio_t r;
-        bb_redist_ratio(root->samples, root->nsamples, root->median, samples, nsamples, median,
+        bb_ratio_figure_t r;
+        bb_ratio_figure(root->samples, root->nsamples, root->median, samples, nsamples, median, 0, NULL,
                         root->pt->confidence, &r);
         x = bb_redist_ratio_quantity(&r, root->samples, samples, scope);
     }
@@ -552,22 +514,22 @@ void bb_redist_candidates_note(bb_table_t *t, const bb_redist_candidate_t *c, in
                                 *aut = bb_find(c, n, BB_REDIST_AUTO),
                                 *ovl = bb_find(c, n, BB_REDIST_OVERLAP);
     char dt[192] = "", ov[96] = "", fig[48];
-    bb_redist_ratio_t r;
+    bb_ratio_figure_t r;
     if (pack && pack->median > 0 && ovl) { /* one exchange overlapped, the same hand loop */
         bb_cand_ratio(ovl, pack, &r);
-        bb_redist_ratio_text(&r, fig, sizeof fig);
+        bb_ratio_figure_text(&r, fig, sizeof fig);
         snprintf(ov, sizeof ov, "; overlapped vs pack: overlap/pack %s", fig);
     }
     if (pack && pack->median > 0 && (direct || pmpi)) {
         int len = snprintf(dt, sizeof dt, "; datatype vs hand pack:");
         if (direct) {
             bb_cand_ratio(direct, pack, &r);
-            bb_redist_ratio_text(&r, fig, sizeof fig);
+            bb_ratio_figure_text(&r, fig, sizeof fig);
             len += snprintf(dt + len, sizeof dt - (size_t)len, " direct/pack %s", fig);
         }
         if (pmpi) {
             bb_cand_ratio(pmpi, pack, &r);
-            bb_redist_ratio_text(&r, fig, sizeof fig);
+            bb_ratio_figure_text(&r, fig, sizeof fig);
             snprintf(dt + len, sizeof dt - (size_t)len, " pack-mpi/pack %s", fig);
         }
     }
@@ -585,7 +547,7 @@ void bb_redist_candidates_note(bb_table_t *t, const bb_redist_candidate_t *c, in
         char root_x[64] = "", frag[160] = "";
         if (root != NULL && root != b && b->median > 0) { /* without root, no ratio to it */
             bb_cand_ratio(root, b, &r);
-            bb_redist_ratio_text(&r, fig, sizeof fig);
+            bb_ratio_figure_text(&r, fig, sizeof fig);
             snprintf(root_x, sizeof root_x, ", root_x %s", fig);
         } else if (root == b && b->median > 0) {
             snprintf(root_x, sizeof root_x, ", root_x 1.00");
@@ -634,10 +596,10 @@ void bb_redist_candidates_ratios(const bb_redist_candidate_t *c, int n, int fail
         if (c[i].method == BB_REDIST_ROOT)
             continue;
         if (root && c[i].median > 0 && !(failed_mask & (1 << i))) {
-            bb_redist_ratio_t r;
+            bb_ratio_figure_t r;
             char fig[48];
             bb_cand_ratio(root, &c[i], &r);
-            bb_redist_ratio_text(&r, fig, sizeof fig);
+            bb_ratio_figure_text(&r, fig, sizeof fig);
             w = snprintf(buf + used, len - used, " %s %s", bb_redist_method_name(c[i].method),
                          fig);
         } else

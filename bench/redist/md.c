@@ -475,7 +475,7 @@ static const bb_row_t *md_root(bb_run_t *run, const bb_row_t *row)
 /* Root's (same remap) step over this row's, paired over the point's rounds
  * (the rows are interleaved); 0 with none (no root, a failed row or no
  * time), 1 for root itself (*x untouched). */
-static int md_root_x(bb_run_t *run, const bb_row_t *row, bb_redist_ratio_t *x)
+static int md_root_x(bb_run_t *run, const bb_row_t *row, bb_ratio_figure_t *x)
 {
     const bb_row_t *root = md_root(run, row);
     double mine = bb_row_median(row, BB_MD_STEP);
@@ -483,9 +483,9 @@ static int md_root_x(bb_run_t *run, const bb_row_t *row, bb_redist_ratio_t *x)
         return 0;
     if (root == row)
         return 1;
-    bb_redist_ratio(bb_measure_part(&root->m, BB_MD_STEP), (size_t)root->m.samples,
+    bb_ratio_figure(bb_measure_part(&root->m, BB_MD_STEP), (size_t)root->m.samples,
                     bb_row_median(root, BB_MD_STEP), bb_measure_part(&row->m, BB_MD_STEP),
-                    (size_t)row->m.samples, mine, bb_run_settings(run)->confidence, x);
+                    (size_t)row->m.samples, mine, 0, NULL, bb_run_settings(run)->confidence, x);
     return x->of_medians > 0 ? 2 : 0;
 }
 
@@ -529,7 +529,7 @@ static void md_row_cells(bb_run_t *run, void *state, const bb_row_t *row)
     const bb_md_variant_t *v = row->data;
     bb_table_t *t = bb_run_table(run);
     size_t n = (size_t)row->m.samples;
-    bb_redist_ratio_t x;
+    bb_ratio_figure_t x;
     int has = md_root_x(run, row, &x);
     (void)state;
     for (int p = BB_MD_COORDS; p <= BB_MD_REMAP; p++) {
@@ -544,7 +544,7 @@ static void md_row_cells(bb_run_t *run, void *state, const bb_row_t *row)
         bb_table_number(t, v->setup_s * 1e6, 1);
     if (has == 2) {
         char cell[48];
-        bb_redist_ratio_text(&x, cell, sizeof cell);
+        bb_ratio_figure_text(&x, cell, sizeof cell);
         bb_table_text(t, cell);
     } else if (has == 1) {
         bb_table_number(t, 1.0, 2);  /* root itself: exactly 1 */
@@ -567,7 +567,7 @@ static cJSON *md_quantities(bb_run_t *run, void *state, const bb_row_t *row, cJS
 {
     const bb_md_variant_t *v = row->data;
     const char *scope = bb_measure_scope(&row->m);
-    bb_redist_ratio_t x;
+    bb_ratio_figure_t x;
     int has = md_root_x(run, row, &x);
     (void)state;
     bb_quantities_add(q, "setup.total",

@@ -227,36 +227,12 @@ typedef struct bb_redist_candidate {
                                       (traffic.chosen) */
 } bb_redist_candidate_t;
 
-/* A ratio a / b of two figures of one point, with its uncertainty: paired
- * where both were sampled in the same rounds (the point's rows are measured
- * interleaved, sample k of each in round k: equal sample counts), the
- * median over rounds of a_k / b_k and its distribution-free interval of
- * the median (bb_stats_paired); else the ratio of the medians with the
- * conservative interval [a.low / b.high, a.high / b.low]. */
-typedef struct bb_redist_ratio {
-    double of_medians;   /* a's median / b's: the figure printed before pairing */
-    double shown;        /* the paired median, else of_medians */
-    double low, high;    /* the interval the claim rests on; NaN: none */
-    int paired;          /* shown is the paired median */
-    bb_paired_t pair;    /* when paired */
-    double level;
-    int resolved;        /* the interval excludes 1.0 */
-    int moved;           /* paired, and of_medians outside the paired interval */
-} bb_redist_ratio_t;
-
-/* Local.  The ratio of a (na samples, median a_median) over b; a or b NULL
- * (no samples): the ratio of the medians, no interval. */
-void bb_redist_ratio(const double *a, size_t na, double a_median, const double *b, size_t nb,
-                     double b_median, double level, bb_redist_ratio_t *r);
-/* "1.23", with '?' when not resolved and '!' when the ratio of the medians
- * lies outside the paired interval (the runner's ratio columns' marks). */
-void bb_redist_ratio_text(const bb_redist_ratio_t *r, char *buf, size_t len);
 /* The ratio as a record quantity ("ratio", scope): value the ratio of the
  * medians (as before); paired, samples the per-round ratios a_k / b_k
  * (their median is the paired median, the record adds their ci) and
  * rounds; always interval [low, high] or null, interval_from, level,
  * resolved and moved. */
-cJSON *bb_redist_ratio_quantity(const bb_redist_ratio_t *r, const double *a, const double *b,
+cJSON *bb_redist_ratio_quantity(const bb_ratio_figure_t *r, const double *a, const double *b,
                                 const char *scope);
 /* What the marks mean, for legends (the level and the rounds an interval
  * needs: bb_redist_ratio_marks). */
@@ -328,7 +304,7 @@ void bb_redist_candidates_note(bb_table_t *table, const bb_redist_candidate_t *c
 
 /* Local.  " METHOD ROOT/METHOD" for each candidate but root ('-' where root
  * is missing or bit i of failed_mask is set) into buf (truncated): the
- * paired figure with its marks (bb_redist_ratio_text). */
+ * paired figure with its marks (bb_ratio_text). */
 void bb_redist_candidates_ratios(const bb_redist_candidate_t *c, int n, int failed_mask,
                                  char *buf, size_t len);
 

@@ -186,11 +186,11 @@ void bb_redist_reference_cells(bb_table_t *t, const bb_redist_reference_t *r,
     else
         bb_table_missing(t);
     if (root && r->median > 0 && !failed) {
-        bb_redist_ratio_t x;
+        bb_ratio_figure_t x;
         char cell[48];
-        bb_redist_ratio(root->samples, root->nsamples, root->median, r->samples, r->nsamples,
-                        r->median, root->pt->confidence, &x);
-        bb_redist_ratio_text(&x, cell, sizeof cell);
+        bb_ratio_figure(root->samples, root->nsamples, root->median, r->samples, r->nsamples,
+                        r->median, 0, NULL, root->pt->confidence, &x);
+        bb_ratio_figure_text(&x, cell, sizeof cell);
         bb_table_text(t, cell);
     } else
         bb_table_missing(t);

@@ -286,8 +286,8 @@ void bb_redist_ratio_marks(double level, char *buf, size_t len)
 static void bb_cand_ratio(const bb_redist_candidate_t *a, const bb_redist_candidate_t *b,
                           bb_ratio_figure_t *r)
 {
-    bb_ratio_figure(a->samples, a->nsamples, a->median, b->samples, b->nsamples, b->median, 0, NULL,
-                    a->pt->confidence, r);
+    bb_ratio_figure(a->samples, a->nsamples, a->median, b->samples, b->nsamples, b->median,
+                    0, NULL, a->pt->confidence, r);
 }
 
 /* ---- the table line ----------------------------------------------------------- */
@@ -398,8 +398,8 @@ void bb_redist_median_quantities(cJSON *q, double median, const double *samples,
         x = bb_quantity_value(root->median / median, "ratio", scope); /* root itself: 1 */
     } else {
         bb_ratio_figure_t r;
-        bb_ratio_figure(root->samples, root->nsamples, root->median, samples, nsamples, median, 0, NULL,
-                        root->pt->confidence, &r);
+        bb_ratio_figure(root->samples, root->nsamples, root->median, samples, nsamples,
+                        median, 0, NULL, root->pt->confidence, &r);
         x = bb_redist_ratio_quantity(&r, root->samples, samples, scope);
     }
     bb_quantities_add(q, "ratio.root", x);

@@ -54,6 +54,7 @@ struct bb_run {
     double canary_cost_s;
     int64_t canary_rounds, canary_marked;
     double start_s;         /* when the first point began */
+    int64_t implausible;    /* rank 0: ratio cells flagged implausible */
     /* The rows of every point (benchmarks of variants). */
     bb_row_t rows[BB_RUN_ROWS_MAX];
     int nrows;

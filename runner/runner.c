@@ -452,6 +452,7 @@ static void add_run_settings(bb_run_t *run)
     cJSON_AddStringToObject(m, "timing", bb_timing_name(s->timing));
     cJSON_AddStringToObject(m, "rank_stat", bb_rank_stat_name(s->rank_stat));
     cJSON_AddNumberToObject(m, "confidence", s->confidence);
+    cJSON_AddNumberToObject(m, "ratios_implausible", (double)run->implausible);
     cJSON_AddItemToObject(m, "stopping", stopping_json(run));
     cJSON_AddNumberToObject(m, "measurements", (double)run->measurements);
     cJSON_AddItemToObject(m, "reps_min", number_or_null((double)run->reps_min,

@@ -535,6 +535,7 @@ static void table_row(bb_run_t *run, void *state)
             ratio_fig_t f;
             ratio_figure(run, row, &run->rows[ref], ratios[k].contains, &f);
             ratio_cell(t, &f);
+            run->implausible += f.implausible;
             if (f.implausible && implausible == NULL)
                 implausible = row;
         }

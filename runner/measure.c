@@ -139,6 +139,28 @@ int bb_measure_canary_modes(const bb_measure_result_t *result, const unsigned ch
     return modes > 0 ? modes : 1;
 }
 
+int bb_measure_round_mask(const double *canary, int64_t rounds, unsigned char *drop_out)
+{
+    bb_measure_result_t r = { .samples = rounds, .canary = (double *)canary };
+    int *mode = malloc((size_t)(rounds > 0 ? rounds : 1) * sizeof *mode);
+    if (mode == NULL)
+        return -1;
+    bb_measure_canary_switches(&r, drop_out);
+    int modes = bb_measure_canary_modes(&r, drop_out, mode, NULL);
+    int64_t count[BB_CANARY_MODES_MAX] = {0};
+    int most = 0;
+    for (int64_t k = 0; k < rounds; k++)
+        if (mode[k] >= 0)
+            count[mode[k]]++;
+    for (int m = 1; m < modes; m++)
+        if (count[m] > count[most])
+            most = m;
+    for (int64_t k = 0; modes > 0 && k < rounds; k++)
+        drop_out[k] = (unsigned char)(mode[k] != most);
+    free(mode);
+    return modes;
+}
+
 void bb_measure_result_clear(bb_measure_result_t *result)
 {
     if (result == NULL)

@@ -302,6 +302,14 @@ enum { BB_CANARY_MODES_MAX = 4 };
 int bb_measure_canary_modes(const bb_measure_result_t *result, const unsigned char *drop,
                             int *mode_out, double *level_out);
 
+/* Local (rank 0's canaries).  The rounds a paired figure of a set leaves
+ * out: drop_out[k] = 1 for a round the canary marked
+ * (bb_measure_canary_switches) or one in another canary mode than the mode
+ * with the most rounds (bb_measure_canary_modes; the fastest on a tie).
+ * canary: the set's [rounds + 1] canaries (a result's), NULL for none.
+ * Returns the number of modes (1 without canaries), -1 out of memory. */
+int bb_measure_round_mask(const double *canary, int64_t rounds, unsigned char *drop_out);
+
 /* Local.  Frees what a result holds and zeroes it; NULL or a zeroed result
  * is fine. */
 void bb_measure_result_clear(bb_measure_result_t *result);

@@ -184,8 +184,8 @@ static void ratio_figure(const bb_run_t *run, const bb_row_t *a, const bb_row_t 
             f->mode = m;
         }
     }
-    for (size_t k = 0; paired && k < n; k++)
-        only[k] = (unsigned char)(mode[k] != f->mode);
+    if (paired && bb_measure_round_mask(a->m.canary, a->m.samples, only) < 0)
+        paired = 0;
     bb_ratio_figure(sa, n, bb_row_median(a, 0), sb, (size_t)b->m.samples, bb_row_median(b, 0),
                     !paired, paired ? only : NULL, level, &f->r);
     f->implausible = contains && !isnan(f->r.high) && f->r.high < 1.0;

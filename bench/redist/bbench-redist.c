@@ -362,8 +362,8 @@ static void redist_point_lines(bb_run_t *run, void *state)
         const bb_redist_candidate_t *b = &st->cands[best];
         bb_ratio_figure_t x;
         char fig[48];
-        bb_ratio_figure(st->ref.samples, st->ref.nsamples, st->ref.median, b->samples,
-                        b->nsamples, b->median, 0, NULL, st->pt.confidence, &x);
+        bb_redist_ratio(st->ref.samples, st->ref.nsamples, st->ref.median, b->samples,
+                        b->nsamples, b->median, st->ref.canary, st->pt.confidence, &x);
         bb_ratio_figure_text(&x, fig, sizeof fig);
         bb_table_note(bb_run_table(run), "  scalapack (Cpdgemr2d): %.1f us, %s x the "
                       "fastest method's; setup %.1f us", st->ref.median * 1e6, fig,

@@ -195,6 +195,7 @@ void bb_redist_candidate_release(bb_redist_candidate_t *c, const bb_measure_resu
 {
     c->samples = bb_measure_part(m, BB_MESSAGE_ELAPSED);
     c->nsamples = m->samples > 0 ? (size_t)m->samples : 0;
+    c->canary = m->canary;
     c->median = bb_stats_median(c->samples, c->nsamples);
     bb_redist_buffers_free(&c->b);
     bb_redist_plan_destroy(c->plan);
@@ -232,17 +233,39 @@ int64_t bb_redist_break_even(const bb_redist_candidate_t *c, const bb_redist_can
 
 /* ---- a ratio of two figures of one point ----------------------------------------- */
 
+/* The rounds a paired ratio of the point leaves out, or NULL for none
+ * (caller frees). */
+static unsigned char *round_mask(const double *canary, size_t n)
+{
+    unsigned char *drop = canary != NULL && n > 0 ? malloc(n) : NULL;
+    if (drop != NULL && bb_measure_round_mask(canary, (int64_t)n, drop) < 0) {
+        free(drop);
+        drop = NULL;
+    }
+    return drop;
+}
+
+void bb_redist_ratio(const double *a, size_t na, double a_median, const double *b, size_t nb,
+                     double b_median, const double *canary, double level, bb_ratio_figure_t *r)
+{
+    unsigned char *drop = round_mask(canary, na);
+    bb_ratio_figure(a, na, a_median, b, nb, b_median, 0, drop, level, r);
+    free(drop);
+}
+
 cJSON *bb_redist_ratio_quantity(const bb_ratio_figure_t *r, const double *a, const double *b,
-                                const char *scope)
+                                size_t n, const double *canary, const char *scope)
 {
     cJSON *q = NULL;
     if (r->paired) {
-        /* the rounds bb_stats_paired used: both finite, b_k > 0 */
-        size_t n = (size_t)r->pair.rounds, m = 0;
-        double *v = malloc(n * sizeof *v);
-        for (size_t k = 0; v != NULL && m < n; k++)
-            if (isfinite(a[k]) && isfinite(b[k]) && b[k] > 0)
+        /* the rounds bb_stats_paired used: not left out, both finite, b_k > 0 */
+        size_t used = (size_t)r->pair.rounds, m = 0;
+        double *v = malloc((used > 0 ? used : 1) * sizeof *v);
+        unsigned char *drop = round_mask(canary, n);
+        for (size_t k = 0; v != NULL && k < n && m < used; k++)
+            if ((drop == NULL || !drop[k]) && isfinite(a[k]) && isfinite(b[k]) && b[k] > 0)
                 v[m++] = a[k] / b[k];
+        free(drop);
         q = v != NULL ? bb_quantity_samples(v, m, "ratio", scope, NULL) : NULL;
         free(v);
         if (q != NULL) {
@@ -286,8 +309,8 @@ void bb_redist_ratio_marks(double level, char *buf, size_t len)
 static void bb_cand_ratio(const bb_redist_candidate_t *a, const bb_redist_candidate_t *b,
                           bb_ratio_figure_t *r)
 {
-    bb_ratio_figure(a->samples, a->nsamples, a->median, b->samples, b->nsamples, b->median,
-                    0, NULL, a->pt->confidence, r);
+    bb_redist_ratio(a->samples, a->nsamples, a->median, b->samples, b->nsamples, b->median,
+                    a->canary, a->pt->confidence, r);
 }
 
 /* ---- the table line ----------------------------------------------------------- */
@@ -398,9 +421,10 @@ void bb_redist_median_quantities(cJSON *q, double median, const double *samples,
         x = bb_quantity_value(root->median / median, "ratio", scope); /* root itself: 1 */
     } else {
         bb_ratio_figure_t r;
-        bb_ratio_figure(root->samples, root->nsamples, root->median, samples, nsamples,
-                        median, 0, NULL, root->pt->confidence, &r);
-        x = bb_redist_ratio_quantity(&r, root->samples, samples, scope);
+        bb_redist_ratio(root->samples, root->nsamples, root->median, samples, nsamples,
+                        median, root->canary, root->pt->confidence, &r);
+        x = bb_redist_ratio_quantity(&r, root->samples, samples, root->nsamples, root->canary,
+                                     scope);
     }
     bb_quantities_add(q, "ratio.root", x);
     bb_quantities_add(q, "efficiency",

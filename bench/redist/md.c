@@ -483,10 +483,23 @@ static int md_root_x(bb_run_t *run, const bb_row_t *row, bb_ratio_figure_t *x)
         return 0;
     if (root == row)
         return 1;
-    bb_ratio_figure(bb_measure_part(&root->m, BB_MD_STEP), (size_t)root->m.samples,
+    bb_redist_ratio(bb_measure_part(&root->m, BB_MD_STEP), (size_t)root->m.samples,
                     bb_row_median(root, BB_MD_STEP), bb_measure_part(&row->m, BB_MD_STEP),
-                    (size_t)row->m.samples, mine, 0, NULL, bb_run_settings(run)->confidence, x);
+                    (size_t)row->m.samples, mine, root->m.canary, bb_run_settings(run)->confidence,
+                    x);
     return x->of_medians > 0 ? 2 : 0;
+}
+
+/* A row's ratio.root record quantity (bb_redist_ratio_quantity). */
+static cJSON *md_ratio_quantity(bb_run_t *run, const bb_row_t *row, const bb_ratio_figure_t *x,
+                                const char *scope)
+{
+    const bb_row_t *root = md_root(run, row);
+    if (root == NULL)
+        return bb_quantity_null("ratio", scope, "root was not measured");
+    return bb_redist_ratio_quantity(x, bb_measure_part(&root->m, BB_MD_STEP),
+                                    bb_measure_part(&row->m, BB_MD_STEP),
+                                    (size_t)root->m.samples, root->m.canary, scope);
 }
 
 static const char *md_row_tag(bb_run_t *run, void *state, const bb_row_t *row)
@@ -575,10 +588,7 @@ static cJSON *md_quantities(bb_run_t *run, void *state, const bb_row_t *row, cJS
                                                        "plan, every rank holds all N")
                                     : bb_quantity_value(v->setup_s, "s", "plan/max-rank"));
     bb_quantities_add(q, "ratio.root",
-                      has == 2 ? bb_redist_ratio_quantity(&x, bb_measure_part(&md_root(run, row)->m,
-                                                                              BB_MD_STEP),
-                                                          bb_measure_part(&row->m, BB_MD_STEP),
-                                                          scope)
+                      has == 2 ? md_ratio_quantity(run, row, &x, scope)
                       : has == 1 ? bb_quantity_value(1.0, "ratio", scope)
                                  : bb_quantity_null("ratio", scope, md_root(run, row) == NULL
                                                     ? "root was not measured"

@@ -218,6 +218,7 @@ typedef struct bb_redist_candidate {
                                       set (the runner's: alive until the point's
                                       records are written) */
     size_t nsamples;
+    const double *canary;          /* [nsamples + 1] the set's canaries, as long */
     bb_redist_plan_t *plan;
     bb_redist_buffers_t b;
     int64_t k, on_plan;            /* messages made, on this plan */
@@ -227,13 +228,19 @@ typedef struct bb_redist_candidate {
                                       (traffic.chosen) */
 } bb_redist_candidate_t;
 
+/* Local.  The ratio a / b of two figures of the point (bb_ratio_figure),
+ * paired over the point's rounds without those its canaries leave out
+ * (bb_measure_round_mask; canary the set's [na + 1], NULL for none). */
+void bb_redist_ratio(const double *a, size_t na, double a_median, const double *b, size_t nb,
+                     double b_median, const double *canary, double level,
+                     bb_ratio_figure_t *r);
 /* The ratio as a record quantity ("ratio", scope): value the ratio of the
- * medians (as before); paired, samples the per-round ratios a_k / b_k
- * (their median is the paired median, the record adds their ci) and
- * rounds; always interval [low, high] or null, interval_from, level,
- * resolved and moved. */
+ * medians (as before); paired, samples the per-round ratios a_k / b_k of
+ * the rounds the figure used (their median is the paired median, the
+ * record adds their ci) and rounds; always interval [low, high] or null,
+ * interval_from, level, resolved and moved. */
 cJSON *bb_redist_ratio_quantity(const bb_ratio_figure_t *r, const double *a, const double *b,
-                                const char *scope);
+                                size_t n, const double *canary, const char *scope);
 /* What the marks mean, for legends (the level and the rounds an interval
  * needs: bb_redist_ratio_marks). */
 #define BB_REDIST_RATIO_MARKS "paired over the point's rounds (the median of the " \
@@ -328,6 +335,7 @@ typedef struct bb_redist_reference {
     int64_t k;                     /* messages made */
     double median;                 /* seconds, after the measurement */
     const double *samples;         /* [nsamples] as a candidate's */
+    const double *canary;          /* [nsamples + 1] as a candidate's */
     size_t nsamples;
 } bb_redist_reference_t;
 

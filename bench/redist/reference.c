@@ -155,9 +155,11 @@ void bb_redist_reference_release(bb_redist_reference_t *r, const bb_measure_resu
 {
     r->samples = NULL;
     r->nsamples = 0;
+    r->canary = NULL;
     if (r->ctx != NULL && m->samples > 0) {
         r->samples = bb_measure_part(m, BB_MESSAGE_ELAPSED);
         r->nsamples = (size_t)m->samples;
+        r->canary = m->canary;
         r->median = bb_stats_median(r->samples, r->nsamples);
     }
     bb_scalapack_redist_destroy(r->ctx);
@@ -188,8 +190,8 @@ void bb_redist_reference_cells(bb_table_t *t, const bb_redist_reference_t *r,
     if (root && r->median > 0 && !failed) {
         bb_ratio_figure_t x;
         char cell[48];
-        bb_ratio_figure(root->samples, root->nsamples, root->median, r->samples, r->nsamples,
-                        r->median, 0, NULL, root->pt->confidence, &x);
+        bb_redist_ratio(root->samples, root->nsamples, root->median, r->samples, r->nsamples,
+                        r->median, root->canary, root->pt->confidence, &x);
         bb_ratio_figure_text(&x, cell, sizeof cell);
         bb_table_text(t, cell);
     } else

@@ -279,11 +279,19 @@ static void canary_case(void)
               "modes %d %d %d %d %d %d %d %d", mode[0], mode[1], mode[2], mode[3], mode[4],
               mode[5], mode[6], mode[7]);
     CHECK(level[0] > 0.17e-6 && level[0] < 0.19e-6 && level[1] > 0.66e-6 && level[1] < 0.68e-6);
+    /* A paired figure keeps the fast mode's 4 rounds (the most), not the
+     * marked rounds nor the slow mode's 2. */
+    unsigned char keep[8];
+    CHECK(bb_measure_round_mask(canary, 8, keep) == 2);
+    CHECK_MSG(!keep[0] && !keep[1] && keep[2] && keep[3] && keep[4] && keep[5] && !keep[6]
+              && !keep[7], "mask %d%d%d%d%d%d%d%d", keep[0], keep[1], keep[2], keep[3],
+              keep[4], keep[5], keep[6], keep[7]);
     /* No canaries: nothing marked, one mode. */
     for (int k = 0; k < 9; k++)
         canary[k] = (double)NAN;
     CHECK(bb_measure_canary_switches(&r, drop) == 0);
     CHECK(bb_measure_canary_modes(&r, drop, mode, NULL) == 1 && mode[0] == 0 && mode[7] == 0);
+    CHECK(bb_measure_round_mask(NULL, 8, keep) == 1 && !keep[0] && !keep[7]);
 }
 
 int main(int argc, char **argv)

@@ -101,9 +101,12 @@ for p in pts:
         counts = [sum(1 for m in mode.values() if m == i) for i in range(len(tops))] or [0]
         shown = counts.index(max(counts))
         use = [k for k in range(len(a)) if k not in drop and mode.get(k, 0) == shown]
-        want = statistics.median([a[k] / b[k] for k in use])
         n += 1
-        if (abs(x["paired"]["median"] - want) > 1e-12 * want or len(canaries) != len(a) + 1
+        if not use:  # every round marked (a loaded machine): no paired figure
+            bad += x["paired"] is not None
+            continue
+        want = statistics.median([a[k] / b[k] for k in use])
+        if (x["paired"] is None or abs(x["paired"]["median"] - want) > 1e-12 * want or len(canaries) != len(a) + 1
                 or x["paired"]["rounds"] != len(use)
                 or ("by_mode" in x["paired"]) != (len(tops) > 1)):
             bad += 1

@@ -16,20 +16,20 @@
 
 typedef struct redist_state {
     bb_md_run_t md;              /* first: the md workload's state (bb_md_use) */
-    bb_redist_options_t o;
+    bb_rd_options_t o;
     bb_redist_link_t *link;
-    bb_redist_point_t pt;        /* the current point */
+    bb_rd_point_t pt;        /* the current point */
     bb_map_t *dmap, *emap;       /* this rank's maps for it (pt borrows them) */
     int from, to;                /* indices into the layout lists */
     const bb_layout_t *from_lay, *to_lay; /* the point's layouts (a list's or a case's) */
     char from_name[96], to_name[96], dir[2]; /* their names, the direction */
     bb_map_t *md_dmap1, *md_emap1; /* <ENERGY: element 0 on each code's rank 0 */
     /* row m < nmethods is o.methods[m]; row nmethods the bound */
-    bb_redist_candidate_t cands[BB_REDIST_METHODS];
-    bb_redist_reference_t ref;   /* ScaLAPACK's, while the point is measured */
-    bb_redist_probe_t *probe;    /* the bound's, while the point is measured */
+    bb_rd_candidate_t cands[BB_REDIST_METHODS];
+    bb_rd_reference_t ref;   /* ScaLAPACK's, while the point is measured */
+    bb_rd_probe_t *probe;    /* the bound's, while the point is measured */
     bb_redist_traffic_t direct;  /* what changes owner: the direct plan's */
-    bb_redist_bound_t bound;
+    bb_rd_bound_t bound;
     char **ratios;               /* one summary line per point (rank 0) */
     size_t nratios;
 } redist_state_t;
@@ -40,7 +40,7 @@ static bb_status_t method_call(bb_run_t *run, void *state, bb_row_t *row, double
                                double *counts)
 {
     (void)run, (void)state, (void)counts;
-    bb_redist_candidate_message(row->data, &row->local, parts);
+    bb_rd_candidate_message(row->data, &row->local, parts);
     return BB_OK;
 }
 
@@ -49,7 +49,7 @@ static bb_status_t bound_call(bb_run_t *run, void *state, bb_row_t *row, double 
                               double *counts)
 {
     (void)run, (void)row;
-    return bb_redist_probe_call(((redist_state_t *)state)->probe, parts, counts);
+    return bb_rd_probe_call(((redist_state_t *)state)->probe, parts, counts);
 }
 
 /* ScaLAPACK's Cpdgemr2d: a reference, not one of the library's methods. */
@@ -57,7 +57,7 @@ static bb_status_t scalapack_call(bb_run_t *run, void *state, bb_row_t *row, dou
                                   double *counts)
 {
     (void)run, (void)counts;
-    bb_redist_reference_message(&((redist_state_t *)state)->ref, &row->local, parts);
+    bb_rd_reference_message(&((redist_state_t *)state)->ref, &row->local, parts);
     return BB_OK;
 }
 
@@ -112,7 +112,7 @@ static bb_row_t *row_of(bb_run_t *run, int variant)
     return NULL;
 }
 
-static const bb_redist_candidate_t *root_of(const redist_state_t *st)
+static const bb_rd_candidate_t *root_of(const redist_state_t *st)
 {
     for (int m = 0; m < st->o.nmethods; m++)
         if (st->o.methods[m] == BB_REDIST_ROOT)
@@ -156,12 +156,12 @@ static bb_map_t *code_map(bb_run_t *run, bb_redist_link_t *l, int engine,
 /* The point's maps (one N and layout pair serve each of its directions). */
 static void point_maps(bb_run_t *run, redist_state_t *st, size_t i)
 {
-    const bb_redist_options_t *o = &st->o;
-    bb_redist_point_t *pt = &st->pt;
+    const bb_rd_options_t *o = &st->o;
+    bb_rd_point_t *pt = &st->pt;
     size_t nd = (size_t)o->ndirections, nn = o->elements.n;
     if (o->ncases > 0) {
         /* --cases: point i is case i, '>' */
-        const bb_redist_case_t *c = &o->cases[i];
+        const bb_rd_case_t *c = &o->cases[i];
         bb_map_free(st->dmap);
         bb_map_free(st->emap);
         pt->n = c->n;
@@ -215,12 +215,12 @@ static void md_point_maps(bb_run_t *run, void *state, size_t i)
 static int64_t redist_point_begin(bb_run_t *run, void *state, size_t i)
 {
     redist_state_t *st = state;
-    const bb_redist_options_t *o = &st->o;
+    const bb_rd_options_t *o = &st->o;
     int have_direct = 0;
     point_maps(run, st, i);
     for (int m = 0; m < o->nmethods; m++) {
-        bb_redist_candidate_prepare(&st->cands[m], &st->pt, o->methods[m],
-                                    bb_run_settings(run)->samples);
+        bb_rd_candidate_prepare(&st->cands[m], &st->pt, o->methods[m],
+                                bb_run_settings(run)->samples);
         if (o->methods[m] == BB_REDIST_DIRECT) {
             st->direct = st->cands[m].traffic;
             have_direct = 1;
@@ -228,19 +228,19 @@ static int64_t redist_point_begin(bb_run_t *run, void *state, size_t i)
     }
     if (!have_direct) {
         bb_redist_setup_t su;
-        bb_redist_plan_t *direct = bb_redist_point_plan(&st->pt, BB_REDIST_DIRECT, &su);
+        bb_redist_plan_t *direct = bb_rd_point_plan(&st->pt, BB_REDIST_DIRECT, &su);
         if (bb_redist_plan_traffic(direct, &st->direct) != BB_OK)
             bb_run_fatal(run, "traffic: MPI error");
         bb_redist_plan_destroy(direct);
     }
     bb_row_t *ref = row_of(run, V_SCALAPACK);
-    if (ref != NULL && !bb_redist_reference_prepare(&st->ref, &st->pt, st->from_lay,
-                                                    st->to_lay))
+    if (ref != NULL && !bb_rd_reference_prepare(&st->ref, &st->pt, st->from_lay,
+                                                st->to_lay))
         ref->off = st->ref.why;
     if (o->no_bound)
         return 0;  /* no probe: its setup and calls are most of a small point's time */
-    bb_status_t s = bb_redist_probe_for_traffic(st->link, &st->direct, o->element_bytes,
-                                                &st->probe);
+    bb_status_t s = bb_rd_probe_for_traffic(st->link, &st->direct, o->element_bytes,
+                                            &st->probe);
     if (s != BB_OK)
         bb_run_fatal(run, "bound: %s", bb_status_string(s));
     return 0;  /* the record's payload is the plan's traffic (redist_quantities) */
@@ -251,19 +251,19 @@ static void redist_point_end(bb_run_t *run, void *state)
 {
     redist_state_t *st = state;
     for (int m = 0; m < st->o.nmethods; m++)
-        bb_redist_candidate_release(&st->cands[m], &bb_run_row(run, m)->m);
+        bb_rd_candidate_release(&st->cands[m], &bb_run_row(run, m)->m);
     if (row_of(run, V_SCALAPACK) != NULL)
-        bb_redist_reference_release(&st->ref, &row_of(run, V_SCALAPACK)->m);
+        bb_rd_reference_release(&st->ref, &row_of(run, V_SCALAPACK)->m);
     if (st->o.no_bound) {
-        st->bound = (bb_redist_bound_t){ .off = 1 };
+        st->bound = (bb_rd_bound_t){ .off = 1 };
         return;
     }
     const bb_measure_result_t *probe = &row_of(run, V_BOUND)->m;
     const double *parts[BB_PROBE_PARTS];
     for (int p = 0; p < BB_PROBE_PARTS; p++)
         parts[p] = bb_measure_part(probe, p);
-    bb_redist_probe_bound(st->probe, parts, (size_t)probe->samples, &st->bound);
-    bb_redist_probe_free(st->probe);
+    bb_rd_probe_bound(st->probe, parts, (size_t)probe->samples, &st->bound);
+    bb_rd_probe_free(st->probe);
     st->probe = NULL;
 }
 
@@ -288,20 +288,20 @@ static void redist_key_value(bb_run_t *run, void *state, int k, bb_key_value_t *
 static void redist_row_columns(bb_run_t *run, void *state, const bb_row_t *row)
 {
     (void)state, (void)row;
-    bb_redist_candidate_columns(bb_run_table(run), bb_run_rank_stat_words(run));
+    bb_rd_candidate_columns(bb_run_table(run), bb_run_rank_stat_words(run));
 }
 
 static void redist_row_cells(bb_run_t *run, void *state, const bb_row_t *row)
 {
     redist_state_t *st = state;
     if (row->variant == V_SCALAPACK)
-        bb_redist_reference_cells(bb_run_table(run), &st->ref, root_of(st),
-                                  row->agreed.wrong > 0, &st->bound);
+        bb_rd_reference_cells(bb_run_table(run), &st->ref, root_of(st),
+                              row->agreed.wrong > 0, &st->bound);
     else
-        bb_redist_candidate_cells(bb_run_table(run), row->data, root_of(st),
-                                  bb_row_median(row, BB_MESSAGE_PAYLOAD),
-                                  bb_row_median(row, BB_MESSAGE_ADMISSION),
-                                  failed(run, row->index), &st->bound);
+        bb_rd_candidate_cells(bb_run_table(run), row->data, root_of(st),
+                              bb_row_median(row, BB_MESSAGE_PAYLOAD),
+                              bb_row_median(row, BB_MESSAGE_ADMISSION),
+                              failed(run, row->index), &st->bound);
 }
 
 static const char *redist_row_status(bb_run_t *run, void *state, const bb_row_t *row)
@@ -309,7 +309,7 @@ static const char *redist_row_status(bb_run_t *run, void *state, const bb_row_t 
     redist_state_t *st = state;
     return row->agreed.wrong ? "wrong-data" : row->agreed.refused_calls ? "refused"
            : row->variant == V_SCALAPACK ? "reference"
-           : bb_redist_bound_failed(row->data, &st->bound) ? "bound-failure"
+           : bb_rd_bound_failed(row->data, &st->bound) ? "bound-failure"
            : row->index == fastest(run, st) ? "fastest" : "ok";
 }
 
@@ -335,8 +335,8 @@ static void ratio_line(bb_run_t *run, redist_state_t *st)
                        bb_run_size(run), from_text(st), to_text(st),
                        (long long)st->o.element_bytes, (long long)st->pt.n, st->pt.command);
     if (len > 0 && (size_t)len < sizeof line)
-        bb_redist_candidates_ratios(st->cands, st->o.nmethods, failed_mask, line + len,
-                                    sizeof line - (size_t)len);
+        bb_rd_candidates_ratios(st->cands, st->o.nmethods, failed_mask, line + len,
+                                sizeof line - (size_t)len);
     if (grown == NULL)
         return;
     st->ratios = grown;
@@ -356,14 +356,14 @@ static void redist_point_lines(bb_run_t *run, void *state)
 {
     redist_state_t *st = state;
     int best = fastest(run, st);
-    bb_redist_candidates_note(bb_run_table(run), st->cands, st->o.nmethods, best, &st->bound,
-                              from_text(st), to_text(st));
+    bb_rd_candidates_note(bb_run_table(run), st->cands, st->o.nmethods, best, &st->bound,
+                          from_text(st), to_text(st));
     if (row_of(run, V_SCALAPACK) != NULL && st->ref.median > 0 && best >= 0) {
-        const bb_redist_candidate_t *b = &st->cands[best];
+        const bb_rd_candidate_t *b = &st->cands[best];
         bb_ratio_figure_t x;
         char fig[48];
-        bb_redist_ratio(st->ref.samples, st->ref.nsamples, st->ref.median, b->samples,
-                        b->nsamples, b->median, st->ref.canary, st->pt.confidence, &x);
+        bb_rd_ratio(st->ref.samples, st->ref.nsamples, st->ref.median, b->samples,
+                    b->nsamples, b->median, st->ref.canary, st->pt.confidence, &x);
         bb_ratio_figure_text(&x, fig, sizeof fig);
         bb_table_note(bb_run_table(run), "  scalapack (Cpdgemr2d): %.1f us, %s x the "
                       "fastest method's; setup %.1f us", st->ref.median * 1e6, fig,
@@ -375,7 +375,7 @@ static void redist_point_lines(bb_run_t *run, void *state)
 static void redist_parameters(bb_run_t *run, void *state, const bb_row_t *row, cJSON *p)
 {
     const redist_state_t *st = state;
-    const bb_redist_options_t *o = &st->o;
+    const bb_rd_options_t *o = &st->o;
     int ranks = bb_run_size(run), mdi = o->mode == BB_REDIST_MODE_MDI;
     (void)row;  /* the runner adds "method" */
     cJSON_AddNumberToObject(p, "element_bytes", (double)o->element_bytes);
@@ -395,7 +395,7 @@ static void redist_first_call(bb_run_t *run, void *state, const bb_row_t *row, c
 {
     (void)state;
     if (row->variant != V_SCALAPACK)
-        bb_redist_candidate_first(first, row->data, plan_scope(run));
+        bb_rd_candidate_first(first, row->data, plan_scope(run));
 }
 
 static cJSON *redist_quantities(bb_run_t *run, void *state, const bb_row_t *row, cJSON *q)
@@ -403,10 +403,10 @@ static cJSON *redist_quantities(bb_run_t *run, void *state, const bb_row_t *row,
     redist_state_t *st = state;
     const bb_row_t *bound = row_of(run, V_BOUND);  /* NULL under --no-bound */
     if (row->variant == V_SCALAPACK)
-        bb_redist_reference_quantities(q, &st->ref, root_of(st), &st->bound, row);
+        bb_rd_reference_quantities(q, &st->ref, root_of(st), &st->bound, row);
     else
-        bb_redist_candidate_quantities(q, row->data, root_of(st), &st->direct, &st->bound,
-                                       bound ? &bound->m : NULL, row, plan_scope(run));
+        bb_rd_candidate_quantities(q, row->data, root_of(st), &st->direct, &st->bound,
+                                   bound ? &bound->m : NULL, row, plan_scope(run));
     return NULL;
 }
 
@@ -414,7 +414,7 @@ static cJSON *redist_quantities(bb_run_t *run, void *state, const bb_row_t *row,
  * point: auto's choice may differ between machines. */
 static void redist_point_added(bb_run_t *run, void *state, const bb_row_t *row, cJSON *point)
 {
-    const bb_redist_candidate_t *c = row->data;
+    const bb_rd_candidate_t *c = row->data;
     (void)run, (void)state;
     if (row->variant == V_SCALAPACK)
         return;
@@ -472,20 +472,20 @@ static const bb_option_t redist_options[] = {
 static void redist_defaults(void *state)
 {
     redist_state_t *st = state;
-    bb_redist_options_defaults(&st->o);
+    bb_rd_options_defaults(&st->o);
     st->md.point_maps = md_point_maps;
 }
 
 static void redist_parse(bb_run_t *run, void *state, int key, const char *value)
 {
-    bb_redist_options_parse(run, &((redist_state_t *)state)->o, key, value);
+    bb_rd_options_parse(run, &((redist_state_t *)state)->o, key, value);
 }
 
 static size_t redist_validate(bb_run_t *run, void *state)
 {
     redist_state_t *st = state;
-    const bb_redist_options_t *o = &st->o;
-    size_t points = bb_redist_options_validate(run, &st->o);
+    const bb_rd_options_t *o = &st->o;
+    size_t points = bb_rd_options_validate(run, &st->o);
     /* a line and a record point per method, and the bound (hidden); md
      * is a workload of its own */
     st->md.pt.remap_every = o->remap_every;
@@ -506,7 +506,7 @@ static size_t redist_validate(bb_run_t *run, void *state)
 static void redist_setup(bb_run_t *run, void *state)
 {
     redist_state_t *st = state;
-    const bb_redist_options_t *o = &st->o;
+    const bb_rd_options_t *o = &st->o;
     bb_table_t *t = bb_run_table(run);
     for (int m = 0; m < BB_REDIST_METHODS; m++)
         if (strcmp(redist_variants[m].name, bb_redist_method_name((bb_redist_method_t)m)))
@@ -517,7 +517,7 @@ static void redist_setup(bb_run_t *run, void *state)
                                           &st->link);
     if (s != BB_OK)
         bb_run_fatal(run, "cannot create the link: %s", bb_status_string(s));
-    st->pt = (bb_redist_point_t){ .bench = bb_run_bench(run), .link = st->link,
+    st->pt = (bb_rd_point_t){ .bench = bb_run_bench(run), .link = st->link,
                                   .comm = bb_redist_link_comm(st->link),
                                   .element_bytes = o->element_bytes,
                                   .messages_per_plan = o->messages,
@@ -543,7 +543,7 @@ static void redist_setup(bb_run_t *run, void *state)
     if (o->no_bound)
         bb_table_note(t, "bound: %s", BB_REDIST_BOUND_OFF);
     char marks[320];
-    bb_redist_ratio_marks(bb_run_settings(run)->confidence, marks, sizeof marks);
+    bb_rd_ratio_marks(bb_run_settings(run)->confidence, marks, sizeof marks);
     bb_table_note(t, "ratios (root_x, the notes' a/b and 'x the fastest'): %s", marks);
     if (o->mode == BB_REDIST_MODE_MDI)
         bb_table_note(t, "mdi: driver ranks [0, %d) ('from' layout), engine ranks [%d, %d) "
@@ -557,9 +557,9 @@ static void redist_setup(bb_run_t *run, void *state)
 static void redist_label(const void *state, size_t i, char *buf, size_t len)
 {
     const redist_state_t *st = state;
-    const bb_redist_options_t *o = &st->o;
+    const bb_rd_options_t *o = &st->o;
     if (o->ncases > 0) {
-        const bb_redist_case_t *c = &o->cases[i];
+        const bb_rd_case_t *c = &o->cases[i];
         snprintf(buf, len, "%s:%d: %s->%s N = %lld, '>'", o->cases_file, c->line, c->from_name,
                  c->to_name, (long long)c->n);
         return;
@@ -576,7 +576,7 @@ static int redist_finish(bb_run_t *run, void *state)
     bb_table_t *t = bb_run_table(run);
     if (!st->o.md) {
         char marks[320];
-        bb_redist_ratio_marks(bb_run_settings(run)->confidence, marks, sizeof marks);
+        bb_rd_ratio_marks(bb_run_settings(run)->confidence, marks, sizeof marks);
         bb_table_note(t, "ratios root msg_us / method msg_us (> 1: faster than root), %s:",
                       marks);
         for (size_t i = 0; i < st->nratios; i++)
@@ -601,14 +601,14 @@ static void redist_teardown(void *state)
 {
     redist_state_t *st = state;
     bb_size_list_clear(&st->o.elements);
-    bb_redist_options_clear(&st->o);
+    bb_rd_options_clear(&st->o);
     for (size_t i = 0; i < st->nratios; i++)
         free(st->ratios[i]);
     free(st->ratios);
     st->ratios = NULL;
     st->nratios = 0;
     for (int m = 0; m < BB_REDIST_METHODS; m++)
-        bb_redist_candidate_clear(&st->cands[m]);
+        bb_rd_candidate_clear(&st->cands[m]);
 }
 
 /* The seed's own defaults of the measurement options. */

@@ -13,7 +13,7 @@
 /* Messages above this are sent in pieces: no INT_MAX count limit. */
 #define BB_PING_PIECE ((int64_t)1 << 30)
 
-struct bb_redist_probe {
+struct bb_rd_probe {
     MPI_Comm comm;
     int me, size, a, z;
     int64_t remote_bytes, memory_bytes, host_bytes, host_chunk;
@@ -33,7 +33,7 @@ static void bb_probe_pair(bb_redist_link_t *link, int size, int *a, int *z)
 
 /* One round trip between a and z of count items of type at offset off of
  * the probe's buffers (a sends first). */
-static int bb_round_trip(bb_redist_probe_t *p, int64_t off, int count, MPI_Datatype type)
+static int bb_round_trip(bb_rd_probe_t *p, int64_t off, int count, MPI_Datatype type)
 {
     int rc;
     if (p->me == p->a) {
@@ -66,7 +66,7 @@ static int bb_split_type(int cnt, MPI_Datatype *out)
  * single copy for a contiguous message above its eager limit, copy-in
  * copy-out fragments otherwise), the methods' messages are of both kinds,
  * and the bound must be no slower than either. */
-static int bb_ping(bb_redist_probe_t *p, int64_t bytes, int split, double *one_way)
+static int bb_ping(bb_rd_probe_t *p, int64_t bytes, int split, double *one_way)
 {
     int rc = MPI_SUCCESS;
     *one_way = 0;
@@ -96,7 +96,7 @@ static int bb_ping(bb_redist_probe_t *p, int64_t bytes, int split, double *one_w
     return rc;
 }
 
-static double bb_copy(bb_redist_probe_t *p, int64_t bytes)
+static double bb_copy(bb_rd_probe_t *p, int64_t bytes)
 {
     if (bytes <= 0)
         return 0;
@@ -109,13 +109,13 @@ static double bb_copy(bb_redist_probe_t *p, int64_t bytes)
     return t;
 }
 
-bb_status_t bb_redist_probe_create(bb_redist_link_t *link, int64_t remote_bytes,
-                                   int64_t memory_bytes, int64_t host_bytes,
-                                   bb_redist_probe_t **probe_out)
+bb_status_t bb_rd_probe_create(bb_redist_link_t *link, int64_t remote_bytes,
+                               int64_t memory_bytes, int64_t host_bytes,
+                               bb_rd_probe_t **probe_out)
 {
     if (link == NULL)
         return BB_ERR_ARG;
-    bb_redist_probe_t *p = calloc(1, sizeof *p);
+    bb_rd_probe_t *p = calloc(1, sizeof *p);
     int bad = probe_out == NULL || remote_bytes < 0 || memory_bytes < 0 || host_bytes < 0;
     MPI_Comm comm = bb_redist_link_comm(link);
     int me = 0, size = 1;
@@ -176,8 +176,8 @@ bb_status_t bb_redist_probe_create(bb_redist_link_t *link, int64_t remote_bytes,
  * the bound counts that copy. */
 enum { BB_FRAGMENTED_RUN_BYTES = 256 };
 
-bb_status_t bb_redist_probe_for_traffic(bb_redist_link_t *link, const bb_redist_traffic_t *direct,
-                                        int64_t element_bytes, bb_redist_probe_t **probe_out)
+bb_status_t bb_rd_probe_for_traffic(bb_redist_link_t *link, const bb_redist_traffic_t *direct,
+                                    int64_t element_bytes, bb_rd_probe_t **probe_out)
 {
     const bb_redist_traffic_t *t = direct;
     int64_t remote = t->max_in_bytes > t->max_out_bytes ? t->max_in_bytes : t->max_out_bytes;
@@ -192,10 +192,10 @@ bb_status_t bb_redist_probe_for_traffic(bb_redist_link_t *link, const bb_redist_
         && t->recv_mean_run_elements * (double)element_bytes < BB_FRAGMENTED_RUN_BYTES
         && t->max_in_bytes > memory)
         memory = t->max_in_bytes;
-    return bb_redist_probe_create(link, remote, memory, t->moved_bytes, probe_out);
+    return bb_rd_probe_create(link, remote, memory, t->moved_bytes, probe_out);
 }
 
-void bb_redist_probe_free(bb_redist_probe_t *probe)
+void bb_rd_probe_free(bb_rd_probe_t *probe)
 {
     if (probe == NULL)
         return;
@@ -209,9 +209,9 @@ void bb_redist_probe_free(bb_redist_probe_t *probe)
  * achieves (the small parts are cheap to repeat; large copies twice). */
 enum { BB_PROBE_TRIES_SMALL = 5, BB_PROBE_TRIES_LARGE = 2 };
 
-bb_status_t bb_redist_probe_call(void *arg, double *parts, double *counts)
+bb_status_t bb_rd_probe_call(void *arg, double *parts, double *counts)
 {
-    bb_redist_probe_t *p = arg;
+    bb_rd_probe_t *p = arg;
     (void)counts;
     double t0 = bb_time_now(), t;
     int64_t in[18] = {0}, out[18];
@@ -277,10 +277,10 @@ static double bb_best(const double *x, size_t n)
     return n > 0 ? b : 0;
 }
 
-void bb_redist_probe_bound(const bb_redist_probe_t *p, const double *const parts[],
-                           size_t samples, bb_redist_bound_t *out)
+void bb_rd_probe_bound(const bb_rd_probe_t *p, const double *const parts[],
+                       size_t samples, bb_rd_bound_t *out)
 {
-    bb_redist_bound_t b;
+    bb_rd_bound_t b;
     memset(&b, 0, sizeof b);
     b.p2p_ranks[0] = p->a;
     b.p2p_ranks[1] = p->z;
@@ -311,8 +311,8 @@ void bb_redist_probe_bound(const bb_redist_probe_t *p, const double *const parts
 
 /* The older, simpler bound (max of a ping-pong and a memcpy, best of reps),
  * kept for the library's misuse tests: arguments agreed alike. */
-bb_status_t bb_redist_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
-                                 int64_t local_bytes, int reps, bb_redist_bound_t *out)
+bb_status_t bb_rd_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
+                             int64_t local_bytes, int reps, bb_rd_bound_t *out)
 {
     if (link == NULL)
         return BB_ERR_ARG;
@@ -325,8 +325,8 @@ bb_status_t bb_redist_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
         return BB_ERR_MPI;
     if (any[0] != 0 || any[1] != -any[2])
         return BB_ERR_ARG;
-    bb_redist_probe_t *p = NULL;
-    bb_status_t st = bb_redist_probe_create(link, remote_bytes, local_bytes, 0, &p);
+    bb_rd_probe_t *p = NULL;
+    bb_status_t st = bb_rd_probe_create(link, remote_bytes, local_bytes, 0, &p);
     if (st != BB_OK)
         return st;
     double best_p2p = INFINITY, best_copy = INFINITY;
@@ -345,10 +345,10 @@ bb_status_t bb_redist_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
     }
     double res[2] = {best_p2p, best_copy};
     int a = p->a, z = p->z;
-    bb_redist_probe_free(p);
+    bb_rd_probe_free(p);
     if (rc != MPI_SUCCESS || MPI_Bcast(res, 2, MPI_DOUBLE, a, comm) != MPI_SUCCESS)
         return BB_ERR_MPI;
-    bb_redist_bound_t b;
+    bb_rd_bound_t b;
     memset(&b, 0, sizeof b);
     b.p2p_ranks[0] = a;
     b.p2p_ranks[1] = z;
@@ -365,8 +365,8 @@ bb_status_t bb_redist_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
 
 /* ---- the bound in the record and the table ---------------------------------- */
 
-void bb_redist_bound_quantities(cJSON *q, const bb_redist_bound_t *bound,
-                                const double *probe_total, size_t samples, const char *scope)
+void bb_rd_bound_quantities(cJSON *q, const bb_rd_bound_t *bound,
+                            const double *probe_total, size_t samples, const char *scope)
 {
     int pair = bound->p2p_ranks[0] != bound->p2p_ranks[1];
     if (bound->off) {
@@ -410,7 +410,7 @@ void bb_redist_bound_quantities(cJSON *q, const bb_redist_bound_t *bound,
     bb_quantities_add(q, "bound", bb_quantity_value(bound->bound_s, "s", scope));
 }
 
-void bb_redist_bound_note(bb_table_t *table, const bb_redist_bound_t *bound)
+void bb_rd_bound_note(bb_table_t *table, const bb_rd_bound_t *bound)
 {
     if (bound->off) {
         bb_table_note(table, "  bound: %s", BB_REDIST_BOUND_OFF);
@@ -440,8 +440,8 @@ static cJSON *runs_mean(double v)
                                      "whole arrays and pick elements one by one, or N = 0");
 }
 
-void bb_redist_traffic_quantities(cJSON *q, const bb_redist_traffic_t *direct,
-                                  const bb_redist_traffic_t *t, const char *scope)
+void bb_rd_traffic_quantities(cJSON *q, const bb_redist_traffic_t *direct,
+                              const bb_redist_traffic_t *t, const char *scope)
 {
     bb_quantities_add(q, "redist.bytes_changing_owner",
                       bb_quantity_value((double)direct->moved_bytes, "byte", "call/all-ranks"));

@@ -17,8 +17,8 @@ static const char *const bb_setup_includes[] = {
     "setup.validate", "setup.map_transfer", "setup.plan_build", NULL
 };
 
-bb_redist_plan_t *bb_redist_point_plan(const bb_redist_point_t *pt, bb_redist_method_t method,
-                                       bb_redist_setup_t *setup_out)
+bb_redist_plan_t *bb_rd_point_plan(const bb_rd_point_t *pt, bb_redist_method_t method,
+                                   bb_redist_setup_t *setup_out)
 {
     bb_redist_plan_t *plan = NULL;
     bb_status_t st = bb_redist_plan_create(pt->link, method, pt->command, pt->element_bytes,
@@ -32,7 +32,7 @@ bb_redist_plan_t *bb_redist_point_plan(const bb_redist_point_t *pt, bb_redist_me
 }
 
 /* Whether a setup part is in c's record: the trial only for auto. */
-static int bb_setup_recorded(const bb_redist_candidate_t *c, int part)
+static int bb_setup_recorded(const bb_rd_candidate_t *c, int part)
 {
     return part != BB_SETUP_TRIAL || c->method == BB_REDIST_AUTO;
 }
@@ -40,9 +40,9 @@ static int bb_setup_recorded(const bb_redist_candidate_t *c, int part)
 /* One plan's setup, its parts from the rank with the slowest total (or the
  * rank means), appended to the candidate's samples; trial_s: auto's trial
  * on this rank (0 for the other methods). */
-static void bb_setup_push(bb_redist_candidate_t *c, const bb_redist_setup_t *su, double trial_s)
+static void bb_setup_push(bb_rd_candidate_t *c, const bb_redist_setup_t *su, double trial_s)
 {
-    const bb_redist_point_t *pt = c->pt;
+    const bb_rd_point_t *pt = c->pt;
     double local[BB_SETUP_PARTS] = {su->total_s, su->validate_s, su->map_transfer_s,
                                     su->plan_build_s, trial_s};
     double agreed[BB_SETUP_PARTS];
@@ -64,16 +64,16 @@ static void bb_setup_push(bb_redist_candidate_t *c, const bb_redist_setup_t *su,
 
 /* One message's buffers filled (send: message k's values, recv: the
  * sentinel), the ranks lined up, the message made; its time in *elapsed. */
-static bb_status_t bb_message_run(bb_redist_candidate_t *c, int64_t k, bb_redist_metrics_t *m,
+static bb_status_t bb_message_run(bb_rd_candidate_t *c, int64_t k, bb_redist_metrics_t *m,
                                   double *elapsed)
 {
-    const bb_redist_point_t *pt = c->pt;
+    const bb_rd_point_t *pt = c->pt;
     int64_t eb = pt->element_bytes;
-    bb_redist_buffers_t *b = &c->b;
+    bb_rd_buffers_t *b = &c->b;
     if (b->sm)
-        bb_redist_fill(b->sm, eb, k, b->send);
+        bb_rd_fill(b->sm, eb, k, b->send);
     if (b->rm)
-        bb_redist_fill_sentinel(bb_map_count(b->rm), eb, b->recv);
+        bb_rd_fill_sentinel(bb_map_count(b->rm), eb, b->recv);
     bb_redist_contract_t contract = {pt->command, pt->n, eb, pt->n};
     if (MPI_Barrier(pt->comm) != MPI_SUCCESS)
         bb_bench_fatal(pt->bench, "MPI_Barrier failed");
@@ -86,9 +86,9 @@ static bb_status_t bb_message_run(bb_redist_candidate_t *c, int64_t k, bb_redist
 /* auto's trial on c's plan (its buffers got): every trial message made and
  * checked (fatal when refused, failed or wrong: the contracts are right);
  * this rank's time in them, the fills and checks outside it. */
-static double bb_trial(bb_redist_candidate_t *c)
+static double bb_trial(bb_rd_candidate_t *c)
 {
-    const bb_redist_point_t *pt = c->pt;
+    const bb_rd_point_t *pt = c->pt;
     double spent = 0;
     while (bb_redist_plan_trial_left(c->plan) > 0) {
         int64_t k = c->k++;
@@ -98,8 +98,8 @@ static double bb_trial(bb_redist_candidate_t *c)
         if (st != BB_OK)
             bb_bench_fatal(pt->bench, "auto's trial %c: %s", pt->command, bb_status_string(st));
         spent += elapsed;
-        bb_redist_check_t ck;
-        st = bb_redist_check(pt->comm, c->b.rm, pt->n, pt->element_bytes, k, c->b.recv, &ck);
+        bb_rd_check_t ck;
+        st = bb_rd_check(pt->comm, c->b.rm, pt->n, pt->element_bytes, k, c->b.recv, &ck);
         if (st == BB_ERR_VALIDATION)
             bb_bench_fatal(pt->bench, "auto's trial %c N=%lld message %lld: %lld wrong slots",
                            pt->command, (long long)pt->n, (long long)k,
@@ -112,26 +112,26 @@ static double bb_trial(bb_redist_candidate_t *c)
 
 /* A new plan of c's method with its buffers in c (auto's trial run), its
  * setup pushed. */
-static void bb_plan_with_setup(bb_redist_candidate_t *c)
+static void bb_plan_with_setup(bb_rd_candidate_t *c)
 {
-    const bb_redist_point_t *pt = c->pt;
+    const bb_rd_point_t *pt = c->pt;
     bb_redist_setup_t su;
-    c->plan = bb_redist_point_plan(pt, c->method, &su);
-    bb_redist_buffers_get(pt->bench, c->plan, pt->element_bytes, &c->b);
+    c->plan = bb_rd_point_plan(pt, c->method, &su);
+    bb_rd_buffers_get(pt->bench, c->plan, pt->element_bytes, &c->b);
     bb_setup_push(c, &su, c->method == BB_REDIST_AUTO ? bb_trial(c) : 0.0);
 }
 
-void bb_redist_candidate_prepare(bb_redist_candidate_t *c, const bb_redist_point_t *pt,
-                                 bb_redist_method_t method, int64_t setup_samples)
+void bb_rd_candidate_prepare(bb_rd_candidate_t *c, const bb_rd_point_t *pt,
+                             bb_redist_method_t method, int64_t setup_samples)
 {
-    bb_redist_candidate_clear(c);
+    bb_rd_candidate_clear(c);
     c->pt = pt;
     c->method = method;
     bb_plan_with_setup(c);
     for (int i = 0; i < BB_SETUP_PARTS; i++)
         c->first_setup[i] = c->setup[i][0];
     for (int64_t s = 1; s < setup_samples; s++) {
-        bb_redist_buffers_free(&c->b);
+        bb_rd_buffers_free(&c->b);
         bb_redist_plan_destroy(c->plan);
         bb_plan_with_setup(c);
     }
@@ -143,11 +143,11 @@ void bb_redist_candidate_prepare(bb_redist_candidate_t *c, const bb_redist_point
 }
 
 /* One message: prepared and checked outside the timing. */
-static void bb_message(bb_redist_candidate_t *c, bb_tally_t *tally, double *t)
+static void bb_message(bb_rd_candidate_t *c, bb_tally_t *tally, double *t)
 {
-    const bb_redist_point_t *pt = c->pt;
+    const bb_rd_point_t *pt = c->pt;
     int64_t eb = pt->element_bytes, k = c->k++;
-    bb_redist_buffers_t *b = &c->b;
+    bb_rd_buffers_t *b = &c->b;
     bb_redist_metrics_t m;
     double elapsed;
     bb_status_t st = bb_message_run(c, k, &m, &elapsed);
@@ -161,9 +161,9 @@ static void bb_message(bb_redist_candidate_t *c, bb_tally_t *tally, double *t)
     t[BB_MESSAGE_ELAPSED] += elapsed;
     t[BB_MESSAGE_ADMISSION] += m.admission_s;
     t[BB_MESSAGE_PAYLOAD] += m.payload_s;
-    bb_redist_check_t ck;
-    bb_redist_test_corrupt(bb_redist_method_name(c->method), b->rm, b->recv);
-    st = bb_redist_check(pt->comm, b->rm, pt->n, eb, k, b->recv, &ck);
+    bb_rd_check_t ck;
+    bb_rd_test_corrupt(bb_redist_method_name(c->method), b->rm, b->recv);
+    st = bb_rd_check(pt->comm, b->rm, pt->n, eb, k, b->recv, &ck);
     if (st == BB_ERR_VALIDATION) {
         if (tally->wrong++ == 0)
             bb_bench_progress(pt->bench, "error: %s %c N=%lld message %lld: %lld wrong "
@@ -176,11 +176,11 @@ static void bb_message(bb_redist_candidate_t *c, bb_tally_t *tally, double *t)
     }
 }
 
-void bb_redist_candidate_message(bb_redist_candidate_t *c, bb_tally_t *tally, double *parts)
+void bb_rd_candidate_message(bb_rd_candidate_t *c, bb_tally_t *tally, double *parts)
 {
-    const bb_redist_point_t *pt = c->pt;
+    const bb_rd_point_t *pt = c->pt;
     if (pt->messages_per_plan > 0 && c->on_plan >= pt->messages_per_plan) {
-        bb_redist_buffers_free(&c->b);
+        bb_rd_buffers_free(&c->b);
         bb_redist_plan_destroy(c->plan);
         bb_plan_with_setup(c);
         c->plans_rebuilt++;
@@ -191,28 +191,28 @@ void bb_redist_candidate_message(bb_redist_candidate_t *c, bb_tally_t *tally, do
     c->on_plan++;
 }
 
-void bb_redist_candidate_release(bb_redist_candidate_t *c, const bb_measure_result_t *m)
+void bb_rd_candidate_release(bb_rd_candidate_t *c, const bb_measure_result_t *m)
 {
     c->samples = bb_measure_part(m, BB_MESSAGE_ELAPSED);
     c->nsamples = m->samples > 0 ? (size_t)m->samples : 0;
     c->canary = m->canary;
     c->median = bb_stats_median(c->samples, c->nsamples);
-    bb_redist_buffers_free(&c->b);
+    bb_rd_buffers_free(&c->b);
     bb_redist_plan_destroy(c->plan);
     c->plan = NULL;
 }
 
-void bb_redist_candidate_clear(bb_redist_candidate_t *c)
+void bb_rd_candidate_clear(bb_rd_candidate_t *c)
 {
-    bb_redist_buffers_free(&c->b);
+    bb_rd_buffers_free(&c->b);
     bb_redist_plan_destroy(c->plan);
     for (int i = 0; i < BB_SETUP_PARTS; i++)
         free(c->setup[i]);
     memset(c, 0, sizeof *c);
 }
 
-int64_t bb_redist_break_even(const bb_redist_candidate_t *c, const bb_redist_candidate_t *root,
-                             const char **why)
+int64_t bb_rd_break_even(const bb_rd_candidate_t *c, const bb_rd_candidate_t *root,
+                         const char **why)
 {
     *why = NULL;
     if (root == NULL) {
@@ -245,16 +245,16 @@ static unsigned char *round_mask(const double *canary, size_t n)
     return drop;
 }
 
-void bb_redist_ratio(const double *a, size_t na, double a_median, const double *b, size_t nb,
-                     double b_median, const double *canary, double level, bb_ratio_figure_t *r)
+void bb_rd_ratio(const double *a, size_t na, double a_median, const double *b, size_t nb,
+                 double b_median, const double *canary, double level, bb_ratio_figure_t *r)
 {
     unsigned char *drop = round_mask(canary, na);
     bb_ratio_figure(a, na, a_median, b, nb, b_median, 0, drop, level, r);
     free(drop);
 }
 
-cJSON *bb_redist_ratio_quantity(const bb_ratio_figure_t *r, const double *a, const double *b,
-                                size_t n, const double *canary, const char *scope)
+cJSON *bb_rd_ratio_quantity(const bb_ratio_figure_t *r, const double *a, const double *b,
+                            size_t n, const double *canary, const char *scope)
 {
     cJSON *q = NULL;
     if (r->paired) {
@@ -294,7 +294,7 @@ cJSON *bb_redist_ratio_quantity(const bb_ratio_figure_t *r, const double *a, con
     return q;
 }
 
-void bb_redist_ratio_marks(double level, char *buf, size_t len)
+void bb_rd_ratio_marks(double level, char *buf, size_t len)
 {
     size_t n = 1;
     while (n < 10000 && bb_stats_ci_order(n, level, NULL) == 0)
@@ -306,16 +306,16 @@ void bb_redist_ratio_marks(double level, char *buf, size_t len)
 }
 
 /* c's message over d's, or root's over c's. */
-static void bb_cand_ratio(const bb_redist_candidate_t *a, const bb_redist_candidate_t *b,
+static void bb_cand_ratio(const bb_rd_candidate_t *a, const bb_rd_candidate_t *b,
                           bb_ratio_figure_t *r)
 {
-    bb_redist_ratio(a->samples, a->nsamples, a->median, b->samples, b->nsamples, b->median,
-                    a->canary, a->pt->confidence, r);
+    bb_rd_ratio(a->samples, a->nsamples, a->median, b->samples, b->nsamples, b->median,
+                a->canary, a->pt->confidence, r);
 }
 
 /* ---- the table line ----------------------------------------------------------- */
 
-void bb_redist_candidate_columns(bb_table_t *t, const char *rank_stat_words)
+void bb_rd_candidate_columns(bb_table_t *t, const char *rank_stat_words)
 {
     char setup_legend[128];
     bb_table_column(t, "payload", "us", "median of the payload phase alone (medians of "
@@ -359,10 +359,10 @@ static void bb_runs_cell(bb_table_t *t, double mean, int64_t count, int as_count
         bb_table_number(t, mean, 1);
 }
 
-void bb_redist_candidate_cells(bb_table_t *t, const bb_redist_candidate_t *c,
-                               const bb_redist_candidate_t *root, double payload_median,
-                               double handshake_median, int failed,
-                               const bb_redist_bound_t *bound)
+void bb_rd_candidate_cells(bb_table_t *t, const bb_rd_candidate_t *c,
+                           const bb_rd_candidate_t *root, double payload_median,
+                           double handshake_median, int failed,
+                           const bb_rd_bound_t *bound)
 {
     const bb_redist_traffic_t *tr = &c->traffic;
     bb_table_number(t, payload_median * 1e6, 1);
@@ -388,7 +388,7 @@ void bb_redist_candidate_cells(bb_table_t *t, const bb_redist_candidate_t *c,
         bb_table_missing(t);
     }
     const char *why;
-    int64_t k = bb_redist_break_even(c, root, &why);
+    int64_t k = bb_rd_break_even(c, root, &why);
     if (why || failed)
         bb_table_missing(t);
     else
@@ -399,20 +399,20 @@ void bb_redist_candidate_cells(bb_table_t *t, const bb_redist_candidate_t *c,
     bb_runs_cell(t, tr->recv_mean_run_elements, tr->recv_runs_max, 1);
     bb_table_integer(t, tr->plan_bytes_max);
     bb_table_integer(t, tr->message_bytes_max);
-    if (!failed && !bb_redist_bound_failed(c, bound) && c->median > 0 && bound->bound_s > 0)
+    if (!failed && !bb_rd_bound_failed(c, bound) && c->median > 0 && bound->bound_s > 0)
         bb_table_number(t, bound->bound_s / c->median, 3);
     else
         bb_table_missing(t);
 }
 
-int bb_redist_bound_failed(const bb_redist_candidate_t *c, const bb_redist_bound_t *bound)
+int bb_rd_bound_failed(const bb_rd_candidate_t *c, const bb_rd_bound_t *bound)
 {
     return c->median > 0 && bound->bound_s > c->median;
 }
 
-void bb_redist_median_quantities(cJSON *q, double median, const double *samples,
-                                 size_t nsamples, const bb_redist_candidate_t *root,
-                                 const bb_redist_bound_t *bound, const char *scope)
+void bb_rd_median_quantities(cJSON *q, double median, const double *samples,
+                             size_t nsamples, const bb_rd_candidate_t *root,
+                             const bb_rd_bound_t *bound, const char *scope)
 {
     cJSON *x;
     if (!(root && median > 0)) {
@@ -421,10 +421,10 @@ void bb_redist_median_quantities(cJSON *q, double median, const double *samples,
         x = bb_quantity_value(root->median / median, "ratio", scope); /* root itself: 1 */
     } else {
         bb_ratio_figure_t r;
-        bb_redist_ratio(root->samples, root->nsamples, root->median, samples, nsamples,
-                        median, root->canary, root->pt->confidence, &r);
-        x = bb_redist_ratio_quantity(&r, root->samples, samples, root->nsamples, root->canary,
-                                     scope);
+        bb_rd_ratio(root->samples, root->nsamples, root->median, samples, nsamples,
+                    median, root->canary, root->pt->confidence, &r);
+        x = bb_rd_ratio_quantity(&r, root->samples, samples, root->nsamples, root->canary,
+                                 scope);
     }
     bb_quantities_add(q, "ratio.root", x);
     bb_quantities_add(q, "efficiency",
@@ -441,8 +441,8 @@ void bb_redist_median_quantities(cJSON *q, double median, const double *samples,
 
 /* ---- the record point ---------------------------------------------------------- */
 
-void bb_redist_candidate_first(cJSON *first, const bb_redist_candidate_t *c,
-                               const char *plan_scope)
+void bb_rd_candidate_first(cJSON *first, const bb_rd_candidate_t *c,
+                           const char *plan_scope)
 {
     for (int i = 0; i < BB_SETUP_PARTS; i++)
         if (bb_setup_recorded(c, i))
@@ -453,12 +453,12 @@ void bb_redist_candidate_first(cJSON *first, const bb_redist_candidate_t *c,
                                                                        : NULL));
 }
 
-void bb_redist_candidate_quantities(cJSON *q, const bb_redist_candidate_t *c,
-                                    const bb_redist_candidate_t *root,
-                                    const bb_redist_traffic_t *direct,
-                                    const bb_redist_bound_t *bound,
-                                    const bb_measure_result_t *probe, const bb_row_t *row,
-                                    const char *plan_scope)
+void bb_rd_candidate_quantities(cJSON *q, const bb_rd_candidate_t *c,
+                                const bb_rd_candidate_t *root,
+                                const bb_redist_traffic_t *direct,
+                                const bb_rd_bound_t *bound,
+                                const bb_measure_result_t *probe, const bb_row_t *row,
+                                const char *plan_scope)
 {
     int64_t per_plan = c->pt->messages_per_plan;
     const char *scope = bb_measure_scope(&row->m);
@@ -474,7 +474,7 @@ void bb_redist_candidate_quantities(cJSON *q, const bb_redist_candidate_t *c,
                           : bb_quantity_null("s", scope, "one plan serves every message "
                                              "(--messages 0): see amortize.break_even_messages"));
     const char *why;
-    int64_t k = bb_redist_break_even(c, root, &why);
+    int64_t k = bb_rd_break_even(c, root, &why);
     bb_quantities_add(q, "amortize.break_even_messages",
                       why ? bb_quantity_null("count", "plan", why)
                           : bb_quantity_value((double)k, "count", "plan"));
@@ -491,16 +491,16 @@ void bb_redist_candidate_quantities(cJSON *q, const bb_redist_candidate_t *c,
     bb_quantities_add(q, "communication.payload",
                       bb_quantity_value((double)c->traffic.payload_bytes, "byte",
                                         "call/all-ranks"));
-    bb_redist_traffic_quantities(q, direct, &c->traffic, scope);
+    bb_rd_traffic_quantities(q, direct, &c->traffic, scope);
     /* How many messages were checked follows the reps (and so the budget and
      * the machine's speed): a measurement, never a contract. */
     cJSON *checked = bb_quantity_value((double)(row->m.calls - row->agreed.refused_calls),
                                        "count", "run/rank");
     cJSON_AddFalseToObject(checked, "deterministic");
     bb_quantities_add(q, "redist.messages_checked", checked);
-    bb_redist_bound_quantities(q, bound, probe ? bb_measure_part(probe, BB_PROBE_TOTAL) : NULL,
-                               probe ? (size_t)probe->samples : 0, scope);
-    bb_redist_median_quantities(q, c->median, c->samples, c->nsamples, root, bound, scope);
+    bb_rd_bound_quantities(q, bound, probe ? bb_measure_part(probe, BB_PROBE_TOTAL) : NULL,
+                           probe ? (size_t)probe->samples : 0, scope);
+    bb_rd_median_quantities(q, c->median, c->samples, c->nsamples, root, bound, scope);
     bb_quantities_add(q, "redist.wrong_messages",
                       bb_quantity_value((double)row->agreed.wrong, "count", "run/all-ranks"));
     /* auto's choice follows its trial, a measurement: what its plan holds
@@ -518,8 +518,8 @@ void bb_redist_candidate_quantities(cJSON *q, const bb_redist_candidate_t *c,
 
 /* ---- the point's notes ----------------------------------------------------------- */
 
-static const bb_redist_candidate_t *bb_find(const bb_redist_candidate_t *c, int n,
-                                            bb_redist_method_t method)
+static const bb_rd_candidate_t *bb_find(const bb_rd_candidate_t *c, int n,
+                                        bb_redist_method_t method)
 {
     for (int i = 0; i < n; i++)
         if (c[i].method == method)
@@ -527,11 +527,11 @@ static const bb_redist_candidate_t *bb_find(const bb_redist_candidate_t *c, int 
     return NULL;
 }
 
-void bb_redist_candidates_note(bb_table_t *t, const bb_redist_candidate_t *c, int n, int best,
-                               const bb_redist_bound_t *bound, const char *from,
-                               const char *to)
+void bb_rd_candidates_note(bb_table_t *t, const bb_rd_candidate_t *c, int n, int best,
+                           const bb_rd_bound_t *bound, const char *from,
+                           const char *to)
 {
-    const bb_redist_candidate_t *root = bb_find(c, n, BB_REDIST_ROOT),
+    const bb_rd_candidate_t *root = bb_find(c, n, BB_REDIST_ROOT),
                                 *pack = bb_find(c, n, BB_REDIST_PACK),
                                 *direct = bb_find(c, n, BB_REDIST_DIRECT),
                                 *pmpi = bb_find(c, n, BB_REDIST_PACK_MPI),
@@ -558,11 +558,11 @@ void bb_redist_candidates_note(bb_table_t *t, const bb_redist_candidate_t *c, in
         }
     }
     if (best >= 0) {
-        const bb_redist_candidate_t *b = &c[best];
-        const bb_redist_point_t *pt = b->pt;
+        const bb_rd_candidate_t *b = &c[best];
+        const bb_rd_point_t *pt = b->pt;
         /* the fragmentation of a plan that maps both layouts: direct's, else
          * the first such method run here (the root methods map neither) */
-        const bb_redist_candidate_t *fr = direct;
+        const bb_rd_candidate_t *fr = direct;
         for (int i = 0; fr == NULL && i < n; i++)
             if (c[i].traffic.send_mean_run_elements >= 0
                 || c[i].traffic.recv_mean_run_elements >= 0)
@@ -600,19 +600,19 @@ void bb_redist_candidates_note(bb_table_t *t, const bb_redist_candidate_t *c, in
                              "the fastest)" : " (more than 10% slower than the fastest)")
                           : "");
     }
-    bb_redist_bound_note(t, bound);
+    bb_rd_bound_note(t, bound);
     for (int i = 0; i < n; i++)
-        if (bb_redist_bound_failed(&c[i], bound))
+        if (bb_rd_bound_failed(&c[i], bound))
             bb_table_note(t, "  BOUND FAILURE: %s's median %.1f us is below the bound %.1f us: "
                           "the bound does not hold here (efficiency not reported)",
                           bb_redist_method_name(c[i].method), c[i].median * 1e6,
                           bound->bound_s * 1e6);
 }
 
-void bb_redist_candidates_ratios(const bb_redist_candidate_t *c, int n, int failed_mask,
-                                 char *buf, size_t len)
+void bb_rd_candidates_ratios(const bb_rd_candidate_t *c, int n, int failed_mask,
+                             char *buf, size_t len)
 {
-    const bb_redist_candidate_t *root = bb_find(c, n, BB_REDIST_ROOT);
+    const bb_rd_candidate_t *root = bb_find(c, n, BB_REDIST_ROOT);
     size_t used = 0;
     buf[0] = '\0';
     for (int i = 0; i < n && used < len; i++) {

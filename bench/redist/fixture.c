@@ -16,7 +16,7 @@ static double bb_value(int64_t g, int c, int64_t k)
     return (double)((g * 3 + c) * 4 + (k & 3));
 }
 
-void bb_redist_fill(const bb_map_t *map, int64_t element_bytes, int64_t k, double *buf)
+void bb_rd_fill(const bb_map_t *map, int64_t element_bytes, int64_t k, double *buf)
 {
     int nc = (int)(element_bytes / 8);
     const int64_t *idx = bb_map_indices(map);
@@ -25,14 +25,14 @@ void bb_redist_fill(const bb_map_t *map, int64_t element_bytes, int64_t k, doubl
             buf[i * nc + c] = bb_value(idx[i], c, k);
 }
 
-void bb_redist_fill_sentinel(int64_t count, int64_t element_bytes, double *buf)
+void bb_rd_fill_sentinel(int64_t count, int64_t element_bytes, double *buf)
 {
     int64_t m = count * (element_bytes / 8);
     for (int64_t i = 0; i < m; i++)
         buf[i] = BB_REDIST_SENTINEL;
 }
 
-void bb_redist_test_corrupt(const char *who, const bb_map_t *map, double *buf)
+void bb_rd_test_corrupt(const char *who, const bb_map_t *map, double *buf)
 {
     const char *want = getenv("BB_REDIST_TEST_CORRUPT");
     if (want == NULL || map == NULL || bb_map_count(map) == 0
@@ -49,9 +49,9 @@ static uint64_t bb_mix(int64_t v)
     return bb_splitmix(&s);
 }
 
-bb_status_t bb_redist_check(MPI_Comm comm, const bb_map_t *map, int64_t n,
-                            int64_t element_bytes, int64_t k, const double *buf,
-                            bb_redist_check_t *out)
+bb_status_t bb_rd_check(MPI_Comm comm, const bb_map_t *map, int64_t n,
+                        int64_t element_bytes, int64_t k, const double *buf,
+                        bb_rd_check_t *out)
 {
     int p, me;
     if (MPI_Comm_size(comm, &p) != MPI_SUCCESS || MPI_Comm_rank(comm, &me) != MPI_SUCCESS)
@@ -83,7 +83,7 @@ bb_status_t bb_redist_check(MPI_Comm comm, const bb_map_t *map, int64_t n,
     uint64_t v[4] = {(uint64_t)bad, (uint64_t)slots, got, want}, tot[4];
     if (MPI_Allreduce(v, tot, 4, MPI_UINT64_T, MPI_SUM, comm) != MPI_SUCCESS)
         return BB_ERR_MPI;
-    bb_redist_check_t r;
+    bb_rd_check_t r;
     r.bad_slots = (int64_t)tot[0];
     r.slots = (int64_t)tot[1];
     r.checksum_ok = tot[2] == tot[3] && r.slots == n * nc;

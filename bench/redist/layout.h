@@ -121,30 +121,30 @@ bb_status_t bb_layout_map(const bb_layout_t *layout, int64_t n, int rank,
  * (double)((g*3 + c)*4 + (k & 3)) at repetition k. */
 #define BB_REDIST_SENTINEL (-1.0)
 /* Local.  buf: count(map) * element_bytes bytes. */
-void bb_redist_fill(const bb_map_t *map, int64_t element_bytes, int64_t k,
-                    double *buf);
-void bb_redist_fill_sentinel(int64_t count, int64_t element_bytes, double *buf);
+void bb_rd_fill(const bb_map_t *map, int64_t element_bytes, int64_t k,
+                double *buf);
+void bb_rd_fill_sentinel(int64_t count, int64_t element_bytes, double *buf);
 
-typedef struct bb_redist_check {
+typedef struct bb_rd_check {
     int64_t bad_slots;        /* all ranks */
     int64_t slots;            /* checked values, all ranks */
     int checksum_ok;          /* hash sum and slot count match [0, N) exactly */
     int64_t first_bad_index;  /* lowest global index of a bad slot, or -1 */
-} bb_redist_check_t;
+} bb_rd_check_t;
 
 /* Local, a test's planted fault: when the environment's
  * BB_REDIST_TEST_CORRUPT names who ("scalapack" or a method's name, or
  * "all"), the first value of buf (count(map) elements) is changed, as if
  * wrong in transit, so that a test shows the check failing the run.
  * Nothing otherwise, nor on a rank that received nothing. */
-void bb_redist_test_corrupt(const char *who, const bb_map_t *map, double *buf);
+void bb_rd_test_corrupt(const char *who, const bb_map_t *map, double *buf);
 
 /* Collective over comm (normally the link).  Ranks that received pass the
  * map they received into (others NULL).  Checks every slot against the
  * value function and a global checksum over [0, N) that catches duplicates
  * and gaps.  BB_OK or BB_ERR_VALIDATION on every rank; BB_ERR_MPI. */
-bb_status_t bb_redist_check(MPI_Comm comm, const bb_map_t *map, int64_t n,
-                            int64_t element_bytes, int64_t k, const double *buf,
-                            bb_redist_check_t *check_out);
+bb_status_t bb_rd_check(MPI_Comm comm, const bb_map_t *map, int64_t n,
+                        int64_t element_bytes, int64_t k, const double *buf,
+                        bb_rd_check_t *check_out);
 
 #endif /* BB_REDIST_LAYOUT_H */

@@ -21,8 +21,8 @@ const char *bb_md_part_name(int part)
     return part >= 0 && part < BB_MD_PARTS ? bb_md_names[part] : "unknown";
 }
 
-void bb_redist_buffers_get(bb_bench_t *bench, bb_redist_plan_t *plan, int64_t element_bytes,
-                           bb_redist_buffers_t *b)
+void bb_rd_buffers_get(bb_bench_t *bench, bb_redist_plan_t *plan, int64_t element_bytes,
+                       bb_rd_buffers_t *b)
 {
     b->sm = bb_redist_plan_send_map(plan);
     b->rm = bb_redist_plan_recv_map(plan);
@@ -33,7 +33,7 @@ void bb_redist_buffers_get(bb_bench_t *bench, bb_redist_plan_t *plan, int64_t el
         bb_bench_fatal(bench, "cannot allocate message buffers");
 }
 
-void bb_redist_buffers_free(bb_redist_buffers_t *b)
+void bb_rd_buffers_free(bb_rd_buffers_t *b)
 {
     free(b->send);
     free(b->recv);
@@ -69,11 +69,11 @@ static bb_redist_plan_t *bb_md_plan(const bb_md_point_t *pt, bb_md_variant_t *v,
 static double bb_md_message(const bb_md_point_t *pt, bb_md_variant_t *v, int c)
 {
     int64_t eb = bb_md_element_bytes(c), n = c == 2 ? 1 : pt->n, k = v->step;
-    bb_redist_buffers_t *b = &v->b[c];
+    bb_rd_buffers_t *b = &v->b[c];
     if (b->sm)
-        bb_redist_fill(b->sm, eb, k, b->send);
+        bb_rd_fill(b->sm, eb, k, b->send);
     if (b->rm)
-        bb_redist_fill_sentinel(bb_map_count(b->rm), eb, b->recv);
+        bb_rd_fill_sentinel(bb_map_count(b->rm), eb, b->recv);
     bb_redist_contract_t con = {bb_md_commands[c], n, eb, n};
     if (MPI_Barrier(pt->comm) != MPI_SUCCESS)
         bb_bench_fatal(pt->bench, "MPI_Barrier failed");
@@ -87,8 +87,8 @@ static double bb_md_message(const bb_md_point_t *pt, bb_md_variant_t *v, int c)
     if (st != BB_OK)
         bb_bench_fatal(pt->bench, "md %s: %s", bb_redist_method_name(v->method),
                        bb_status_string(st));
-    bb_redist_check_t ck;
-    st = bb_redist_check(pt->comm, b->rm, n, eb, k, b->recv, &ck);
+    bb_rd_check_t ck;
+    st = bb_rd_check(pt->comm, b->rm, n, eb, k, b->recv, &ck);
     if (st == BB_ERR_VALIDATION) {
         if (v->wrong++ == 0)
             bb_bench_progress(pt->bench, "error: md %s%s command %d step %lld: %lld wrong "
@@ -149,7 +149,7 @@ static void bb_md_remap(const bb_md_point_t *pt, bb_md_variant_t *v)
         v->emap = next;
     }
     for (int c = 0; c < 2; c++) {
-        bb_redist_buffers_free(&v->b[c]);
+        bb_rd_buffers_free(&v->b[c]);
         if (v->rebuild) {
             double s = 0;
             bb_redist_plan_destroy(v->plan[c]);
@@ -165,7 +165,7 @@ static void bb_md_remap(const bb_md_point_t *pt, bb_md_variant_t *v)
                 bb_bench_fatal(pt->bench, "map update (%s): %s",
                                bb_redist_method_name(v->method), bb_status_string(st));
         }
-        bb_redist_buffers_get(pt->bench, v->plan[c], bb_md_element_bytes(c), &v->b[c]);
+        bb_rd_buffers_get(pt->bench, v->plan[c], bb_md_element_bytes(c), &v->b[c]);
     }
 }
 
@@ -220,11 +220,11 @@ bb_status_t bb_md_replicated_call(void *arg, double *t, double *counts)
     if (drv) {
         const int64_t *idx = bb_map_indices(pt->dmap);
         memset(v->full, 0, (size_t)(n3 > 0 ? n3 : 1) * sizeof(double));
-        bb_redist_fill(pt->dmap, 24, k, v->mine);
+        bb_rd_fill(pt->dmap, 24, k, v->mine);
         for (int64_t i = 0; i < bb_map_count(pt->dmap); i++)
             memcpy(v->full + 3 * idx[i], v->mine + 3 * i, 3 * sizeof(double));
     } else {
-        bb_redist_fill_sentinel(n, 24, v->full);
+        bb_rd_fill_sentinel(n, 24, v->full);
     }
     if (MPI_Barrier(link) != MPI_SUCCESS)
         return BB_ERR_MPI;
@@ -244,7 +244,7 @@ bb_status_t bb_md_replicated_call(void *arg, double *t, double *counts)
     if (rc != MPI_SUCCESS)
         return BB_ERR_MPI;
     if (!drv) {
-        bb_redist_fill(v->all, 24, k, v->expect);
+        bb_rd_fill(v->all, 24, k, v->expect);
         wrong += n3 > 0 && memcmp(v->full, v->expect, (size_t)n3 * sizeof(double)) != 0;
     }
     /* <FORCES: each engine rank a share of the sum (its std block) */
@@ -255,8 +255,8 @@ bb_status_t bb_md_replicated_call(void *arg, double *t, double *counts)
         memset(v->part, 0, (size_t)(n3 > 0 ? n3 : 1) * sizeof(double));
         memcpy(v->part + 3 * first, v->expect + 3 * first, (size_t)(3 * cnt) * sizeof(double));
     } else {
-        bb_redist_fill_sentinel(n, 24, v->full);
-        bb_redist_fill_sentinel(bb_map_count(pt->dmap), 24, v->mine);
+        bb_rd_fill_sentinel(n, 24, v->full);
+        bb_rd_fill_sentinel(bb_map_count(pt->dmap), 24, v->mine);
     }
     if (MPI_Barrier(link) != MPI_SUCCESS)
         return BB_ERR_MPI;
@@ -278,15 +278,15 @@ bb_status_t bb_md_replicated_call(void *arg, double *t, double *counts)
     double tf = bb_time_now() - t0;
     if (rc != MPI_SUCCESS)
         return BB_ERR_MPI;
-    bb_redist_check_t ck;
-    bb_status_t st = bb_redist_check(link, drv ? pt->dmap : NULL, n, 24, k, v->mine, &ck);
+    bb_rd_check_t ck;
+    bb_status_t st = bb_rd_check(link, drv ? pt->dmap : NULL, n, 24, k, v->mine, &ck);
     if (st != BB_OK && st != BB_ERR_VALIDATION)
         return st;
     wrong += st == BB_ERR_VALIDATION;
     /* <ENERGY: one double, root to root */
     double e = BB_REDIST_SENTINEL;
     if (!drv && croot)
-        bb_redist_fill(pt->emap1, 8, k, &e);
+        bb_rd_fill(pt->emap1, 8, k, &e);
     if (MPI_Barrier(link) != MPI_SUCCESS)
         return BB_ERR_MPI;
     t0 = bb_time_now();
@@ -296,7 +296,7 @@ bb_status_t bb_md_replicated_call(void *arg, double *t, double *counts)
     double te = bb_time_now() - t0;
     if (rc != MPI_SUCCESS)
         return BB_ERR_MPI;
-    st = bb_redist_check(link, drv ? pt->dmap1 : NULL, 1, 8, k, &e, &ck);
+    st = bb_rd_check(link, drv ? pt->dmap1 : NULL, 1, 8, k, &e, &ck);
     if (st != BB_OK && st != BB_ERR_VALIDATION)
         return st;
     wrong += st == BB_ERR_VALIDATION;
@@ -364,7 +364,7 @@ void bb_md_variant_init(const bb_md_point_t *pt, bb_md_variant_t *v, bb_redist_m
     double s = 0, smax = 0;
     for (int c = 0; c < 3; c++) {
         v->plan[c] = bb_md_plan(pt, v, c, &s);
-        bb_redist_buffers_get(pt->bench, v->plan[c], bb_md_element_bytes(c), &v->b[c]);
+        bb_rd_buffers_get(pt->bench, v->plan[c], bb_md_element_bytes(c), &v->b[c]);
     }
     if (bb_stats_reduce_max(pt->comm, &s, 1, &smax) != MPI_SUCCESS)
         bb_bench_fatal(pt->bench, "MPI_Allreduce of setup times failed");
@@ -374,7 +374,7 @@ void bb_md_variant_init(const bb_md_point_t *pt, bb_md_variant_t *v, bb_redist_m
 void bb_md_variant_free(bb_md_variant_t *v)
 {
     for (int c = 0; c < 3; c++) {
-        bb_redist_buffers_free(&v->b[c]);
+        bb_rd_buffers_free(&v->b[c]);
         if (v->plan[c] != NULL)
             bb_redist_plan_destroy(v->plan[c]);
     }
@@ -483,23 +483,23 @@ static int md_root_x(bb_run_t *run, const bb_row_t *row, bb_ratio_figure_t *x)
         return 0;
     if (root == row)
         return 1;
-    bb_redist_ratio(bb_measure_part(&root->m, BB_MD_STEP), (size_t)root->m.samples,
-                    bb_row_median(root, BB_MD_STEP), bb_measure_part(&row->m, BB_MD_STEP),
-                    (size_t)row->m.samples, mine, root->m.canary, bb_run_settings(run)->confidence,
-                    x);
+    bb_rd_ratio(bb_measure_part(&root->m, BB_MD_STEP), (size_t)root->m.samples,
+                bb_row_median(root, BB_MD_STEP), bb_measure_part(&row->m, BB_MD_STEP),
+                (size_t)row->m.samples, mine, root->m.canary, bb_run_settings(run)->confidence,
+                x);
     return x->of_medians > 0 ? 2 : 0;
 }
 
-/* A row's ratio.root record quantity (bb_redist_ratio_quantity). */
+/* A row's ratio.root record quantity (bb_rd_ratio_quantity). */
 static cJSON *md_ratio_quantity(bb_run_t *run, const bb_row_t *row, const bb_ratio_figure_t *x,
                                 const char *scope)
 {
     const bb_row_t *root = md_root(run, row);
     if (root == NULL)
         return bb_quantity_null("ratio", scope, "root was not measured");
-    return bb_redist_ratio_quantity(x, bb_measure_part(&root->m, BB_MD_STEP),
-                                    bb_measure_part(&row->m, BB_MD_STEP),
-                                    (size_t)root->m.samples, root->m.canary, scope);
+    return bb_rd_ratio_quantity(x, bb_measure_part(&root->m, BB_MD_STEP),
+                                bb_measure_part(&row->m, BB_MD_STEP),
+                                (size_t)root->m.samples, root->m.canary, scope);
 }
 
 static const char *md_row_tag(bb_run_t *run, void *state, const bb_row_t *row)
@@ -682,7 +682,7 @@ void bb_md_notes(bb_run_t *run, int64_t remap_every, double remap_fraction)
     bb_table_note(t, "md: one map pair shared by >COORDS (3 doubles), <FORCES (3 doubles) and "
                   "<ENERGY (1 double, root only); time per step; methods interleaved");
     char marks[320];
-    bb_redist_ratio_marks(bb_run_settings(run)->confidence, marks, sizeof marks);
+    bb_rd_ratio_marks(bb_run_settings(run)->confidence, marks, sizeof marks);
     bb_table_note(t, "root_x: %s", marks);
     if (remap_every > 0)
         bb_table_note(t, "remap every %lld steps, a fraction %g of the engine's elements "

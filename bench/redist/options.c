@@ -38,7 +38,7 @@ static void add_layout(bb_run_t *run, const char *opt, const char *value, const 
     list[(*n)++] = value;
 }
 
-void bb_redist_options_defaults(bb_redist_options_t *o)
+void bb_rd_options_defaults(bb_rd_options_t *o)
 {
     o->element_bytes = 24;
     o->driver_ranks = -1;
@@ -48,8 +48,8 @@ void bb_redist_options_defaults(bb_redist_options_t *o)
     o->mode = BB_REDIST_MODE_MDI;
 }
 
-void bb_redist_options_parse(bb_run_t *run, bb_redist_options_t *o, int key,
-                             const char *value)
+void bb_rd_options_parse(bb_run_t *run, bb_rd_options_t *o, int key,
+                         const char *value)
 {
     static const char *const directions[] = { ">", "<", "both" };
     static const char *const links[] = { "mdi", "intra" };
@@ -138,10 +138,10 @@ enum { BB_CASE_FIELDS = 22, BB_CASE_TRAP_FIELDS = 24, BB_CASE_SIDE = 10 };
 enum { BB_CASE_M = 0, BB_CASE_MS = 0, BB_CASE_NS, BB_CASE_RSRC, BB_CASE_CSRC, BB_CASE_IA,
        BB_CASE_JA, BB_CASE_P, BB_CASE_Q, BB_CASE_MB, BB_CASE_NB };
 
-static void skip_case(bb_run_t *run, bb_redist_options_t *o, const char *fmt, ...)
+static void skip_case(bb_run_t *run, bb_rd_options_t *o, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void skip_case(bb_run_t *run, bb_redist_options_t *o, const char *fmt, ...)
+static void skip_case(bb_run_t *run, bb_rd_options_t *o, const char *fmt, ...)
 {
     char msg[256];
     va_list ap;
@@ -186,7 +186,7 @@ static void case_side(const int64_t *f, int64_t m, int64_t n, char uplo, char di
 
 /* One line: a usage error when malformed (alike on every rank: each parses
  * rank 0's bytes), skipped with the reason when valid but not run here. */
-static void add_case(bb_run_t *run, bb_redist_options_t *o, int line, char *text, int ranks)
+static void add_case(bb_run_t *run, bb_rd_options_t *o, int line, char *text, int ranks)
 {
     int64_t f[BB_CASE_TRAP_FIELDS];
     int nf = 0;
@@ -250,7 +250,7 @@ static void add_case(bb_run_t *run, bb_redist_options_t *o, int line, char *text
                   o->cases_file, line, INT32_MAX);
         return;
     }
-    bb_redist_case_t c;
+    bb_rd_case_t c;
     memset(&c, 0, sizeof c);
     c.line = line;
     c.n = uplo ? bb_layout_trap_count(m, n, uplo, diag) : m * n;
@@ -261,7 +261,7 @@ static void add_case(bb_run_t *run, bb_redist_options_t *o, int line, char *text
     }
     case_side(a, m, n, uplo, diag, &c.from, c.from_name, sizeof c.from_name);
     case_side(b, m, n, uplo, diag, &c.to, c.to_name, sizeof c.to_name);
-    bb_redist_case_t *grown = realloc(o->cases, (o->ncases + 1) * sizeof *grown);
+    bb_rd_case_t *grown = realloc(o->cases, (o->ncases + 1) * sizeof *grown);
     if (grown == NULL)
         bb_run_fatal(run, "--cases: out of memory");
     o->cases = grown;
@@ -272,7 +272,7 @@ static void add_case(bb_run_t *run, bb_redist_options_t *o, int line, char *text
  * shared folder use rank 0's copy; no rank reads another file): a malformed
  * file is a usage error on all.  ScaLAPACK's files are a few KiB. */
 enum { BB_CASES_MAX_BYTES = 4 << 20 };
-static void read_cases(bb_run_t *run, bb_redist_options_t *o, int ranks)
+static void read_cases(bb_run_t *run, bb_rd_options_t *o, int ranks)
 {
     size_t len;
     char *text = bb_run_read_input(run, "--cases", o->cases_file, BB_CASES_MAX_BYTES, &len);
@@ -307,7 +307,7 @@ static void read_cases(bb_run_t *run, bb_redist_options_t *o, int ranks)
 }
 
 /* --cases fixes the points: one per case, '>' on the intra link. */
-static size_t validate_cases(bb_run_t *run, bb_redist_options_t *o, int ranks)
+static size_t validate_cases(bb_run_t *run, bb_rd_options_t *o, int ranks)
 {
     if (o->nfrom > 0 || o->nto > 0 || o->elements.n > 0 || o->direction_given || o->md
         || o->ratios || o->full_sweep || (o->link_given && o->mode != BB_REDIST_MODE_INTRA))
@@ -329,7 +329,7 @@ static size_t validate_cases(bb_run_t *run, bb_redist_options_t *o, int ranks)
     return o->ncases;
 }
 
-void bb_redist_options_clear(bb_redist_options_t *o)
+void bb_rd_options_clear(bb_rd_options_t *o)
 {
     for (size_t i = 0; i < o->nskipped; i++)
         free(o->skipped[i]);
@@ -340,7 +340,7 @@ void bb_redist_options_clear(bb_redist_options_t *o)
     o->nskipped = o->ncases = 0;
 }
 
-size_t bb_redist_options_validate(bb_run_t *run, bb_redist_options_t *o)
+size_t bb_rd_options_validate(bb_run_t *run, bb_rd_options_t *o)
 {
     int ranks = bb_run_size(run);
     o->full_sweep = bb_run_full_sweep(run);  /* the runner's --full-sweep */

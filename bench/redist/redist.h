@@ -2,9 +2,11 @@
  * its program so that bbench-redist.c holds options and glue alone: the
  * bound (bound.c), a method at a point (candidate.c), the md workload
  * (md.c), the options and references.  Private (not installed); rank-0 and
- * collective rules as in runner.h. */
-#ifndef BB_REDIST_H
-#define BB_REDIST_H
+ * collective rules as in runner.h.  The program's own names are bb_rd_*,
+ * apart from the installed library's bb_redist_* (as bench/transfer's
+ * bb_xfer_* are apart from bb_transfer_*). */
+#ifndef BB_RD_H
+#define BB_RD_H
 
 #include "runner/runner.h"
 #include "layout.h"
@@ -15,17 +17,17 @@
 /* ------------------------------------------------------------------------ */
 
 /* The machine's lower bound, measured in the run. */
-typedef struct bb_redist_bound {
+typedef struct bb_rd_bound {
     int p2p_ranks[2];        /* link ranks of the ping-pong */
     int64_t p2p_bytes, memcpy_bytes;
     double p2p_s;            /* one-way time of p2p_bytes: link rank a's best
-                                round trip / 2 (bb_redist_probe_bound: of a
+                                round trip / 2 (bb_rd_probe_bound: of a
                                 contiguous and a non-contiguous layout) */
     double memcpy_s;         /* best memcpy of memcpy_bytes on link rank 0 */
     double p2p_bandwidth, memcpy_bandwidth;  /* byte/s; 0 if not measured */
-    double bound_s;          /* max(p2p_s, memcpy_s) (bb_redist_link_bound);
-                                the probe's formula (bb_redist_probe_bound) */
-    /* bb_redist_probe_bound only (0 from bb_redist_link_bound): */
+    double bound_s;          /* max(p2p_s, memcpy_s) (bb_rd_link_bound);
+                                the probe's formula (bb_rd_probe_bound) */
+    /* bb_rd_probe_bound only (0 from bb_rd_link_bound): */
     double agree_s;          /* one MPI_Allreduce of int64[18] over the link,
                                 after an untimed one */
     double latency_s;        /* one-way time of 1 byte between p2p_ranks */
@@ -35,16 +37,16 @@ typedef struct bb_redist_bound {
     int ranks_per_host_max;  /* link ranks on the fullest host */
     int off;                 /* not measured (--no-bound): every figure 0,
                                 the record's nulls say so */
-} bb_redist_bound_t;
+} bb_rd_bound_t;
 
 /* Collective over the link.  remote_bytes: the largest bytes into or out of
  * any rank; local_bytes: the largest local copy.  reps >= 1 timed rounds
  * after one warm-up.  A bad argument on any rank (or remote_bytes or reps
  * that differ) is BB_ERR_ARG on every rank.  Messages above 1 GiB are split
  * (no INT_MAX limit). */
-bb_status_t bb_redist_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
-                                 int64_t local_bytes, int reps,
-                                 bb_redist_bound_t *bound_out);
+bb_status_t bb_rd_link_bound(bb_redist_link_t *link, int64_t remote_bytes,
+                             int64_t local_bytes, int reps,
+                             bb_rd_bound_t *bound_out);
 
 /* The bound as a variant of the measurement engine, so that it is measured
  * interleaved with the methods (bb_measure_run_set).  One call times, in
@@ -62,33 +64,33 @@ enum {
     BB_PROBE_HOST,       /* every rank copies host_bytes / P at once */
     BB_PROBE_PARTS
 };
-typedef struct bb_redist_probe bb_redist_probe_t;
+typedef struct bb_rd_probe bb_rd_probe_t;
 
 /* Collective over the link.  memory_bytes: what the busiest rank must copy
  * through memory besides the network (largest local part, and the packed
  * side of a fragmented layout); host_bytes: bytes changing owner, all
  * ranks.  Arguments are agreed (BB_ERR_ARG, BB_ERR_NOMEM alike on every
- * rank).  Caller owns *probe_out (bb_redist_probe_free). */
-bb_status_t bb_redist_probe_create(bb_redist_link_t *link, int64_t remote_bytes,
-                                   int64_t memory_bytes, int64_t host_bytes,
-                                   bb_redist_probe_t **probe_out);
+ * rank).  Caller owns *probe_out (bb_rd_probe_free). */
+bb_status_t bb_rd_probe_create(bb_redist_link_t *link, int64_t remote_bytes,
+                               int64_t memory_bytes, int64_t host_bytes,
+                               bb_rd_probe_t **probe_out);
 /* Collective over the link: the probe for what a direct plan's traffic
  * says moves (bb_redist_plan_traffic): remote_bytes the most into or out
  * of one rank; memory_bytes its local part, or a side it must gather or
  * scatter when that side's mean run is shorter than 256 bytes; host_bytes
  * every byte changing owner. */
-bb_status_t bb_redist_probe_for_traffic(bb_redist_link_t *link, const bb_redist_traffic_t *direct,
-                                        int64_t element_bytes, bb_redist_probe_t **probe_out);
+bb_status_t bb_rd_probe_for_traffic(bb_redist_link_t *link, const bb_redist_traffic_t *direct,
+                                    int64_t element_bytes, bb_rd_probe_t **probe_out);
 /* Local. */
-void bb_redist_probe_free(bb_redist_probe_t *probe);
+void bb_rd_probe_free(bb_rd_probe_t *probe);
 /* The engine's call (bb_measure_call_fn); arg is the probe. */
-bb_status_t bb_redist_probe_call(void *arg, double *parts, double *counts);
+bb_status_t bb_rd_probe_call(void *arg, double *parts, double *counts);
 /* Local.  The bound from the probe's samples: each part's best sample (the
  * least disturbed burst), bound = agree + latency (the recv_dist flag) +
  * max(latency, p2p, memory, host): the admission, the flag, then the data
  * step's busiest resource. */
-void bb_redist_probe_bound(const bb_redist_probe_t *probe, const double *const parts[],
-                           size_t samples, bb_redist_bound_t *bound_out);
+void bb_rd_probe_bound(const bb_rd_probe_t *probe, const double *const parts[],
+                       size_t samples, bb_rd_bound_t *bound_out);
 
 /* How the bound is derived, in the record's words (run.bound_note). */
 #define BB_REDIST_BOUND_NOTE "bound = max(latency, p2p, memory, host), " \
@@ -105,29 +107,29 @@ void bb_redist_probe_bound(const bb_redist_probe_t *probe, const double *const p
 /* Rank 0.  The bound's quantities (bound.*; bound.probe from the probe's
  * whole-call samples) into q, under scope where they are per call; nulls
  * saying why when bound->off (probe_total may then be NULL). */
-void bb_redist_bound_quantities(cJSON *q, const bb_redist_bound_t *bound,
-                                const double *probe_total, size_t samples, const char *scope);
+void bb_rd_bound_quantities(cJSON *q, const bb_rd_bound_t *bound,
+                            const double *probe_total, size_t samples, const char *scope);
 /* Rank 0.  The bound's note under a point's lines: its parts, in us. */
-void bb_redist_bound_note(bb_table_t *table, const bb_redist_bound_t *bound);
+void bb_rd_bound_note(bb_table_t *table, const bb_rd_bound_t *bound);
 /* Rank 0.  A plan's traffic as redist.* and memory.* quantities into q;
  * direct is the direct plan's (what changes owner). */
-void bb_redist_traffic_quantities(cJSON *q, const bb_redist_traffic_t *direct,
-                                  const bb_redist_traffic_t *plan, const char *scope);
+void bb_rd_traffic_quantities(cJSON *q, const bb_redist_traffic_t *direct,
+                              const bb_redist_traffic_t *plan, const char *scope);
 
 /* ------------------------------------------------------------------------ */
 /* Redistribution md workload (md.c)                                 */
 /* ------------------------------------------------------------------------ */
 
 /* A plan's maps and one send and one receive array for them. */
-typedef struct bb_redist_buffers {
+typedef struct bb_rd_buffers {
     const bb_map_t *sm, *rm;
     double *send, *recv;
-} bb_redist_buffers_t;
+} bb_rd_buffers_t;
 /* Local.  Buffers for plan's maps, of element_bytes per element; out of
  * memory is fatal (bench). */
-void bb_redist_buffers_get(bb_bench_t *bench, bb_redist_plan_t *plan, int64_t element_bytes,
-                           bb_redist_buffers_t *buffers);
-void bb_redist_buffers_free(bb_redist_buffers_t *buffers);
+void bb_rd_buffers_get(bb_bench_t *bench, bb_redist_plan_t *plan, int64_t element_bytes,
+                       bb_rd_buffers_t *buffers);
+void bb_rd_buffers_free(bb_rd_buffers_t *buffers);
 
 /* One MD step's parts, in this order (the measurement engine's parts). */
 enum { BB_MD_STEP, BB_MD_COORDS, BB_MD_FORCES, BB_MD_ENERGY, BB_MD_REMAP, BB_MD_PARTS };
@@ -154,7 +156,7 @@ typedef struct bb_md_variant {
     bb_redist_method_t method;
     int rebuild;                 /* remap by a full rebuild, else map update */
     bb_redist_plan_t *plan[3];
-    bb_redist_buffers_t b[3];
+    bb_rd_buffers_t b[3];
     bb_map_t *emap;              /* this variant's engine map now (engine ranks) */
     int32_t *owner;              /* engine ranks: every element's engine rank */
     int64_t step, remaps, wrong, refused;
@@ -190,7 +192,7 @@ enum { BB_SETUP_TOTAL, BB_SETUP_VALIDATE, BB_SETUP_MAP, BB_SETUP_BUILD, BB_SETUP
                             (recorded for auto alone) */
 
 /* What the methods of one point share (borrowed, alive while they are). */
-typedef struct bb_redist_point {
+typedef struct bb_rd_point {
     bb_bench_t *bench;             /* where errors go (fatal on every rank) */
     bb_redist_link_t *link;
     MPI_Comm comm;                 /* the link's */
@@ -200,12 +202,12 @@ typedef struct bb_redist_point {
     int64_t messages_per_plan;     /* the plan is rebuilt after K; 0: never */
     bb_rank_stat_t rank_stat;      /* how a setup is taken across ranks */
     double confidence;             /* the level of the ratios' intervals (-c) */
-} bb_redist_point_t;
+} bb_rd_point_t;
 
 /* A method at one point: its setup samples, traffic and choice, and, while
  * it is measured, its plan and buffers. */
-typedef struct bb_redist_candidate {
-    const bb_redist_point_t *pt;
+typedef struct bb_rd_candidate {
+    const bb_rd_point_t *pt;
     bb_redist_method_t method;
     double *setup[BB_SETUP_PARTS]; /* [nsetup] seconds, one per plan */
     size_t nsetup, setup_cap;
@@ -220,106 +222,106 @@ typedef struct bb_redist_candidate {
     size_t nsamples;
     const double *canary;          /* [nsamples + 1] the set's canaries, as long */
     bb_redist_plan_t *plan;
-    bb_redist_buffers_t b;
+    bb_rd_buffers_t b;
     int64_t k, on_plan;            /* messages made, on this plan */
     int64_t plans_rebuilt;         /* plans rebuilt while measured (--messages) */
     int64_t plans_other;           /* auto: of those, the ones whose trial chose
                                       another method than the first plan's
                                       (traffic.chosen) */
-} bb_redist_candidate_t;
+} bb_rd_candidate_t;
 
 /* Local.  The ratio a / b of two figures of the point (bb_ratio_figure),
  * paired over the point's rounds without those its canaries leave out
  * (bb_measure_round_mask; canary the set's [na + 1], NULL for none). */
-void bb_redist_ratio(const double *a, size_t na, double a_median, const double *b, size_t nb,
-                     double b_median, const double *canary, double level,
-                     bb_ratio_figure_t *r);
+void bb_rd_ratio(const double *a, size_t na, double a_median, const double *b, size_t nb,
+                 double b_median, const double *canary, double level,
+                 bb_ratio_figure_t *r);
 /* The ratio as a record quantity ("ratio", scope): value the ratio of the
  * medians (as before); paired, samples the per-round ratios a_k / b_k of
  * the rounds the figure used (their median is the paired median, the
  * record adds their ci) and rounds; always interval [low, high] or null,
  * interval_from, level, resolved and moved. */
-cJSON *bb_redist_ratio_quantity(const bb_ratio_figure_t *r, const double *a, const double *b,
-                                size_t n, const double *canary, const char *scope);
+cJSON *bb_rd_ratio_quantity(const bb_ratio_figure_t *r, const double *a, const double *b,
+                            size_t n, const double *canary, const char *scope);
 /* What the marks mean, for legends (the level and the rounds an interval
- * needs: bb_redist_ratio_marks). */
+ * needs: bb_rd_ratio_marks). */
 #define BB_REDIST_RATIO_MARKS "paired over the point's rounds (the median of the " \
     "per-round ratios); '?': its interval holds 1.0 or there is none (too few rounds), " \
     "'!': the ratio of the medians lies outside it"
 /* The same with the level and the fewest rounds that have an interval,
  * into buf. */
-void bb_redist_ratio_marks(double level, char *buf, size_t len);
+void bb_rd_ratio_marks(double level, char *buf, size_t len);
 
 /* Collective.  A plan of method for the point (fatal on failure). */
-bb_redist_plan_t *bb_redist_point_plan(const bb_redist_point_t *pt, bb_redist_method_t method,
-                                       bb_redist_setup_t *setup_out);
+bb_redist_plan_t *bb_rd_point_plan(const bb_rd_point_t *pt, bb_redist_method_t method,
+                                   bb_redist_setup_t *setup_out);
 /* Collective.  setup_samples plans built and freed (each setup a sample),
  * the last kept with its buffers, traffic and choice.  An auto plan runs
  * its trial as part of its setup (messages checked, timed as setup.trial),
  * so that the messages measured are its steady state. */
-void bb_redist_candidate_prepare(bb_redist_candidate_t *c, const bb_redist_point_t *pt,
-                                 bb_redist_method_t method, int64_t setup_samples);
+void bb_rd_candidate_prepare(bb_rd_candidate_t *c, const bb_rd_point_t *pt,
+                             bb_redist_method_t method, int64_t setup_samples);
 /* Collective.  One message (the runner's call): its times ADDED to parts
  * [BB_MESSAGE_PARTS]; wrong data and refusals counted in tally.  Every
  * messages_per_plan messages the plan is rebuilt first, untimed (auto's
  * trial with it). */
-void bb_redist_candidate_message(bb_redist_candidate_t *c, bb_tally_t *tally, double *parts);
+void bb_rd_candidate_message(bb_rd_candidate_t *c, bb_tally_t *tally, double *parts);
 /* Local.  After the measurement m: the median message, plan and buffers
  * freed. */
-void bb_redist_candidate_release(bb_redist_candidate_t *c, const bb_measure_result_t *m);
+void bb_rd_candidate_release(bb_rd_candidate_t *c, const bb_measure_result_t *m);
 /* Local.  Everything freed; c zeroed. */
-void bb_redist_candidate_clear(bb_redist_candidate_t *c);
+void bb_rd_candidate_clear(bb_rd_candidate_t *c);
 /* Messages after which setup + K messages cost less than root's: 0 when c
  * is root or never pays (*why says which). */
-int64_t bb_redist_break_even(const bb_redist_candidate_t *c, const bb_redist_candidate_t *root,
-                             const char **why);
+int64_t bb_rd_break_even(const bb_rd_candidate_t *c, const bb_rd_candidate_t *root,
+                         const char **why);
 /* 1: the bound is above c's median (the bound is wrong, not a result). */
-int bb_redist_bound_failed(const bb_redist_candidate_t *c, const bb_redist_bound_t *bound);
+int bb_rd_bound_failed(const bb_rd_candidate_t *c, const bb_rd_bound_t *bound);
 /* A line's ratio.root (root's median / median, null without root; beside
  * it the paired figure from samples [nsamples] and root's, which are root
- * itself for root: then exactly 1, bb_redist_ratio_quantity) and
+ * itself for root: then exactly 1, bb_rd_ratio_quantity) and
  * efficiency (bound / median, null when nothing moves or the bound fails),
  * for a method and the reference alike. */
-void bb_redist_median_quantities(cJSON *q, double median, const double *samples,
-                                 size_t nsamples, const bb_redist_candidate_t *root,
-                                 const bb_redist_bound_t *bound, const char *scope);
+void bb_rd_median_quantities(cJSON *q, double median, const double *samples,
+                             size_t nsamples, const bb_rd_candidate_t *root,
+                             const bb_rd_bound_t *bound, const char *scope);
 /* Rank 0.  A method line's columns after its times, and its cells. */
-void bb_redist_candidate_columns(bb_table_t *table, const char *rank_stat_words);
-void bb_redist_candidate_cells(bb_table_t *table, const bb_redist_candidate_t *c,
-                               const bb_redist_candidate_t *root, double payload_median,
-                               double handshake_median, int failed,
-                               const bb_redist_bound_t *bound);
+void bb_rd_candidate_columns(bb_table_t *table, const char *rank_stat_words);
+void bb_rd_candidate_cells(bb_table_t *table, const bb_rd_candidate_t *c,
+                           const bb_rd_candidate_t *root, double payload_median,
+                           double handshake_median, int failed,
+                           const bb_rd_bound_t *bound);
 /* Rank 0.  The setup parts of c's first plan into first; into q, beside
  * the runner's, its row's: setup, amortization, ratio to root, payload,
  * traffic (direct: the direct plan's), messages checked, the bound (probe:
  * its measurement), efficiency and wrong messages. */
-void bb_redist_candidate_first(cJSON *first, const bb_redist_candidate_t *c,
-                               const char *plan_scope);
-void bb_redist_candidate_quantities(cJSON *q, const bb_redist_candidate_t *c,
-                                    const bb_redist_candidate_t *root,
-                                    const bb_redist_traffic_t *direct,
-                                    const bb_redist_bound_t *bound,
-                                    const bb_measure_result_t *probe, const bb_row_t *row,
-                                    const char *plan_scope);
+void bb_rd_candidate_first(cJSON *first, const bb_rd_candidate_t *c,
+                           const char *plan_scope);
+void bb_rd_candidate_quantities(cJSON *q, const bb_rd_candidate_t *c,
+                                const bb_rd_candidate_t *root,
+                                const bb_redist_traffic_t *direct,
+                                const bb_rd_bound_t *bound,
+                                const bb_measure_result_t *probe, const bb_row_t *row,
+                                const char *plan_scope);
 
 /* Rank 0.  The notes under a point's lines: why the fastest (candidate
  * best, -1 for none) is fastest, the datatypes against the hand pack,
  * auto's choice, the bound and any bound failure. */
-void bb_redist_candidates_note(bb_table_t *table, const bb_redist_candidate_t *c, int n,
-                               int best, const bb_redist_bound_t *bound, const char *from,
-                               const char *to);
+void bb_rd_candidates_note(bb_table_t *table, const bb_rd_candidate_t *c, int n,
+                           int best, const bb_rd_bound_t *bound, const char *from,
+                           const char *to);
 
 /* Local.  " METHOD ROOT/METHOD" for each candidate but root ('-' where root
  * is missing or bit i of failed_mask is set) into buf (truncated): the
  * paired figure with its marks (bb_ratio_text). */
-void bb_redist_candidates_ratios(const bb_redist_candidate_t *c, int n, int failed_mask,
-                                 char *buf, size_t len);
+void bb_rd_candidates_ratios(const bb_rd_candidate_t *c, int n, int failed_mask,
+                             char *buf, size_t len);
 
 /* ---- ScaLAPACK's Cpdgemr2d at a point: bbench-redist.s reference, not a library
  * method (reference.c) -------------------------------------------------- */
 
-typedef struct bb_redist_reference {
-    const bb_redist_point_t *pt;
+typedef struct bb_rd_reference {
+    const bb_rd_point_t *pt;
     bb_scalapack_redist_t *ctx;    /* NULL: not expressible at this point */
     char why[256];                 /* why not (every rank alike) */
     double setup_s;                /* grids and descriptors, rank maximum */
@@ -337,27 +339,27 @@ typedef struct bb_redist_reference {
     const double *samples;         /* [nsamples] as a candidate's */
     const double *canary;          /* [nsamples + 1] as a candidate's */
     size_t nsamples;
-} bb_redist_reference_t;
+} bb_rd_reference_t;
 
 /* Collective.  The reference for the point's layouts (from: the driver's,
  * to: the engine's); 0, with r->why, where ScaLAPACK cannot express them or
  * is not built in. */
-int bb_redist_reference_prepare(bb_redist_reference_t *r, const bb_redist_point_t *pt,
-                                const bb_layout_t *from, const bb_layout_t *to);
+int bb_rd_reference_prepare(bb_rd_reference_t *r, const bb_rd_point_t *pt,
+                            const bb_layout_t *from, const bb_layout_t *to);
 /* Collective.  One message (the runner's call): filled, Cpdgemr2d timed,
  * every received slot checked outside the timing (wrong data in tally). */
-void bb_redist_reference_message(bb_redist_reference_t *r, bb_tally_t *tally,
-                                 double *parts);
+void bb_rd_reference_message(bb_rd_reference_t *r, bb_tally_t *tally,
+                             double *parts);
 /* Local.  The median of m, then the context and buffers freed. */
-void bb_redist_reference_release(bb_redist_reference_t *r, const bb_measure_result_t *m);
-/* Rank 0.  Its cells under bb_redist_candidate_columns, and its own
+void bb_rd_reference_release(bb_rd_reference_t *r, const bb_measure_result_t *m);
+/* Rank 0.  Its cells under bb_rd_candidate_columns, and its own
  * quantities (setup, ratio to root, efficiency, wrong messages). */
-void bb_redist_reference_cells(bb_table_t *table, const bb_redist_reference_t *r,
-                               const bb_redist_candidate_t *root, int failed,
-                               const bb_redist_bound_t *bound);
-void bb_redist_reference_quantities(cJSON *q, const bb_redist_reference_t *r,
-                                    const bb_redist_candidate_t *root,
-                                    const bb_redist_bound_t *bound, const bb_row_t *row);
+void bb_rd_reference_cells(bb_table_t *table, const bb_rd_reference_t *r,
+                           const bb_rd_candidate_t *root, int failed,
+                           const bb_rd_bound_t *bound);
+void bb_rd_reference_quantities(cJSON *q, const bb_rd_reference_t *r,
+                                const bb_rd_candidate_t *root,
+                                const bb_rd_bound_t *bound, const bb_row_t *row);
 
 /* ---- bbench-redist's options (options.c) ------------------------------- */
 
@@ -371,15 +373,15 @@ enum { BB_REDIST_OPT_DRIVER = BB_OPT_LONG, BB_REDIST_OPT_FROM, BB_REDIST_OPT_TO,
 
 /* One case of a --cases file (ScaLAPACK's GEMR2D.dat line): a whole
  * matrix moved from one bc2d layout to another, '>' on the intra link. */
-typedef struct bb_redist_case {
+typedef struct bb_rd_case {
     int line;                  /* in the file, from 1 */
     int64_t n;                 /* m x n, or its trapezoid's count */
     bb_layout_t from, to;
     char from_name[96], to_name[96];
-} bb_redist_case_t;
+} bb_rd_case_t;
 
 
-typedef struct bb_redist_options {
+typedef struct bb_rd_options {
     bb_size_list_t elements;
     int64_t element_bytes;
     int driver_ranks;          /* -1: P/2 */
@@ -399,22 +401,22 @@ typedef struct bb_redist_options {
     double remap_fraction;
     int link_given, layouts_given;
     const char *cases_file;    /* --cases FILE: the points are its cases */
-    bb_redist_case_t *cases;   /* those that fit the launch (owned) */
+    bb_rd_case_t *cases;   /* those that fit the launch (owned) */
     size_t ncases;
     char **skipped;            /* why each other case was skipped (owned) */
     size_t nskipped;
     int no_bound;              /* --no-bound: no probe, no bound row */
-} bb_redist_options_t;
+} bb_rd_options_t;
 
-void bb_redist_options_defaults(bb_redist_options_t *options);
+void bb_rd_options_defaults(bb_rd_options_t *options);
 /* One option (a bad value is bb_run_usage). */
-void bb_redist_options_parse(bb_run_t *run, bb_redist_options_t *options, int key,
-                             const char *value);
+void bb_rd_options_parse(bb_run_t *run, bb_rd_options_t *options, int key,
+                         const char *value);
 /* The presets and checks between options (usage errors on every rank); the
  * number of points. */
-size_t bb_redist_options_validate(bb_run_t *run, bb_redist_options_t *options);
+size_t bb_rd_options_validate(bb_run_t *run, bb_rd_options_t *options);
 /* The cases and skip messages freed. */
-void bb_redist_options_clear(bb_redist_options_t *options);
+void bb_rd_options_clear(bb_rd_options_t *options);
 
 /* ---- the md workload (md.c) -------------------------------------------- */
 

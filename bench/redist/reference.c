@@ -12,7 +12,7 @@
 /* The sending (engine 0: the driver's) or receiving code's local array on
  * this rank for a submatrix layout: the map's slots in it and its length;
  * NULL slots and the map's count otherwise. */
-static int64_t *reference_slots(const bb_redist_point_t *pt, const bb_layout_t *lay,
+static int64_t *reference_slots(const bb_rd_point_t *pt, const bb_layout_t *lay,
                                 int engine, const bb_map_t *map, int64_t *full_out)
 {
     int64_t *slots = NULL, cnt = 0, full = 0;
@@ -27,8 +27,8 @@ static int64_t *reference_slots(const bb_redist_point_t *pt, const bb_layout_t *
     return slots;
 }
 
-int bb_redist_reference_prepare(bb_redist_reference_t *r, const bb_redist_point_t *pt,
-                                const bb_layout_t *from, const bb_layout_t *to)
+int bb_rd_reference_prepare(bb_rd_reference_t *r, const bb_rd_point_t *pt,
+                            const bb_layout_t *from, const bb_layout_t *to)
 {
     bb_scalapack_setup_t su = {0};
     memset(r, 0, sizeof *r);
@@ -108,17 +108,17 @@ static int64_t reference_outside_written(const double *full, int64_t nfull, cons
     return bad;
 }
 
-void bb_redist_reference_message(bb_redist_reference_t *r, bb_tally_t *tally, double *parts)
+void bb_rd_reference_message(bb_rd_reference_t *r, bb_tally_t *tally, double *parts)
 {
-    const bb_redist_point_t *pt = r->pt;
+    const bb_rd_point_t *pt = r->pt;
     int64_t eb = pt->element_bytes, k = r->k++, kd = eb / 8;
     if (r->sm) {
-        bb_redist_fill(r->sm, eb, k, r->sdense);
+        bb_rd_fill(r->sm, eb, k, r->sdense);
         if (r->sslots != NULL)
             reference_stage(r->send, r->sslots, bb_map_count(r->sm), kd, r->sdense, 1);
     }
     if (r->rm)
-        bb_redist_fill_sentinel(r->rfull, eb, r->recv);
+        bb_rd_fill_sentinel(r->rfull, eb, r->recv);
     if (MPI_Barrier(pt->comm) != MPI_SUCCESS)
         bb_bench_fatal(pt->bench, "MPI_Barrier failed");
     double t0 = bb_time_now();
@@ -132,9 +132,9 @@ void bb_redist_reference_message(bb_redist_reference_t *r, bb_tally_t *tally, do
         outside = reference_outside_written(r->recv, r->rfull, r->rslots, bb_map_count(r->rm),
                                             kd);
     }
-    bb_redist_check_t ck;
-    bb_redist_test_corrupt("scalapack", r->rm, r->rdense);
-    st = bb_redist_check(pt->comm, r->rm, pt->n, eb, k, r->rdense, &ck);
+    bb_rd_check_t ck;
+    bb_rd_test_corrupt("scalapack", r->rm, r->rdense);
+    st = bb_rd_check(pt->comm, r->rm, pt->n, eb, k, r->rdense, &ck);
     if (st != BB_OK && st != BB_ERR_VALIDATION)
         bb_bench_fatal(pt->bench, "check: %s", bb_status_string(st));
     /* a submatrix's copy must leave the rest of B as it was */
@@ -151,7 +151,7 @@ void bb_redist_reference_message(bb_redist_reference_t *r, bb_tally_t *tally, do
     }
 }
 
-void bb_redist_reference_release(bb_redist_reference_t *r, const bb_measure_result_t *m)
+void bb_rd_reference_release(bb_rd_reference_t *r, const bb_measure_result_t *m)
 {
     r->samples = NULL;
     r->nsamples = 0;
@@ -176,9 +176,9 @@ void bb_redist_reference_release(bb_redist_reference_t *r, const bb_measure_resu
     r->sslots = r->rslots = NULL;
 }
 
-void bb_redist_reference_cells(bb_table_t *t, const bb_redist_reference_t *r,
-                               const bb_redist_candidate_t *root, int failed,
-                               const bb_redist_bound_t *bound)
+void bb_rd_reference_cells(bb_table_t *t, const bb_rd_reference_t *r,
+                           const bb_rd_candidate_t *root, int failed,
+                           const bb_rd_bound_t *bound)
 {
     for (int c = 0; c < 3; c++)  /* no payload phase or handshake of its own */
         bb_table_missing(t);
@@ -190,8 +190,8 @@ void bb_redist_reference_cells(bb_table_t *t, const bb_redist_reference_t *r,
     if (root && r->median > 0 && !failed) {
         bb_ratio_figure_t x;
         char cell[48];
-        bb_redist_ratio(root->samples, root->nsamples, root->median, r->samples, r->nsamples,
-                        r->median, root->canary, root->pt->confidence, &x);
+        bb_rd_ratio(root->samples, root->nsamples, root->median, r->samples, r->nsamples,
+                    r->median, root->canary, root->pt->confidence, &x);
         bb_ratio_figure_text(&x, cell, sizeof cell);
         bb_table_text(t, cell);
     } else
@@ -204,13 +204,13 @@ void bb_redist_reference_cells(bb_table_t *t, const bb_redist_reference_t *r,
         bb_table_missing(t);
 }
 
-void bb_redist_reference_quantities(cJSON *q, const bb_redist_reference_t *r,
-                                    const bb_redist_candidate_t *root,
-                                    const bb_redist_bound_t *bound, const bb_row_t *row)
+void bb_rd_reference_quantities(cJSON *q, const bb_rd_reference_t *r,
+                                const bb_rd_candidate_t *root,
+                                const bb_rd_bound_t *bound, const bb_row_t *row)
 {
     const char *scope = bb_measure_scope(&row->m);
     bb_quantities_add(q, "setup.total", bb_quantity_value(r->setup_s, "s", "plan/max-rank"));
-    bb_redist_median_quantities(q, r->median, r->samples, r->nsamples, root, bound, scope);
+    bb_rd_median_quantities(q, r->median, r->samples, r->nsamples, root, bound, scope);
     bb_quantities_add(q, "redist.wrong_messages",
                       bb_quantity_value((double)row->agreed.wrong, "count", "run/all-ranks"));
 }

@@ -272,7 +272,7 @@ static void case_redist(bb_world_t *world)
         double *out = malloc((size_t)bb_map_count(map) * 8 + 8);
         bb_redist_contract_t c = {BB_REDIST_SEND, n, 8, n};
         bb_redist_metrics_t m;
-        bb_redist_fill(map, 8, 0, buf);
+        bb_rd_fill(map, 8, 0, buf);
         st = bb_redist_plan_execute(plan, me ? NULL : &c, buf, out, &m);
         CHECK_MSG(all_true(st == BB_REFUSED), "execute, NULL contract on the last rank: %s",
                   bb_status_string(st));
@@ -285,11 +285,11 @@ static void case_redist(bb_world_t *world)
         st = bb_redist_plan_traffic(plan, me ? NULL : &tr);
         CHECK_MSG(all_true(me ? st == BB_ERR_ARG : st == BB_OK),
                   "traffic, NULL output on the last rank: %s", bb_status_string(st));
-        bb_redist_bound_t b;
-        st = bb_redist_link_bound(l, me ? -1 : 64, 64, 1, &b);
+        bb_rd_bound_t b;
+        st = bb_rd_link_bound(l, me ? -1 : 64, 64, 1, &b);
         CHECK_MSG(all_true(st == BB_ERR_ARG), "bound, remote_bytes -1 on the last rank: %s",
                   bb_status_string(st));
-        st = bb_redist_link_bound(l, 64, 64, me ? 2 : 1, &b);
+        st = bb_rd_link_bound(l, 64, 64, me ? 2 : 1, &b);
         CHECK_MSG(all_true(st == (ranks == 1 ? BB_OK : BB_ERR_ARG)),
                   "bound, reps differing: %s", bb_status_string(st));
         free(buf);

@@ -165,14 +165,14 @@ static bb_status_t message(bb_redist_link_t *l, bb_redist_plan_t *plan, int cmd,
     double *sb = malloc((size_t)(cs > 0 ? cs : 1) * (size_t)eb);
     double *rb = malloc((size_t)(cr > 0 ? cr : 1) * (size_t)eb);
     if (sm)
-        bb_redist_fill(sm, eb, k, sb);
+        bb_rd_fill(sm, eb, k, sb);
     if (rm)
-        bb_redist_fill_sentinel(cr, eb, rb);
+        bb_rd_fill_sentinel(cr, eb, rb);
     bb_redist_contract_t c = {cmd, n, eb, cap};
     bb_status_t st = bb_redist_plan_execute(plan, &c, sb, rb, mt);
     *right = 0;
     if (st == BB_OK) /* collective: every rank took the payload */
-        *right = bb_redist_check(bb_redist_link_comm(l), rm, n, eb, k, rb, NULL) == BB_OK;
+        *right = bb_rd_check(bb_redist_link_comm(l), rm, n, eb, k, rb, NULL) == BB_OK;
     free(sb);
     free(rb);
     return st;

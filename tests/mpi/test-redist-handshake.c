@@ -105,9 +105,9 @@ static void handshake_one(bb_redist_link_t *l, bb_redist_method_t method, int cm
         int refuse = k == 2;
         bb_redist_contract_t c = {cmd, refuse && rank == ranks - 1 ? n + 1 : n, eb, n + 1};
         if (sm)
-            bb_redist_fill(sm, eb, k, sb);
+            bb_rd_fill(sm, eb, k, sb);
         if (rm)
-            bb_redist_fill_sentinel(rcount, eb, rb);
+            bb_rd_fill_sentinel(rcount, eb, rb);
         bb_redist_metrics_t mt;
         calls_t made;
         st = execute_counted(plan, &c, sb, rb, &mt, &made);
@@ -138,8 +138,8 @@ static void handshake_one(bb_redist_link_t *l, bb_redist_method_t method, int cm
         CHECK_MSG(st == BB_OK && mt.recv_dist == BB_RECV_DIST_DATA,
                   "%s k=%d: %s, recv_dist %lld", what, k, bb_status_string(st),
                   (long long)mt.recv_dist);
-        bb_redist_check_t ck;
-        st = bb_redist_check(bb_redist_link_comm(l), rm, n, eb, k, rb, &ck);
+        bb_rd_check_t ck;
+        st = bb_rd_check(bb_redist_link_comm(l), rm, n, eb, k, rb, &ck);
         CHECK_MSG(st == BB_OK, "%s k=%d: %lld bad slots, checksum %s", what, k,
                   (long long)ck.bad_slots, ck.checksum_ok ? "ok" : "wrong");
     }

@@ -49,9 +49,9 @@ static void move_and_check(bb_redist_link_t *l, bb_redist_method_t method, int c
     bb_redist_contract_t c = {cmd, n, eb, n};
     for (int k = 0; k < messages; k++) {
         if (sm)
-            bb_redist_fill(sm, eb, k, sbuf);
+            bb_rd_fill(sm, eb, k, sbuf);
         if (rm)
-            bb_redist_fill_sentinel(bb_map_count(rm), eb, rbuf);
+            bb_rd_fill_sentinel(bb_map_count(rm), eb, rbuf);
         bb_redist_metrics_t mt;
         st = bb_redist_plan_execute(plan, &c, sbuf, rbuf, &mt);
         CHECK_MSG(st == BB_OK, "%s k=%d: execute: %s", what, k, bb_status_string(st));
@@ -61,8 +61,8 @@ static void move_and_check(bb_redist_link_t *l, bb_redist_method_t method, int c
         CHECK_MSG(mt.recv_dist == ((method == BB_REDIST_ROOT || method == BB_REDIST_ROOT_GATHERV)
                                        ? BB_RECV_DIST_ROOT : BB_RECV_DIST_DATA),
                   "%s: recv_dist %lld", what, (long long)mt.recv_dist);
-        bb_redist_check_t ck;
-        st = bb_redist_check(bb_redist_link_comm(l), rm, n, eb, k, rbuf, &ck);
+        bb_rd_check_t ck;
+        st = bb_rd_check(bb_redist_link_comm(l), rm, n, eb, k, rbuf, &ck);
         CHECK_MSG(st == BB_OK, "%s k=%d: %lld bad slots (first g=%lld), checksum %s", what, k,
                   (long long)ck.bad_slots, (long long)ck.first_bad_index,
                   ck.checksum_ok ? "ok" : "wrong");
@@ -169,13 +169,13 @@ static void auto_one(bb_redist_link_t *l, const char *from, const char *to, int6
         int k = 0;
         for (; k < 28 && bb_redist_plan_trial_left(plan) > 0; k++) {
             if (sm)
-                bb_redist_fill(sm, eb, k, sbuf);
+                bb_rd_fill(sm, eb, k, sbuf);
             if (rm)
-                bb_redist_fill_sentinel(bb_map_count(rm), eb, rbuf);
+                bb_rd_fill_sentinel(bb_map_count(rm), eb, rbuf);
             st = bb_redist_plan_execute(plan, &c, sbuf, rbuf, NULL);
-            bb_redist_check_t ck;
+            bb_rd_check_t ck;
             CHECK_MSG(st == BB_OK
-                          && bb_redist_check(bb_redist_link_comm(l), rm, n, eb, k, rbuf, &ck)
+                          && bb_rd_check(bb_redist_link_comm(l), rm, n, eb, k, rbuf, &ck)
                                  == BB_OK,
                       "%s trial %d: %s, data wrong or not moved", what, k + 1,
                       bb_status_string(st));
@@ -335,13 +335,13 @@ static void case_auto(bb_world_t *world)
                 const bb_map_t *sm = bb_redist_plan_send_map(plan), *rm = bb_redist_plan_recv_map(plan);
                 double *sb = alloc_elems(sm, eb), *rb = alloc_elems(rm, eb);
                 if (sm)
-                    bb_redist_fill(sm, eb, 1, sb);
+                    bb_rd_fill(sm, eb, 1, sb);
                 if (rm)
-                    bb_redist_fill_sentinel(bb_map_count(rm), eb, rb);
+                    bb_rd_fill_sentinel(bb_map_count(rm), eb, rb);
                 bb_redist_contract_t c = {cmd, n, eb, n};
                 st = bb_redist_plan_execute(plan, &c, sb, rb, NULL);
-                CHECK_MSG(st == BB_OK && bb_redist_check(bb_redist_link_comm(l), rm, n, eb, 1, rb,
-                                                         NULL) == BB_OK,
+                CHECK_MSG(st == BB_OK && bb_rd_check(bb_redist_link_comm(l), rm, n, eb, 1, rb,
+                                                     NULL) == BB_OK,
                           "chunked %s %c: in pieces of 7 doubles, data right",
                           bb_redist_method_name(m), cmd);
                 if (st == BB_OK && rank == 0 && d == 1)
@@ -468,7 +468,7 @@ static void case_invalid(bb_world_t *world)
             const bb_map_t *sm = bb_redist_plan_send_map(plan), *rm = bb_redist_plan_recv_map(plan);
             double *sb = alloc_elems(sm, 8), *rb = alloc_elems(rm, 8);
             if (rm)
-                bb_redist_fill_sentinel(bb_map_count(rm), 8, rb);
+                bb_rd_fill_sentinel(bb_map_count(rm), 8, rb);
             bb_redist_contract_t c = {BB_REDIST_SEND, n, 8, n};
             if (rank == ranks - 1)
                 c.n = n + 1;
@@ -496,10 +496,10 @@ static void case_invalid(bb_world_t *world)
                 printf("rank %d: refused admission-cap\n", rank);
             c.cap = n;
             if (sm)
-                bb_redist_fill(sm, 8, 0, sb);
+                bb_rd_fill(sm, 8, 0, sb);
             st = bb_redist_plan_execute(plan, &c, sb, rb, &mt);
             CHECK_MSG(st == BB_OK, "after refusals the plan works: %s", bb_status_string(st));
-            CHECK_MSG(bb_redist_check(bb_redist_link_comm(l), rm, n, 8, 0, rb, NULL) == BB_OK,
+            CHECK_MSG(bb_rd_check(bb_redist_link_comm(l), rm, n, 8, 0, rb, NULL) == BB_OK,
                       "after refusals the data are right");
             free(sb);
             free(rb);
@@ -547,9 +547,9 @@ static void epoch_one(bb_redist_link_t *l, bb_redist_method_t method, int cmd)
         const bb_map_t *sm = bb_redist_plan_send_map(plan), *rm = bb_redist_plan_recv_map(plan);
         double *sb = alloc_elems(sm, eb), *rb = alloc_elems(rm, eb);
         if (sm)
-            bb_redist_fill(sm, eb, phase, sb);
+            bb_rd_fill(sm, eb, phase, sb);
         if (rm)
-            bb_redist_fill_sentinel(bb_map_count(rm), eb, rb);
+            bb_rd_fill_sentinel(bb_map_count(rm), eb, rb);
         bb_redist_contract_t c = {cmd, n, eb, n};
         bb_redist_metrics_t mt;
         st = bb_redist_plan_execute(plan, &c, sb, rb, &mt);
@@ -568,8 +568,8 @@ static void epoch_one(bb_redist_link_t *l, bb_redist_method_t method, int cmd)
                                           : want_map ? BB_RECV_DIST_MAP : BB_RECV_DIST_DATA),
                   "%s phase %d: map_sent %d recv_dist %lld", what, phase, mt.map_sent,
                   (long long)mt.recv_dist);
-        bb_redist_check_t ck;
-        st = bb_redist_check(bb_redist_link_comm(l), rm, n, eb, phase, rb, &ck);
+        bb_rd_check_t ck;
+        st = bb_rd_check(bb_redist_link_comm(l), rm, n, eb, phase, rb, &ck);
         CHECK_MSG(st == BB_OK, "%s phase %d: %lld bad slots, checksum %s", what, phase,
                   (long long)ck.bad_slots, ck.checksum_ok ? "ok" : "wrong");
         if (phase == 2 && mt.steps == 2 && cmd == BB_REDIST_SEND && st == BB_OK
@@ -612,21 +612,21 @@ static void case_checker(void)
     bb_map_t *m = NULL;
     bb_map_create(n, idx, cnt, 0, &m);
     double *buf = malloc((size_t)(cnt > 0 ? cnt : 1) * (size_t)eb);
-    bb_redist_check_t ck;
-    bb_redist_fill(m, eb, 5, buf);
-    CHECK_MSG(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_OK && ck.slots == n * 3,
+    bb_rd_check_t ck;
+    bb_rd_fill(m, eb, 5, buf);
+    CHECK_MSG(bb_rd_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_OK && ck.slots == n * 3,
               "right data pass");
-    CHECK_MSG(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 6, buf, &ck) == BB_ERR_VALIDATION,
+    CHECK_MSG(bb_rd_check(MPI_COMM_WORLD, m, n, eb, 6, buf, &ck) == BB_ERR_VALIDATION,
               "a stale repetition fails");
     if (rank == ranks - 1 && cnt > 0)
         buf[3 * cnt - 1] += 4.0;
-    CHECK_MSG(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_ERR_VALIDATION
+    CHECK_MSG(bb_rd_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_ERR_VALIDATION
                   && ck.bad_slots == 1,
               "one wrong slot fails on every rank");
-    bb_redist_fill(m, eb, 5, buf);
+    bb_rd_fill(m, eb, 5, buf);
     if (rank == 0 && cnt > 0)
         buf[1] = BB_REDIST_SENTINEL;
-    CHECK_MSG(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_ERR_VALIDATION,
+    CHECK_MSG(bb_rd_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_ERR_VALIDATION,
               "an untouched sentinel fails");
     /* rank 0 claims element 0 twice and never element 1: every slot holds the
      * value its map names, only the checksum sees it */
@@ -634,8 +634,8 @@ static void case_checker(void)
     if (rank == 0 && cnt > 1)
         idx[1] = 0;
     bb_map_create(n, idx, cnt, 0, &m);
-    bb_redist_fill(m, eb, 5, buf);
-    CHECK_MSG(bb_redist_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_ERR_VALIDATION
+    bb_rd_fill(m, eb, 5, buf);
+    CHECK_MSG(bb_rd_check(MPI_COMM_WORLD, m, n, eb, 5, buf, &ck) == BB_ERR_VALIDATION
                   && ck.bad_slots == 0 && !ck.checksum_ok,
               "a duplicate with a gap fails through the checksum");
     bb_map_free(m);
@@ -652,17 +652,17 @@ static void case_probe(bb_world_t *world)
 {
     int mdi = ranks > 1;
     bb_redist_link_t *l = NULL;
-    bb_redist_probe_t *p = NULL;
+    bb_rd_probe_t *p = NULL;
     bb_status_t st = bb_redist_link_create(world, mdi ? BB_REDIST_MODE_MDI : BB_REDIST_MODE_INTRA,
                                            mdi ? 1 : 0, &l);
     CHECK_MSG(st == BB_OK, "probe link: %s", bb_status_string(st));
     if (st != BB_OK)
         return;
-    st = bb_redist_probe_create(l, 7200, 7200, 7200, &p);
+    st = bb_rd_probe_create(l, 7200, 7200, 7200, &p);
     CHECK_MSG(st == BB_OK, "probe: %s", bb_status_string(st));
     if (st == BB_OK) {
         double parts[BB_PROBE_PARTS] = {0}, counts[1] = {0};
-        CHECK(bb_redist_probe_call(p, parts, counts) == BB_OK);
+        CHECK(bb_rd_probe_call(p, parts, counts) == BB_OK);
         CHECK_MSG(parts[BB_PROBE_AGREE] > 0, "the agreement is timed on rank %d", rank);
         if (mdi) {
             CHECK_MSG(parts[BB_PROBE_LATENCY] > 0 && parts[BB_PROBE_P2P] > 0,
@@ -681,15 +681,15 @@ static void case_probe(bb_world_t *world)
         const double *one[BB_PROBE_PARTS];
         for (int i = 0; i < BB_PROBE_PARTS; i++)
             one[i] = &parts[i];
-        bb_redist_bound_t b;
-        bb_redist_probe_bound(p, one, 1, &b);
+        bb_rd_bound_t b;
+        bb_rd_probe_bound(p, one, 1, &b);
         double data = b.latency_s;
         const double others[] = {b.p2p_s, b.memcpy_s, b.host_s};
         for (int i = 0; i < 3; i++)
             data = others[i] > data ? others[i] : data;
         CHECK_MSG(b.bound_s > 0 && b.bound_s == data,
                   "the bound is the largest of its data parts (%g s)", b.bound_s);
-        bb_redist_probe_free(p);
+        bb_rd_probe_free(p);
     }
     CHECK(bb_redist_link_destroy(l) == BB_OK);
 }
@@ -771,7 +771,7 @@ static void case_poison(bb_world_t *world, const char *method_name, const char *
     const bb_map_t *sm = bb_redist_plan_send_map(plan), *rm = bb_redist_plan_recv_map(plan);
     double *sb = alloc_elems(sm, eb), *rb = alloc_elems(rm, eb);
     if (sm)
-        bb_redist_fill(sm, eb, 0, sb);
+        bb_rd_fill(sm, eb, 0, sb);
     bb_redist_contract_t c = {BB_REDIST_SEND, n, eb, n};
     size_t before = bb_poisoned_count();
     bb_status_t st = bb_redist_plan_execute(plan, &c, sb, rb, NULL);

@@ -63,9 +63,14 @@ if [ "$lib" = glibc ]; then
         "no-trim: a table note"
     d=$(faults "$BB_TMP/default.json" 0)
     n=$(faults "$BB_TMP/no-trim.json" 0)
-    bb_expect_true "glibc: a fresh 512 KiB call faults its pages in again ($d per call)" \
-        test "$d" -ge 100
-    bb_expect_true "glibc, no-trim: a fresh call reuses the last one's pages ($n per call)" \
+    # A 512 KiB buffer is 128 pages; how many faults the kernel takes for
+    # them varies (fault-around, huge pages, and 75 rather than ~290 was
+    # seen on a loaded machine), so the rule is an order apart, not a count.
+    bb_expect_true "glibc: a fresh 512 KiB call faults pages in again ($d per call, at least 32)" \
+        test "$d" -ge 32
+    bb_expect_true "glibc, no-trim: a fresh call reuses the last one's pages ($n per call, under 10)" \
         test "$n" -lt 10
+    bb_expect_true "glibc: default faults at least 4x no-trim's ($d vs $n)" \
+        test "$d" -ge $((4 * n))
 fi
 bb_finish

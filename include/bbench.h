@@ -304,14 +304,19 @@ enum {
 };
 /* Control bytes: three 48-byte arrays (local, MIN, MAX). */
 #define BB_SUM_CONTROL_BYTES (3 * BB_SUM_FIELDS * 8)
-/* The bytes an admission of n fields hands its collectives (its staging,
- * held from creation to destroy): spec 3n int64 (x; MIN and MAX), fused and
- * fused-op 4n ([x, ~x] in and out). */
+/* The staging a phase's admission of n fields holds besides the phase's
+ * own three arrays (from creation to destroy), all of it handed to its
+ * collectives: none under spec, whose MIN and MAX reduce from the local
+ * array into the MIN and MAX arrays directly (as the document's control
+ * storage, three arrays); fused and fused-op 4n int64 ([x, ~x] in and out).
+ * (Agreement objects of bb_agreement_create copy the caller's arrays in and
+ * out of storage of their own; no phase census counts them.) */
 #define BB_AGREE_STAGING_BYTES(n, admission) \
-    (8 * ((admission) == BB_ADMISSION_SPEC ? 3 * (n) : 4 * (n)))
+    (8 * ((admission) == BB_ADMISSION_SPEC ? 0 : 4 * (n)))
 /* The sum phase's counted control bytes, in every tracked figure: the
- * arrays and the admission's staging, 288 (spec) or 336 (fused, fused-op);
- * the fixed shape has no admission of its own (BB_SUM_CONTROL_BYTES). */
+ * arrays and the admission's staging, 144 (spec: the document's three
+ * 48-byte arrays) or 336 (fused, fused-op); the fixed shape has no
+ * admission of its own (BB_SUM_CONTROL_BYTES). */
 #define BB_SUM_TRACKED_CONTROL_BYTES(admission) \
     (BB_SUM_CONTROL_BYTES + BB_AGREE_STAGING_BYTES(BB_SUM_FIELDS, (admission)))
 /* The fixed shape's fields in its combined element, after the count
@@ -381,7 +386,9 @@ typedef struct bb_sum_metrics {
     int test_completed;    /* 1: the Test alone completed the request */
     int64_t payload_bytes; /* 8*count contributed by this rank, 0 if refused */
     int64_t tracked_bytes; /* peak counted bytes: C + 16*count with C =
-                              BB_SUM_TRACKED_CONTROL_BYTES (borrowed: C +
+                              BB_SUM_TRACKED_CONTROL_BYTES (spec 144, the
+                              document's 144 + 16*count; fused, fused-op
+                              336; retained: C + 16*capacity; borrowed: C +
                               8*capacity; fixed shape: 144 + 2 or, fresh, 3
                               times 8*count + 56) */
     int max_inflight;      /* requests live at once (0 or 1) */
@@ -446,13 +453,24 @@ BB_EXPORT bb_status_t bb_sum_phase_create_checked(bb_world_t *world,
  * the other ranks wait in the admission (the caller's bug; abort the job):
  * a NULL phase (BB_ERR_ARG), a poisoned phase (BB_ERR_POISONED), a call
  * from another thread (BB_ERR_THREAD) or from a callback (BB_ERR_REENTRY).
- * metrics_out may be NULL; it is filled on every return. */
+ * metrics_out may be NULL; it is filled on every return with this call's
+ * own record, a refusal's or an MPI error's too: the caller's record of its
+ * failure status.  The phase's metrics (bb_sum_phase_metrics) change on
+ * BB_OK only. */
 BB_EXPORT bb_status_t bb_sum_phase_run(bb_sum_phase_t *phase,
                                        const bb_sum_provider_t *provider,
                                        const bb_sum_contract_t *contract,
                                        double **result_out,
                                        bb_sum_metrics_t *metrics_out);
 
+/* Local.  The phase's metrics, as the document's phase.metrics: the
+ * record of its last successful call (status BB_OK).  "The last successful
+ * record is not a refusal record": a refused call, or one that failed in
+ * MPI, leaves it as it was; that call's own record is its metrics_out.
+ * BB_OK with the record in *metrics_out; BB_ERR_STATE before any call
+ * succeeded, BB_ERR_ARG for a NULL argument (*metrics_out untouched). */
+BB_EXPORT bb_status_t bb_sum_phase_metrics(const bb_sum_phase_t *phase,
+                                           bb_sum_metrics_t *metrics_out);
 /* Local.  The sequence the next call will present. */
 BB_EXPORT int64_t bb_sum_phase_sequence(const bb_sum_phase_t *phase);
 /* Local.  Counted bytes the phase holds now, with C its control bytes
@@ -494,11 +512,13 @@ enum {
 #define BB_TRANSFER_RECEIPT_BYTES 16
 #define BB_TRANSFER_CENSUS_BYTES \
     (BB_TRANSFER_CONTROL_BYTES + BB_TRANSFER_RECEIPT_BYTES)  /* 232 */
-/* The counted control bytes while a ticket is live: the census bytes, the
- * admission's staging and the status MAX's (one field: 16 bytes), 464
- * (spec) or 536 (fused, fused-op). */
+/* The counted control bytes while a ticket is live: the census bytes and
+ * the admission's staging, 232 (spec: the document's census; the admission
+ * reduces the three arrays themselves and the status MAX agreements the
+ * status field of the local array into the MAX array's) or 520 (fused,
+ * fused-op: 288 bytes of [x, ~x] more). */
 #define BB_TRANSFER_TRACKED_CONTROL_BYTES(admission) \
-    (BB_TRANSFER_CENSUS_BYTES + BB_AGREE_STAGING_BYTES(BB_TRANSFER_FIELDS, (admission)) + 16)
+    (BB_TRANSFER_CENSUS_BYTES + BB_AGREE_STAGING_BYTES(BB_TRANSFER_FIELDS, (admission)))
 #define BB_TRANSFER_TAG_PAYLOAD 0
 #define BB_TRANSFER_TAG_RECEIPT 1
 

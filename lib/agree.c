@@ -276,13 +276,19 @@ struct bb_agreement {
     /* Persistent only: spec MIN and MAX, or fused's one request; and MAX. */
     MPI_Request minmax_req[2];
     MPI_Request max_req;
+    unsigned ops;               /* BB_AGREE_*: what it serves, and how */
     /* Staging the requests are bound to, in one allocation: min/max in[n]
      * ([x], spec) or in[2n] ([x, ~x]) and out[2n] (MIN then MAX, or MIN of
-     * [x, ~x]); max max_in[n], max_out[n].  What the object does not serve
-     * is NULL. */
+     * [x, ~x]); max max_in[n], max_out[n].  NULL where the object does not
+     * serve it, or reduces the caller's arrays directly (BB_AGREE_DIRECT:
+     * spec min/max, and max). */
     int64_t *in, *out, *max_in, *max_out;
     int64_t *storage;           /* owns them all */
     int64_t staged;             /* int64 in storage */
+    /* Direct and persistent: the caller's arrays the requests were made
+     * for, at the first agreement (a later call must hand the same). */
+    const int64_t *bound_local, *bound_max_local;
+    int64_t *bound_min, *bound_max, *bound_max_out;
 };
 
 /* Elementwise MIN of int64 over len elements of a contiguous int64 type. */
@@ -303,8 +309,13 @@ bb_status_t bb_agreement_make(MPI_Comm comm, int n, bb_admission_t admission,
                               bb_agreement_t **agreement_out)
 {
     int64_t in_n = admission == BB_ADMISSION_SPEC ? n : 2 * (int64_t)n;
-    int64_t staged = (ops & BB_AGREE_MINMAX ? in_n + 2 * (int64_t)n : 0)
-                     + (ops & BB_AGREE_MAX ? 2 * (int64_t)n : 0);
+    /* Direct: spec's MIN and MAX, and the MAX, reduce the caller's own
+     * arrays, so only fused [x, ~x] needs storage of the object's. */
+    int direct = (ops & BB_AGREE_DIRECT) != 0;
+    int minmax_staged = (ops & BB_AGREE_MINMAX) && !(direct && admission == BB_ADMISSION_SPEC);
+    int max_staged = (ops & BB_AGREE_MAX) && !direct;
+    int64_t staged = (minmax_staged ? in_n + 2 * (int64_t)n : 0)
+                     + (max_staged ? 2 * (int64_t)n : 0);
     bb_agreement_t *a = calloc(1, sizeof *a);
     int64_t *storage = calloc(staged > 0 ? (size_t)staged : 1, sizeof *storage);
     if (a == NULL || storage == NULL)
@@ -315,13 +326,14 @@ bb_status_t bb_agreement_make(MPI_Comm comm, int n, bb_admission_t admission,
     a->requests = requests;
     a->storage = storage;
     a->staged = staged;
+    a->ops = ops;
     int64_t *next = storage;
-    if (ops & BB_AGREE_MINMAX) {
+    if (minmax_staged) {
         a->in = next;
         a->out = next + in_n;
         next += in_n + 2 * (int64_t)n;
     }
-    if (ops & BB_AGREE_MAX) {
+    if (max_staged) {
         a->max_in = next;
         a->max_out = next + n;
     }
@@ -419,22 +431,39 @@ static int reduce(MPI_Comm comm, const reduction_t *x, MPI_Request *persistent)
     return rc;
 }
 
-/* in into out as the admission reduces it: spec MIN into out[0, n) then MAX
- * into out[n, 2n); fused and fused-op MIN of [x, ~x] into out[0, 2n). */
-static int minmax_reduce(bb_agreement_t *a)
+/* x into lo and hi as the admission reduces it: spec MIN into lo[0, n) and
+ * MAX into hi[0, n) (x, lo, hi: the staging, or the caller's arrays when
+ * direct); fused and fused-op MIN of the staged [x, ~x] into out[0, 2n). */
+static int minmax_reduce(bb_agreement_t *a, const int64_t *x, int64_t *lo, int64_t *hi)
 {
     int n = a->n;
     MPI_Request *r = a->requests == BB_REQUESTS_PERSISTENT ? a->minmax_req : NULL;
     if (a->admission == BB_ADMISSION_SPEC) {
-        reduction_t lo = { a->in, a->out, n, MPI_INT64_T, MPI_MIN };
-        reduction_t hi = { a->in, a->out + n, n, MPI_INT64_T, MPI_MAX };
-        int rc = reduce(a->comm, &lo, r);
-        return rc == MPI_SUCCESS ? reduce(a->comm, &hi, r ? r + 1 : NULL) : rc;
+        reduction_t mn = { x, lo, n, MPI_INT64_T, MPI_MIN };
+        reduction_t mx = { x, hi, n, MPI_INT64_T, MPI_MAX };
+        int rc = reduce(a->comm, &mn, r);
+        return rc == MPI_SUCCESS ? reduce(a->comm, &mx, r ? r + 1 : NULL) : rc;
     }
     reduction_t both = a->admission == BB_ADMISSION_FUSED
                            ? (reduction_t){ a->in, a->out, 2 * n, MPI_INT64_T, MPI_MIN }
                            : (reduction_t){ a->in, a->out, 1, a->pair_type, a->pair_min };
     return reduce(a->comm, &both, r);
+}
+
+/* Direct and persistent: the first call's arrays are the ones the requests
+ * are made for; 0 when a later call hands others (a caller's bug: the
+ * requests would read and write the first ones). */
+static int direct_bind(const int64_t **bound, const int64_t *local, int64_t **bound_a,
+                       int64_t *a_out, int64_t **bound_b, int64_t *b_out)
+{
+    if (*bound == NULL) {
+        *bound = local;
+        *bound_a = a_out;
+        if (bound_b != NULL)
+            *bound_b = b_out;
+        return 1;
+    }
+    return *bound == local && *bound_a == a_out && (bound_b == NULL || *bound_b == b_out);
 }
 
 int64_t bb_agreement_bytes(const bb_agreement_t *a)
@@ -445,15 +474,23 @@ int64_t bb_agreement_bytes(const bb_agreement_t *a)
 int bb_agreement_minmax(bb_agreement_t *a, const int64_t *local, int64_t *min_out,
                         int64_t *max_out)
 {
-    if (a == NULL || local == NULL || min_out == NULL || max_out == NULL || a->in == NULL)
+    if (a == NULL || local == NULL || min_out == NULL || max_out == NULL
+        || !(a->ops & BB_AGREE_MINMAX))
         return MPI_ERR_ARG;
     int n = a->n;
     int fused = a->admission != BB_ADMISSION_SPEC;
+    if (a->in == NULL) {  /* direct spec: the caller's arrays, no copies */
+        if (a->requests == BB_REQUESTS_PERSISTENT
+            && !direct_bind(&a->bound_local, local, &a->bound_min, min_out, &a->bound_max,
+                            max_out))
+            return MPI_ERR_ARG;
+        return minmax_reduce(a, local, min_out, max_out);
+    }
     if (fused)
         bb_agree_split(local, n, a->in);
     else
         memcpy(a->in, local, (size_t)n * sizeof *local);
-    int rc = minmax_reduce(a);
+    int rc = minmax_reduce(a, a->in, a->out, a->out + n);
     if (rc != MPI_SUCCESS)
         return rc;
     if (fused) {
@@ -467,11 +504,19 @@ int bb_agreement_minmax(bb_agreement_t *a, const int64_t *local, int64_t *min_ou
 
 int bb_agreement_max(bb_agreement_t *a, const int64_t *local, int64_t *max_out)
 {
-    if (a == NULL || local == NULL || max_out == NULL || a->max_in == NULL)
+    if (a == NULL || local == NULL || max_out == NULL || !(a->ops & BB_AGREE_MAX))
         return MPI_ERR_ARG;
+    MPI_Request *r = a->requests == BB_REQUESTS_PERSISTENT ? &a->max_req : NULL;
+    if (a->max_in == NULL) {  /* direct: the caller's arrays, no copies */
+        if (r != NULL
+            && !direct_bind(&a->bound_max_local, local, &a->bound_max_out, max_out, NULL, NULL))
+            return MPI_ERR_ARG;
+        reduction_t x = { local, max_out, a->n, MPI_INT64_T, MPI_MAX };
+        return reduce(a->comm, &x, r);
+    }
     reduction_t x = { a->max_in, a->max_out, a->n, MPI_INT64_T, MPI_MAX };
     memcpy(a->max_in, local, (size_t)a->n * sizeof *local);
-    int rc = reduce(a->comm, &x, a->requests == BB_REQUESTS_PERSISTENT ? &a->max_req : NULL);
+    int rc = reduce(a->comm, &x, r);
     if (rc == MPI_SUCCESS)
         memcpy(max_out, a->max_out, (size_t)a->n * sizeof *max_out);
     return rc;

@@ -56,8 +56,13 @@ bb_status_t bb_attr_agree(MPI_Comm comm, const int64_t code[BB_ATTR_COUNT],
                           const bb_attr_rule_t rule[BB_ATTR_COUNT], bb_status_t local,
                           bb_attr_refusal_t *out);
 
-/* What an agreement object serves: its staging is made for these alone. */
-enum { BB_AGREE_MINMAX = 1, BB_AGREE_MAX = 2 };
+/* What an agreement object serves: its staging is made for these alone.
+ * BB_AGREE_DIRECT: the caller hands the object its own arrays, the same at
+ * every call (the phases' control arrays), and spec's MIN and MAX and the
+ * MAX reduce them directly: no staging, nothing copied.  A persistent
+ * request is made for the first call's arrays; a call that hands others is
+ * refused (MPI_ERR_ARG).  Fused and fused-op still stage [x, ~x]. */
+enum { BB_AGREE_MINMAX = 1, BB_AGREE_MAX = 2, BB_AGREE_DIRECT = 4 };
 
 /* Local.  The fused agreement's halves (bb_agree_minmax_fused): local[n]
  * and its complements ~x into both[2n], so that one MIN over them gives MIN
@@ -73,7 +78,9 @@ bb_status_t bb_agreement_make(MPI_Comm comm, int n, bb_admission_t admission,
                               bb_agreement_t **agreement_out);
 
 /* Local: the bytes of its staging, every one of which its collectives are
- * handed (BB_AGREE_STAGING_BYTES for min/max, 16n for max); 0 for NULL. */
+ * handed: for min/max 24n (spec) or 32n (fused, fused-op), 16n for max;
+ * direct, 0 for spec's min/max (BB_AGREE_STAGING_BYTES) and for max; 0 for
+ * NULL. */
 int64_t bb_agreement_bytes(const bb_agreement_t *agreement);
 
 /* A map's storage (redist-map.c); plans copy and read maps directly. */

@@ -70,6 +70,10 @@ struct bb_sum_phase {
     MPI_Datatype combined_type;
     MPI_Op combined_op;
     bb_poison_node_t poison;  /* fatal-list link; used once if poisoned */
+    /* The last successful call's record (bb_sum_phase_metrics): refusals
+     * and MPI errors never replace it. */
+    bb_sum_metrics_t last_ok;
+    int has_ok;
 };
 
 /* The combined element of the fixed shape: count doubles, then int64
@@ -195,7 +199,8 @@ bb_status_t bb_sum_phase_create_checked(bb_world_t *world, const bb_phase_attr_t
             local = a.shape == BB_SHAPE_FIXED
                         ? fixed_make(phase)
                         : bb_agreement_make(bb_world_comm(world), BB_SUM_FIELDS,
-                                            a.admission, a.requests, BB_AGREE_MINMAX,
+                                            a.admission, a.requests,
+                                            BB_AGREE_MINMAX | BB_AGREE_DIRECT,
                                             &phase->agreement);
         }
     }
@@ -218,6 +223,16 @@ bb_status_t bb_sum_phase_create_checked(bb_world_t *world, const bb_phase_attr_t
 }
 
 int64_t bb_sum_phase_sequence(const bb_sum_phase_t *phase) { return phase->sequence; }
+
+bb_status_t bb_sum_phase_metrics(const bb_sum_phase_t *phase, bb_sum_metrics_t *metrics_out)
+{
+    if (phase == NULL || metrics_out == NULL)
+        return BB_ERR_ARG;
+    if (!phase->has_ok)
+        return BB_ERR_STATE;
+    *metrics_out = phase->last_ok;
+    return BB_OK;
+}
 int64_t bb_sum_phase_tracked_live(const bb_sum_phase_t *phase) { return phase->tracked_live; }
 int bb_sum_phase_poisoned(const bb_sum_phase_t *phase) { return phase->poisoned; }
 
@@ -265,8 +280,8 @@ static void tracked_update(bb_sum_phase_t *phase)
         return;
     }
     /* Borrowed: the receive side only; the send side is the provider's.  The
-     * admission's staging (what its collectives are handed) counts with the
-     * contract's three arrays. */
+     * admission's staging, if any (fused's [x, ~x]; spec reduces the three
+     * arrays themselves), counts with the three arrays. */
     int64_t per = phase->buffers == BB_BUFFERS_BORROWED ? 8 : 16;
     phase->tracked_live = BB_SUM_CONTROL_BYTES + bb_agreement_bytes(phase->agreement)
                           + per * (phase->capacity + phase->old_capacity);
@@ -720,6 +735,10 @@ out_metrics:
     m.total_s = clock_read(phase) - t_start;
     if (!phase->timed)
         m.prepare_s = m.admission_s = m.post_s = m.test_s = m.wait_s = m.total_s = -1.0;
+    if (m.status == BB_OK) {
+        phase->last_ok = m;
+        phase->has_ok = 1;
+    }
     if (metrics_out != NULL)
         *metrics_out = m;
     return m.status;

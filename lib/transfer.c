@@ -308,12 +308,17 @@ bb_status_t bb_transfer_phase_create_attr(bb_world_t *world, const bb_phase_attr
  * are agreed there.  BB_OK, or why this rank cannot make the phase. */
 static bb_status_t phase_make(bb_transfer_phase_t *phase, const bb_phase_attr_t *a)
 {
-    /* The status agreements take one field MAX, whatever the admission. */
+    /* Both reduce the control arrays themselves (direct): spec's admission
+     * from the local array into the MIN and MAX arrays, the status
+     * agreements (one field MAX, whatever the admission) from the local
+     * status field into the MAX array's, so that only fused's [x, ~x] is
+     * staging beyond the census's 232 bytes. */
     bb_status_t st = bb_agreement_make(phase->comm, BB_TRANSFER_FIELDS, a->admission,
-                                       a->requests, BB_AGREE_MINMAX, &phase->admission);
+                                       a->requests, BB_AGREE_MINMAX | BB_AGREE_DIRECT,
+                                       &phase->admission);
     if (st == BB_OK)
         st = bb_agreement_make(phase->comm, 1, BB_ADMISSION_SPEC, a->requests,
-                               BB_AGREE_MAX, &phase->status_max);
+                               BB_AGREE_MAX | BB_AGREE_DIRECT, &phase->status_max);
     return st;
 }
 
@@ -550,8 +555,8 @@ bb_status_t bb_transfer_phase_begin(bb_transfer_phase_t *phase,
     phase->role = BB_TRANSFER_ROLE_NONE;
     phase->tracked_live = payload_held(phase);  /* retained payload, or 0 */
     phase->inflight = 0;
-    /* The control bytes and the agreements' staging their collectives are
-     * handed (BB_TRANSFER_TRACKED_CONTROL_BYTES). */
+    /* The control bytes and the agreements' staging, if any (fused's
+     * [x, ~x]; BB_TRANSFER_TRACKED_CONTROL_BYTES). */
     track(phase, BB_TRANSFER_CENSUS_BYTES + bb_agreement_bytes(phase->admission)
                      + bb_agreement_bytes(phase->status_max));
 

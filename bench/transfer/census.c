@@ -19,8 +19,9 @@ int bb_xfer_role(int r, int source, int destination)
     return BB_TRANSFER_ROLE_NONE;
 }
 
-/* Fresh buffers: a data rank holds its control bytes (464 spec, 536 fused
- * and fused-op) + nbytes during a ticket and nothing between; retained:
+/* Fresh buffers: a data rank holds its control bytes (232 spec, the
+ * document's census; 520 fused and fused-op) + nbytes during a ticket and
+ * nothing between, any other rank its control bytes; retained:
  * those + the largest cap presented (its buffer's capacity) during one and
  * at most that cap between. */
 void bb_xfer_census_gather(const bb_xfer_ref_t *ref, const bb_tally_t *tally,
@@ -64,7 +65,7 @@ static cJSON *census_json(const bb_xfer_census_t *cs, int size, int retained)
     cJSON *c = cJSON_CreateObject();
     char bound[512];
     snprintf(bound, sizeof bound, "%s%lld bytes of control per rank (232 of control arrays "
-             "and receipt, %lld of the agreements' staging) plus %s; at most 2 requests live "
+             "and receipt, %lld of the admission's staging) plus %s; at most 2 requests live "
              "on the source, 1 on the destination, 0 elsewhere",
              retained ? "retained buffers: " : "", (long long)cs->control,
              (long long)(cs->control - BB_TRANSFER_CENSUS_BYTES),

@@ -22,7 +22,7 @@
 #include "fault.h"
 #include "../check-mpi.h"
 
-/* The default (spec) admission's counted control bytes: 288. */
+/* The default (spec) admission's counted control bytes: 144. */
 #define CTL BB_SUM_TRACKED_CONTROL_BYTES(BB_ADMISSION_SPEC)
 
 #include <float.h>

@@ -19,7 +19,7 @@
 #include "fault.h"
 #include "../check-mpi.h"
 
-/* The default (spec) admission's counted control bytes: 288. */
+/* The default (spec) admission's counted control bytes: 144. */
 #define CTL BB_SUM_TRACKED_CONTROL_BYTES(BB_ADMISSION_SPEC)
 
 #include <stdio.h>
@@ -341,35 +341,60 @@ static int poison_case(bb_world_t *world, const char *verdict_path, bb_requests_
     return 1;
 }
 
-/* The census is exact: under every admission and request policy the
- * staging it counts (BB_SUM_TRACKED_CONTROL_BYTES less the contract's
- * arrays) is the bytes the agreement's collectives were handed, as the
- * interposer saw them (the payload, in MPI_DOUBLE, apart), and the tracked
- * figure is those control bytes and the payload's. */
+/* The census is exact.  Under every admission and request policy the
+ * bytes the agreement's collectives were handed, as the interposer saw
+ * them (the payload, in MPI_DOUBLE, apart), are counted: under spec they
+ * are the three 48-byte arrays themselves, 144 bytes and no staging (the
+ * document's control storage: BB_SUM_TRACKED_CONTROL_BYTES(spec) ==
+ * BB_SUM_CONTROL_BYTES == 144); under fused and fused-op the [x, ~x]
+ * staging, 192 bytes, counted besides the arrays (which they then never
+ * hand to MPI).  The tracked figure is those control bytes and 16 * count
+ * of payload, for counts 0, 1 and 5 (the document's 144 + 16 * count under
+ * spec) and 100. */
 static void census_cases(bb_world_t *world)
 {
+    static const int64_t counts[] = { 0, 1, 5, 100 };
+    enum { NCOUNTS = sizeof counts / sizeof counts[0] };
+    CHECK_MSG(BB_SUM_TRACKED_CONTROL_BYTES(BB_ADMISSION_SPEC) == 144
+                  && BB_SUM_CONTROL_BYTES == 144
+                  && BB_SUM_TRACKED_CONTROL_BYTES(BB_ADMISSION_FUSED) == 336
+                  && BB_SUM_TRACKED_CONTROL_BYTES(BB_ADMISSION_FUSED_OP) == 336,
+              "control bytes: spec %d, fused %d", (int)BB_SUM_TRACKED_CONTROL_BYTES(BB_ADMISSION_SPEC),
+              (int)BB_SUM_TRACKED_CONTROL_BYTES(BB_ADMISSION_FUSED));
     for (int i = 0; i < 6; i++) {
         bb_phase_attr_t attr = { .admission = (bb_admission_t)(i % 3),
                                  .requests = (bb_requests_t)(i / 3) };
         const char *how = bb_admission_name(attr.admission);
+        const char *req = bb_requests_name(attr.requests);
+        int spec = attr.admission == BB_ADMISSION_SPEC;
         bb_sum_phase_t *phase = NULL;
         CHECK(bb_sum_phase_create_attr(world, &attr, &phase) == BB_OK);
+        CHECK_MSG(bb_sum_phase_tracked_live(phase) == (spec ? 144 : 336),
+                  "%s %s: %lld bytes between calls", how, req,
+                  (long long)bb_sum_phase_tracked_live(phase));
         bbfault_buffers_reset();  /* after the creation's own agreement */
         provider_t p = { .data = values(100) };
-        bb_sum_metrics_t m;
-        double *r = NULL;
-        CHECK(run(phase, &p, 0, 100, 100, &r, &m) == BB_OK && sum_ok(r, 100));
-        bb_free(r);
-        CHECK(run(phase, &p, 1, 100, 100, &r, &m) == BB_OK);
-        bb_free(r);
+        for (int k = 0; k < NCOUNTS; k++) {
+            bb_sum_metrics_t m;
+            double *r = NULL;
+            int64_t count = counts[k];
+            CHECK(run(phase, &p, k, count, 100, &r, &m) == BB_OK && sum_ok(r, count));
+            bb_free(r);
+            CHECK_MSG(m.tracked_bytes == (spec ? 144 : 336) + 16 * count
+                          && m.tracked_bytes
+                                 == BB_SUM_TRACKED_CONTROL_BYTES(attr.admission) + 16 * count,
+                      "%s %s, count %lld: tracked %lld", how, req, (long long)count,
+                      (long long)m.tracked_bytes);
+        }
         int64_t handed = bbfault_buffer_bytes();
-        int64_t staging = BB_SUM_TRACKED_CONTROL_BYTES(attr.admission) - BB_SUM_CONTROL_BYTES;
-        CHECK_MSG(handed == staging && staging == BB_AGREE_STAGING_BYTES(BB_SUM_FIELDS,
-                                                                          attr.admission),
-                  "%s %s: %lld bytes handed to MPI, %lld counted", how,
-                  bb_requests_name(attr.requests), (long long)handed, (long long)staging);
-        CHECK_MSG(m.tracked_bytes == BB_SUM_TRACKED_CONTROL_BYTES(attr.admission) + 16 * 100,
-                  "%s: tracked %lld", how, (long long)m.tracked_bytes);
+        int64_t want = spec ? BB_SUM_CONTROL_BYTES
+                            : BB_AGREE_STAGING_BYTES(BB_SUM_FIELDS, attr.admission);
+        CHECK_MSG(handed == want && want == (spec ? 144 : 192)
+                      && BB_SUM_TRACKED_CONTROL_BYTES(attr.admission)
+                             == BB_SUM_CONTROL_BYTES
+                                    + BB_AGREE_STAGING_BYTES(BB_SUM_FIELDS, attr.admission),
+                  "%s %s: %lld bytes handed to MPI, %lld counted as handed", how, req,
+                  (long long)handed, (long long)want);
         CHECK(bb_sum_phase_destroy(phase) == BB_OK);
         free(p.data);
     }

@@ -17,7 +17,8 @@
 #include "fault.h"
 #include "../check-mpi.h"
 
-/* The default (spec) admission's counted control bytes: 288. */
+/* The default (spec) admission's counted control bytes: the document's
+ * three 48-byte arrays, 144 (checked as a figure in case_success). */
 #define CTL BB_SUM_TRACKED_CONTROL_BYTES(BB_ADMISSION_SPEC)
 
 #include <pthread.h>
@@ -119,13 +120,26 @@ static void case_success(bb_world_t *world)
     bb_sum_phase_t *phase;
     provider_t p = { 0 };
     CHECK_MSG(bb_sum_phase_create(world, &phase) == BB_OK, "create");
-    CHECK_MSG(bb_sum_phase_tracked_live(phase) == CTL, "288 control bytes");
-    const int64_t counts[] = { 0, 1, 7, 1000, 65536 };
+    /* The document's census, as figures: 144 between calls, 144 + 16 *
+     * count during one (run_success checks CTL + 16 * count). */
+    CHECK_MSG(CTL == 144 && bb_sum_phase_tracked_live(phase) == 144,
+              "144 control bytes: %lld", (long long)bb_sum_phase_tracked_live(phase));
+    bb_sum_metrics_t last;
+    CHECK_MSG(bb_sum_phase_metrics(phase, &last) == BB_ERR_STATE,
+              "no metrics before a successful call");
+    CHECK(bb_sum_phase_metrics(phase, NULL) == BB_ERR_ARG
+          && bb_sum_phase_metrics(NULL, &last) == BB_ERR_ARG);
+    const int64_t counts[] = { 0, 1, 5, 7, 1000, 65536 };
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
         int64_t seq = bb_sum_phase_sequence(phase);
         CHECK_MSG(run_success(phase, &p, counts[i], (int64_t)i),
                   "count %lld sums correctly on every rank", (long long)counts[i]);
         CHECK_MSG(bb_sum_phase_sequence(phase) == seq + 1, "sequence consumed on success");
+        CHECK_MSG(bb_sum_phase_metrics(phase, &last) == BB_OK && last.status == BB_OK
+                      && last.sequence == seq && last.phase_id == (int64_t)i
+                      && last.tracked_bytes == 144 + 16 * counts[i],
+                  "count %lld: the phase's metrics are this call's (tracked %lld)",
+                  (long long)counts[i], (long long)last.tracked_bytes);
     }
     CHECK_MSG(p.prepared == p.released && p.bad_release == 0,
               "provider arrays released once: %ld prepared, %ld released",
@@ -159,6 +173,9 @@ static void case_refusal(bb_world_t *world, perturb_t what, int who,
     int64_t count = 100;
     CHECK_MSG(bb_sum_phase_create(world, &phase) == BB_OK, "create");
     CHECK_MSG(run_success(phase, &p, count, 1), "%s: warm-up phase", name);
+    bb_sum_metrics_t before, after;
+    CHECK_MSG(bb_sum_phase_metrics(phase, &before) == BB_OK && before.phase_id == 1,
+              "%s: the warm-up's metrics", name);
     provider_fill(&p, count + 1);
     p.len = count;
     bb_sum_contract_t c = contract_for(2, count);
@@ -207,6 +224,17 @@ static void case_refusal(bb_world_t *world, perturb_t what, int who,
     CHECK_MSG(m.refusal.sequence == want_seq, "%s: sequence %lld, want max presented %lld",
               name, (long long)m.refusal.sequence, (long long)want_seq);
     CHECK_MSG(bb_sum_phase_sequence(phase) == seq + 1, "%s: sequence consumed", name);
+    /* The document: "The last successful record is not a refusal record":
+     * the phase's metrics stay the warm-up's; the refusal's record is the
+     * call's own (m). */
+    CHECK_MSG(bb_sum_phase_metrics(phase, &after) == BB_OK && after.status == BB_OK
+                  && after.sequence == before.sequence && after.phase_id == 1
+                  && after.refusal.stage == BB_STAGE_NONE
+                  && after.payload_bytes == 8 * count && after.total_s == before.total_s,
+              "%s: the phase's metrics are still the last success's (sequence %lld, "
+              "status %s)", name, (long long)after.sequence, bb_status_string(after.status));
+    CHECK_MSG(m.status == BB_REFUSED && m.sequence == (what == P_SEQUENCE && me ? seq + 10 : seq),
+              "%s: the call's own record is the refusal's", name);
     CHECK_MSG(bb_sum_phase_tracked_live(phase) == CTL, "%s: payload buffers released", name);
     long want_released = (p.prepared > 0 && (!p.fail || p.fail_with_data)) ? 1 : 0;
     if (what == P_OVER_CAP || what == P_NEGATIVE_ID || what == P_NEGATIVE_EPOCH
@@ -219,6 +247,9 @@ static void case_refusal(bb_world_t *world, perturb_t what, int who,
               p.released - released, want_released);
     p.fail = p.fail_with_data = 0;
     CHECK_MSG(run_success(phase, &p, count, 4), "%s: the next phase succeeds", name);
+    CHECK_MSG(bb_sum_phase_metrics(phase, &after) == BB_OK && after.phase_id == 4
+                  && after.sequence == seq + 1,
+              "%s: the next success replaces the phase's metrics", name);
     CHECK_MSG(p.prepared == p.released && p.bad_release == 0,
               "%s: every array released exactly once (%ld/%ld)", name, p.prepared, p.released);
     CHECK_MSG(bb_sum_phase_destroy(phase) == BB_OK, "destroy");
@@ -269,7 +300,7 @@ static void case_reuse(bb_world_t *world)
         ok &= bb_sum_phase_tracked_live(phase) == CTL;
     }
     int64_t rss_end = bb_rss_current_bytes();
-    CHECK_MSG(bbfault_all_true(ok), "%d reused phases all correct, 288 bytes between calls", calls);
+    CHECK_MSG(bbfault_all_true(ok), "%d reused phases all correct, 144 bytes between calls", calls);
     CHECK_MSG(tracked_max == CTL + 16 * 1000, "tracked peak %lld", (long long)tracked_max);
 #ifdef __SANITIZE_ADDRESS__
     /* ASan's quarantine keeps freed blocks resident: RSS says nothing here;
@@ -332,6 +363,10 @@ static void case_misuse(bb_world_t *world)
     /* A NULL provider on every rank is a refusal on every rank (the
      * one-rank case: tests/mpi/test-misuse.c). */
     CHECK_MSG(bb_sum_phase_run(phase, NULL, &c, &r, NULL) == BB_REFUSED, "NULL provider");
+    bb_sum_metrics_t last;
+    CHECK_MSG(bb_sum_phase_metrics(phase, &last) == BB_OK && last.status == BB_OK
+                  && last.phase_id == 1 && last.count == 10,
+              "after misuse and a refusal the phase's metrics are the last success's");
     CHECK_MSG(bb_sum_phase_destroy(phase) == BB_OK, "destroy");
     free(p.data);
 }
@@ -368,6 +403,9 @@ static int run_poison(bb_world_t *world, const char *verdict_path)
               "fatal metrics: stage %s rank %d", bb_stage_name(m.refusal.stage),
               m.refusal.rank);
     CHECK_MSG(bb_poisoned_count() == 1, "retained in the fatal list");
+    bb_sum_metrics_t none;
+    CHECK_MSG(bb_sum_phase_metrics(phase, &none) == BB_ERR_STATE,
+              "a failed call is no success record");
     CHECK_MSG(bb_sum_phase_tracked_live(phase) >= BB_SUM_CONTROL_BYTES,
               "resources kept: %lld bytes", (long long)bb_sum_phase_tracked_live(phase));
     long calls = bbfault_calls("MPI_Allreduce") + bbfault_calls("MPI_Iallreduce");

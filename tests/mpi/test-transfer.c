@@ -422,6 +422,17 @@ static void case_refusals(bb_world_t *world)
     st = run_one(phase, &p, &cs, &cp, &cc, &v, &m);
     check_refusal("consumer failure", st, &m, BB_STAGE_CONSUMER, last, seq);
     CHECK_MSG(v == NULL && cs.discarded == (rank == last), "discarded %ld", cs.discarded);
+    /* The transfer document's phase.metrics is the latest record, refusals
+     * included ("The exception and phase.metrics expose failure_stage and
+     * failure_rank"; a success resets them): unlike the sum phase's. */
+    {
+        bb_transfer_phase_stats_t ls;
+        bb_transfer_phase_stats(phase, &ls);
+        CHECK_MSG(ls.latest.status == BB_REFUSED && ls.latest.refusal.stage == BB_STAGE_CONSUMER
+                      && ls.latest.refusal.rank == last && ls.latest.sequence == m.sequence,
+                  "latest record after a consumer refusal: status %s stage %s",
+                  bb_status_string(ls.latest.status), bb_stage_name(ls.latest.refusal.stage));
+    }
     cs.fail = 0;
 
     /* Receipt: a wrong generation, then a wrong code, from the destination:
@@ -537,7 +548,8 @@ static void case_refusals(bb_world_t *world)
     check_success(phase, 0, last, 333, 1, "success after refusals");
     bb_transfer_phase_stats_t s;
     bb_transfer_phase_stats(phase, &s);
-    CHECK_MSG(s.refused > 10 && s.latest.refusal.stage == BB_STAGE_NONE,
+    CHECK_MSG(s.refused > 10 && s.latest.refusal.stage == BB_STAGE_NONE
+                  && s.latest.status == BB_OK && s.latest.refusal.rank == -1,
               "stats after refusals: refused %lld", (long long)s.refused);
     free(p.buf);
     bb_transfer_phase_close(phase);

@@ -19,15 +19,15 @@ bb_expect_grep "protocol_us.*raw_us.*protocol_raw_ratio" "$out" "table header wi
 bb_expect_grep "^ *65536  *2 .* ok$" "$out" "a row for 64K, 2 batches"
 bb_expect_grep "^# protocol_agree_us: .*in the median sample of the whole" "$out" \
     "the agreements' column says its parts come from the whole's median sample"
-bb_expect_grep "census (measured.*source 66000 B, 2 requests; destination 66000 B, 1 requests; within the bound" \
-    "$out" "census line: 464 (spec control and staging) + 64K bytes, credit 2 and 1"
+bb_expect_grep "census (measured.*source 65768 B, 2 requests; destination 65768 B, 1 requests; within the bound" \
+    "$out" "census line: 232 (spec control arrays and receipt, no staging) + 64K bytes, credit 2 and 1"
 bb_expect_true "record schema" test "$("$get" "$rec" schema)" = bbench.record/1
 bb_expect_true "benchmark transfer" test "$("$get" "$rec" benchmark)" = transfer
 bb_expect_true "8 points (2 sizes x 2 batch counts x 2 modes)" test "$("$get" "$rec" points.#)" = 8
 bb_expect_true "protocol first" test "$("$get" "$rec" points.6.parameters.mode)" = protocol
 bb_expect_true "3 raw samples" test "$("$get" "$rec" points.6.quantities.elapsed.samples.#)" = 3
-bb_expect_true "tracked bytes 464 + 65536" \
-    test "$("$get" "$rec" points.6.quantities.memory.tracked_live.value)" = 66000
+bb_expect_true "tracked bytes 232 + 65536" \
+    test "$("$get" "$rec" points.6.quantities.memory.tracked_live.value)" = 65768
 bb_expect_true "request credit 2" \
     test "$("$get" "$rec" points.6.quantities.communication.max_inflight.value)" = 2
 bb_expect_true "census: destination credit 1" \
@@ -151,8 +151,8 @@ bb_expect_true "same rank: completed_during_batches null" \
 bb_mpirun 3 "$tr" --bytes 4K --batches 1 --mode protocol $quick --output "$rec" > "$out" 2> "$err"
 bb_expect_rc 0 $? "3 ranks"
 bb_expect_true "inactive rank: role none" test "$("$get" "$rec" points.0.census.per_rank.1.role)" = none
-bb_expect_true "inactive rank: 464 bytes (control and the agreements' staging)" \
-    test "$("$get" "$rec" points.0.census.per_rank.1.tracked_bytes)" = 464
+bb_expect_true "inactive rank: 232 bytes (control arrays and receipt)" \
+    test "$("$get" "$rec" points.0.census.per_rank.1.tracked_bytes)" = 232
 bb_expect_true "inactive rank: no request" \
     test "$("$get" "$rec" points.0.census.per_rank.1.max_inflight)" = 0
 

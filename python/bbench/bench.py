@@ -320,10 +320,10 @@ def main(argv=None):
                         "phase.admission": lambda: py.metrics["admission_seconds"],
                         "communication.wait": lambda: (py.metrics["test_seconds"]
                                                        + py.metrics["exposed_wait_seconds"])},
-             "c-py": {"phase.prepare": lambda: c.metrics.prepare_s,
-                      "phase.admission": lambda: c.metrics.admission_s,
-                      "phase.post": lambda: c.metrics.post_s,
-                      "communication.wait": lambda: c.metrics.test_s + c.metrics.wait_s}},
+             "c-py": {"phase.prepare": lambda: c.c_metrics.prepare_s,
+                      "phase.admission": lambda: c.c_metrics.admission_s,
+                      "phase.post": lambda: c.c_metrics.post_s,
+                      "communication.wait": lambda: c.c_metrics.test_s + c.c_metrics.wait_s}},
             {"phase": "sum", "count": n, "element_bytes": 8}, 8 * n)
         rows.append((8 * n, med["raw"], med["python"], med["c-py"], med.get("c-in"),
                      cc.get(n), reps,
@@ -359,8 +359,8 @@ def main(argv=None):
             ways,
             {"python": {"phase.prepare": lambda: pyt.metrics["prepare_seconds"],
                         "phase.admission": lambda: pyt.metrics["admission_seconds"]},
-             "c-py": {"phase.prepare": lambda: ct.metrics.prepare_s,
-                      "phase.admission": lambda: ct.metrics.admission_s}},
+             "c-py": {"phase.prepare": lambda: ct.c_metrics.prepare_s,
+                      "phase.admission": lambda: ct.c_metrics.admission_s}},
             {"phase": "transfer", "bytes": n, "batches": 0}, n)
         trows.append((n, med["raw"], med["python"], med["c-py"], med.get("c-in"), tc.get(n),
                       reps,

@@ -117,10 +117,10 @@ def check_types(m, seconds_may_be_none=()):
 @impl
 @pytest.mark.parametrize("count", [0, 1, 5])
 @needs_calls
-def test_s3_s5_sum_values_metrics_census_calls(impl, count):
-    """S3 (contract), S5 (Allreduce MIN, MAX; one Iallreduce; Test once,
+def test_sum_values_metrics_census_calls(impl, count):
+    """S3 (the call), S5 (Allreduce MIN then MAX; one Iallreduce; Test once,
     Wait if incomplete; at most one request, 144 + 16*count bytes), S6
-    (replicated output), S14 (metrics names and units)."""
+    (replicated output), S11 (the metrics' names and units)."""
     phase = IMPLS[impl][0]()
     assert phase.metrics is None
     with Calls() as calls:
@@ -163,11 +163,12 @@ SUM_REFUSALS = {
 @impl
 @pytest.mark.parametrize("name", sorted(SUM_REFUSALS))
 @needs_calls
-def test_s4_s7_sum_refusal(impl, name):
-    """S4 (a local exception is a one-bit refusal; nothing travels but the
-    bit), S7 (unequal fields or any refusal rejects payload posting
-    everywhere; the sequence is consumed), S8 (CollectiveRefusal), S15 (the
-    last successful record is not a refusal record)."""
+def test_sum_refusal(impl, name):
+    """S3 (fields' ranges; the sequence consumed on refusal), S4 (a local
+    exception is a one-bit refusal, chained on its own rank only), S7
+    (unequal fields or any refusal rejects payload posting everywhere; a
+    retry at the next sequence), S8 (CollectiveRefusal), S12 (the last
+    successful record is not a refusal record)."""
     prepare, fields, stage = SUM_REFUSALS[name]
     phase = IMPLS[impl][0]()
     kw = dict(phase_id=7, epoch=3, count=4, max_elements=8)
@@ -191,7 +192,7 @@ def test_s4_s7_sum_refusal(impl, name):
     assert (type(cause) is ValueError) == (name == "provider exception" and rank == last)
     if _fault is not None:
         assert calls.made == {"MPI_Allreduce": 2}, calls.made  # no payload anywhere
-    assert phase.metrics == before  # S15
+    assert phase.metrics == before  # S12
     assert phase.sequence == 2  # consumed on refusal
     assert phase.sum(good, **kw).tolist() == [float(size)] * 4  # retry at the next sequence
     assert phase.metrics["sequence"] == 2
@@ -200,10 +201,9 @@ def test_s4_s7_sum_refusal(impl, name):
 
 @impl
 @pytest.mark.skipif(size == 1, reason="one rank cannot disagree with itself")
-def test_s7_sum_sequence_disagreement_reports_the_highest(impl):
-    """S7/S18: sequence agreement detects divergent calls; the refusal
-    reports the highest presented sequence on every rank (S18: so even a
-    sequence disagreement gives identical diagnostics)."""
+def test_sum_sequence_disagreement(impl):
+    """S7: sequence agreement detects divergent calls; the refusal reports
+    the highest presented sequence on every rank."""
     ahead, behind = IMPLS[impl][0](), IMPLS[impl][0]()
     kw = dict(phase_id=1, epoch=0, count=1, max_elements=1)
     with pytest.raises(CollectiveRefusal):
@@ -216,9 +216,9 @@ def test_s7_sum_sequence_disagreement_reports_the_highest(impl):
 
 
 @impl
-def test_s2_sum_reentry_is_a_local_refusal(impl):
-    """S2/S10: local reentry is rejected (inside prepare it is the
-    provider's exception: a preflight refusal everywhere)."""
+def test_sum_reentry(impl):
+    """S9: local reentry is rejected (inside prepare it is the provider's
+    exception: a preflight refusal everywhere)."""
     phase = IMPLS[impl][0]()
     kw = dict(phase_id=1, epoch=0, count=1, max_elements=1)
 
@@ -234,7 +234,7 @@ def test_s2_sum_reentry_is_a_local_refusal(impl):
 
 
 @impl
-def test_s1_sum_binds_only_the_world(impl):
+def test_binds_only_the_world(impl):
     """S1: the phase borrows the validated world; another communicator is
     refused locally (ValueError) before any collective."""
     dup = comm.Dup()
@@ -249,7 +249,7 @@ def test_s1_sum_binds_only_the_world(impl):
 
 
 @impl
-def test_s2_only_the_main_thread(impl):
+def test_only_the_main_thread(impl):
     """S2: world binding only on the main (MPI-initializing) thread; a
     worker thread is rejected before it calls MPI (RuntimeError, local)."""
     seen = []
@@ -318,14 +318,15 @@ def run_ticket(phase, prepare, consume, compute, kw, local_error=None):
 @pytest.mark.parametrize("nbytes", [0, 16, 4096])
 @pytest.mark.parametrize("how", ["run", "ticket"])
 @needs_calls
-def test_t2_t5_transfer_values_metrics_census_calls(impl, nbytes, how):
-    """T2 (nine fields, MIN then MAX), T3 (source: receipt Irecv and payload
-    Isend; destination: payload Irecv; same rank: one local copy; others
-    nothing), T4 (polls between batches, status MAX), T5 (receipt: the
-    destination sends it and completes its send, the source its Irecv), T6
-    (terminal MAX; the value on the destination only), T7 (232 + nbytes on
-    data ranks, 232 elsewhere; at most two requests on the source, one on
-    the destination), T9 (metrics)."""
+def test_transfer_values_metrics_census_calls(impl, nbytes, how):
+    """T2 (run), T3 (the value on the destination only, None elsewhere), T4
+    (a batch each, a poll after each), T6 (nine fields, MIN then MAX), T7
+    (source: receipt Irecv and payload Isend; destination: payload Irecv;
+    same rank: one local copy; others nothing), T9 (the destination sends
+    the receipt and completes its send, the source completes its Irecv),
+    T11 (232 + nbytes on data ranks, 232 elsewhere; at most two requests on
+    the source, one on the destination), T13 (the metrics), T14
+    (completed_during_batches)."""
     phase = IMPLS[impl][1]()
     src, dst = 0, last
     kw = dict(source=src, destination=dst, nbytes=nbytes, max_bytes=4096, phase_id=5,
@@ -373,8 +374,12 @@ def t_refusing(stage, kw):
     rank otherwise)."""
     prepare, consume, compute, fields, err = (lambda: payload(16)), bytes, (lambda i: None), \
         {}, None
-    if stage == "preflight" and rank == 0:
+    if stage in ("preflight", "preflight-and-contract") and rank == 0:
         prepare = boom
+        if stage == "preflight-and-contract" and rank == last:
+            fields = {"epoch": 9}  # at -n 1 both on one rank
+    elif stage == "preflight-and-contract" and rank == last:
+        fields = {"epoch": 9}
     elif stage == "contract" and rank == last:
         fields = {"epoch": 9}
     elif stage == "compute" and rank == last:
@@ -386,21 +391,25 @@ def t_refusing(stage, kw):
     return prepare, consume, compute, dict(kw, **fields), err
 
 
-T_STAGES = ["preflight", "contract", "compute", "compute-not-exception", "consumer"]
+T_STAGES = ["preflight", "contract", "preflight-and-contract", "compute",
+            "compute-not-exception", "consumer"]
 
 
 @impl
 @pytest.mark.parametrize("stage", T_STAGES)
 @pytest.mark.parametrize("how", ["run", "ticket"])
 @needs_calls
-def test_t8_transfer_refusal_provenance(impl, stage, how):
-    """T8 (TransferRefusal, a CollectiveRefusal; stage and rank; sequence;
-    rank None for a contract mismatch; local exceptions chained on their
-    own rank only), T10 (an invalid non-exception local_error is a compute
-    refusal on every rank, no rank-local TypeError), T11 (a preflight
-    refusal's minimal record; the others' full record with the
-    provenance), T4/T5 (a compute failure skips consumption everywhere;
-    the requests still drain: the receipt travels)."""
+def test_transfer_refusal_provenance(impl, stage, how):
+    """T6 (refused before posting: nothing but the admission), T8 (a compute
+    failure skips consumption everywhere), T9/T10 (the requests still
+    drain: the receipt travels; a retry at the next sequence), T13 (a
+    preflight refusal's minimal record; the others' full record), T15
+    (TransferRefusal, a CollectiveRefusal; stage, rank, sequence; rank None
+    for a contract mismatch; local exceptions chained on their own rank
+    only), T16 (a preflight failure takes precedence over a simultaneous
+    contract mismatch), T18 (a non-exception local_error is a compute
+    refusal on every rank, no rank-local TypeError), T19 (a success resets
+    the provenance)."""
     if stage == "contract" and size == 1:
         pytest.skip("one rank cannot disagree with itself")
     if stage == "compute-not-exception" and how == "run":
@@ -423,22 +432,24 @@ def test_t8_transfer_refusal_provenance(impl, stage, how):
                 run_ticket(phase, prepare, consume_seen, compute, mine, local_error=err)
     x = e.value
     assert isinstance(x, CollectiveRefusal) and type(x) is TransferRefusal
-    want_stage = "compute" if stage == "compute-not-exception" else stage
-    want_rank = None if stage == "contract" else 0 if stage == "preflight" else last
+    want_stage = {"compute-not-exception": "compute",
+                  "preflight-and-contract": "preflight"}.get(stage, stage)
+    want_rank = None if stage == "contract" else 0 if want_stage == "preflight" else last
     assert (x.stage, x.rank, x.sequence) == (want_stage, want_rank, 1)
     assert (x.failure_stage, x.failure_rank) == (want_stage, want_rank)
     assert alike((x.stage, x.rank, x.sequence))
-    chained = stage in ("preflight", "compute", "consumer") and rank == want_rank
+    chained = want_stage in ("preflight", "compute", "consumer") and rank == want_rank \
+        and stage != "compute-not-exception"
     assert (type(x.__cause__) is ValueError) == chained
     assert x.__cause__ is None or chained
     m = phase.metrics
-    minimal = stage in ("preflight", "contract")
+    minimal = want_stage in ("preflight", "contract")
     assert set(m) == set(reference.TRANSFER_MINIMAL_METRICS if minimal
                          else reference.TRANSFER_METRICS)
     check_types(m, () if how == "run" else ("compute_seconds",))
     assert (m["status"], m["failure_stage"], m["failure_rank"], m["sequence"], m["rank"]) \
         == ("refused", want_stage, want_rank, 1, rank)
-    if stage.startswith("compute"):
+    if want_stage == "compute":
         assert consumed == []  # consumption skipped everywhere
     made = calls.made
     if _fault is not None:
@@ -450,7 +461,7 @@ def test_t8_transfer_refusal_provenance(impl, stage, how):
                     "destination": {"MPI_Irecv": 1, "MPI_Isend": 1}}.get(role, {})
             made.pop("MPI_Test", 0), made.pop("MPI_Wait", 0)
             assert made == dict(want, MPI_Allreduce=4), made
-    # S7/T1: retry at the next sequence; a success resets the provenance (T10)
+    # T10: retry at the next sequence; T19: a success resets the provenance
     assert phase.run(lambda: payload(16), bytes, lambda i: None, **kw) \
         == (payload(16).tobytes() if rank == last else None)
     assert (phase.metrics["failure_stage"], phase.metrics["failure_rank"],
@@ -460,10 +471,10 @@ def test_t8_transfer_refusal_provenance(impl, stage, how):
 
 
 @impl
-def test_t7_ticket_rules(impl):
-    """T7/T1: exactly one ticket per phase; a finished ticket rejects
-    progress and finish; an active phase rejects begin and close; close
-    after retirement."""
+def test_ticket_rules(impl):
+    """T1 (close after retirement; an active phase refuses close), T5
+    (exactly one ticket per phase; a finished ticket rejects progress and
+    finish; an active phase rejects another begin; the ticket's metrics)."""
     phase = IMPLS[impl][1]()
     kw = dict(source=last, destination=0, nbytes=64, max_bytes=64, phase_id=4, epoch=0,
               batches=1)
@@ -481,9 +492,10 @@ def test_t7_ticket_rules(impl):
 
 @impl
 @needs_calls
-def test_t12_transport_error_marks_fatal(impl):
-    """T12: an MPI failure poisons and retains the phase; its metrics say
-    status fatal, stage transport and the local detecting rank.  The fault
+def test_transfer_transport_error_marks_fatal(impl):
+    """T12, T1: an MPI failure poisons and retains the phase (close refuses
+    it); its metrics say status fatal, stage transport and the local
+    detecting rank.  The fault
     (tests/fault.c, armed here) fails every rank's status agreement, on a
     same-rank ticket (no point-to-point request is left live)."""
     phase = IMPLS[impl][1]()
@@ -502,4 +514,28 @@ def test_t12_transport_error_marks_fatal(impl):
         == ("fatal", "transport", rank, rank, 0)
     with pytest.raises(PoisonedPhase):  # retained: not closed, not reused
         phase.close()
+    app_collective_exact()
+
+
+@impl
+@needs_calls
+def test_sum_mpi_error_poisons(impl):
+    """S10: an exception during MPI posting poisons the instance (retained;
+    not reused): the fault fails every rank's Iallreduce after the
+    admission, so nobody waits.  The metrics stay the last success (S12)."""
+    phase = IMPLS[impl][0]()
+    kw = dict(phase_id=1, epoch=0, count=2, max_elements=2)
+    phase.sum(lambda: np.ones(2), **kw)
+    before = phase.metrics
+    _fault.bbfault_arm(b"MPI_Iallreduce", 1)
+    try:
+        with pytest.raises(PoisonedPhase):
+            phase.sum(lambda: np.ones(2), **kw)
+    finally:
+        _fault.bbfault_arm(b"MPI_Iallreduce", 0)
+    assert phase.poisoned and phase.metrics == before
+    with Calls() as calls:
+        with pytest.raises(PoisonedPhase):  # refused before any MPI call
+            phase.sum(lambda: np.ones(2), **kw)
+    assert calls.made == {}, calls.made
     app_collective_exact()

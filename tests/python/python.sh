@@ -157,6 +157,25 @@ sys.exit(0 if r["benchmark"] == "py" and ph.count("sum") == k and ph.count("tran
          else 1)' "$BB_TMP/py.json" "$ways"
 "$get" "$BB_TMP/py.json" points.# > "$BB_TMP/get" 2>&1
 bb_expect_rc 0 $? "bbench.bench's record passes the C validator ($(cat "$BB_TMP/get"))"
+# The document's record (issue 59): the first call apart, full-run time,
+# network bytes and process memory null with reasons, and the phases' census
+# (the document's numbers, the C rows' too) and request credit.
+bb_expect_true "first call, null-with-reason quantities, tracked_live and max_inflight" \
+    "$BB_PYTHON" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+for p in r["points"]:
+    q, par = p["quantities"], p["parameters"]
+    assert p["first_call"]["elapsed"]["value"] > 0, p["first_call"]
+    for name in ("time.full_run", "network.bytes", "memory.rss_peak"):
+        assert q[name]["value"] is None and q[name]["reason"], (name, q[name])
+    if par["mode"] in ("python", "c-py"):
+        sum_ = par["phase"] == "sum"
+        assert q["memory.tracked_live"]["unit"] == "byte", q["memory.tracked_live"]
+        assert q["communication.max_inflight"]["value"] == (1 if sum_ else 2), par
+        want = 144 + 16 * par["count"] if sum_ else 232 + par["bytes"]
+        assert q["memory.tracked_live"]["value"] == want, (par, q["memory.tracked_live"])
+' "$BB_TMP/py.json"
 # Every summarized timing has its interval at 0.95 (6 samples: [min, max]),
 # and every ratio of the table its paired figure beside it: the per-round
 # ratios summarized as a timing is (ci checked by the validator above),

@@ -4,6 +4,8 @@
  * (1-based) of MPI function NAME fail with MPI_ERR_OTHER, without calling the
  * real function, on the world ranks listed in BB_FAULT_RANK (comma list;
  * default: every rank).  Calls with no fault pass straight to PMPI_.
+ * bbfault_arm does the same from inside the process, counted from now (the
+ * Python tier's conformance test calls it and bbfault_calls through ctypes).
  * Test programs link this file directly to count calls (fault.h). */
 #include "config.h"
 #include "fault.h"
@@ -79,6 +81,18 @@ static int fault_hit(int f)
         return 1;
     }
     return 0;
+}
+
+int bbfault_arm(const char *name, long n)
+{
+    if (!fault_ready)
+        fault_setup();
+    for (int i = 0; i < F_N; i++)
+        if (strcmp(name, fault_names[i]) == 0) {
+            fault_at[i] = n > 0 ? fault_calls[i] + n : 0;
+            return 0;
+        }
+    return -1;
 }
 
 long bbfault_calls(const char *name)

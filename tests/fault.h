@@ -5,6 +5,9 @@
 /* Calls so far of the MPI function name ("MPI_Iallreduce"), faulted or not;
  * -1 for a name the interposer does not wrap. */
 long bbfault_calls(const char *name);
+/* The n-th call from now (n >= 1) of the MPI function name fails, on this
+ * rank, as BB_FAULT's do; n <= 0 disarms it.  -1 for a name not wrapped. */
+int bbfault_arm(const char *name, long n);
 /* Cross-rank checks on MPI_COMM_WORLD through PMPI_, so that they are not
  * counted: 1 iff v is the same on every rank / is nonzero on every rank. */
 int bbfault_same_everywhere(int64_t v);

@@ -9,15 +9,22 @@ where it was built (0.5 us; the benchmark's c-py/c-in measures it).
 
 The library must be built against mpi4py's MPI (Debian's mpi4py is Open
 MPI's): two MPI libraries in one process would each think it owns MPI.
+Importing this module imports neither mpi4py nor the library: the first
+phase constructed does.
+
+Each phase's metrics is a dict with the document's names and units, as
+the reference's (reference.SUM_METRICS, TRANSFER_METRICS): the sum phase's
+last successful call (a refusal leaves it as it was), the transfer phase's
+latest ticket (a refusal or a fatal error included).  c_metrics is the C
+struct of the latest call, with the C phase's own names and extra fields.
 """
 import ctypes
 import os
 import weakref
 
 import numpy as np
-from mpi4py import MPI
-
-from .reference import CollectiveRefusal, PoisonedPhase, TransferRefusal
+from . import reference
+from .reference import CollectiveRefusal, PoisonedPhase, TransferRefusal, bind_world, chain
 
 _STAGES = {0: None, 1: "preflight", 2: "compute", 3: "consumer", 4: "receipt",
            5: "contract", 6: "transport"}
@@ -62,7 +69,7 @@ class _SumProvider(ctypes.Structure):
 
 
 def _mpi_name():
-    v = MPI.Get_library_version()
+    v = reference._mpi().Get_library_version()
     return "openmpi" if v.startswith("Open MPI") else "mpich" if "MPICH" in v else "other"
 
 
@@ -77,11 +84,13 @@ def _raise_status(phase, st, call, error, refusal, what):
     lib = phase._lib
     if st == BB_REFUSED:
         r = phase._metrics.refusal
-        exc = refusal("bounded %s refused (%s)" % (what, _STAGES[r.stage]), _STAGES[r.stage],
-                      None if r.rank < 0 else r.rank, r.sequence)
-        if error is not None:
-            raise exc from error
-        raise exc
+        if _STAGES.get(r.stage) is None:
+            raise RuntimeError("%s refused, naming no stage: libbbench wrote no refusal into "
+                               "the call's metrics" % call)
+        # rank -1 is C's None; a non-exception error (an invalid
+        # local_error) is not chained (reference.chain).
+        chain(refusal("bounded %s refused (%s)" % (what, _STAGES[r.stage]), _STAGES[r.stage],
+                      None if r.rank < 0 else r.rank, r.sequence), error)
     if st in (BB_ERR_MPI, BB_ERR_POISONED):
         phase.poisoned = True
         raise PoisonedPhase("libbbench: %s" % lib.bb_status_string(st).decode())
@@ -98,20 +107,80 @@ def _field(x):
     return -1
 
 
-def _extension():
-    """bbench._cphase (the C extension) or None where it was not built.  Looked
-    for after load(): in a build tree it finds libbbench already loaded."""
+def _extension(binding=None):
+    """bbench._cphase (the C extension) or None: binding "ctypes" (or, when
+    binding is None, $BBENCH_BINDING=ctypes) says not to use it, "extension"
+    that it must be there, None takes it where it was built.  Looked for
+    after load(): in a build tree it finds libbbench already loaded."""
     global _ext
+    if binding not in (None, "ctypes", "extension"):
+        raise ValueError("binding: None, 'ctypes' or 'extension', not %r" % (binding,))
+    if binding is None and os.environ.get("BBENCH_BINDING") == "ctypes":
+        binding = "ctypes"
+    if binding == "ctypes":
+        return None
     if _ext is False:
-        if os.environ.get("BBENCH_BINDING") == "ctypes":
+        try:
+            from . import _cphase
+            _ext = _cphase
+        except ImportError:
             _ext = None
-        else:
-            try:
-                from . import _cphase
-                _ext = _cphase
-            except ImportError:
-                _ext = None
+    if _ext is None and binding == "extension":
+        raise RuntimeError("the C extension bbench._cphase is not built")
     return _ext
+
+
+def _seconds(x):
+    """A C time: negative is "not measured by the phase", None here."""
+    return None if x < 0 else x
+
+
+def sum_record(m):
+    """The document's sum record (reference.SUM_METRICS) from a C
+    bb_sum_metrics_t; None before the first success."""
+    if m.sequence < 0:
+        return None
+    return {"sequence": m.sequence, "phase_id": m.phase_id, "epoch": m.epoch,
+            "rank": m.rank, "ranks": m.ranks,
+            "prepare_seconds": _seconds(m.prepare_s), "admission_seconds": _seconds(m.admission_s),
+            "test_seconds": _seconds(m.test_s), "exposed_wait_seconds": _seconds(m.wait_s),
+            "total_seconds": _seconds(m.total_s), "payload_bytes": m.payload_bytes,
+            "tracked_buffer_bytes": m.tracked_bytes, "max_inflight_requests": m.max_inflight}
+
+
+def transfer_record(m):
+    """The document's transfer record (reference.TRANSFER_METRICS, or the
+    minimal TRANSFER_MINIMAL_METRICS for a preflight or contract refusal
+    and a fatal error) from a C bb_transfer_metrics_t; None before the
+    first ticket retired or was refused."""
+    if m.sequence < 0:
+        return None
+    stage = _STAGES.get(m.refusal.stage)
+    rank = None if m.refusal.rank < 0 else m.refusal.rank
+    if m.status in (BB_ERR_MPI, BB_ERR_POISONED):
+        return {"sequence": m.sequence, "rank": m.rank, "status": "fatal",
+                "total_seconds": _seconds(m.total_s), "failure_stage": "transport",
+                "failure_rank": m.rank}
+    if m.status == BB_REFUSED and stage in ("preflight", "contract"):
+        return {"sequence": m.refusal.sequence, "rank": m.rank, "status": "refused",
+                "total_seconds": _seconds(m.total_s), "failure_stage": stage,
+                "failure_rank": rank}
+    cdb = m.completed_during_batches
+    return {"sequence": m.sequence, "phase_id": m.phase_id, "epoch": m.epoch,
+            "rank": m.rank, "ranks": m.ranks, "status": "ok" if m.status == BB_OK else "refused",
+            "prepare_seconds": m.prepare_s, "admission_seconds": m.admission_s,
+            "compute_seconds": _seconds(m.compute_s), "progress_seconds": m.progress_s,
+            "payload_wait_seconds": m.payload_wait_s,
+            "status_agreement_seconds": m.status_agreement_s + m.terminal_agreement_s,
+            "consumer_seconds": m.consumer_s, "receipt_wait_seconds": m.receipt_wait_s,
+            "total_seconds": m.total_s,
+            "batches_executed": None if m.batches_executed < 0 else m.batches_executed,
+            "polls": m.polls, "completed_during_batches": None if cdb < 0 else bool(cdb),
+            "payload_bytes": m.payload_bytes, "tracked_buffer_bytes": m.tracked_bytes,
+            "max_inflight_requests": m.max_inflight,
+            "failure_stage": stage if m.status == BB_REFUSED else None,
+            "failure_rank": rank if m.status == BB_REFUSED else None}
+
 
 
 def load(path=None, mpi=None):
@@ -171,12 +240,24 @@ class _CPhase:
     """What both C phases share: the world bound to an mpi4py communicator,
     and close() (_end names the library call that ends the phase)."""
     _end = None
+    _to_record = None
+
+    @property
+    def metrics(self):
+        """The document's record (a new dict at each access), or None."""
+        return type(self)._to_record(self._record)
+
+    @property
+    def c_metrics(self):
+        """The latest call's C metrics struct (the C phase's names), or None."""
+        return self._metrics if self._metrics.sequence >= 0 else None
 
     def _bind(self, comm):
         lib = self._lib
-        comm = MPI.COMM_WORLD if comm is None else comm
+        comm = bind_world(comm)  # the reference's checks, then the C tier's own
         self._world = ctypes.c_void_p()
-        st = lib.bb_world_bind(lib._comm_t(MPI._handleof(comm)), ctypes.byref(self._world))
+        st = lib.bb_world_bind(lib._comm_t(reference.MPI._handleof(comm)),
+                               ctypes.byref(self._world))
         if st != BB_OK:
             raise RuntimeError("bb_world_bind: %s" % lib.bb_status_string(st).decode())
         self._phase = ctypes.c_void_p()
@@ -221,12 +302,17 @@ class CBoundedSumPhase(_CPhase):
     until the next sum() or close() (copy it to keep it).  Borrowed buffers
     post prepare()'s array itself: keep it unchanged until sum() returns."""
     _end = "bb_sum_phase_destroy"
+    _to_record = staticmethod(sum_record)
 
-    def __init__(self, comm=None, *, buffers="fresh", admission="spec", requests="per-call"):
+    def __init__(self, comm=None, *, buffers="fresh", admission="spec", requests="per-call",
+                 binding=None):
         attr = _attr_of(buffers, admission, requests)
+        if binding not in (None, "ctypes", "extension"):
+            raise ValueError("binding: None, 'ctypes' or 'extension', not %r" % (binding,))
         self.policies = {"buffers": buffers, "admission": admission, "requests": requests}
         self._lent = buffers != "fresh"
         self._lib = lib = load()
+        ext = _extension(binding)  # after load(): see _extension
         self._bind(comm)
         st = lib.bb_sum_phase_create_attr(self._world, ctypes.byref(attr),
                                           ctypes.byref(self._phase))
@@ -236,7 +322,6 @@ class CBoundedSumPhase(_CPhase):
             raise RuntimeError("bb_sum_phase_create_attr (%s): %s"
                                % (", ".join(self.policies.values()),
                                   lib.bb_status_string(st).decode()))
-        self.metrics = None
         self.poisoned = False
         # Made once: ctypes objects cost microseconds each, and the call is
         # a few microseconds itself at 8 bytes.
@@ -244,7 +329,9 @@ class CBoundedSumPhase(_CPhase):
         self._provider = _SumProvider(_PREPARE(self._c_prepare), _RELEASE(self._c_release),
                                       None)
         self._contract = _SumContract()
-        self._metrics = _SumMetrics()
+        self._metrics = _SumMetrics()  # the call's
+        self._record = _SumMetrics()   # the last success's: metrics
+        self._metrics.sequence = self._record.sequence = -1
         self._result = ctypes.c_void_p()
         self._provider_ref = ctypes.byref(self._provider)
         self._contract_ref = ctypes.byref(self._contract)
@@ -255,10 +342,10 @@ class CBoundedSumPhase(_CPhase):
         self._metrics_addr = ctypes.addressof(self._metrics)
         # The C extension, when built: sum() is its C callable, in this
         # instance's dict (no Python frame a call).
-        ext = _extension()
         if ext is not None:
             self.sum = ext.caller("sum", self._phase_addr, self._metrics_addr, self._metrics,
-                                  self, self._lent)
+                                  self, self._lent, ctypes.addressof(self._record),
+                                  self._record)
         self.binding = "extension" if ext is not None else "ctypes"
 
     @property
@@ -293,10 +380,13 @@ class CBoundedSumPhase(_CPhase):
         c.phase_id, c.epoch, c.count, c.max_elements = (
             _field(x) for x in (phase_id, epoch, count, max_elements))
         m = self._metrics
+        m.refusal.stage = 0  # a refusal must name its stage (_raise_status)
         st = self._run(self._phase, self._provider_ref, self._contract_ref,
                        self._result_ref, self._metrics_ref)
         self._prepare = None
-        self.metrics = m
+        if st == BB_OK:  # the last successful record (a refusal's is not)
+            ctypes.memmove(ctypes.addressof(self._record), self._metrics_addr,
+                           ctypes.sizeof(_SumMetrics))
         if st != BB_OK:
             self._raise(st, self._failure)
         count = c.count
@@ -423,12 +513,17 @@ class CBoundedTransferPhase(_CPhase):
     through ctypes, and the ticket API, the consumer's value travels as a
     token and stays on the destination's Python side."""
     _end = "bb_transfer_phase_close"
+    _to_record = staticmethod(transfer_record)
 
-    def __init__(self, comm=None, *, buffers="fresh", admission="spec", requests="per-call"):
+    def __init__(self, comm=None, *, buffers="fresh", admission="spec", requests="per-call",
+                 binding=None):
         attr = _attr_of(buffers, admission, requests)
+        if binding not in (None, "ctypes", "extension"):
+            raise ValueError("binding: None, 'ctypes' or 'extension', not %r" % (binding,))
         self.policies = {"buffers": buffers, "admission": admission, "requests": requests}
         self._lib = lib = load()
         _load_transfer(lib)
+        ext = _extension(binding)  # after load(): see _extension
         self._bind(comm)
         st = lib.bb_transfer_phase_create_attr(self._world, ctypes.byref(attr),
                                                ctypes.byref(self._phase))
@@ -445,15 +540,16 @@ class CBoundedTransferPhase(_CPhase):
                                            _T_DISCARD(self._c_discard), None)
         self._compute = _TransferCompute(_T_BATCH(self._c_batch), None)
         self._contract = _TransferContract()
-        self._metrics = _TransferMetrics()
-        self.metrics = None
+        self._metrics = _TransferMetrics()  # the call's
+        self._record = _TransferMetrics()   # the latest ticket's: metrics
+        self._metrics.sequence = self._record.sequence = -1
         self.poisoned = False
         self._phase_addr = self._phase.value
         self._metrics_addr = ctypes.addressof(self._metrics)
-        ext = _extension()
         if ext is not None:  # run() is the extension's C callable
             self.run = ext.caller("transfer", self._phase_addr, self._metrics_addr,
-                                  self._metrics, self, False)
+                                  self._metrics, self, False, ctypes.addressof(self._record),
+                                  self._record)
         self.binding = "extension" if ext is not None else "ctypes"
 
     @property
@@ -508,6 +604,13 @@ class CBoundedTransferPhase(_CPhase):
             setattr(c, name, _field(x))
         return c
 
+    def _publish(self, st, took_part=(BB_OK, BB_REFUSED, BB_ERR_MPI)):
+        """The call's metrics become the record metrics shows when the call
+        took part (not a misuse refused before any MPI call)."""
+        if st in took_part:
+            ctypes.memmove(ctypes.addressof(self._record), self._metrics_addr,
+                           ctypes.sizeof(_TransferMetrics))
+
     def _raise(self, st, call, error):
         _raise_status(self, st, call, error, TransferRefusal, "transfer")
 
@@ -531,7 +634,7 @@ class CBoundedTransferPhase(_CPhase):
                                              ctypes.byref(c), ctypes.byref(token),
                                              ctypes.byref(m))
         self._cb = None
-        self.metrics = m
+        self._publish(st)
         if st != BB_OK:
             self._raise(st, "bb_transfer_phase_run", cb["error"])
         return cb["value"] if token.value else None
@@ -550,7 +653,7 @@ class CBoundedTransferPhase(_CPhase):
         st = self._lib.bb_transfer_phase_begin(self._phase, ctypes.byref(self._provider),
                                                ctypes.byref(c), ctypes.byref(ticket),
                                                ctypes.byref(self._metrics))
-        self.metrics = self._metrics
+        self._publish(st, (BB_REFUSED, BB_ERR_MPI))  # a live ticket's is not a record
         if st != BB_OK:
             self._cb = None
             self._raise(st, "bb_transfer_phase_begin", cb["error"])
@@ -567,7 +670,7 @@ class CBoundedTransferPhase(_CPhase):
         self._retired = st not in _TICKET_UNTOUCHED
         if self._retired:
             self._cb = None  # the ticket is retired: the provider's array is released
-        self.metrics = self._metrics
+        self._publish(st)
         if st != BB_OK:
             self._raise(st, "bb_transfer_ticket_finish", cb["error"] or local_error)
         return cb["value"] if token.value else None
@@ -582,6 +685,7 @@ class CTransferTicket:
         self._phase = phase
         self._ticket = ticket
         self.finished = False
+        self.metrics = None  # its record once retired (the phase's metrics then)
 
     def progress(self):
         """Has this rank's payload completed? (one MPI_Test)"""
@@ -604,3 +708,5 @@ class CTransferTicket:
             # finished once the C ticket is retired; a call refused before
             # any MPI call (another thread, a callback) leaves it live.
             self.finished = self._phase._retired
+            if self.finished:
+                self.metrics = self._phase.metrics

@@ -11,10 +11,13 @@
  * The GIL is held across the collective: the phase calls back into Python
  * (prepare) and is MPI_THREAD_FUNNELED, one thread's, anyway.
  *
- * The phase, its world and the metrics struct are made and owned by the
- * ctypes side (bbench/_clib.py), which passes their addresses; this module
- * keeps, across calls, the NumPy callables it looks up once and the
- * callers (below), each holding its metrics object. */
+ * The phase, its world and the metrics structs are made and owned by the
+ * ctypes side (bbench/_clib.py), which passes their addresses: the call's
+ * own struct, and the record the Python phase's metrics mapping reads
+ * (copied from the call's after a success; for the transfer also after a
+ * refusal or an MPI error, never after a misuse that took no part); this
+ * module keeps, across calls, the callers (below), each holding its
+ * metrics objects. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
@@ -267,14 +270,13 @@ typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     void *phase;           /* bb_sum_phase_t * or bb_transfer_phase_t *; NULL once closed */
-    void *metrics;         /* inside metrics_obj */
-    PyObject *metrics_obj; /* the ctypes metrics struct */
+    void *metrics;         /* inside metrics_obj: the call's own */
+    void *record;          /* inside record_obj: what metrics shows */
+    PyObject *metrics_obj; /* the ctypes metrics structs */
+    PyObject *record_obj;
     PyObject *owner;       /* a weak reference to the Python phase */
     int lent;              /* sum: the result is the phase's buffer (retained, borrowed) */
-    int published;         /* the metrics object is the phase object's metrics */
 } caller_t;
-
-static PyObject *str_metrics;
 
 /* The keyword arguments names[0..n) (each required, no other), after
  * exactly npos positional ones; a TypeError as Python's own otherwise, and
@@ -316,12 +318,16 @@ static int parse_call(const caller_t *k, PyObject *const *args, size_t nargsf,
     return 0;
 }
 
-/* After a call: the metrics published on the phase object; a status other
- * than BB_OK raised by it (failure, the callbacks' exception or None, is
- * stolen). */
-static int publish(caller_t *k, bb_status_t st, PyObject *failure)
+/* After a call: the record the phase's metrics shows (the sum phase's
+ * last success: "the last successful record is not a refusal record"; the
+ * transfer phase's latest ticket, refused or fatal included), then a
+ * status other than BB_OK raised by the phase object (failure, the
+ * callbacks' exception or None, is stolen). */
+static int publish(caller_t *k, bb_status_t st, PyObject *failure, size_t size, int took_part)
 {
-    if (st == BB_OK && k->published) { /* the common case: nothing to do */
+    if (took_part)
+        memcpy(k->record, k->metrics, size);
+    if (st == BB_OK) { /* the common case: nothing else to do */
         Py_XDECREF(failure);
         return 0;
     }
@@ -333,22 +339,14 @@ static int publish(caller_t *k, bb_status_t st, PyObject *failure)
         return -1;
     }
     Py_INCREF(owner);
-    int rc = 0;
-    if (!k->published) { /* once: the same object from then on */
-        rc = PyObject_SetAttr(owner, str_metrics, k->metrics_obj);
-        k->published = rc == 0;
-    }
-    if (rc == 0 && st != BB_OK) {
-        PyObject *r = PyObject_CallMethod(owner, "_raise_run", "iO", (int)st,
-                                          failure != NULL ? failure : Py_None);
-        Py_XDECREF(r);
-        if (r != NULL) /* _raise_run always raises */
-            PyErr_Format(PyExc_RuntimeError, "libbbench: status %d", (int)st);
-        rc = -1;
-    }
+    PyObject *r = PyObject_CallMethod(owner, "_raise_run", "iO", (int)st,
+                                      failure != NULL ? failure : Py_None);
+    Py_XDECREF(r);
+    if (r != NULL) /* _raise_run always raises */
+        PyErr_Format(PyExc_RuntimeError, "libbbench: status %d", (int)st);
     Py_XDECREF(failure);
     Py_DECREF(owner);
-    return rc;
+    return -1;
 }
 
 static const char *const sum_names[] = {"phase_id", "epoch", "count", "max_elements"};
@@ -365,13 +363,16 @@ static PyObject *sum_call(PyObject *self, PyObject *const *args, size_t nargsf, 
     call_t c = {.prepare = args[0]};
     bb_sum_provider_t provider = {sum_prepare_cb, sum_release_cb, &c};
     double *res = NULL;
+    /* No stage: a refusal that does not name one is a library's fault
+     * (_clib.py's _raise_status says so), not a stale record's. */
+    ((bb_sum_metrics_t *)k->metrics)->refusal.stage = BB_STAGE_NONE;
     bb_status_t st = bb_sum_phase_run(k->phase, &provider, &contract, &res, k->metrics);
     /* Not released by the phase (a refusal before prepare ran, or
      * borrowed buffers): released here, except after an MPI error, where
      * the array stays MPI's (the phase is poisoned; abort the job). */
     if (st != BB_ERR_MPI)
         release_held(&c);
-    if (publish(k, st, c.failure) != 0) {
+    if (publish(k, st, c.failure, sizeof(bb_sum_metrics_t), st == BB_OK) != 0) {
         if (st == BB_OK && !k->lent)
             bb_free(res);
         return NULL;
@@ -409,7 +410,8 @@ static PyObject *transfer_call(PyObject *self, PyObject *const *args, size_t nar
                                            &value, k->metrics);
     if (st != BB_ERR_MPI) /* as in sum_call */
         release_held(&c);
-    if (publish(k, st, c.failure) != 0) {
+    int took_part = st == BB_OK || st == BB_REFUSED || st == BB_ERR_MPI;
+    if (publish(k, st, c.failure, sizeof(bb_transfer_metrics_t), took_part) != 0) {
         if (st == BB_OK)
             Py_XDECREF((PyObject *)value);
         return NULL;
@@ -428,6 +430,7 @@ static void caller_dealloc(PyObject *self)
 {
     caller_t *k = (caller_t *)self;
     Py_XDECREF(k->metrics_obj);
+    Py_XDECREF(k->record_obj);
     Py_XDECREF(k->owner);
     Py_TYPE(self)->tp_free(self);
 }
@@ -449,14 +452,16 @@ static PyTypeObject caller_type = {
     .tp_doc = "a C phase's sum() or run()",
 };
 
-/* caller(kind, phase, metrics_address, metrics, owner, lent): kind "sum"
- * or "transfer"; phase and metrics_address are addresses (metrics is the
- * object they point into); owner the Python phase. */
+/* caller(kind, phase, metrics_address, metrics, owner, lent,
+ * record_address, record): kind "sum" or "transfer"; phase and the
+ * addresses are addresses (metrics and record the objects they point
+ * into); owner the Python phase. */
 static PyObject *make_caller(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (nargs != 6 || !PyUnicode_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "caller(kind, phase, metrics_address, metrics, owner, lent)");
+    if (nargs != 8 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "caller(kind, phase, metrics_address, metrics, owner, "
+                                         "lent, record_address, record)");
         return NULL;
     }
     int transfer = PyUnicode_CompareWithASCIIString(args[0], "transfer") == 0;
@@ -467,6 +472,7 @@ static PyObject *make_caller(PyObject *self, PyObject *const *args, Py_ssize_t n
     void *phase = PyLong_AsVoidPtr(args[1]);
     void *metrics = PyLong_AsVoidPtr(args[2]);
     int lent = PyObject_IsTrue(args[5]);
+    void *record = PyLong_AsVoidPtr(args[6]);
     if (PyErr_Occurred() || lent < 0)
         return NULL;
     PyObject *owner = PyWeakref_NewRef(args[4], NULL);
@@ -481,9 +487,10 @@ static PyObject *make_caller(PyObject *self, PyObject *const *args, Py_ssize_t n
     k->phase = phase;
     k->metrics = metrics;
     k->metrics_obj = Py_NewRef(args[3]);
+    k->record = record;
+    k->record_obj = Py_NewRef(args[7]);
     k->owner = owner;
     k->lent = lent;
-    k->published = 0;
     return (PyObject *)k;
 }
 
@@ -597,7 +604,8 @@ static PyObject *c_block(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 static PyMethodDef cphase_methods[] = {
     {"caller", (PyCFunction)(void (*)(void))make_caller, METH_FASTCALL,
-     "caller(kind, phase, metrics_address, metrics, owner, lent): a phase's sum() or run()"},
+     "caller(kind, phase, metrics_address, metrics, owner, lent, record_address, record): "
+     "a phase's sum() or run()"},
     {"block", (PyCFunction)(void (*)(void))c_block, METH_FASTCALL,
      "block(kind, phase, metrics, array, lent, reps, *fields): reps calls from C, their "
      "mean seconds"},
@@ -613,9 +621,6 @@ PyMODINIT_FUNC PyInit__cphase(void);
 PyMODINIT_FUNC PyInit__cphase(void)
 {
     if (PyType_Ready(&lender_type) < 0 || PyType_Ready(&caller_type) < 0)
-        return NULL;
-    str_metrics = PyUnicode_InternFromString("metrics");
-    if (str_metrics == NULL)
         return NULL;
     for (int j = 0; j < 4; j++)
         if ((sum_interned[j] = PyUnicode_InternFromString(sum_names[j])) == NULL)

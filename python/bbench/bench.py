@@ -158,6 +158,26 @@ class CLoop:
         self.loop(1)
 
 
+# What this microbenchmark cannot observe, null with the reason (the
+# document: full-run time, actual network bytes and process memory remain
+# null with reasons), as the C benchmarks write them.
+UNOBSERVED = {
+    "time.full_run": {"value": None, "unit": "s", "scope": "run/max-rank",
+                      "reason": "not observable: a microbenchmark times calls, not a complete "
+                                "scientific run", "deterministic": False},
+    "network.bytes": {"value": None, "unit": "byte", "scope": "call/rank",
+                      "reason": "not observable: MPI does not report wire traffic; payload "
+                                "bytes are not network bytes", "deterministic": True},
+    "memory.mpi_internal": {"value": None, "unit": "byte", "scope": "run/rank",
+                            "reason": "not observable: MPI internal allocations are not "
+                                      "reported", "deterministic": False},
+    "memory.rss_peak": {"value": None, "unit": "byte", "scope": "run/max-rank",
+                        "reason": "not measured: the process's memory is the Python "
+                                  "interpreter's and NumPy's, not the phase's (the document "
+                                  "keeps process memory null)", "deterministic": False},
+}
+
+
 def block(comm, f, reps):
     """Per-call mean of reps calls, the slowest rank's."""
     if isinstance(f, CLoop):
@@ -260,13 +280,16 @@ def main(argv=None):
         return 2
     points, rows, trows, calls = [], [], [], 0
 
-    def measure(ways, parts_of, params, payload):
+    def measure(ways, parts_of, params, payload, phases=None):
         """Samples of every way, interleaved, and their points; the parts of
         the ways parts_of names (way -> {quantity: its seconds in the phase's
-        metrics of the last call})."""
+        metrics of the last call}); phases (way -> phase) the ways whose
+        phase's metrics give the census and the request credit."""
         nonlocal calls
-        for f in ways.values():  # first calls, kept out of the samples
-            f()
+        # The first call of each way at these parameters, kept out of the
+        # samples and recorded apart (the document: first-call and later
+        # reuse samples remain separate).
+        first = {k: block(comm, f, 1) for k, f in ways.items()}
         # Reps from the dearest way's fastest of three one-call probes: one
         # stalled call cannot make the samples one call long.
         probe = max(min(block(comm, f, 1) for _ in range(3)) for f in ways.values())
@@ -294,8 +317,24 @@ def main(argv=None):
             for name, smp in parts.get(k, {}).items():
                 q[name] = quantity(smp, a.confidence)
                 q[name]["note"] = "the last call of each sample, not the block's mean"
+            q.update(UNOBSERVED)
+            if phases and k in phases:
+                m = phases[k].metrics
+                q["memory.tracked_live"] = {
+                    "value": comm.allreduce(m["tracked_buffer_bytes"], op=MPI.MAX),
+                    "unit": "byte", "scope": "call/max-rank", "reason": None,
+                    "deterministic": True}
+                q["communication.max_inflight"] = {
+                    "value": comm.allreduce(m["max_inflight_requests"], op=MPI.MAX),
+                    "unit": "count", "scope": "call/max-rank", "reason": None,
+                    "deterministic": True}
             pts[k] = {"parameters": dict(params, mode=k, reps=reps),
-                      "status": "ok", "refusal": None, "first_call": None,
+                      "status": "ok", "refusal": None,
+                      "first_call": {"elapsed": {
+                          "value": first[k], "unit": "s", "scope": "call/max-rank",
+                          "reason": None, "deterministic": False,
+                          "note": "the first call at these parameters, the slowest rank's; "
+                                  "not among the samples"}},
                       "quantities": q}
             points.append(pts[k])
         return {k: float(np.median(v)) for k, v in got.items()}, reps, got, pts
@@ -320,11 +359,11 @@ def main(argv=None):
                         "phase.admission": lambda: py.metrics["admission_seconds"],
                         "communication.wait": lambda: (py.metrics["test_seconds"]
                                                        + py.metrics["exposed_wait_seconds"])},
-             "c-py": {"phase.prepare": lambda: c.metrics.prepare_s,
-                      "phase.admission": lambda: c.metrics.admission_s,
-                      "phase.post": lambda: c.metrics.post_s,
-                      "communication.wait": lambda: c.metrics.test_s + c.metrics.wait_s}},
-            {"phase": "sum", "count": n, "element_bytes": 8}, 8 * n)
+             "c-py": {"phase.prepare": lambda: c.c_metrics.prepare_s,
+                      "phase.admission": lambda: c.c_metrics.admission_s,
+                      "phase.post": lambda: c.c_metrics.post_s,
+                      "communication.wait": lambda: c.c_metrics.test_s + c.c_metrics.wait_s}},
+            {"phase": "sum", "count": n, "element_bytes": 8}, 8 * n, {"python": py, "c-py": c})
         rows.append((8 * n, med["raw"], med["python"], med["c-py"], med.get("c-in"),
                      cc.get(n), reps,
                      ratios(a.confidence, got, med, cc.get(n), pts, cin_reason, cc_reason)))
@@ -359,9 +398,9 @@ def main(argv=None):
             ways,
             {"python": {"phase.prepare": lambda: pyt.metrics["prepare_seconds"],
                         "phase.admission": lambda: pyt.metrics["admission_seconds"]},
-             "c-py": {"phase.prepare": lambda: ct.metrics.prepare_s,
-                      "phase.admission": lambda: ct.metrics.admission_s}},
-            {"phase": "transfer", "bytes": n, "batches": 0}, n)
+             "c-py": {"phase.prepare": lambda: ct.c_metrics.prepare_s,
+                      "phase.admission": lambda: ct.c_metrics.admission_s}},
+            {"phase": "transfer", "bytes": n, "batches": 0}, n, {"python": pyt, "c-py": ct})
         trows.append((n, med["raw"], med["python"], med["c-py"], med.get("c-in"), tc.get(n),
                       reps,
                       ratios(a.confidence, got, med, tc.get(n), pts, cin_reason, tc_reason)))

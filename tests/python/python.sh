@@ -1,7 +1,9 @@
 #!/bin/sh
 # The Python tier (python/, issue 41): the pure-Python reference of both
 # phases on its own, and against libbbench's C phases through ctypes case by
-# case (tests/python/test_*.py), under pytest at -n 1..4.  Skipped (77),
+# case (tests/python/test_*.py), under pytest at -n 1..4; the protocol
+# document's statements for the three implementations (test_conformance.py,
+# issue 59), its MPI calls counted by the PMPI interposer (tests/fault.c).  Skipped (77),
 # saying why, without a Python that has mpi4py, NumPy and pytest, when
 # mpi4py is built on another MPI than this build (Debian's is Open MPI's:
 # configure MPICC=mpicc.openmpi MPIEXEC=mpiexec.openmpi), and in a
@@ -28,21 +30,28 @@ get="$B/tests/record-get"
 # The sum phase's C extension, when built, lives in the build tree apart
 # from the sources (BBENCH_EXT_PATH); BBENCH_BINDING=ctypes turns it off.
 ext="$B/python/bbench/.libs"
+fault="$B/tests/.libs/libbbfault.so"
+bb_expect_true "the PMPI interposer the conformance test counts with is built" test -f "$fault"
 binding=ctypes
 if [ "$BB_PYTHON_EXT" = yes ]; then
     binding=extension
     bb_expect_true "the extension is built" test -f "$ext/_cphase.so"
 fi
 # runs NP [ENV...]: the pytest files at -n NP (no bytecode or cache written
-# into the source tree: it is read-only in distcheck).
+# into the source tree: it is read-only in distcheck); the conformance test
+# too unless conformance=no (it takes every binding itself: once at -n 1, 2
+# and 3 is enough).
 runs() {
     np=$1
     shift
+    conf="$S/tests/python/test_conformance.py"
+    [ "$conformance" = yes ] || conf=
     bb_mpirun "$np" env "$@" PYTHONPATH="$S/python" BBENCH_EXT_PATH="$ext" \
         PYTHONDONTWRITEBYTECODE=1 BBENCH_LIB="$lib" BBENCH_MPI="$BB_MPI_LIBRARY" \
+        LD_PRELOAD="$fault" BBFAULT_LIB="$fault" \
         "$BB_PYTHON" -m pytest -q --color=no -p no:cacheprovider \
         "$S/tests/python/test_reference.py" "$S/tests/python/test_differential.py" \
-        "$S/tests/python/test_stats.py" > "$out" 2>&1
+        "$S/tests/python/test_stats.py" $conf > "$out" 2>&1
     rc=$?
     bb_expect_rc 0 $rc "pytest at -n $np $*"
     [ $rc -eq 0 ] || tail -n 40 "$out" >&2
@@ -52,9 +61,22 @@ runs() {
     bb_expect_true "-n $np $*: $n ranks report, none failed" \
         test "$n" -eq "$np" -a "$(grep -o '[0-9][0-9]* failed' "$out" | wc -l)" -eq 0
 }
+# import bbench imports no mpi4py and initializes no MPI (the document's
+# serial construction); making a phase does (a singleton: a world of one).
+env PYTHONPATH="$S/python" PYTHONDONTWRITEBYTECODE=1 "$BB_PYTHON" -c '
+import sys, bbench
+print("import", "mpi4py.MPI" in sys.modules)
+bbench.BoundedSumPhase()
+from mpi4py import MPI
+print("phase", "mpi4py.MPI" in sys.modules, MPI.Is_initialized())' > "$out" 2>&1
+bb_expect_rc 0 $? "a serial import, then a phase"
+bb_expect_true "import bbench: no mpi4py.MPI; a phase: MPI imported and initialized" \
+    sh -c "grep -qx 'import False' '$out' && grep -qx 'phase True True' '$out'"
 # every tier (python): only Open MPI builds run this tier (mpi4py is Open
 # MPI's here), so its -n 3 and 4 stay in every tier
 for np in 1 2 3 4; do
+    conformance=yes
+    [ $np -le 3 ] || conformance=no
     runs $np BBENCH_BINDING=$binding
 done
 # The binding the differential cases went through, and the other one too.
@@ -64,7 +86,9 @@ import bbench
 print("binding", bbench.CBoundedSumPhase().binding, bbench.CBoundedTransferPhase().binding)' \
     > "$out" 2>&1
 bb_expect_grep "^binding $binding $binding\$" "$out" "the C phases go through the $binding"
+conformance=no
 [ "$binding" = extension ] && runs 2 BBENCH_BINDING=ctypes
+conformance=yes
 # Freed memory poisoned and never cached: a binding that frees what the C
 # phase still uses fails here (issue 58, findings 3 and 4).
 runs 2 BBENCH_BINDING=$binding MALLOC_PERTURB_=85 GLIBC_TUNABLES=glibc.malloc.tcache_count=0
@@ -133,6 +157,25 @@ sys.exit(0 if r["benchmark"] == "py" and ph.count("sum") == k and ph.count("tran
          else 1)' "$BB_TMP/py.json" "$ways"
 "$get" "$BB_TMP/py.json" points.# > "$BB_TMP/get" 2>&1
 bb_expect_rc 0 $? "bbench.bench's record passes the C validator ($(cat "$BB_TMP/get"))"
+# The document's record (issue 59): the first call apart, full-run time,
+# network bytes and process memory null with reasons, and the phases' census
+# (the document's numbers, the C rows' too) and request credit.
+bb_expect_true "first call, null-with-reason quantities, tracked_live and max_inflight" \
+    "$BB_PYTHON" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+for p in r["points"]:
+    q, par = p["quantities"], p["parameters"]
+    assert p["first_call"]["elapsed"]["value"] > 0, p["first_call"]
+    for name in ("time.full_run", "network.bytes", "memory.rss_peak"):
+        assert q[name]["value"] is None and q[name]["reason"], (name, q[name])
+    if par["mode"] in ("python", "c-py"):
+        sum_ = par["phase"] == "sum"
+        assert q["memory.tracked_live"]["unit"] == "byte", q["memory.tracked_live"]
+        assert q["communication.max_inflight"]["value"] == (1 if sum_ else 2), par
+        want = 144 + 16 * par["count"] if sum_ else 232 + par["bytes"]
+        assert q["memory.tracked_live"]["value"] == want, (par, q["memory.tracked_live"])
+' "$BB_TMP/py.json"
 # Every summarized timing has its interval at 0.95 (6 samples: [min, max]),
 # and every ratio of the table its paired figure beside it: the per-round
 # ratios summarized as a timing is (ci checked by the validator above),

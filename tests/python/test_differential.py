@@ -324,12 +324,13 @@ def test_closed_sum_phase_is_freed():
     assert w() is None
 
 
-def test_finish_from_another_thread_leaves_the_ticket_live():
-    """A C finish() refused before any MPI call (another thread: the C tier
-    checks the thread, the reference does not yet, issue 59) is no finish:
-    the ticket stays live and the owning thread finishes it."""
+@pytest.mark.parametrize("cls", [BoundedTransferPhase, CBoundedTransferPhase])
+def test_finish_from_another_thread_leaves_the_ticket_live(cls):
+    """A finish() refused before any MPI call (another thread: both tiers
+    check the thread) is no finish: the ticket stays live and the owning
+    thread finishes it."""
     import threading
-    p = CBoundedTransferPhase()
+    p = cls()
     t = p.begin(lambda: data(32), **T_KW)
     seen = []
     th = threading.Thread(target=lambda: seen.append(_raises(lambda: t.finish(bytes))))

@@ -79,6 +79,23 @@ check_tree() {   # TREE OUT: forbidden includes into OUT, one a line
         >> "$2"
 }
 
+# Each folder's fragment lists only its own sources: every word of a
+# *_SOURCES or *_sources list in DIR/Makefile.include starts with DIR/ (a
+# source of another folder is listed in that folder's fragment or in mk/).
+check_fragments() {   # TREE OUT: the words out of place into OUT
+    (cd "$1" && for f in */Makefile.include bench/*/Makefile.include; do
+        [ -f "$f" ] || continue
+        awk -v f="$f" -v d="${f%/Makefile.include}" '
+            /^[A-Za-z0-9_]*(_SOURCES|_sources)[ \t]*[+]?=/ { on = 1; sub(/^[^=]*=/, "") }
+            on {
+                for (i = 1; i <= NF; i++)
+                    if ($i != "\\" && index($i, d "/") != 1)
+                        printf "%s:%d: %s: not in %s/ (list it in its own folder'"'"'s fragment)\n", f, FNR, $i, d
+                on = ($NF == "\\")
+            }' "$f"
+    done) > "$2"
+}
+
 src=${BB_LAYERS_SRC:-$S}
 check_tree "$src" "$BB_TMP/bad"
 n=$(includes "$src" | wc -l)
@@ -86,6 +103,10 @@ echo "$n includes checked"
 bb_expect_true "at least 200 includes read" test "$n" -ge 200
 bb_expect_true "every include within its folder's layers" test ! -s "$BB_TMP/bad"
 sed 's/^/    /' "$BB_TMP/bad"
+check_fragments "$src" "$BB_TMP/frag"
+echo "$(cd "$src" && ls */Makefile.include bench/*/Makefile.include | wc -l) fragments' source lists read"
+bb_expect_true "every fragment lists only its own folder's sources" test ! -s "$BB_TMP/frag"
+sed 's/^/    /' "$BB_TMP/frag"
 
 # The guard: runner-int.h refuses to compile inside a benchmark.
 printf '#include "runner/runner-int.h"\n' > "$BB_TMP/guard.c"
@@ -106,12 +127,18 @@ if [ -z "${BB_LAYERS_SRC:-}" ]; then
     check_tree "$BB_TMP/plant" "$BB_TMP/planted"
     bb_expect_rc 3 "$(wc -l < "$BB_TMP/planted")" "the three planted includes found"
     sed 's/^/    planted: /' "$BB_TMP/planted"
+    # A benchmark's fragment listing a library source, as bench/sum's did.
+    printf 'bb_lib_sources += lib/sum.c\n' >> "$BB_TMP/plant/bench/sum/Makefile.include"
+    check_fragments "$BB_TMP/plant" "$BB_TMP/planted-frag"
+    bb_expect_rc 1 "$(wc -l < "$BB_TMP/planted-frag")" "the planted library source in bench/sum's fragment found"
+    sed 's/^/    planted: /' "$BB_TMP/planted-frag"
 fi
 
 # Calls: folder A -> B when A's objects need a symbol B's define.  No two
 # folders may call each other, directly or around a longer loop.
 libs="lib:lib/.libs/libbbench-core.a record:record/.libs/libbbrecord.a
-runtime:runtime/.libs/libbbruntime.a runner:runner/.libs/libbbrunner.a"
+runtime:runtime/.libs/libbbruntime.a runner:runner/.libs/libbbrunner.a
+common:common/.libs/libbbcommon.a"
 # A benchmark's folder library, where its fragment builds one.
 for d in "$S"/bench/*/; do
     name=$(basename "$d")

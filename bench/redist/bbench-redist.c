@@ -512,12 +512,12 @@ static void redist_setup(bb_run_t *run, void *state)
         if (strcmp(redist_variants[m].name, bb_redist_method_name((bb_redist_method_t)m)))
             bb_run_fatal(run, "variant %d is '%s', the library's method '%s'", m,
                          redist_variants[m].name, bb_redist_method_name((bb_redist_method_t)m));
-    bb_status_t s = bb_redist_link_create(bb_bench_world(bb_run_bench(run)), o->mode,
+    bb_status_t s = bb_redist_link_create(bb_run_world(run), o->mode,
                                           o->mode == BB_REDIST_MODE_MDI ? o->driver_ranks : 0,
                                           &st->link);
     if (s != BB_OK)
         bb_run_fatal(run, "cannot create the link: %s", bb_status_string(s));
-    st->pt = (bb_rd_point_t){ .bench = bb_run_bench(run), .link = st->link,
+    st->pt = (bb_rd_point_t){ .run = run, .link = st->link,
                                   .comm = bb_redist_link_comm(st->link),
                                   .element_bytes = o->element_bytes,
                                   .messages_per_plan = o->messages,
@@ -526,7 +526,7 @@ static void redist_setup(bb_run_t *run, void *state)
     if (o->md) {
         if (bb_md_energy_maps(st->link, &st->md_dmap1, &st->md_emap1) != BB_OK)
             bb_run_fatal(run, "cannot create the energy maps");
-        st->md.pt.bench = st->pt.bench;
+        st->md.pt.run = st->pt.run;
         st->md.pt.link = st->link;
         st->md.pt.comm = st->pt.comm;
         st->md.pt.dmap1 = st->md_dmap1;

@@ -245,7 +245,7 @@ static int64_t sum_point_begin(bb_run_t *run, void *state, size_t i)
         double *r = NULL;
         s->fixture.len = s->count;
         if (bb_sum_phase_destroy(s->phases[p]) != BB_OK
-            || bb_sum_phase_create_attr(bb_bench_world(bb_run_bench(run)), &a, &s->phases[p])
+            || bb_sum_phase_create_attr(bb_run_world(run), &a, &s->phases[p])
                    != BB_OK
             || bb_sum_phase_run(s->phases[p], &s->fixture.provider, &k, &r, NULL) == BB_ERR_MPI)
             bb_run_fatal(run, "cannot make the fixed-shape phase of count %lld",
@@ -536,7 +536,7 @@ static void sum_setup(bb_run_t *run, void *state)
     for (int p = 0; p < s->npolicies; p++) {
         if (s->policies[p].shape == BB_SHAPE_FIXED)  /* made per point */
             continue;
-        if (bb_sum_phase_create_attr(bb_bench_world(bb_run_bench(run)), &s->policies[p],
+        if (bb_sum_phase_create_attr(bb_run_world(run), &s->policies[p],
                                      &s->phases[p]) != BB_OK
             || bb_agreement_create(bb_run_comm(run), BB_SUM_FIELDS, &s->policies[p],
                                    &s->agreements[p]) != BB_OK)

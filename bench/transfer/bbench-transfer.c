@@ -222,7 +222,7 @@ static int64_t transfer_point_begin(bb_run_t *run, void *state, size_t i)
             bb_xfer_ref_agreements_create(&ctx->ref, r, attr);
         if (row->variant != V_PROTOCOL)
             continue;
-        if (bb_transfer_phase_create_attr(bb_bench_world(bb_run_bench(run)), attr,
+        if (bb_transfer_phase_create_attr(bb_run_world(run), attr,
                                           &ctx->phases[r]) != BB_OK)
             bb_run_fatal(run, "cannot create the transfer phase");
         if (ctx->rank == o->delay_post_rank)

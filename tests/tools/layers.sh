@@ -1,8 +1,9 @@
 #!/bin/sh
 # The layers (README, "Layout"): every #include "..." of a folder names a
-# folder that folder may use, a cross-folder include names its folder, and
-# no call goes from one folder into another that calls back (a cycle),
-# read from the built libraries' symbols.  BB_LAYERS_SRC checks another
+# folder that folder may use, a cross-folder include names its folder, each
+# folder's Makefile.include lists only its own sources, no call goes from
+# one folder into another that calls back (a cycle), read from the built
+# libraries' symbols, nor against the layers (a benchmark into the runtime).  BB_LAYERS_SRC checks another
 # source tree's includes (the test's own planted violation below).
 . "$(dirname "$0")/../lib.sh"
 
@@ -172,10 +173,38 @@ awk '{ e[$1, $2] = 1; n[$1] = 1; n[$2] = 1 }
 bb_expect_true "no call cycle across folders" test ! -s "$BB_TMP/cycles"
 sed 's/^/    in a cycle: /' "$BB_TMP/cycles"
 # And no call against the layers: lib and record call no other folder, the
-# runtime never the runner or a benchmark, the runner never a benchmark.
-awk '$1 == "lib" || $1 == "record" || ($1 == "runtime" && $2 != "lib" && $2 != "record") ||
-     ($1 == "runner" && $2 ~ /^bench\//) || ($1 ~ /^bench\// && $2 ~ /^bench\//)' \
-    "$BB_TMP/edges" > "$BB_TMP/upward"
+# runtime never the runner or a benchmark, the runner never a benchmark,
+# and a benchmark reaches the runtime only through the runner (one fatal
+# path, bb_run_fatal; runner.h does not expose runtime/bench.h).
+against_layers() {   # EDGES OUT
+    awk '$1 == "lib" || $1 == "record" || ($1 == "runtime" && $2 != "lib" && $2 != "record") ||
+         ($1 == "runner" && $2 ~ /^bench\//) || ($1 ~ /^bench\// && $2 ~ /^bench\//) ||
+         ($1 ~ /^bench\// && $2 == "runtime")' "$1" > "$2"
+}
+against_layers "$BB_TMP/edges" "$BB_TMP/upward"
 bb_expect_true "no call against the layers" test ! -s "$BB_TMP/upward"
 sed 's/^/    against the layers: /' "$BB_TMP/upward"
+
+# runner.h, as a benchmark includes it, declares nothing of the runtime.
+printf '#include "runner/runner.h"\n#ifdef BB_RUNTIME_BENCH_H\n#error "runtime/bench.h reached through runner.h"\n#endif\nvoid f(void *b) { bb_bench_fatal(b, "x"); }\n' \
+    > "$BB_TMP/exposed.c"
+$MPICC -DBB_INSIDE_BENCHMARK -I"$S/include" -I"$S" -I"$B" -Werror=implicit-function-declaration \
+    -fsyntax-only "$BB_TMP/exposed.c" > "$BB_TMP/exposed.out" 2>&1
+bb_expect_rc 1 $? "a benchmark including runner.h cannot call bb_bench_fatal"
+bb_expect_grep "bb_bench_fatal" "$BB_TMP/exposed.out" "the compiler names the runtime call"
+
+# Planted: a benchmark object that calls the runtime's fatal path itself,
+# as bench/redist did; its calls join the edges as bench/sum's.
+printf 'void bb_bench_fatal(void *bench, const char *fmt, ...);\nvoid planted(void *b) { bb_bench_fatal(b, "x"); }\n' \
+    > "$BB_TMP/planted-call.c"
+$MPICC -c -o "$BB_TMP/planted-call.o" "$BB_TMP/planted-call.c" > /dev/null 2>&1
+bb_expect_rc 0 $? "the planted benchmark object compiles"
+{ cat "$BB_TMP/uses"; nm -u "$BB_TMP/planted-call.o" | awk 'NF == 2 { print $2, "bench/sum" }'; } \
+    > "$BB_TMP/uses-planted"
+awk 'NR == FNR { def[$1] = $2; next } ($1 in def) && def[$1] != $2 { print $2, def[$1] }' \
+    "$BB_TMP/defs" "$BB_TMP/uses-planted" | sort -u > "$BB_TMP/edges-planted"
+against_layers "$BB_TMP/edges-planted" "$BB_TMP/upward-planted"
+bb_expect_true "the planted bench/sum -> runtime call found" \
+    test "$(cat "$BB_TMP/upward-planted")" = "bench/sum runtime"
+sed 's/^/    planted: against the layers: /' "$BB_TMP/upward-planted"
 bb_finish

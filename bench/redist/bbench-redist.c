@@ -64,9 +64,9 @@ static bb_status_t scalapack_call(bb_run_t *run, void *state, bb_row_t *row, dou
 /* In bb_redist_method_t's order (checked at setup), the reference, the
  * bound. */
 enum { V_SCALAPACK = BB_REDIST_METHODS, V_BOUND, V_N };
-#define METHOD(name, differs) { name, differs, method_call, \
-    (1u << BB_MESSAGE_ADMISSION) | (1u << BB_MESSAGE_PAYLOAD), NULL, BB_COLUMNS_TIMES, 1, \
-    { { NULL, 0, NULL, 0 } }, 0 }
+#define METHOD(name_, differs_) { .name = name_, .differs = differs_, .call = method_call, \
+    .parts = (1u << BB_MESSAGE_ADMISSION) | (1u << BB_MESSAGE_PAYLOAD), \
+    .columns = BB_COLUMNS_TIMES, .payload = 1 }
 static const bb_variant_t redist_variants[V_N] = {
     METHOD("root", "MDI today: each sender's N-element array reduced to its root, one "
            "root-to-root message, broadcast, picked by each receiver (O(N) per rank)"),
@@ -89,14 +89,24 @@ static const bb_variant_t redist_variants[V_N] = {
            "12 messages (3 each, the MAX over ranks), those within 25% of the least median "
            "4 more each, least median (run in the setup, setup.trial): its steady state is "
            "measured"),
-    { "scalapack", "ScaLAPACK's Cpdgemr2d (a reference outside the library): the layouts as "
-      "block-cyclic matrices (bc2d by its grid, 1D on 1 x P), where they are; a bc2d "
-      "submatrix's whole matrix, Cpdtrmr2d for a trapezoid", scalapack_call, 1u,
-      "ScaLAPACK's Cpdgemr2d: no admission or payload phase of the library's",
-      BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL, 0 } }, 0 },
-    { "bound", "the machine's lower bound: max(latency, p2p, memory, host), "
-      "each its best sample", bound_call, 1u, NULL, BB_COLUMNS_TIMES, 0,
-      { { NULL, 0, NULL, 0 } }, 0 },
+    [V_SCALAPACK] = {
+        .name = "scalapack",
+        .differs = "ScaLAPACK's Cpdgemr2d (a reference outside the library): the layouts as "
+                   "block-cyclic matrices (bc2d by its grid, 1D on 1 x P), where they are; a "
+                   "bc2d submatrix's whole matrix, Cpdtrmr2d for a trapezoid",
+        .call = scalapack_call,
+        .parts = 1u,
+        .absent = "ScaLAPACK's Cpdgemr2d: no admission or payload phase of the library's",
+        .columns = BB_COLUMNS_TIMES,
+    },
+    [V_BOUND] = {
+        .name = "bound",
+        .differs = "the machine's lower bound: max(latency, p2p, memory, host), each its best "
+                   "sample",
+        .call = bound_call,
+        .parts = 1u,
+        .columns = BB_COLUMNS_TIMES,
+    },
 };
 static const char *const redist_part_names[BB_MESSAGE_PARTS] = {
     "elapsed", "phase.admission", "phase.payload"

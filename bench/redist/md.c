@@ -412,16 +412,22 @@ static bb_status_t md_call(bb_run_t *run, void *state, bb_row_t *row, double *pa
 }
 
 #define MD_ALL ((1u << BB_MD_PARTS) - 1u)
-#define METHOD(name) { name, "this library method's three plans, one per command", md_call, \
-    MD_ALL, NULL, BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL, 0 } }, 0 }
+#define METHOD(name_) { .name = name_, \
+    .differs = "this library method's three plans, one per command", .call = md_call, \
+    .parts = MD_ALL, .columns = BB_COLUMNS_TIMES }
 static const bb_variant_t md_variants[V_N] = {
     METHOD("root"), METHOD("root-gatherv"), METHOD("two-step"), METHOD("direct"),
     METHOD("pack"), METHOD("sparse"), METHOD("pack-mpi"), METHOD("overlap"),
     METHOD("auto"),
-    { "replicated", "LAMMPS fix mdi/qm's baseline: the engine holds all N on every rank "
-      "(coordinates MPI_Allreduce over the driver, one message, MPI_Bcast; forces "
-      "MPI_Reduce over the engine, one message, MPI_Bcast)", md_call, MD_ALL, NULL,
-      BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL, 0 } }, 0 },
+    [V_REPLICATED] = {
+        .name = "replicated",
+        .differs = "LAMMPS fix mdi/qm's baseline: the engine holds all N on every rank "
+                   "(coordinates MPI_Allreduce over the driver, one message, MPI_Bcast; "
+                   "forces MPI_Reduce over the engine, one message, MPI_Bcast)",
+        .call = md_call,
+        .parts = MD_ALL,
+        .columns = BB_COLUMNS_TIMES,
+    },
 };
 
 static const bb_key_t md_keys[] = {

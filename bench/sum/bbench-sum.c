@@ -186,42 +186,100 @@ static bb_status_t combined_call(bb_run_t *run, void *state, bb_row_t *row, doub
 /* The protocol and the references, each differing from its neighbour in the
  * ratio chain in one thing (the modes of a point, in this order). */
 static const bb_variant_t variants[V_N] = {
-    { "protocol", "the bounded sum phase: the six-field admission, the contribution copied "
-      "into the phase's buffer (borrowed: not copied; fixed shape: one combined reduction "
-      "instead of admission and payload), the payload posted (MPI_Iallreduce, or MPI_Start of a "
-      "persistent MPI_Allreduce_init), one MPI_Test, MPI_Wait",
-      protocol_call, (1u << T_N) - 1u, NULL, BB_COLUMNS_TIMES, 1,
-      { { "_ratio", V_RAW, "ratio", 0 }, { "_vs_combined", V_FIXED_RAW, NULL, 1 },
-        { "_vs_free", V_PROTOCOL, NULL, 0 } }, 1u << T_ADMISSION },
-    { "raw", "MPI_Allreduce on warm buffers: no admission, no copy, blocking",
-      raw_call, 1u, "raw mode: a plain MPI_Allreduce has no protocol phases",
-      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL, 0 } }, 0 },
-    { "raw-nb", "raw made nonblocking: MPI_Iallreduce, one MPI_Test, MPI_Wait, on warm "
-      "buffers", raw_call, 1u, "raw-nb reference: it has no protocol phases",
-      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL, 0 } }, 0 },
-    { "raw-fresh", "raw on fresh buffers: both allocated, filled and freed around each "
-      "MPI_Allreduce (page faults, transport registration)", raw_call, 1u,
-      "raw-fresh reference: it has no protocol phases", BB_COLUMNS_TIMES, 1,
-      { { NULL, 0, NULL, 0 } }, 0 },
-    { "admission", "the admission alone: the six-field agreement of the protocol, no "
-      "payload", admission_call, 1u, "admission reference: it has no protocol "
-      "phases and no payload", BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL, 0 } }, 0 },
-    { "raw-persistent", "raw-nb made persistent: MPI_Allreduce_init once per point "
-      "(untimed), then MPI_Start, one MPI_Test, MPI_Wait, on warm buffers",
-      raw_call, 1u, "raw-persistent reference: it has no protocol phases",
-      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL, 0 } }, 0 },
-    { "raw-copy", "raw with the protocol's copy: the contribution copied into a warm send "
-      "buffer before each MPI_Allreduce", raw_call, 1u,
-      "raw-copy reference: it has no protocol phases", BB_COLUMNS_TIMES, 1,
-      { { NULL, 0, NULL, 0 } }, 0 },
-    { "fixed-raw", "the fixed-shape phase's one combined reduction alone (the payload, "
-      "the six fields and their complements under its user op) on its warm buffers: no "
-      "copy, no verdict", combined_call, 1u, "fixed-raw reference: it has no protocol "
-      "phases", BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL, 0 } }, 0 },
-    { "raw-user-op", "raw under a user-defined SUM (MPI_Op_create) instead of the built-in "
-      "MPI_SUM: the price of the fixed shape's user op alone", raw_call, 1u,
-      "raw-user-op reference: it has no protocol phases", BB_COLUMNS_TIMES, 1,
-      { { NULL, 0, NULL, 0 } }, 0 },
+    [V_PROTOCOL] = {
+        .name = "protocol",
+        .differs = "the bounded sum phase: the six-field admission, the contribution copied "
+                   "into the phase's buffer (borrowed: not copied; fixed shape: one combined "
+                   "reduction instead of admission and payload), the payload posted "
+                   "(MPI_Iallreduce, or MPI_Start of a persistent MPI_Allreduce_init), one "
+                   "MPI_Test, MPI_Wait",
+        .call = protocol_call,
+        .parts = (1u << T_N) - 1u,
+        .columns = BB_COLUMNS_TIMES,
+        .payload = 1,
+        .ratios = { { .suffix = "_ratio", .to = V_RAW, .plain = "ratio" },
+                    { .suffix = "_vs_combined", .to = V_FIXED_RAW, .contains = 1 },
+                    { .suffix = "_vs_free", .to = V_PROTOCOL } },
+        .shown = 1u << T_ADMISSION,
+    },
+    [V_RAW] = {
+        .name = "raw",
+        .differs = "MPI_Allreduce on warm buffers: no admission, no copy, blocking",
+        .call = raw_call,
+        .parts = 1u,
+        .absent = "raw mode: a plain MPI_Allreduce has no protocol phases",
+        .columns = BB_COLUMNS_TIMES,
+        .payload = 1,
+    },
+    [V_RAW_NB] = {
+        .name = "raw-nb",
+        .differs = "raw made nonblocking: MPI_Iallreduce, one MPI_Test, MPI_Wait, on warm "
+                   "buffers",
+        .call = raw_call,
+        .parts = 1u,
+        .absent = "raw-nb reference: it has no protocol phases",
+        .columns = BB_COLUMNS_TIMES,
+        .payload = 1,
+    },
+    [V_RAW_FRESH] = {
+        .name = "raw-fresh",
+        .differs = "raw on fresh buffers: both allocated, filled and freed around each "
+                   "MPI_Allreduce (page faults, transport registration)",
+        .call = raw_call,
+        .parts = 1u,
+        .absent = "raw-fresh reference: it has no protocol phases",
+        .columns = BB_COLUMNS_TIMES,
+        .payload = 1,
+    },
+    [V_ADMISSION] = {
+        .name = "admission",
+        .differs = "the admission alone: the six-field agreement of the protocol, no payload",
+        .call = admission_call,
+        .parts = 1u,
+        .absent = "admission reference: it has no protocol phases and no payload",
+        .columns = BB_COLUMNS_TIMES,
+    },
+    [V_RAW_PERSISTENT] = {
+        .name = "raw-persistent",
+        .differs = "raw-nb made persistent: MPI_Allreduce_init once per point (untimed), then "
+                   "MPI_Start, one MPI_Test, MPI_Wait, on warm buffers",
+        .call = raw_call,
+        .parts = 1u,
+        .absent = "raw-persistent reference: it has no protocol phases",
+        .columns = BB_COLUMNS_TIMES,
+        .payload = 1,
+    },
+    [V_RAW_COPY] = {
+        .name = "raw-copy",
+        .differs = "raw with the protocol's copy: the contribution copied into a warm send "
+                   "buffer before each MPI_Allreduce",
+        .call = raw_call,
+        .parts = 1u,
+        .absent = "raw-copy reference: it has no protocol phases",
+        .columns = BB_COLUMNS_TIMES,
+        .payload = 1,
+    },
+    [V_FIXED_RAW] = {
+        .name = "fixed-raw",
+        .differs = "the fixed-shape phase's one combined reduction alone (the payload, the "
+                   "six fields and their complements under its user op) on its warm buffers: "
+                   "no copy, no verdict",
+        .call = combined_call,
+        .parts = 1u,
+        .absent = "fixed-raw reference: it has no protocol phases",
+        .columns = BB_COLUMNS_TIMES,
+        .payload = 1,
+    },
+    [V_RAW_USER_OP] = {
+        .name = "raw-user-op",
+        .differs = "raw under a user-defined SUM (MPI_Op_create) instead of the built-in "
+                   "MPI_SUM: the price of the fixed shape's user op alone",
+        .call = raw_call,
+        .parts = 1u,
+        .absent = "raw-user-op reference: it has no protocol phases",
+        .columns = BB_COLUMNS_TIMES,
+        .payload = 1,
+    },
 };
 
 /* ---- one point: what the runner does not write ------------------------- */

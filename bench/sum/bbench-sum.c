@@ -46,7 +46,7 @@ typedef struct sum_state {
     bb_sum_phase_t *phases[BB_POLICY_MAX];       /* one per policy measured (fixed
                                                     shape: made per point) */
     bb_agreement_t *agreements[BB_POLICY_MAX];   /* the admission references' */
-    bb_sum_fixture_t fixture; /* the phase's provider */
+    bb_allreduce_fixture_t fixture;  /* the phase's provider */
     bb_allreduce_ref_t raw;   /* the raw references' buffers */
     int64_t count, phase_id;  /* the point being measured: doubles, the protocol's */
 } sum_state_t;
@@ -587,8 +587,8 @@ static void sum_setup(bb_run_t *run, void *state)
             max_count = s->counts.values[i];
     /* Raw buffers hold the same bytes in elements of the type. */
     bb_allreduce_ref_setup(run, &s->raw, s->type, 8 * max_count);
-    bb_sum_fixture_setup(run, &s->fixture, max_count, rank == s->refuse_rank,
-                         rank == s->delay_prepare_rank ? s->delay_prepare_s : 0.0);
+    bb_allreduce_fixture_setup(run, &s->fixture, max_count, rank == s->refuse_rank,
+                               rank == s->delay_prepare_rank ? s->delay_prepare_s : 0.0);
     /* One phase and one agreement per policy (the references use policy
      * 0's phase for the tracked-bytes figure only). */
     for (int p = 0; p < s->npolicies; p++) {
@@ -624,7 +624,7 @@ static void sum_teardown(void *state)
         bb_sum_phase_destroy(s->phases[p]);
         bb_agreement_destroy(s->agreements[p]);
     }
-    bb_sum_fixture_free(&s->fixture);
+    bb_allreduce_fixture_free(&s->fixture);
     bb_allreduce_ref_free(&s->raw);
     bb_size_list_clear(&s->counts);
 }

@@ -35,7 +35,7 @@ void bb_plain(bb_buf_t *b, const cJSON *item);
 int bb_json_equal(const cJSON *a, const cJSON *b);
 /* The unit a time of this size reads best in (ns, us, ms, s) and its scale
  * from seconds. */
-const char *bb_time_unit(double seconds, double *scale_out);
+const char *bb_seconds_unit(double seconds, double *scale_out);
 const cJSON *bb_json_path(const cJSON *doc, const char *dotted);
 const char *bb_get_str(const cJSON *o, const char *name);
 /* simulated.c: " simulated=VERSION/PLATFORM-HASH" into b when doc's

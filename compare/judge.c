@@ -82,7 +82,7 @@ static void bb_overlap_reason(const bb_interval_t *b, const bb_interval_t *c, do
                               char *buf, size_t len)
 {
     double scale;
-    const char *unit = bb_time_unit(median, &scale);
+    const char *unit = bb_seconds_unit(median, &scale);
     if (b->level == c->level)
         snprintf(buf, len, "intervals of the median overlap (base [%.3g, %.3g] %s, "
                  "candidate [%.3g, %.3g] %s at %.3g%%)", b->low * scale, b->high * scale,

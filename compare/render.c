@@ -19,7 +19,7 @@ static void bb_format_timing(const cJSON *side, char *buf, size_t len)
     double lo = cJSON_GetArrayItem(r, 0)->valuedouble;
     double hi = cJSON_GetArrayItem(r, 1)->valuedouble;
     double scale;
-    const char *unit = bb_time_unit(m, &scale);
+    const char *unit = bb_seconds_unit(m, &scale);
     snprintf(buf, len, "%.3g [%.3g, %.3g] %s", m * scale, lo * scale,
              hi * scale, unit);
 }

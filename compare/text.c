@@ -237,7 +237,7 @@ const char *bb_get_str(const cJSON *o, const char *name)
     return v ? v : "";
 }
 
-const char *bb_time_unit(double seconds, double *scale_out)
+const char *bb_seconds_unit(double seconds, double *scale_out)
 {
     double a = fabs(seconds);
     if (a < 1e-6) { *scale_out = 1e9; return "ns"; }

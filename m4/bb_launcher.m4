@@ -1,11 +1,11 @@
 # BB_CHECK_LAUNCHER_KIND: the kind of $MPIEXEC (hydra, openmpi, slurm, unknown),
-# as scripts/bb-launcher.sh names it, for the tests (BB_LAUNCHER_KIND).  A
+# as tools/bb-launcher.sh names it, for the tests (BB_LAUNCHER_KIND).  A
 # launcher of another MPI than the one $CC builds with would start every
 # rank as a singleton of its own, and the tests would measure that: such a
 # pair is refused.  The library is told by the macros its mpi.h defines.
 AC_DEFUN([BB_CHECK_LAUNCHER_KIND], [
   AC_MSG_CHECKING([the kind of launcher $MPIEXEC is])
-  BB_LAUNCHER_KIND=`. "$srcdir/scripts/bb-launcher.sh" && bb_launcher_kind $MPIEXEC`
+  BB_LAUNCHER_KIND=`. "$srcdir/tools/bb-launcher.sh" && bb_launcher_kind $MPIEXEC`
   AC_MSG_RESULT([$BB_LAUNCHER_KIND])
   AC_MSG_CHECKING([which MPI library $CC builds with])
   AC_PREPROC_IFELSE([AC_LANG_PROGRAM([[#include <mpi.h>

@@ -40,7 +40,9 @@
 #ifndef BB_MEASURE_H
 #define BB_MEASURE_H
 
-#include "runtime/bench.h"
+#include "bbench.h"
+#include "record/bbrecord.h"
+#include "common/cli.h"
 
 /* ------------------------------------------------------------------------ */
 /* Cross-rank statistics (reduce.c)                                         */

@@ -10,6 +10,11 @@
 #endif
 
 #include "runner.h"
+#include "runtime/bench.h"
+
+/* The runtime's bench object of the run (the runner's own: benchmarks go
+ * through bb_run_*). */
+bb_bench_t *bb_run_bench(bb_run_t *run);
 
 /* --malloc: the allocator as the C library sets it, or glibc's trim and
  * mmap thresholds fixed (allocator.c). */

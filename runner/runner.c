@@ -15,6 +15,7 @@
 static void *volatile live_state;  /* volatile: a store no compiler drops */
 
 bb_bench_t *bb_run_bench(bb_run_t *run) { return run->bench; }
+bb_world_t *bb_run_world(bb_run_t *run) { return bb_bench_world(run->bench); }
 MPI_Comm bb_run_comm(const bb_run_t *run) { return bb_bench_comm(run->bench); }
 int bb_run_rank(const bb_run_t *run) { return bb_bench_rank(run->bench); }
 int bb_run_size(const bb_run_t *run) { return bb_bench_size(run->bench); }
@@ -250,6 +251,30 @@ cJSON *bb_run_section(bb_run_t *run)
         bb_record_set(bb_bench_record(run->bench), "run", section);
     }
     return section;
+}
+
+void bb_run_record_set(bb_run_t *run, const char *name, cJSON *item)
+{
+    if (bb_run_rank(run) != 0) {
+        cJSON_Delete(item);
+        return;
+    }
+    bb_record_set(bb_bench_record(run->bench), name, item);
+}
+
+void bb_run_observe_progress(bb_run_t *run)
+{
+    bb_progress_ctx_t ctx;
+    bb_progress_t progress;
+    bb_bench_progress_ctx(run->bench, &ctx);
+    if (bb_progress_observe(&ctx, &progress) != BB_OK)
+        bb_run_fatal(run, "MPI_Allreduce of the progress observation failed");
+    if (bb_run_rank(run) != 0)
+        return;
+    char note[512];
+    bb_progress_note(&ctx, &progress, note, sizeof note);
+    bb_table_note(run->table, "%s", note);
+    bb_record_set(bb_bench_record(run->bench), "progress", bb_progress_json(&ctx, &progress));
 }
 
 /* The stopping rule as the record states it. */

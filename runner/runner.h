@@ -32,7 +32,12 @@
 #ifndef BB_RUNNER_H
 #define BB_RUNNER_H
 
-#include "runtime/bench.h"
+/* A benchmark reaches the runtime (MPI's lifetime, provenance, the record
+ * file) only through the functions below, never runtime/ itself
+ * (tests/tools/layers.sh). */
+#include "bbench.h"
+#include "record/bbrecord.h"
+#include "common/cli.h"
 #include "kernel.h"
 #include "measure.h"
 #include "table.h"
@@ -310,7 +315,8 @@ void bb_run_use(bb_run_t *run, const bb_bench_desc_t *workload);
 /* The whole program: returns main()'s exit code (every rank the same). */
 int bb_run_main(const bb_bench_desc_t *desc, int argc, char **argv);
 
-bb_bench_t *bb_run_bench(bb_run_t *run);
+/* The world of the protocols' objects (bb_sum_phase_create_attr, ...). */
+bb_world_t *bb_run_world(bb_run_t *run);
 MPI_Comm bb_run_comm(const bb_run_t *run);
 int bb_run_rank(const bb_run_t *run);
 int bb_run_size(const bb_run_t *run);
@@ -428,6 +434,15 @@ double bb_row_median(const bb_row_t *row, int p);
 
 /* Rank 0: the record's run section (created at first use); NULL elsewhere. */
 cJSON *bb_run_section(bb_run_t *run);
+/* Rank 0: sets the record's top-level member name (a benchmark's own, such
+ * as "formulas"), taking item; elsewhere item is freed. */
+void bb_run_record_set(bb_run_t *run, const char *name, cJSON *item);
+
+/* Collective.  How this run's MPI library moves data: the library and its
+ * progress setting and every rank's threads, observed now; a note in the
+ * table and the record's "progress" member say so.  An MPI failure is
+ * fatal. */
+void bb_run_observe_progress(bb_run_t *run);
 
 /* Local.  The one provider count: an array lent, an array given back.  The
  * runner checks at the end that every one came back exactly once (a

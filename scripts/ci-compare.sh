@@ -29,7 +29,7 @@ if [ -z "${MPIEXEC:-}" ] && [ -f "$build/tests/env.sh" ]; then
 fi
 rm -rf "$art/records"
 mkdir -p "$art/records"
-sh "$src/scripts/bbench-baseline" --quick --bindir "$build/bench" --out "$art/records" \
+sh "$src/tools/bbench-baseline" --quick --bindir "$build/bench" --out "$art/records" \
     || { echo "ci-compare: the quick sweep failed" >&2; exit 1; }
 "$cmp" --report --format markdown --details "$art/compare-details.md" "$base" "$art/records" \
     >"$art/compare.md"
@@ -41,7 +41,7 @@ rc=$?
 sed -n '1,/^$/p' "$art/compare.txt" >"$art/compare-summary.txt"
 grep 'WARNING\|CONTRACT CHANGE' "$art/compare.txt" >>"$art/compare-summary.txt"
 if command -v gnuplot >/dev/null 2>&1; then
-    BBENCH_COMPARE="$cmp" sh "$src/scripts/bbench-plot" --out "$art" "$art/records" \
+    BBENCH_COMPARE="$cmp" sh "$src/tools/bbench-plot" --out "$art" "$art/records" \
         || echo "ci-compare: plots failed (not fatal)" >&2
 else
     echo "ci-compare: no gnuplot: no plots" >&2

@@ -1,6 +1,6 @@
 # tests/lib.sh: sourced by every *.sh test.  Provides the configured paths,
 # a launcher that always runs under a timeout (with the flags of the kind of
-# launcher it is: scripts/bb-launcher.sh), and small assertions.
+# launcher it is: tools/bb-launcher.sh), and small assertions.
 # A hang is a failure: timeout exits 124 (or 137 after -k), never 0.
 set -u
 . "${BB_TEST_ENV:?run through make check (BB_TEST_ENV unset)}"
@@ -13,7 +13,7 @@ MPIEXEC_TIMEOUT="${MPIEXEC_TIMEOUT:-$((BB_TIMEOUT - 5))}"
 export MPIEXEC_TIMEOUT
 # env.sh's BB_LAUNCHER_KIND (configure's answer) is also the layer's
 # override: bb_launcher_kind answers with it instead of asking again.
-. "$S/scripts/bb-launcher.sh"
+. "$S/tools/bb-launcher.sh"
 # Launches the tests do not spell themselves (scripts run with $MPIEXEC) use
 # the configured launcher, never the system's default mpiexec (which would
 # start another MPI's programs as singletons), and are allowed to run as root

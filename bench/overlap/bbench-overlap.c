@@ -64,7 +64,6 @@ typedef struct overlap_state {
     bb_run_kernel_t kernel;
     volatile double sink;            /* the kernel's results land here, so the
                                         compiler must do the work */
-    bb_progress_t progress;          /* the library and its threads (runtime) */
     /* the point */
     int auto_compute, compute_none;
     int64_t batches, iters_per_batch;
@@ -494,7 +493,7 @@ static void overlap_setup(bb_run_t *run, void *state)
         bb_run_fatal(run, "cannot allocate %lld bytes", (long long)max_bytes);
     memset(c->op.recv, 0, (size_t)max_bytes);
     if ((c->kinds & (1u << BB_OVERLAP_TRANSFER))
-        && bb_transfer_phase_create(bb_bench_world(bb_run_bench(run)), &c->op.phase) != BB_OK)
+        && bb_transfer_phase_create(bb_run_world(run), &c->op.phase) != BB_OK)
         bb_run_fatal(run, "cannot create the transfer phase");
 
     /* Batch lengths are chosen per point (bb_run_kernel_iterations), so no
@@ -504,14 +503,8 @@ static void overlap_setup(bb_run_t *run, void *state)
 
     /* Threads per process, observed: the evidence that a progress thread
      * runs (or not), whatever the environment says. */
-    bb_progress_ctx_t ctx;
-    bb_bench_progress_ctx(bb_run_bench(run), &ctx);
-    if (bb_progress_observe(&ctx, &c->progress) != BB_OK)
-        bb_run_fatal(run, "MPI_Allreduce failed");
-    char note[512];
+    bb_run_observe_progress(run);
     bb_table_t *t = bb_run_table(run);
-    bb_progress_note(&ctx, &c->progress, note, sizeof note);
-    bb_table_note(t, "%s", note);
     bb_table_note(t, "transfer and isend: rank %d -> rank %d", c->op.source,
                   c->op.destination);
     bb_table_note(t, "figures are ratios (1 = 100%%), - where undefined (the record says "
@@ -531,14 +524,8 @@ static void overlap_label(const void *state, size_t i, char *buf, size_t len)
 static int overlap_finish(bb_run_t *run, void *state)
 {
     overlap_state_t *c = state;
-    if (c->op.rank == 0) {
-        cJSON *doc = bb_record_json(bb_bench_record(bb_run_bench(run)));
-        bb_progress_ctx_t ctx;
-        bb_bench_progress_ctx(bb_run_bench(run), &ctx);
-        cJSON_AddItemToObject(doc, "progress", bb_progress_json(&ctx,
-                                                                &c->progress));
-        cJSON_AddItemToObject(doc, "formulas", bb_overlap_formulas());
-    }
+    if (c->op.rank == 0)
+        bb_run_record_set(run, "formulas", bb_overlap_formulas());
     if (c->op.phase != NULL && bb_transfer_phase_close(c->op.phase) != BB_OK)
         bb_run_fatal(run, "cannot close the transfer phase");
     c->op.phase = NULL;

@@ -64,9 +64,9 @@ static bb_status_t scalapack_call(bb_run_t *run, void *state, bb_row_t *row, dou
 /* In bb_redist_method_t's order (checked at setup), the reference, the
  * bound. */
 enum { V_SCALAPACK = BB_REDIST_METHODS, V_BOUND, V_N };
-#define METHOD(name, differs) { name, differs, method_call, \
-    (1u << BB_MESSAGE_ADMISSION) | (1u << BB_MESSAGE_PAYLOAD), NULL, BB_COLUMNS_TIMES, 1, \
-    { { NULL, 0, NULL, 0 } }, 0 }
+#define METHOD(name_, differs_) { .name = name_, .differs = differs_, .call = method_call, \
+    .parts = (1u << BB_MESSAGE_ADMISSION) | (1u << BB_MESSAGE_PAYLOAD), \
+    .columns = BB_COLUMNS_TIMES, .payload = 1 }
 static const bb_variant_t redist_variants[V_N] = {
     METHOD("root", "MDI today: each sender's N-element array reduced to its root, one "
            "root-to-root message, broadcast, picked by each receiver (O(N) per rank)"),
@@ -89,14 +89,24 @@ static const bb_variant_t redist_variants[V_N] = {
            "12 messages (3 each, the MAX over ranks), those within 25% of the least median "
            "4 more each, least median (run in the setup, setup.trial): its steady state is "
            "measured"),
-    { "scalapack", "ScaLAPACK's Cpdgemr2d (a reference outside the library): the layouts as "
-      "block-cyclic matrices (bc2d by its grid, 1D on 1 x P), where they are; a bc2d "
-      "submatrix's whole matrix, Cpdtrmr2d for a trapezoid", scalapack_call, 1u,
-      "ScaLAPACK's Cpdgemr2d: no admission or payload phase of the library's",
-      BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL, 0 } }, 0 },
-    { "bound", "the machine's lower bound: max(latency, p2p, memory, host), "
-      "each its best sample", bound_call, 1u, NULL, BB_COLUMNS_TIMES, 0,
-      { { NULL, 0, NULL, 0 } }, 0 },
+    [V_SCALAPACK] = {
+        .name = "scalapack",
+        .differs = "ScaLAPACK's Cpdgemr2d (a reference outside the library): the layouts as "
+                   "block-cyclic matrices (bc2d by its grid, 1D on 1 x P), where they are; a "
+                   "bc2d submatrix's whole matrix, Cpdtrmr2d for a trapezoid",
+        .call = scalapack_call,
+        .parts = 1u,
+        .absent = "ScaLAPACK's Cpdgemr2d: no admission or payload phase of the library's",
+        .columns = BB_COLUMNS_TIMES,
+    },
+    [V_BOUND] = {
+        .name = "bound",
+        .differs = "the machine's lower bound: max(latency, p2p, memory, host), each its best "
+                   "sample",
+        .call = bound_call,
+        .parts = 1u,
+        .columns = BB_COLUMNS_TIMES,
+    },
 };
 static const char *const redist_part_names[BB_MESSAGE_PARTS] = {
     "elapsed", "phase.admission", "phase.payload"
@@ -512,12 +522,12 @@ static void redist_setup(bb_run_t *run, void *state)
         if (strcmp(redist_variants[m].name, bb_redist_method_name((bb_redist_method_t)m)))
             bb_run_fatal(run, "variant %d is '%s', the library's method '%s'", m,
                          redist_variants[m].name, bb_redist_method_name((bb_redist_method_t)m));
-    bb_status_t s = bb_redist_link_create(bb_bench_world(bb_run_bench(run)), o->mode,
+    bb_status_t s = bb_redist_link_create(bb_run_world(run), o->mode,
                                           o->mode == BB_REDIST_MODE_MDI ? o->driver_ranks : 0,
                                           &st->link);
     if (s != BB_OK)
         bb_run_fatal(run, "cannot create the link: %s", bb_status_string(s));
-    st->pt = (bb_rd_point_t){ .bench = bb_run_bench(run), .link = st->link,
+    st->pt = (bb_rd_point_t){ .run = run, .link = st->link,
                                   .comm = bb_redist_link_comm(st->link),
                                   .element_bytes = o->element_bytes,
                                   .messages_per_plan = o->messages,
@@ -526,7 +536,7 @@ static void redist_setup(bb_run_t *run, void *state)
     if (o->md) {
         if (bb_md_energy_maps(st->link, &st->md_dmap1, &st->md_emap1) != BB_OK)
             bb_run_fatal(run, "cannot create the energy maps");
-        st->md.pt.bench = st->pt.bench;
+        st->md.pt.run = st->pt.run;
         st->md.pt.link = st->link;
         st->md.pt.comm = st->pt.comm;
         st->md.pt.dmap1 = st->md_dmap1;

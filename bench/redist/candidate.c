@@ -24,10 +24,10 @@ bb_redist_plan_t *bb_rd_point_plan(const bb_rd_point_t *pt, bb_redist_method_t m
     bb_status_t st = bb_redist_plan_create(pt->link, method, pt->command, pt->element_bytes,
                                            pt->dmap, pt->emap, &plan, setup_out);
     if (st == BB_REFUSED)
-        bb_bench_fatal(pt->bench, "the generated maps were refused (a generator bug)");
+        bb_run_fatal(pt->run, "the generated maps were refused (a generator bug)");
     if (st != BB_OK)
-        bb_bench_fatal(pt->bench, "plan for %s: %s", bb_redist_method_name(method),
-                       bb_status_string(st));
+        bb_run_fatal(pt->run, "plan for %s: %s", bb_redist_method_name(method),
+                     bb_status_string(st));
     return plan;
 }
 
@@ -48,13 +48,13 @@ static void bb_setup_push(bb_rd_candidate_t *c, const bb_redist_setup_t *su, dou
     double agreed[BB_SETUP_PARTS];
     if (bb_stats_reduce_rank(pt->comm, pt->rank_stat, local, BB_SETUP_PARTS, agreed, NULL)
             != MPI_SUCCESS)
-        bb_bench_fatal(pt->bench, "MPI_Allreduce of setup times failed");
+        bb_run_fatal(pt->run, "MPI_Allreduce of setup times failed");
     if (c->nsetup == c->setup_cap) {
         c->setup_cap = c->setup_cap ? 2 * c->setup_cap : 8;
         for (int i = 0; i < BB_SETUP_PARTS; i++) {
             c->setup[i] = realloc(c->setup[i], c->setup_cap * sizeof(double));
             if (c->setup[i] == NULL)
-                bb_bench_fatal(pt->bench, "out of memory");
+                bb_run_fatal(pt->run, "out of memory");
         }
     }
     for (int i = 0; i < BB_SETUP_PARTS; i++)
@@ -76,7 +76,7 @@ static bb_status_t bb_message_run(bb_rd_candidate_t *c, int64_t k, bb_redist_met
         bb_rd_fill_sentinel(bb_map_count(b->rm), eb, b->recv);
     bb_redist_contract_t contract = {pt->command, pt->n, eb, pt->n};
     if (MPI_Barrier(pt->comm) != MPI_SUCCESS)
-        bb_bench_fatal(pt->bench, "MPI_Barrier failed");
+        bb_run_fatal(pt->run, "MPI_Barrier failed");
     double t0 = bb_time_now();
     bb_status_t st = bb_redist_plan_execute(c->plan, &contract, b->send, b->recv, m);
     *elapsed = bb_time_now() - t0;
@@ -96,16 +96,16 @@ static double bb_trial(bb_rd_candidate_t *c)
         double elapsed;
         bb_status_t st = bb_message_run(c, k, &m, &elapsed);
         if (st != BB_OK)
-            bb_bench_fatal(pt->bench, "auto's trial %c: %s", pt->command, bb_status_string(st));
+            bb_run_fatal(pt->run, "auto's trial %c: %s", pt->command, bb_status_string(st));
         spent += elapsed;
         bb_rd_check_t ck;
         st = bb_rd_check(pt->comm, c->b.rm, pt->n, pt->element_bytes, k, c->b.recv, &ck);
         if (st == BB_ERR_VALIDATION)
-            bb_bench_fatal(pt->bench, "auto's trial %c N=%lld message %lld: %lld wrong slots",
-                           pt->command, (long long)pt->n, (long long)k,
-                           (long long)ck.bad_slots);
+            bb_run_fatal(pt->run, "auto's trial %c N=%lld message %lld: %lld wrong slots",
+                         pt->command, (long long)pt->n, (long long)k,
+                         (long long)ck.bad_slots);
         if (st != BB_OK)
-            bb_bench_fatal(pt->bench, "check: %s", bb_status_string(st));
+            bb_run_fatal(pt->run, "check: %s", bb_status_string(st));
     }
     return spent;
 }
@@ -117,7 +117,7 @@ static void bb_plan_with_setup(bb_rd_candidate_t *c)
     const bb_rd_point_t *pt = c->pt;
     bb_redist_setup_t su;
     c->plan = bb_rd_point_plan(pt, c->method, &su);
-    bb_rd_buffers_get(pt->bench, c->plan, pt->element_bytes, &c->b);
+    bb_rd_buffers_get(pt->run, c->plan, pt->element_bytes, &c->b);
     bb_setup_push(c, &su, c->method == BB_REDIST_AUTO ? bb_trial(c) : 0.0);
 }
 
@@ -136,7 +136,7 @@ void bb_rd_candidate_prepare(bb_rd_candidate_t *c, const bb_rd_point_t *pt,
         bb_plan_with_setup(c);
     }
     if (bb_redist_plan_traffic(c->plan, &c->traffic) != BB_OK)
-        bb_bench_fatal(pt->bench, "traffic: MPI error");
+        bb_run_fatal(pt->run, "traffic: MPI error");
     const char *why = bb_redist_plan_choice_reason(c->plan);
     snprintf(c->choice, sizeof c->choice, "%s", why ? why : "");
     c->setup_median = bb_stats_median(c->setup[BB_SETUP_TOTAL], c->nsetup);
@@ -156,8 +156,8 @@ static void bb_message(bb_rd_candidate_t *c, bb_tally_t *tally, double *t)
         return;
     }
     if (st != BB_OK)
-        bb_bench_fatal(pt->bench, "%s %c: %s", bb_redist_method_name(c->method), pt->command,
-                       bb_status_string(st));
+        bb_run_fatal(pt->run, "%s %c: %s", bb_redist_method_name(c->method), pt->command,
+                     bb_status_string(st));
     t[BB_MESSAGE_ELAPSED] += elapsed;
     t[BB_MESSAGE_ADMISSION] += m.admission_s;
     t[BB_MESSAGE_PAYLOAD] += m.payload_s;
@@ -166,13 +166,13 @@ static void bb_message(bb_rd_candidate_t *c, bb_tally_t *tally, double *t)
     st = bb_rd_check(pt->comm, b->rm, pt->n, eb, k, b->recv, &ck);
     if (st == BB_ERR_VALIDATION) {
         if (tally->wrong++ == 0)
-            bb_bench_progress(pt->bench, "error: %s %c N=%lld message %lld: %lld wrong "
-                              "slots (first element %lld), checksum %s",
-                              bb_redist_method_name(c->method), pt->command, (long long)pt->n,
-                              (long long)k, (long long)ck.bad_slots,
-                              (long long)ck.first_bad_index, ck.checksum_ok ? "right" : "wrong");
+            bb_run_note(pt->run, "error: %s %c N=%lld message %lld: %lld wrong "
+                        "slots (first element %lld), checksum %s",
+                        bb_redist_method_name(c->method), pt->command, (long long)pt->n,
+                        (long long)k, (long long)ck.bad_slots,
+                        (long long)ck.first_bad_index, ck.checksum_ok ? "right" : "wrong");
     } else if (st != BB_OK) {
-        bb_bench_fatal(pt->bench, "check: %s", bb_status_string(st));
+        bb_run_fatal(pt->run, "check: %s", bb_status_string(st));
     }
 }
 

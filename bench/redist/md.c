@@ -21,7 +21,7 @@ const char *bb_md_part_name(int part)
     return part >= 0 && part < BB_MD_PARTS ? bb_md_names[part] : "unknown";
 }
 
-void bb_rd_buffers_get(bb_bench_t *bench, bb_redist_plan_t *plan, int64_t element_bytes,
+void bb_rd_buffers_get(bb_run_t *run, bb_redist_plan_t *plan, int64_t element_bytes,
                        bb_rd_buffers_t *b)
 {
     b->sm = bb_redist_plan_send_map(plan);
@@ -30,7 +30,7 @@ void bb_rd_buffers_get(bb_bench_t *bench, bb_redist_plan_t *plan, int64_t elemen
     b->send = malloc((size_t)(sc > 0 ? sc : 1) * (size_t)element_bytes);
     b->recv = malloc((size_t)(rc > 0 ? rc : 1) * (size_t)element_bytes);
     if (b->send == NULL || b->recv == NULL)
-        bb_bench_fatal(bench, "cannot allocate message buffers");
+        bb_run_fatal(run, "cannot allocate message buffers");
 }
 
 void bb_rd_buffers_free(bb_rd_buffers_t *b)
@@ -59,8 +59,8 @@ static bb_redist_plan_t *bb_md_plan(const bb_md_point_t *pt, bb_md_variant_t *v,
                                            energy ? pt->dmap1 : pt->dmap,
                                            energy ? pt->emap1 : v->emap, &plan, &su);
     if (st != BB_OK)
-        bb_bench_fatal(pt->bench, "md plan for %s: %s", bb_redist_method_name(v->method),
-                       bb_status_string(st));
+        bb_run_fatal(pt->run, "md plan for %s: %s", bb_redist_method_name(v->method),
+                     bb_status_string(st));
     *setup_s += su.total_s;
     return plan;
 }
@@ -76,7 +76,7 @@ static double bb_md_message(const bb_md_point_t *pt, bb_md_variant_t *v, int c)
         bb_rd_fill_sentinel(bb_map_count(b->rm), eb, b->recv);
     bb_redist_contract_t con = {bb_md_commands[c], n, eb, n};
     if (MPI_Barrier(pt->comm) != MPI_SUCCESS)
-        bb_bench_fatal(pt->bench, "MPI_Barrier failed");
+        bb_run_fatal(pt->run, "MPI_Barrier failed");
     double t0 = bb_time_now();
     bb_status_t st = bb_redist_plan_execute(v->plan[c], &con, b->send, b->recv, NULL);
     double t = bb_time_now() - t0;
@@ -85,18 +85,18 @@ static double bb_md_message(const bb_md_point_t *pt, bb_md_variant_t *v, int c)
         return t;
     }
     if (st != BB_OK)
-        bb_bench_fatal(pt->bench, "md %s: %s", bb_redist_method_name(v->method),
-                       bb_status_string(st));
+        bb_run_fatal(pt->run, "md %s: %s", bb_redist_method_name(v->method),
+                     bb_status_string(st));
     bb_rd_check_t ck;
     st = bb_rd_check(pt->comm, b->rm, n, eb, k, b->recv, &ck);
     if (st == BB_ERR_VALIDATION) {
         if (v->wrong++ == 0)
-            bb_bench_progress(pt->bench, "error: md %s%s command %d step %lld: %lld wrong "
-                              "slots", bb_redist_method_name(v->method),
-                              v->rebuild ? "+rebuild" : "", c, (long long)k,
-                              (long long)ck.bad_slots);
+            bb_run_note(pt->run, "error: md %s%s command %d step %lld: %lld wrong "
+                        "slots", bb_redist_method_name(v->method),
+                        v->rebuild ? "+rebuild" : "", c, (long long)k,
+                        (long long)ck.bad_slots);
     } else if (st != BB_OK) {
-        bb_bench_fatal(pt->bench, "check: %s", bb_status_string(st));
+        bb_run_fatal(pt->run, "check: %s", bb_status_string(st));
     }
     return t;
 }
@@ -116,7 +116,7 @@ static bb_map_t *bb_md_remap_map(const bb_md_point_t *pt, bb_md_variant_t *v)
     int64_t *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof *idx), k = 0;
     char *moved = malloc((size_t)(n > 0 ? n : 1));
     if (idx == NULL || moved == NULL)
-        bb_bench_fatal(pt->bench, "out of memory (remap)");
+        bb_run_fatal(pt->run, "out of memory (remap)");
     v->remaps++;
     for (int64_t g = 0; g < n; g++) {
         uint64_t s = (uint64_t)g * 0x9E3779B97F4A7C15ull ^ (uint64_t)v->remaps;
@@ -133,7 +133,7 @@ static bb_map_t *bb_md_remap_map(const bb_md_point_t *pt, bb_md_variant_t *v)
         }
     bb_map_t *m = NULL;
     if (bb_map_create(n, idx, k, bb_map_epoch(v->emap) + 1, &m) != BB_OK)
-        bb_bench_fatal(pt->bench, "cannot create the remapped map");
+        bb_run_fatal(pt->run, "cannot create the remapped map");
     free(idx);
     free(moved);
     return m;
@@ -162,10 +162,10 @@ static void bb_md_remap(const bb_md_point_t *pt, bb_md_variant_t *v)
             if (st == BB_OK)
                 st = bb_redist_plan_update_maps(v->plan[c], NULL);
             if (st != BB_OK)
-                bb_bench_fatal(pt->bench, "map update (%s): %s",
-                               bb_redist_method_name(v->method), bb_status_string(st));
+                bb_run_fatal(pt->run, "map update (%s): %s",
+                             bb_redist_method_name(v->method), bb_status_string(st));
         }
-        bb_rd_buffers_get(pt->bench, v->plan[c], bb_md_element_bytes(c), &v->b[c]);
+        bb_rd_buffers_get(pt->run, v->plan[c], bb_md_element_bytes(c), &v->b[c]);
     }
 }
 
@@ -304,7 +304,7 @@ bb_status_t bb_md_replicated_call(void *arg, double *t, double *counts)
     if (bb_agree_max(link, &wrong, 1, &any) != MPI_SUCCESS)
         return BB_ERR_MPI;
     if (any > 0 && v->wrong++ == 0)
-        bb_bench_progress(pt->bench, "error: md replicated step %lld: wrong data", (long long)k);
+        bb_run_note(pt->run, "error: md replicated step %lld: wrong data", (long long)k);
     t[BB_MD_COORDS] += tc;
     t[BB_MD_FORCES] += tf;
     t[BB_MD_ENERGY] += te;
@@ -327,11 +327,11 @@ void bb_md_replicated_init(const bb_md_point_t *pt, bb_md_variant_t *v)
     int64_t *idx = malloc((size_t)(pt->n > 0 ? pt->n : 1) * sizeof *idx);
     if (v->full == NULL || v->part == NULL || v->expect == NULL || v->mine == NULL
         || idx == NULL)
-        bb_bench_fatal(pt->bench, "out of memory (replicated)");
+        bb_run_fatal(pt->run, "out of memory (replicated)");
     for (int64_t g = 0; g < pt->n; g++)
         idx[g] = g;
     if (bb_map_create(pt->n, idx, pt->n, 1, &v->all) != BB_OK)
-        bb_bench_fatal(pt->bench, "cannot create the replicated map");
+        bb_run_fatal(pt->run, "cannot create the replicated map");
     free(idx);
 }
 
@@ -347,15 +347,15 @@ void bb_md_variant_init(const bb_md_point_t *pt, bb_md_variant_t *v, bb_redist_m
         int pe = bb_redist_link_code_size(l, 1);
         if (bb_map_create(pt->n, bb_map_indices(pt->emap), bb_map_count(pt->emap),
                           bb_map_epoch(pt->emap), &v->emap) != BB_OK)
-            bb_bench_fatal(pt->bench, "cannot copy the engine map");
+            bb_run_fatal(pt->run, "cannot copy the engine map");
         v->owner = malloc((size_t)(pt->n > 0 ? pt->n : 1) * sizeof *v->owner);
         if (v->owner == NULL)
-            bb_bench_fatal(pt->bench, "out of memory (owners)");
+            bb_run_fatal(pt->run, "out of memory (owners)");
         for (int r = 0; r < pe; r++) {
             int64_t *idx = NULL, cnt = 0;
             if (bb_layout_indices(pt->to, pt->n, r, pe, &idx, &cnt)
                     != BB_OK)
-                bb_bench_fatal(pt->bench, "cannot generate the engine layout");
+                bb_run_fatal(pt->run, "cannot generate the engine layout");
             for (int64_t i = 0; i < cnt; i++)
                 v->owner[idx[i]] = r;
             bb_free(idx);
@@ -364,10 +364,10 @@ void bb_md_variant_init(const bb_md_point_t *pt, bb_md_variant_t *v, bb_redist_m
     double s = 0, smax = 0;
     for (int c = 0; c < 3; c++) {
         v->plan[c] = bb_md_plan(pt, v, c, &s);
-        bb_rd_buffers_get(pt->bench, v->plan[c], bb_md_element_bytes(c), &v->b[c]);
+        bb_rd_buffers_get(pt->run, v->plan[c], bb_md_element_bytes(c), &v->b[c]);
     }
     if (bb_stats_reduce_max(pt->comm, &s, 1, &smax) != MPI_SUCCESS)
-        bb_bench_fatal(pt->bench, "MPI_Allreduce of setup times failed");
+        bb_run_fatal(pt->run, "MPI_Allreduce of setup times failed");
     v->setup_s = smax;
 }
 
@@ -412,16 +412,22 @@ static bb_status_t md_call(bb_run_t *run, void *state, bb_row_t *row, double *pa
 }
 
 #define MD_ALL ((1u << BB_MD_PARTS) - 1u)
-#define METHOD(name) { name, "this library method's three plans, one per command", md_call, \
-    MD_ALL, NULL, BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL, 0 } }, 0 }
+#define METHOD(name_) { .name = name_, \
+    .differs = "this library method's three plans, one per command", .call = md_call, \
+    .parts = MD_ALL, .columns = BB_COLUMNS_TIMES }
 static const bb_variant_t md_variants[V_N] = {
     METHOD("root"), METHOD("root-gatherv"), METHOD("two-step"), METHOD("direct"),
     METHOD("pack"), METHOD("sparse"), METHOD("pack-mpi"), METHOD("overlap"),
     METHOD("auto"),
-    { "replicated", "LAMMPS fix mdi/qm's baseline: the engine holds all N on every rank "
-      "(coordinates MPI_Allreduce over the driver, one message, MPI_Bcast; forces "
-      "MPI_Reduce over the engine, one message, MPI_Bcast)", md_call, MD_ALL, NULL,
-      BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL, 0 } }, 0 },
+    [V_REPLICATED] = {
+        .name = "replicated",
+        .differs = "LAMMPS fix mdi/qm's baseline: the engine holds all N on every rank "
+                   "(coordinates MPI_Allreduce over the driver, one message, MPI_Bcast; "
+                   "forces MPI_Reduce over the engine, one message, MPI_Bcast)",
+        .call = md_call,
+        .parts = MD_ALL,
+        .columns = BB_COLUMNS_TIMES,
+    },
 };
 
 static const bb_key_t md_keys[] = {

@@ -126,8 +126,8 @@ typedef struct bb_rd_buffers {
     double *send, *recv;
 } bb_rd_buffers_t;
 /* Local.  Buffers for plan's maps, of element_bytes per element; out of
- * memory is fatal (bench). */
-void bb_rd_buffers_get(bb_bench_t *bench, bb_redist_plan_t *plan, int64_t element_bytes,
+ * memory is fatal (run). */
+void bb_rd_buffers_get(bb_run_t *run, bb_redist_plan_t *plan, int64_t element_bytes,
                        bb_rd_buffers_t *buffers);
 void bb_rd_buffers_free(bb_rd_buffers_t *buffers);
 
@@ -138,7 +138,7 @@ const char *bb_md_part_name(int part);
 
 /* What the variants of one md point share (borrowed, alive while they are). */
 typedef struct bb_md_point {
-    bb_bench_t *bench;             /* where errors go (fatal on every rank) */
+    bb_run_t *run;                 /* where errors go (fatal on every rank) */
     bb_redist_link_t *link;
     MPI_Comm comm;                 /* the link's */
     int64_t n;
@@ -193,7 +193,7 @@ enum { BB_SETUP_TOTAL, BB_SETUP_VALIDATE, BB_SETUP_MAP, BB_SETUP_BUILD, BB_SETUP
 
 /* What the methods of one point share (borrowed, alive while they are). */
 typedef struct bb_rd_point {
-    bb_bench_t *bench;             /* where errors go (fatal on every rank) */
+    bb_run_t *run;                 /* where errors go (fatal on every rank) */
     bb_redist_link_t *link;
     MPI_Comm comm;                 /* the link's */
     const bb_map_t *dmap, *emap;   /* this rank's maps (NULL outside the code) */

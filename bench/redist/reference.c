@@ -22,7 +22,7 @@ static int64_t *reference_slots(const bb_rd_point_t *pt, const bb_layout_t *lay,
     if (bb_layout_slots(lay, pt->n, bb_redist_link_code_rank(pt->link, engine),
                         bb_redist_link_code_size(pt->link, engine), &slots, &cnt, &full)
             != BB_OK || cnt != bb_map_count(map))
-        bb_bench_fatal(pt->bench, "scalapack: cannot place the submatrix in its local array");
+        bb_run_fatal(pt->run, "scalapack: cannot place the submatrix in its local array");
     *full_out = full;
     return slots;
 }
@@ -39,9 +39,9 @@ int bb_rd_reference_prepare(bb_rd_reference_t *r, const bb_rd_point_t *pt,
     if (st == BB_REFUSED)
         return 0;  /* alike on every rank, nothing communicated */
     if (st != BB_OK)
-        bb_bench_fatal(pt->bench, "scalapack: %s (%s)", bb_status_string(st), r->why);
+        bb_run_fatal(pt->run, "scalapack: %s (%s)", bb_status_string(st), r->why);
     if (bb_stats_reduce_max(pt->comm, &su.total_s, 1, &r->setup_s) != MPI_SUCCESS)
-        bb_bench_fatal(pt->bench, "MPI_Allreduce of the setup failed");
+        bb_run_fatal(pt->run, "MPI_Allreduce of the setup failed");
     int send = pt->command == BB_REDIST_SEND;
     r->sm = send ? pt->dmap : pt->emap;
     r->rm = send ? pt->emap : pt->dmap;
@@ -54,21 +54,21 @@ int bb_rd_reference_prepare(bb_rd_reference_t *r, const bb_rd_point_t *pt,
     int64_t sc = bb_scalapack_redist_send_count(r->ctx);
     int64_t rc = bb_scalapack_redist_recv_count(r->ctx);
     if (sc != sfull || rc != rfull)
-        bb_bench_fatal(pt->bench, "scalapack: its local counts (%lld, %lld) are not the "
-                       "layouts' (a layout it should have refused)", (long long)sc,
-                       (long long)rc);
+        bb_run_fatal(pt->run, "scalapack: its local counts (%lld, %lld) are not the "
+                     "layouts' (a layout it should have refused)", (long long)sc,
+                     (long long)rc);
     size_t eb = (size_t)pt->element_bytes;
     r->send = malloc((size_t)(sc > 0 ? sc : 1) * eb);
     r->recv = malloc((size_t)(rc > 0 ? rc : 1) * eb);
     if (r->send == NULL || r->recv == NULL)
-        bb_bench_fatal(pt->bench, "cannot allocate message buffers");
+        bb_run_fatal(pt->run, "cannot allocate message buffers");
     r->sdense = r->send;
     r->rdense = r->recv;
     if (r->sslots != NULL) {
         int64_t cnt = bb_map_count(r->sm);
         r->sdense = malloc((size_t)(cnt > 0 ? cnt : 1) * eb);
         if (r->sdense == NULL)
-            bb_bench_fatal(pt->bench, "cannot allocate message buffers");
+            bb_run_fatal(pt->run, "cannot allocate message buffers");
         /* A's slots outside the submatrix: never read, a value of none */
         for (int64_t i = 0; i < sc * (int64_t)(eb / 8); i++)
             r->send[i] = -2.0;
@@ -77,7 +77,7 @@ int bb_rd_reference_prepare(bb_rd_reference_t *r, const bb_rd_point_t *pt,
         int64_t cnt = bb_map_count(r->rm);
         r->rdense = malloc((size_t)(cnt > 0 ? cnt : 1) * eb);
         if (r->rdense == NULL)
-            bb_bench_fatal(pt->bench, "cannot allocate message buffers");
+            bb_run_fatal(pt->run, "cannot allocate message buffers");
     }
     return 1;
 }
@@ -120,12 +120,12 @@ void bb_rd_reference_message(bb_rd_reference_t *r, bb_tally_t *tally, double *pa
     if (r->rm)
         bb_rd_fill_sentinel(r->rfull, eb, r->recv);
     if (MPI_Barrier(pt->comm) != MPI_SUCCESS)
-        bb_bench_fatal(pt->bench, "MPI_Barrier failed");
+        bb_run_fatal(pt->run, "MPI_Barrier failed");
     double t0 = bb_time_now();
     bb_status_t st = bb_scalapack_redist_execute(r->ctx, r->send, r->recv);
     parts[BB_MESSAGE_ELAPSED] += bb_time_now() - t0;
     if (st != BB_OK)
-        bb_bench_fatal(pt->bench, "scalapack %c: %s", pt->command, bb_status_string(st));
+        bb_run_fatal(pt->run, "scalapack %c: %s", pt->command, bb_status_string(st));
     int64_t outside = 0, outside_all = 0;
     if (r->rm && r->rslots != NULL) {
         reference_stage(r->recv, r->rslots, bb_map_count(r->rm), kd, r->rdense, 0);
@@ -136,18 +136,18 @@ void bb_rd_reference_message(bb_rd_reference_t *r, bb_tally_t *tally, double *pa
     bb_rd_test_corrupt("scalapack", r->rm, r->rdense);
     st = bb_rd_check(pt->comm, r->rm, pt->n, eb, k, r->rdense, &ck);
     if (st != BB_OK && st != BB_ERR_VALIDATION)
-        bb_bench_fatal(pt->bench, "check: %s", bb_status_string(st));
+        bb_run_fatal(pt->run, "check: %s", bb_status_string(st));
     /* a submatrix's copy must leave the rest of B as it was */
     if (r->staged && MPI_Allreduce(&outside, &outside_all, 1, MPI_INT64_T, MPI_SUM, pt->comm)
                          != MPI_SUCCESS)
-        bb_bench_fatal(pt->bench, "MPI_Allreduce of the outside check failed");
+        bb_run_fatal(pt->run, "MPI_Allreduce of the outside check failed");
     if (st == BB_ERR_VALIDATION || outside_all > 0) {
         if (tally->wrong++ == 0)
-            bb_bench_progress(pt->bench, "error: scalapack %c N=%lld message %lld: %lld "
-                              "wrong slots, %lld values written outside the copied part",
-                              pt->command, (long long)pt->n, (long long)k,
-                              (long long)(st == BB_ERR_VALIDATION ? ck.bad_slots : 0),
-                              (long long)outside_all);
+            bb_run_note(pt->run, "error: scalapack %c N=%lld message %lld: %lld "
+                        "wrong slots, %lld values written outside the copied part",
+                        pt->command, (long long)pt->n, (long long)k,
+                        (long long)(st == BB_ERR_VALIDATION ? ck.bad_slots : 0),
+                        (long long)outside_all);
     }
 }
 

@@ -177,9 +177,9 @@ void bb_allreduce_ref_quantities(cJSON *q, const char *name, int blocking)
     bb_quantities_add(q, "memory.tracked_live", bb_quantity_null("byte", scope, why));
 }
 
-static int bb_sum_fixture_prepare(void *arg, const double **data_out, int64_t *len_out)
+static int bb_allreduce_fixture_prepare(void *arg, const double **data_out, int64_t *len_out)
 {
-    bb_sum_fixture_t *f = arg;
+    bb_allreduce_fixture_t *f = arg;
     bb_time_sleep(f->delay_s);
     if (f->fail)
         return 1;
@@ -189,27 +189,28 @@ static int bb_sum_fixture_prepare(void *arg, const double **data_out, int64_t *l
     return 0;
 }
 
-static void bb_sum_fixture_release(void *arg, const double *data)
+static void bb_allreduce_fixture_release(void *arg, const double *data)
 {
-    bb_sum_fixture_t *f = arg;
+    bb_allreduce_fixture_t *f = arg;
     (void)data;
     bb_run_returned(f->run);
 }
 
-void bb_sum_fixture_setup(bb_run_t *run, bb_sum_fixture_t *f, int64_t max_count, int fail,
-                          double delay_s)
+void bb_allreduce_fixture_setup(bb_run_t *run, bb_allreduce_fixture_t *f, int64_t max_count,
+                                int fail, double delay_s)
 {
     int rank = bb_run_rank(run);
-    *f = (bb_sum_fixture_t){ .fail = fail, .delay_s = delay_s, .run = run };
+    *f = (bb_allreduce_fixture_t){ .fail = fail, .delay_s = delay_s, .run = run };
     f->data = malloc((size_t)(max_count + 1) * sizeof(double));
     if (f->data == NULL)
         bb_run_fatal(run, "cannot allocate %lld elements", (long long)max_count);
     for (int64_t i = 0; i <= max_count; i++)
         f->data[i] = bb_allreduce_ref_value(i, rank);
-    f->provider = (bb_sum_provider_t){ bb_sum_fixture_prepare, bb_sum_fixture_release, f };
+    f->provider = (bb_sum_provider_t){ bb_allreduce_fixture_prepare,
+                                       bb_allreduce_fixture_release, f };
 }
 
-void bb_sum_fixture_free(bb_sum_fixture_t *f)
+void bb_allreduce_fixture_free(bb_allreduce_fixture_t *f)
 {
     free(f->data);
     f->data = NULL;

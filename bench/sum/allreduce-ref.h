@@ -30,19 +30,19 @@ int64_t bb_allreduce_ref_errors(const void *result, bb_reduce_type_t type, int64
 /* The sum phase's provider: this rank's values (bb_allreduce_ref_value) as
  * doubles, lent through the runner's count; fail makes it refuse, delay_s
  * sleeps in prepare. */
-typedef struct bb_sum_fixture {
+typedef struct bb_allreduce_fixture {
     double *data;             /* [max_count + 1] */
     int64_t len;              /* elements lent at the next prepare */
     int fail;
     double delay_s;
     bb_run_t *run;
     bb_sum_provider_t provider;  /* the phase's callbacks, on this fixture */
-} bb_sum_fixture_t;
+} bb_allreduce_fixture_t;
 
 /* Local (a failure is bb_run_fatal). */
-void bb_sum_fixture_setup(bb_run_t *run, bb_sum_fixture_t *fixture, int64_t max_count,
-                          int fail, double delay_s);
-void bb_sum_fixture_free(bb_sum_fixture_t *fixture);
+void bb_allreduce_fixture_setup(bb_run_t *run, bb_allreduce_fixture_t *fixture,
+                                int64_t max_count, int fail, double delay_s);
+void bb_allreduce_fixture_free(bb_allreduce_fixture_t *fixture);
 
 typedef enum bb_allreduce_kind {
     BB_ALLREDUCE_RAW = 0,     /* MPI_Allreduce on warm buffers */

@@ -46,7 +46,7 @@ typedef struct sum_state {
     bb_sum_phase_t *phases[BB_POLICY_MAX];       /* one per policy measured (fixed
                                                     shape: made per point) */
     bb_agreement_t *agreements[BB_POLICY_MAX];   /* the admission references' */
-    bb_sum_fixture_t fixture; /* the phase's provider */
+    bb_allreduce_fixture_t fixture;  /* the phase's provider */
     bb_allreduce_ref_t raw;   /* the raw references' buffers */
     int64_t count, phase_id;  /* the point being measured: doubles, the protocol's */
 } sum_state_t;
@@ -186,42 +186,100 @@ static bb_status_t combined_call(bb_run_t *run, void *state, bb_row_t *row, doub
 /* The protocol and the references, each differing from its neighbour in the
  * ratio chain in one thing (the modes of a point, in this order). */
 static const bb_variant_t variants[V_N] = {
-    { "protocol", "the bounded sum phase: the six-field admission, the contribution copied "
-      "into the phase's buffer (borrowed: not copied; fixed shape: one combined reduction "
-      "instead of admission and payload), the payload posted (MPI_Iallreduce, or MPI_Start of a "
-      "persistent MPI_Allreduce_init), one MPI_Test, MPI_Wait",
-      protocol_call, (1u << T_N) - 1u, NULL, BB_COLUMNS_TIMES, 1,
-      { { "_ratio", V_RAW, "ratio", 0 }, { "_vs_combined", V_FIXED_RAW, NULL, 1 },
-        { "_vs_free", V_PROTOCOL, NULL, 0 } }, 1u << T_ADMISSION },
-    { "raw", "MPI_Allreduce on warm buffers: no admission, no copy, blocking",
-      raw_call, 1u, "raw mode: a plain MPI_Allreduce has no protocol phases",
-      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL, 0 } }, 0 },
-    { "raw-nb", "raw made nonblocking: MPI_Iallreduce, one MPI_Test, MPI_Wait, on warm "
-      "buffers", raw_call, 1u, "raw-nb reference: it has no protocol phases",
-      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL, 0 } }, 0 },
-    { "raw-fresh", "raw on fresh buffers: both allocated, filled and freed around each "
-      "MPI_Allreduce (page faults, transport registration)", raw_call, 1u,
-      "raw-fresh reference: it has no protocol phases", BB_COLUMNS_TIMES, 1,
-      { { NULL, 0, NULL, 0 } }, 0 },
-    { "admission", "the admission alone: the six-field agreement of the protocol, no "
-      "payload", admission_call, 1u, "admission reference: it has no protocol "
-      "phases and no payload", BB_COLUMNS_TIMES, 0, { { NULL, 0, NULL, 0 } }, 0 },
-    { "raw-persistent", "raw-nb made persistent: MPI_Allreduce_init once per point "
-      "(untimed), then MPI_Start, one MPI_Test, MPI_Wait, on warm buffers",
-      raw_call, 1u, "raw-persistent reference: it has no protocol phases",
-      BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL, 0 } }, 0 },
-    { "raw-copy", "raw with the protocol's copy: the contribution copied into a warm send "
-      "buffer before each MPI_Allreduce", raw_call, 1u,
-      "raw-copy reference: it has no protocol phases", BB_COLUMNS_TIMES, 1,
-      { { NULL, 0, NULL, 0 } }, 0 },
-    { "fixed-raw", "the fixed-shape phase's one combined reduction alone (the payload, "
-      "the six fields and their complements under its user op) on its warm buffers: no "
-      "copy, no verdict", combined_call, 1u, "fixed-raw reference: it has no protocol "
-      "phases", BB_COLUMNS_TIMES, 1, { { NULL, 0, NULL, 0 } }, 0 },
-    { "raw-user-op", "raw under a user-defined SUM (MPI_Op_create) instead of the built-in "
-      "MPI_SUM: the price of the fixed shape's user op alone", raw_call, 1u,
-      "raw-user-op reference: it has no protocol phases", BB_COLUMNS_TIMES, 1,
-      { { NULL, 0, NULL, 0 } }, 0 },
+    [V_PROTOCOL] = {
+        .name = "protocol",
+        .differs = "the bounded sum phase: the six-field admission, the contribution copied "
+                   "into the phase's buffer (borrowed: not copied; fixed shape: one combined "
+                   "reduction instead of admission and payload), the payload posted "
+                   "(MPI_Iallreduce, or MPI_Start of a persistent MPI_Allreduce_init), one "
+                   "MPI_Test, MPI_Wait",
+        .call = protocol_call,
+        .parts = (1u << T_N) - 1u,
+        .columns = BB_COLUMNS_TIMES,
+        .payload = 1,
+        .ratios = { { .suffix = "_ratio", .to = V_RAW, .plain = "ratio" },
+                    { .suffix = "_vs_combined", .to = V_FIXED_RAW, .contains = 1 },
+                    { .suffix = "_vs_free", .to = V_PROTOCOL } },
+        .shown = 1u << T_ADMISSION,
+    },
+    [V_RAW] = {
+        .name = "raw",
+        .differs = "MPI_Allreduce on warm buffers: no admission, no copy, blocking",
+        .call = raw_call,
+        .parts = 1u,
+        .absent = "raw mode: a plain MPI_Allreduce has no protocol phases",
+        .columns = BB_COLUMNS_TIMES,
+        .payload = 1,
+    },
+    [V_RAW_NB] = {
+        .name = "raw-nb",
+        .differs = "raw made nonblocking: MPI_Iallreduce, one MPI_Test, MPI_Wait, on warm "
+                   "buffers",
+        .call = raw_call,
+        .parts = 1u,
+        .absent = "raw-nb reference: it has no protocol phases",
+        .columns = BB_COLUMNS_TIMES,
+        .payload = 1,
+    },
+    [V_RAW_FRESH] = {
+        .name = "raw-fresh",
+        .differs = "raw on fresh buffers: both allocated, filled and freed around each "
+                   "MPI_Allreduce (page faults, transport registration)",
+        .call = raw_call,
+        .parts = 1u,
+        .absent = "raw-fresh reference: it has no protocol phases",
+        .columns = BB_COLUMNS_TIMES,
+        .payload = 1,
+    },
+    [V_ADMISSION] = {
+        .name = "admission",
+        .differs = "the admission alone: the six-field agreement of the protocol, no payload",
+        .call = admission_call,
+        .parts = 1u,
+        .absent = "admission reference: it has no protocol phases and no payload",
+        .columns = BB_COLUMNS_TIMES,
+    },
+    [V_RAW_PERSISTENT] = {
+        .name = "raw-persistent",
+        .differs = "raw-nb made persistent: MPI_Allreduce_init once per point (untimed), then "
+                   "MPI_Start, one MPI_Test, MPI_Wait, on warm buffers",
+        .call = raw_call,
+        .parts = 1u,
+        .absent = "raw-persistent reference: it has no protocol phases",
+        .columns = BB_COLUMNS_TIMES,
+        .payload = 1,
+    },
+    [V_RAW_COPY] = {
+        .name = "raw-copy",
+        .differs = "raw with the protocol's copy: the contribution copied into a warm send "
+                   "buffer before each MPI_Allreduce",
+        .call = raw_call,
+        .parts = 1u,
+        .absent = "raw-copy reference: it has no protocol phases",
+        .columns = BB_COLUMNS_TIMES,
+        .payload = 1,
+    },
+    [V_FIXED_RAW] = {
+        .name = "fixed-raw",
+        .differs = "the fixed-shape phase's one combined reduction alone (the payload, the "
+                   "six fields and their complements under its user op) on its warm buffers: "
+                   "no copy, no verdict",
+        .call = combined_call,
+        .parts = 1u,
+        .absent = "fixed-raw reference: it has no protocol phases",
+        .columns = BB_COLUMNS_TIMES,
+        .payload = 1,
+    },
+    [V_RAW_USER_OP] = {
+        .name = "raw-user-op",
+        .differs = "raw under a user-defined SUM (MPI_Op_create) instead of the built-in "
+                   "MPI_SUM: the price of the fixed shape's user op alone",
+        .call = raw_call,
+        .parts = 1u,
+        .absent = "raw-user-op reference: it has no protocol phases",
+        .columns = BB_COLUMNS_TIMES,
+        .payload = 1,
+    },
 };
 
 /* ---- one point: what the runner does not write ------------------------- */
@@ -245,7 +303,7 @@ static int64_t sum_point_begin(bb_run_t *run, void *state, size_t i)
         double *r = NULL;
         s->fixture.len = s->count;
         if (bb_sum_phase_destroy(s->phases[p]) != BB_OK
-            || bb_sum_phase_create_attr(bb_bench_world(bb_run_bench(run)), &a, &s->phases[p])
+            || bb_sum_phase_create_attr(bb_run_world(run), &a, &s->phases[p])
                    != BB_OK
             || bb_sum_phase_run(s->phases[p], &s->fixture.provider, &k, &r, NULL) == BB_ERR_MPI)
             bb_run_fatal(run, "cannot make the fixed-shape phase of count %lld",
@@ -529,14 +587,14 @@ static void sum_setup(bb_run_t *run, void *state)
             max_count = s->counts.values[i];
     /* Raw buffers hold the same bytes in elements of the type. */
     bb_allreduce_ref_setup(run, &s->raw, s->type, 8 * max_count);
-    bb_sum_fixture_setup(run, &s->fixture, max_count, rank == s->refuse_rank,
-                         rank == s->delay_prepare_rank ? s->delay_prepare_s : 0.0);
+    bb_allreduce_fixture_setup(run, &s->fixture, max_count, rank == s->refuse_rank,
+                               rank == s->delay_prepare_rank ? s->delay_prepare_s : 0.0);
     /* One phase and one agreement per policy (the references use policy
      * 0's phase for the tracked-bytes figure only). */
     for (int p = 0; p < s->npolicies; p++) {
         if (s->policies[p].shape == BB_SHAPE_FIXED)  /* made per point */
             continue;
-        if (bb_sum_phase_create_attr(bb_bench_world(bb_run_bench(run)), &s->policies[p],
+        if (bb_sum_phase_create_attr(bb_run_world(run), &s->policies[p],
                                      &s->phases[p]) != BB_OK
             || bb_agreement_create(bb_run_comm(run), BB_SUM_FIELDS, &s->policies[p],
                                    &s->agreements[p]) != BB_OK)
@@ -566,7 +624,7 @@ static void sum_teardown(void *state)
         bb_sum_phase_destroy(s->phases[p]);
         bb_agreement_destroy(s->agreements[p]);
     }
-    bb_sum_fixture_free(&s->fixture);
+    bb_allreduce_fixture_free(&s->fixture);
     bb_allreduce_ref_free(&s->raw);
     bb_size_list_clear(&s->counts);
 }

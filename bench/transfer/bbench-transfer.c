@@ -157,33 +157,70 @@ static bb_status_t ref_call(bb_run_t *run, void *state, bb_row_t *row, double *t
 /* The protocol and the references, each differing from its neighbour in the
  * ratio chain in one thing (the modes of a point, in this order). */
 static const bb_variant_t variants[V_N] = {
-    { "protocol", "the bounded transfer phase: the nine-field admission, payload copied "
-      "into the phase's buffer, Isend/Irecv with the batches and a poll after each, "
-      "status MAX agreement, consumer check, 16-byte receipt back, terminal MAX agreement",
-      protocol_call, (1u << BB_XFER_T_N) - 1u, NULL, BB_COLUMNS_TIMES, 1,
-      { { "_raw_ratio", V_RAW, NULL, 0 }, { "_rounds_ratio", V_ROUNDS, NULL, 0 } }, 0 },
-    { "raw", "a stream: Isend/Irecv with the same fixture work and batches, one MPI_Test "
-      "after each, a Wait; no agreement and no receipt, so a sender may run ahead of its "
-      "receiver by what MPI buffers (not a latency)", ref_call, PARTS_RAW,
-      "raw mode: plain Isend/Irecv has no protocol phases", BB_COLUMNS_TIMES, 1,
-      { { NULL, 0, NULL, 0 } }, 0 },
-    { "raw-pingpong", "raw made a round trip: the source posts a 16-byte receipt Irecv "
-      "before its payload Isend, the destination checks the payload and sends the receipt "
-      "back", ref_call, PARTS_RAW | PART(BB_XFER_T_WAIT_RECEIPT),
-      "raw-pingpong reference: not part of it", BB_COLUMNS_MEDIAN, 1, { { NULL, 0, NULL, 0 } }, 0 },
-    { "raw-rounds", "raw-pingpong with the phase's collectives at their places, made as its "
-      "admission and requests policies make them: the nine-field admission before posting, "
-      "a one-field MAX after the payload and another after the receipt (the phase's whole "
-      "control traffic, without the library)", ref_call,
-      PARTS_RAW | PART(BB_XFER_T_WAIT_RECEIPT) | PARTS_AGREE,
-      "raw-rounds reference: not part of it", BB_COLUMNS_MEDIAN, 1, { { NULL, 0, NULL, 0 } }, 0 },
-    { "agreements", "the phase's collectives alone, on every rank: the nine-field admission "
-      "and two one-field MAX agreements, no payload and no receipt", ref_call,
-      PART(BB_XFER_T_ELAPSED) | PARTS_AGREE, "agreements reference: not part of it",
-      BB_COLUMNS_MEDIAN, 0, { { NULL, 0, NULL, 0 } }, 0 },
-    { "admission", "the admission alone: the phase's nine-field agreement, no payload",
-      ref_call, PART(BB_XFER_T_ELAPSED) | PART(BB_XFER_T_ADMISSION),
-      "admission reference: not part of it", BB_COLUMNS_MEDIAN, 0, { { NULL, 0, NULL, 0 } }, 0 },
+    [V_PROTOCOL] = {
+        .name = "protocol",
+        .differs = "the bounded transfer phase: the nine-field admission, payload copied into "
+                   "the phase's buffer, Isend/Irecv with the batches and a poll after each, "
+                   "status MAX agreement, consumer check, 16-byte receipt back, terminal MAX "
+                   "agreement",
+        .call = protocol_call,
+        .parts = (1u << BB_XFER_T_N) - 1u,
+        .columns = BB_COLUMNS_TIMES,
+        .payload = 1,
+        .ratios = { { .suffix = "_raw_ratio", .to = V_RAW },
+                    { .suffix = "_rounds_ratio", .to = V_ROUNDS } },
+    },
+    [V_RAW] = {
+        .name = "raw",
+        .differs = "a stream: Isend/Irecv with the same fixture work and batches, one "
+                   "MPI_Test after each, a Wait; no agreement and no receipt, so a sender may "
+                   "run ahead of its receiver by what MPI buffers (not a latency)",
+        .call = ref_call,
+        .parts = PARTS_RAW,
+        .absent = "raw mode: plain Isend/Irecv has no protocol phases",
+        .columns = BB_COLUMNS_TIMES,
+        .payload = 1,
+    },
+    [V_PINGPONG] = {
+        .name = "raw-pingpong",
+        .differs = "raw made a round trip: the source posts a 16-byte receipt Irecv before "
+                   "its payload Isend, the destination checks the payload and sends the "
+                   "receipt back",
+        .call = ref_call,
+        .parts = PARTS_RAW | PART(BB_XFER_T_WAIT_RECEIPT),
+        .absent = "raw-pingpong reference: not part of it",
+        .columns = BB_COLUMNS_MEDIAN,
+        .payload = 1,
+    },
+    [V_ROUNDS] = {
+        .name = "raw-rounds",
+        .differs = "raw-pingpong with the phase's collectives at their places, made as its "
+                   "admission and requests policies make them: the nine-field admission "
+                   "before posting, a one-field MAX after the payload and another after the "
+                   "receipt (the phase's whole control traffic, without the library)",
+        .call = ref_call,
+        .parts = PARTS_RAW | PART(BB_XFER_T_WAIT_RECEIPT) | PARTS_AGREE,
+        .absent = "raw-rounds reference: not part of it",
+        .columns = BB_COLUMNS_MEDIAN,
+        .payload = 1,
+    },
+    [V_AGREEMENTS] = {
+        .name = "agreements",
+        .differs = "the phase's collectives alone, on every rank: the nine-field admission "
+                   "and two one-field MAX agreements, no payload and no receipt",
+        .call = ref_call,
+        .parts = PART(BB_XFER_T_ELAPSED) | PARTS_AGREE,
+        .absent = "agreements reference: not part of it",
+        .columns = BB_COLUMNS_MEDIAN,
+    },
+    [V_ADMISSION] = {
+        .name = "admission",
+        .differs = "the admission alone: the phase's nine-field agreement, no payload",
+        .call = ref_call,
+        .parts = PART(BB_XFER_T_ELAPSED) | PART(BB_XFER_T_ADMISSION),
+        .absent = "admission reference: not part of it",
+        .columns = BB_COLUMNS_MEDIAN,
+    },
 };
 
 /* ------------------------------------------------------------------------ */
@@ -222,7 +259,7 @@ static int64_t transfer_point_begin(bb_run_t *run, void *state, size_t i)
             bb_xfer_ref_agreements_create(&ctx->ref, r, attr);
         if (row->variant != V_PROTOCOL)
             continue;
-        if (bb_transfer_phase_create_attr(bb_bench_world(bb_run_bench(run)), attr,
+        if (bb_transfer_phase_create_attr(bb_run_world(run), attr,
                                           &ctx->phases[r]) != BB_OK)
             bb_run_fatal(run, "cannot create the transfer phase");
         if (ctx->rank == o->delay_post_rank)

@@ -39,4 +39,35 @@ comm -12 "$BB_TMP/hooks" "$BB_TMP/exported" > "$BB_TMP/hook-exported"
 bb_expect_true "no hook exported by libbbench.so" test ! -s "$BB_TMP/hook-exported"
 sed 's/^/    hook exported: /' "$BB_TMP/hook-exported"
 bb_expect_true "at least 60 functions declared" test "$(wc -l < "$BB_TMP/declared")" -ge 60
+
+# The installed API's prefixes (bb_sum_, bb_redist_, bb_map_, ...: those of
+# its exported functions) are libbbench's own: no symbol defined elsewhere
+# (the runner, the runtime, the record library, common/, a benchmark's
+# folder or program, bbench-compare) bears one; bench/redist's are bb_rd_*,
+# bench/sum's fixture bb_allreduce_fixture_*.
+sed -n 's/^\(bb_[a-z0-9]*_\).*/\1/p' "$BB_TMP/exported" | sort -u > "$BB_TMP/prefixes"
+echo "$(wc -l < "$BB_TMP/prefixes") API prefixes:" $(cat "$BB_TMP/prefixes")
+bb_expect_true "at least 10 API prefixes" test "$(wc -l < "$BB_TMP/prefixes")" -ge 10
+# squatters FILE...: the symbols these objects or archives define under a prefix.
+squatters() {
+    nm --defined-only "$@" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u \
+        | grep -F -f "$BB_TMP/prefixes" | awk 'NR == FNR { p[$1] = 1; next }
+            { for (k in p) if (index($1, k) == 1) { print; next } }' "$BB_TMP/prefixes" -
+}
+set -- "$B/runner/.libs/libbbrunner.a" "$B/runtime/.libs/libbbruntime.a" \
+    "$B/record/.libs/libbbrecord.a" "$B/common/.libs/libbbcommon.a" \
+    "$B"/bench/*/.libs/libbb*.a "$B"/bench/*/bbench_*-bbench-*.o "$B"/compare/*.o
+bb_expect_true "at least 10 archives and program objects read" test $# -ge 10
+squatters "$@" > "$BB_TMP/squat"
+bb_expect_true "no symbol outside libbbench under its API prefixes" test ! -s "$BB_TMP/squat"
+sed 's/^/    outside libbbench: /' "$BB_TMP/squat"
+# Planted: bench/sum's fixture under the sum phase's prefix, as it was.
+printf 'int bb_sum_fixture_setup(void) { return 0; }\nstatic int bb_sum_quiet(void) { return 1; }\nint f(void) { return bb_sum_quiet(); }\n' \
+    > "$BB_TMP/planted.c"
+$MPICC -c -o "$BB_TMP/planted.o" "$BB_TMP/planted.c" > /dev/null 2>&1
+bb_expect_rc 0 $? "the planted object compiles"
+squatters "$BB_TMP/planted.o" > "$BB_TMP/planted"
+bb_expect_true "the planted bb_sum_fixture_setup and static bb_sum_quiet found" \
+    test "$(tr '\n' ' ' < "$BB_TMP/planted")" = "bb_sum_fixture_setup bb_sum_quiet "
+sed 's/^/    planted: /' "$BB_TMP/planted"
 bb_finish

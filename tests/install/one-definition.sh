@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 globals() { nm --defined-only -g "$1" | awk 'NF == 3 { print $3 }' | sort -u; }
 rec="$B/record/.libs/libbbrecord.a"
-run="$B/runner/.libs/libbbrunner.a $B/runtime/.libs/libbbruntime.a"
+run="$B/runner/.libs/libbbrunner.a $B/common/.libs/libbbcommon.a $B/runtime/.libs/libbbruntime.a"
 for a in "$rec" "$B/lib/.libs/libbbench-core.a" $run; do
     bb_expect_true "$(basename "$a") built" test -f "$a"
 done

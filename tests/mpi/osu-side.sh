@@ -1,5 +1,5 @@
 #!/bin/sh
-# scripts/bbench-osu: its usage errors launch nothing (exit 2), and a run
+# tools/bbench-osu: its usage errors launch nothing (exit 2), and a run
 # reads OSU 7.4's -f table and bbench-sum's records under both rank
 # statistics into one row per size, every ratio of the figures printed in
 # it.  OSU itself is not in the project: a stand-in osu_allreduce prints
@@ -7,7 +7,7 @@
 # bbench-sum runs for real at -n 2 (its figures are not checked).  An OSU
 # average of 0.00 (below its resolution) gets no ratio, and no traceback.
 . "$(dirname "$0")/../lib.sh"
-osu="$S/scripts/bbench-osu"
+osu="$S/tools/bbench-osu"
 out="$BB_TMP/out"
 err="$BB_TMP/err"
 mkdir "$BB_TMP/osu"

@@ -1,10 +1,10 @@
 #!/bin/sh
-# scripts/bbench-perf at tiny sizes: it runs both benchmarks at -n 2, keeps
+# tools/bbench-perf at tiny sizes: it runs both benchmarks at -n 2, keeps
 # their records and prints one row per policy and size (its figures are not
 # checked: they are measurements).
 . "$(dirname "$0")/../lib.sh"
 bb_skip_without_persistent  # every policy is measured, persistent among them
-perf="$S/scripts/bbench-perf"
+perf="$S/tools/bbench-perf"
 out="$BB_TMP/out"
 err="$BB_TMP/err"
 # --canary none: one table of each kind whatever mode the machine is in (with

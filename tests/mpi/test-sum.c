@@ -13,6 +13,7 @@
  */
 #include "config.h"
 #include "runner/runner.h"
+#include "runtime/bench.h"  /* bb_rss_current_bytes */
 #include "private/hooks.h"
 #include "fault.h"
 #include "../check-mpi.h"

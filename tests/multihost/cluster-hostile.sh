@@ -20,8 +20,8 @@ if [ -z "${BBNC_SANDBOX:-}" ]; then
     BBNC_SANDBOX=1 exec unshare -n -m sh "$0" "$@"
 fi
 . "$(dirname "$0")/../lib.sh"
-NC="$S/scripts/bbench-netns-cluster"
-DL="$S/scripts/bbench-netns-delay"
+NC="$S/tools/bbench-netns-cluster"
+DL="$S/tools/bbench-netns-delay"
 out="$BB_TMP/out" err="$BB_TMP/err"
 # /sys shows the devices of the namespace that mounts it: this one's.
 mount -t tmpfs bbnc-sandbox /run && mount -t sysfs bbnc-sandbox /sys \

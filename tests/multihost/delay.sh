@@ -1,5 +1,5 @@
 #!/bin/sh
-# A slow link: scripts/bbench-netns-delay adds D ms each way to host 2's
+# A slow link: tools/bbench-netns-delay adds D ms each way to host 2's
 # frames (2D per round trip).  The 8-byte sum's admission is two agreement
 # rounds (MIN, MAX), so its median must rise by about 2 x 2D.  Bookkeeping,
 # not speed: the rise must lie within [0.3, 3] times that.
@@ -20,7 +20,7 @@ sum1 "$BB_TMP/base.json"
 bb_expect_rc 0 $? "8-byte sum on 2 hosts, plain link"
 bb_expect_true "one world of 2 ranks on 2 hosts" \
     test "$("$get" "$BB_TMP/base.json" topology.ranks)/$("$get" "$BB_TMP/base.json" topology.hosts)" = 2/2
-python3 "$S/scripts/bbench-netns-delay" bbnc-h2 "$D" 100 >"$BB_TMP/relay" 2>&1 &
+python3 "$S/tools/bbench-netns-delay" bbnc-h2 "$D" 100 >"$BB_TMP/relay" 2>&1 &
 relay=$!
 i=0
 while [ $i -lt 100 ] && ! grep -q "each way" "$BB_TMP/relay"; do sleep 0.1; i=$((i + 1)); done

@@ -3,13 +3,13 @@
 # working network namespaces; otherwise brings up a 2-host namespace cluster
 # (one at a time on this machine: a lock) and takes it down on exit.
 # The launcher is configure's MPIEXEC (Hydra or Open MPI), with its own
-# flags (scripts/bb-launcher.sh); every test checks the world size its
+# flags (tools/bb-launcher.sh); every test checks the world size its
 # records give, so that ranks started as singletons cannot pass.
-NC="$S/scripts/bbench-netns-cluster"
+NC="$S/tools/bbench-netns-cluster"
 get="$B/tests/record-get"
 BBNC_MPIEXEC=$MPIEXEC
 export BBNC_MPIEXEC
-. "$S/scripts/bb-launcher.sh"
+. "$S/tools/bb-launcher.sh"
 # Launches this test spells itself (bb_mpirun) under root with Open MPI.
 bb_launcher_root_export
 

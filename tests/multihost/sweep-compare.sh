@@ -5,7 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/mh-lib.sh"
 
-SW="$S/scripts/bbench-sweep"
+SW="$S/tools/bbench-sweep"
 CMP="$B/bench/bbench-compare"
 SUM="$B/bench/bbench-sum"
 tiny="--count 8 --samples 3 --reps 1 --warmup 0"

@@ -40,7 +40,7 @@ else
     sum=$sb/bench/bbench-sum
 fi
 
-run="$S/scripts/bbench-smpirun"
+run="$S/tools/bbench-smpirun"
 plat="$S/share/platforms/flat-cluster.xml"
 rec="$BB_TMP/sim-n4.json"
 out="$BB_TMP/out"

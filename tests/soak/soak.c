@@ -8,6 +8,7 @@
  * than 4 MiB after the warm-up. */
 #include "config.h"
 #include "runner/runner.h"
+#include "runtime/bench.h"  /* bb_rss_current_bytes */
 
 #include <stdio.h>
 #include <stdlib.h>

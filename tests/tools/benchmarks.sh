@@ -1,6 +1,8 @@
 #!/bin/sh
 # bench/benchmarks.list is the one list of benchmarks: each listed benchmark
-# has its folder (program and Makefile.include), CLI test, README entry and program, and
+# has its folder (program and Makefile.include with its man page), CLI test,
+# README entry and program (tests/install/programs.sh: every installed
+# program's --help, --version and man page), and
 # every short option letter means the same long option in every program.
 . "$(dirname "$0")/../lib.sh"
 
@@ -14,6 +16,10 @@ while read -r name; do
     bb_expect_true "$name: bench/$name/Makefile.include" test -f "$S/bench/$name/Makefile.include"
     bb_expect_true "$name: Makefile.am includes its fragment" \
         grep -q "^include \$(srcdir)/bench/$name/Makefile.include" "$S/Makefile.am"
+    # Its man page (mk/man.am): the fragment names the page and its NAME line.
+    bb_expect_true "$name: its fragment carries its man page and '# man:' line" \
+        sh -c "grep -q '^bb_man_programs += man/bbench-$name.1\$' '$S/bench/$name/Makefile.include' &&
+               grep -q '^# man: bbench-$name: ' '$S/bench/$name/Makefile.include'"
     bb_expect_true "$name: tests/mpi/$name-cli.sh" test -f "$S/tests/mpi/$name-cli.sh"
     bb_expect_true "$name: README.md describes bbench-$name" \
         grep -q "bbench-$name" "$S/README.md"

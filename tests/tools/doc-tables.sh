@@ -14,12 +14,12 @@ bb_expect_rc 0 $? "the tree: every block is what its records give, no figure tab
 
 # A copy of what the tables are made from, to plant edits in.
 T="$BB_TMP/tree"
-mkdir -p "$T/doc" "$T/scripts" "$T/results"
+mkdir -p "$T/doc" "$T/scripts" "$T/tools" "$T/results"
 cp "$S/README.md" "$T/"
 cp "$S"/doc/*.md "$T/doc/"
 cp -R "$S/doc/records" "$T/doc/"
 cp "$S"/results/* "$T/results/"
-cp "$gen" "$S/scripts/bbench-perf" "$S/scripts/bbench-simulate" "$T/scripts/"
+cp "$gen" "$T/scripts/"; cp "$S/tools/bbench-perf" "$S/tools/bbench-simulate" "$T/tools/"
 # check [FILE...]: --check of the copy (all its pages, or the one a case edits:
 # each full check remakes every table, bbench-perf's and bbench-simulate's too).
 check() { python3 "$T/scripts/bbench-doctable" --check --root "$T" "$@" > "$BB_TMP/out" 2>&1; }
@@ -198,7 +198,7 @@ for k in (1, 2, 3):
                 p["quantities"]["elapsed"]["samples"] = [x * 0.5 for x in raw]
     json.dump(r, open(f, "w"))
 PY
-sh "$T/scripts/bbench-perf" --from "$P" > "$BB_TMP/perf.txt" 2>&1
+sh "$T/tools/bbench-perf" --from "$P" > "$BB_TMP/perf.txt" 2>&1
 bb_expect_rc 0 $? "bbench-perf --from planted records"
 bb_expect_true "raw-copy at half raw's time in every round: its rows are implausible" test \
     "$(grep -c '^ *64KiB .* implausible:raw-copy<raw$' "$BB_TMP/perf.txt")" -eq 12

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The launcher layer (scripts/bb-launcher.sh) with the configured launcher:
+# The launcher layer (tools/bb-launcher.sh) with the configured launcher:
 # its kind is the one configure found; -n 3 on fewer cores, as root where
 # we are root, starts 3 ranks; a variable passed by the environment flags
 # reaches every rank; a hostfile written in the launcher's format is taken;
@@ -16,7 +16,7 @@ bb_expect_true "bb_launcher_kind $MPIEXEC: $kind" \
 bb_expect_true "bb_launcher_kind mpiexec.$kind (hydra: mpich) if installed" \
     sh -c 'm=mpiexec.$1; [ "$1" = hydra ] && m=mpiexec.mpich
            command -v $m >/dev/null || exit 0; unset BB_LAUNCHER_KIND
-           . "$2/scripts/bb-launcher.sh"; test "$(bb_launcher_kind $m)" = "$1"' sh "$kind" "$S"
+           . "$2/tools/bb-launcher.sh"; test "$(bb_launcher_kind $m)" = "$1"' sh "$kind" "$S"
 
 # Three ranks on (at most) two cores: each says its rank's environment.
 # shellcheck disable=SC2016
@@ -90,7 +90,7 @@ bb_expect_rc 2 $? "20-digit slots refused"
 # A backslash is text: one line, as given.  Under sh, the shell of the
 # scripts that source the layer (dash's echo would make it two lines).
 in_sh() {
-    sh -c '. "$1/scripts/bb-launcher.sh"; shift; "$@"' sh "$S" "$@"
+    sh -c '. "$1/tools/bb-launcher.sh"; shift; "$@"' sh "$S" "$@"
 }
 in_sh bb_launcher_hostfile_write hydra "$BB_TMP/hf2" 'a\nb:2' 2>"$BB_TMP/err"
 bb_expect_rc 0 $? "a host name with a backslash"

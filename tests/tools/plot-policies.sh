@@ -8,7 +8,7 @@
 # Small runs at -n 1 and 2; without gnuplot the test is a skip (77).
 . "$(dirname "$0")/../lib.sh"
 
-PL="$S/scripts/bbench-plot"
+PL="$S/tools/bbench-plot"
 export BBENCH_COMPARE="$B/bench/bbench-compare"
 out="$BB_TMP/out"
 err="$BB_TMP/err"
@@ -76,11 +76,11 @@ bb_expect_grep '^protocol persistent$' "$out" "a series for persistent requests"
 bb_expect_grep '^persistent / raw$' "$out" "its ratio against raw"
 
 # A sweep over every policy.
-bb_serial sh "$S/scripts/bbench-sweep" --ranks 1,2 --out "$BB_TMP/s" -- \
+bb_serial sh "$S/tools/bbench-sweep" --ranks 1,2 --out "$BB_TMP/s" -- \
     "$B/bench/bbench-sum" --count 1,8 --buffers both --admission all --requests both \
     --samples 3 --reps 2 >"$out" 2>"$err"
 bb_expect_rc 0 $? "sum sweep over every policy"
-bb_serial sh "$S/scripts/bbench-sweep" --ranks 1,2 --out "$BB_TMP/s" -- \
+bb_serial sh "$S/tools/bbench-sweep" --ranks 1,2 --out "$BB_TMP/s" -- \
     "$B/bench/bbench-transfer" --bytes 8,1K --batches 0 --buffers both --admission all \
     --requests both --samples 3 --reps 2 >"$out" 2>"$err"
 bb_expect_rc 0 $? "transfer sweep over every policy"
@@ -95,7 +95,7 @@ bb_expect_true "at most 8 legend entries a panel" \
     test "$(grep '^plot ' "$BB_TMP/s.gp/sum.gp" | awk '{ n = gsub(/ title /, ""); if (n > m) m = n } END { print m + 0 }')" -le 8
 
 # bbench-perf's own records (every policy beside every reference).
-bb_serial env BBENCH_BINDIR="$B/bench" sh "$S/scripts/bbench-perf" --out "$BB_TMP/perf" \
+bb_serial env BBENCH_BINDIR="$B/bench" sh "$S/tools/bbench-perf" --out "$BB_TMP/perf" \
     --sum-count 1,8 --transfer-bytes 8,1K --samples 3 --reps 2 >"$out" 2>"$err"
 bb_expect_rc 0 $? "bbench-perf"
 plot "bbench-perf's records" "$BB_TMP/perf"

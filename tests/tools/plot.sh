@@ -1,5 +1,5 @@
 #!/bin/sh
-# scripts/bbench-plot on stored records: non-empty PNG files (checked by
+# tools/bbench-plot on stored records: non-empty PNG files (checked by
 # their signature), and in the gnuplot scripts it writes (--script): legend
 # entries in numeric order with one colour per rank count, at most 8 per
 # panel, binary size ticks, a log2 batches axis, the protocol/raw ratio,
@@ -8,8 +8,8 @@
 # gnuplot the script exits 77 and so does this test (a skip).  No MPI.
 . "$(dirname "$0")/../lib.sh"
 
-PL="$S/scripts/bbench-plot"
-SW="$S/scripts/bbench-sweep"
+PL="$S/tools/bbench-plot"
+SW="$S/tools/bbench-sweep"
 D="$S/tests/tools/data"
 R="$S/results"
 P="$BB_TMP/png"

@@ -10,8 +10,8 @@
 # arguments.
 . "$(dirname "$0")/../lib.sh"
 
-SW="$S/scripts/bbench-sweep"
-PL="$S/scripts/bbench-plot"
+SW="$S/tools/bbench-sweep"
+PL="$S/tools/bbench-plot"
 SUM="$B/bench/bbench-sum"
 D="$S/tests/tools/data"
 out="$BB_TMP/out"
@@ -98,7 +98,7 @@ bb_expect_true "a hostfile with a blank passed whole" grep -q -x -F "[$BB_TMP/hf
 
 # bbench-perf refuses what the benchmarks would refuse before launching
 # anything (exit 2, not a failed measurement), in true words.
-PF="$S/scripts/bbench-perf"
+PF="$S/tools/bbench-perf"
 perf_usage() {
     pwhat=$1 want=$2
     shift 2
@@ -184,7 +184,7 @@ cp "$BB_TMP/say-args" "$BB_TMP/bl/bin/bbench-sum"
 printf 'sum | a glob | 1 | --count * --samples 3 | | count | elapsed | | log |\n' >"$BB_TMP/bl/list"
 rm -f "$BB_TMP/args"
 (cd "$BB_TMP/bl/cwd" && SAY_ARGS="$BB_TMP/args" BB_LAUNCHER_KIND=hydra MPIEXEC="$BB_TMP/say-args" \
-    BBENCH_LIST="$BB_TMP/bl/list" sh "$S/scripts/bbench-baseline" --bindir "$BB_TMP/bl/bin" \
+    BBENCH_LIST="$BB_TMP/bl/list" sh "$S/tools/bbench-baseline" --bindir "$BB_TMP/bl/bin" \
     --out "$BB_TMP/bl/out") >"$out" 2>"$err"
 bb_expect_true "bbench-baseline: the launch was tried" test -s "$BB_TMP/args"
 bb_expect_true "bbench-baseline: '*' passed as '*'" grep -q -x -F '[*]' "$BB_TMP/args"

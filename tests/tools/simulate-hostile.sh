@@ -12,7 +12,7 @@ err="$BB_TMP/err"
 # reaches a sed program (whose 'e' would run it), a prefix with a '/' makes
 # its hosts, and a hostfile short of -n is an error.  A fake smpirun keeps
 # the hostfile it was given.
-SR="$S/scripts/bbench-smpirun"
+SR="$S/tools/bbench-smpirun"
 cat >"$BB_TMP/fake-smpirun" <<'SH'
 #!/bin/sh
 while [ $# -gt 0 ]; do
@@ -61,7 +61,7 @@ done
 # --out is refused before any simulation.  A fake bbench-smpirun writes a
 # minimal simulated record; a fake gnuplot keeps its script and fails on a
 # line with an odd number of quotes (a string left open).
-SIM="$S/scripts/bbench-simulate"
+SIM="$S/tools/bbench-simulate"
 # The fake records are not bbench's schema.
 # shellcheck disable=SC2034  # read by bb_finish (tests/lib.sh)
 BB_SCHEMA_CHECK=no

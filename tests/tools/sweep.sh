@@ -1,10 +1,10 @@
 #!/bin/sh
-# scripts/bbench-sweep at ranks 1 and 2 with tiny sizes: one record per
+# tools/bbench-sweep at ranks 1 and 2 with tiny sizes: one record per
 # launch, named BENCH-nN.json, progress on stderr, no overwrite without
 # --force, a failed launch stops the sweep naming the command.
 . "$(dirname "$0")/../lib.sh"
 
-SW="$S/scripts/bbench-sweep"
+SW="$S/tools/bbench-sweep"
 SUM="$B/bench/bbench-sum"
 R="$BB_TMP/results"
 out="$BB_TMP/out"

@@ -20,7 +20,7 @@
 # has no such flag (a hostfile for an unknown launcher, an agent for srun).
 #
 # Installed scripts find this file next to themselves (the source tree's
-# scripts/) or in $(pkgdatadir), i.e. `dirname $0`/../share/bbench/; the
+# tools/) or in $(pkgdatadir), i.e. `dirname $0`/../share/bbench/; the
 # environment variable BB_LAUNCHER_SH, when set, names it instead.
 
 # Values are printed with printf '%s': dash's echo would turn a backslash

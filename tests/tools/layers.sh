@@ -1,5 +1,5 @@
 #!/bin/sh
-# The layers (README, "Layout"): every #include "..." of a folder names a
+# The layers (doc/layout.md): every #include "..." of a folder names a
 # folder that folder may use, a cross-folder include names its folder, and
 # no call goes from one folder into another that calls back (a cycle),
 # read from the built libraries' symbols.  BB_LAYERS_SRC checks another

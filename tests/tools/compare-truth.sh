@@ -4,7 +4,7 @@
 # (exit 2, file, point and quantity named), within rounding only; another
 # vocabulary is a contract change; --details refuses a FIFO (at once, never
 # opened), a directory, a device and a symbolic link; and the regression
-# rule is the same text in --help, the report, README.md and doc/tools.md,
+# rule is the same text in --help, the report and doc/tools.md,
 # and holds at its edges: overlapping ranges with a small p (within noise
 # where the intervals of the median overlap, 7 a side),
 # disjoint ranges below 5 samples (a regression by the range rule), one side
@@ -81,10 +81,10 @@ bb_expect_grep '^summary: 3 points matched' "$BB_TMP/old.md" "replaced by the re
 # --- 6. One rule, stated once and held at its edges -----------------------
 bb_serial "$C" --help >"$BB_TMP/help" 2>&1
 # The rule as --help prints it (from "A timing regressed" to "the reason."),
-# one line, spaces squeezed; README.md and doc/tools.md quote it verbatim.
+# one line, spaces squeezed; doc/tools.md quotes it verbatim.
 rule=$(tr '\n' ' ' <"$BB_TMP/help" | sed -e 's/  */ /g' -e 's/.*\(A timing regressed.*with the reason\.\).*/\1/')
 bb_expect_true "--help states the rule" test "${rule#A timing regressed}" != "$rule"
-for doc in README.md doc/tools.md; do
+for doc in doc/tools.md; do
     sed 's/^> //' "$S/$doc" | tr '\n' ' ' | sed -e 's/  */ /g' >"$BB_TMP/doc"
     bb_expect_true "$doc states the rule as --help does" grep -qF -e "$rule" "$BB_TMP/doc"
 done

@@ -83,10 +83,12 @@ rec=$(sed -n 's/^<!-- bbench-table [a-z0-9-]* view=sum records=\([^ ,]*\).*/\1/p
     "$S/README.md" | head -n 1)
 bb_expect_true "README.md has a sum block ($rec)" test -n "$rec"
 python3 - "$T/$rec" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
+import json, lzma, sys
+with lzma.open(sys.argv[1], "rt") as fh:
+    r = json.load(fh)
 r["topology"]["oversubscribed"] = True
-json.dump(r, open(sys.argv[1], "w"))
+with lzma.open(sys.argv[1], "wt") as fh:
+    json.dump(r, fh)
 PY
 check "$T/README.md"
 bb_expect_rc 1 $? "the record now says oversubscribed: its block differs"
@@ -101,11 +103,13 @@ bb_expect_grep "(-n [0-9]*, oversubscribed)" "$T/README.md" \
 # and the rewritten page passes its own --check, its markers paired.
 cp "$S/README.md" "$T/README.md"
 python3 - "$T/$rec" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
+import json, lzma, sys
+with lzma.open(sys.argv[1], "rt") as fh:
+    r = json.load(fh)
 r["topology"]["oversubscribed"] = False
 r["command"] = list(r["command"]) + ["x\n<!-- /bbench-table -->\n| 1 | 2 |"]
-json.dump(r, open(sys.argv[1], "w"))
+with lzma.open(sys.argv[1], "wt") as fh:
+    json.dump(r, fh)
 PY
 python3 "$T/scripts/bbench-doctable" --root "$T" "$T/README.md" > "$BB_TMP/out" 2>&1
 bb_expect_rc 0 $? "a command with a newline and the close marker: rewritten"
@@ -134,15 +138,17 @@ bb_expect_grep 'Best / scalapack: .*; above 1.0 on 0 of 0 resolved; 90 not resol
     "$S/doc/redist.md" "a summary line counts resolved ratios only"
 # Enough rounds, protocol twice raw in each: resolved, no mark.
 python3 - "$T/$rec" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
+import json, lzma, sys
+with lzma.open(sys.argv[1], "rt") as fh:
+    r = json.load(fh)
 for p in r["points"]:
     q = p["quantities"]["elapsed"]
     base = 2e-6 if p["parameters"]["mode"] == "protocol" else 1e-6
     q["samples"] = [base * (1 + 0.01 * k) for k in range(9)]
     q["median"] = q["samples"][4]
     q["range"] = [q["samples"][0], q["samples"][-1]]
-json.dump(r, open(sys.argv[1], "w"))
+with lzma.open(sys.argv[1], "wt") as fh:
+    json.dump(r, fh)
 PY
 python3 "$T/scripts/bbench-doctable" --root "$T" "$T/README.md" > /dev/null 2>&1
 bb_expect_grep '^| 1 | 8 B | .* | 2\.00 | ok |$' "$T/README.md" \
@@ -150,11 +156,13 @@ bb_expect_grep '^| 1 | 8 B | .* | 2\.00 | ok |$' "$T/README.md" \
 # A record that says its times are quantised (run.quantisation) is said so
 # under its table, and no ratio from it is resolved.
 python3 - "$T/$rec" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
+import json, lzma, sys
+with lzma.open(sys.argv[1], "rt") as fh:
+    r = json.load(fh)
 r["topology"]["oversubscribed"] = True
 r["run"]["quantisation"] = {"step_s": 0.004}
-json.dump(r, open(sys.argv[1], "w"))
+with lzma.open(sys.argv[1], "wt") as fh:
+    json.dump(r, fh)
 PY
 python3 "$T/scripts/bbench-doctable" --root "$T" "$T/README.md" > /dev/null 2>&1
 bb_expect_grep '^Times quantised at 4.0 ms steps (oversubscribed: [0-9]* ranks on [0-9]* cores): no ratio claim\.$' \
@@ -162,10 +170,12 @@ bb_expect_grep '^Times quantised at 4.0 ms steps (oversubscribed: [0-9]* ranks o
 bb_expect_grep '^| 1 | 8 B | .* | 2\.00? | ok |$' "$T/README.md" \
     "and its ratios make no claim"
 python3 - "$T/$rec" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
+import json, lzma, sys
+with lzma.open(sys.argv[1], "rt") as fh:
+    r = json.load(fh)
 r["run"]["quantisation"] = {"step_s": None}
-json.dump(r, open(sys.argv[1], "w"))
+with lzma.open(sys.argv[1], "wt") as fh:
+    json.dump(r, fh)
 PY
 python3 "$T/scripts/bbench-doctable" --root "$T" "$T/README.md" > /dev/null 2>&1
 bb_expect_true "run.quantisation without a step: no quantisation line" \
@@ -179,7 +189,16 @@ bb_expect_grep '^`sum-n4.json`: Times quantised at 4.0 ms steps (oversubscribed:
 # per-launch range beside, and a phase faster than a reference it contains
 # flagged implausible.
 P="$BB_TMP/perf"
-cp -R "$S/doc/records/perf" "$P"
+mkdir -p "$P"
+python3 - "$S/doc/records/perf" "$P" <<'PY'
+import json, lzma, os, sys
+# bbench-perf reads plain records: the committed ones, decompressed.
+for f in os.listdir(sys.argv[1]):
+    if f.endswith(".json.xz"):
+        with lzma.open(os.path.join(sys.argv[1], f), "rt") as src, \
+                open(os.path.join(sys.argv[2], f[:-3]), "w") as dst:
+            dst.write(src.read())
+PY
 python3 - "$P" <<'PY'
 import json, sys
 for k in (1, 2, 3):

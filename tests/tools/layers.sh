@@ -1,10 +1,11 @@
 #!/bin/sh
-# The layers (README, "Layout"): every #include "..." of a folder names a
+# The layers (doc/layout.md): every #include "..." of a folder names a
 # folder that folder may use, a cross-folder include names its folder, each
 # folder's Makefile.include lists only its own sources, no call goes from
 # one folder into another that calls back (a cycle), read from the built
-# libraries' symbols, nor against the layers (a benchmark into the runtime).  BB_LAYERS_SRC checks another
-# source tree's includes (the test's own planted violation below).
+# libraries' symbols, nor against the layers (a benchmark into the
+# runtime).  BB_LAYERS_SRC checks another source tree's includes
+# (the test's own planted violation below).
 . "$(dirname "$0")/../lib.sh"
 
 # The folder of a source file, relative to the tree: bench/NAME for a

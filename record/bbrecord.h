@@ -278,7 +278,7 @@ bb_status_t bb_compare_check_output(const bb_record_set_t *base,
 
 /* The regression rule, applied to every timing (unit "s" with a median and
  * a range) of every matched point; the one statement of it, printed by
- * --help and in every report (README.md and doc/tools.md quote it).  The
+ * --help and in every report (doc/tools.md quotes it).  The
  * interval of the median is the record's ci, or computed from the samples
  * at BB_CONFIDENCE_DEFAULT for a record from before intervals. */
 #define BB_COMPARE_RULE                                                       \

@@ -26,7 +26,7 @@
  *   -q, --quiet         nothing on stderr but errors and warnings
  *   -h, --help / -V, --version
  * A benchmark's own options are long-only unless their letter means the
- * same thing in every program that has it (README.md, "Options every
+ * same thing in every program that has it (doc/options.md, "Options every
  * benchmark shares", lists the shared ones).
  */
 #ifndef BB_RUNNER_H

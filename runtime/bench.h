@@ -82,7 +82,7 @@ bb_bench_t *bb_bench_init(int *argc, char ***argv, const char *name,
                           const char *benchmark);
 
 /* Finalizes MPI after draining the traffic that MPI_Finalize could wait on
- * forever across hosts (finalize.c; see README, "Shutdown across hosts").
+ * forever across hosts (finalize.c; see doc/hosts.md, "Shutdown across hosts").
  * Collective over MPI_COMM_WORLD, like MPI_Finalize; does nothing when MPI
  * is not initialized or already finalized.  Returns MPI_Finalize's code. */
 int bb_finalize(void);

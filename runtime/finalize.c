@@ -168,8 +168,8 @@ static void *bb_finalize_relay(void *arg)
     char msg[256];
     int m = snprintf(msg, sizeof msg,
                      "bbench: MPI_Finalize still closing UCX endpoints %.0f s after "
-                     "every rank finished: %s, exit %d (README: shutdown across "
-                     "hosts)\n", bb_finalize_limit_s,
+                     "every rank finished: %s, exit %d (doc/hosts.md: shutdown "
+                     "across hosts)\n", bb_finalize_limit_s,
                      ok ? "launcher's barrier and finalize done for it"
                         : "launcher's barrier failed", bb_finalize_code);
     if (m > 0)
@@ -242,7 +242,7 @@ cJSON *bb_finalize_guard_json(void)
         cJSON_AddStringToObject(g, "what", "MPI_Finalize's PMI-1 socket (PMI_FD) goes "
                                 "behind a relay; silent for timeout_s with no reply due, "
                                 "the relay ends the launcher's barrier and finalize for it "
-                                "(README: shutdown across hosts)");
+                                "(doc/hosts.md: shutdown across hosts)");
     } else {
         cJSON_AddStringToObject(g, "reason", why);
     }

@@ -56,7 +56,7 @@ python3 libscalapack-mpich-dev"
 openmpi_packages="openmpi-bin libopenmpi-dev"
 slurm_packages="slurmd slurmctld slurm-client munge"
 simgrid_packages="libsimgrid-dev"
-# The Python tier (README "From Python"): Debian's mpi4py is Open MPI's, so
+# The Python tier (doc/python.md): Debian's mpi4py is Open MPI's, so
 # only CI's Open MPI build runs it; not in the fresh roots, where mpi4py
 # would pull Open MPI in.
 python_packages="python3-mpi4py python3-numpy python3-pytest python3-dev"

@@ -19,7 +19,7 @@ logs=$(mktemp -d "${TMPDIR:-/tmp}/bbvg.XXXXXX")
 vg="valgrind --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
 --suppressions=$src/tests/valgrind.supp --error-exitcode=99"
 status=0
-# The programs link the static libbbench-core (README, "Layout"), so they
+# The programs link the static libbbench-core (doc/layout.md), so they
 # are real binaries; libtool's execute mode still hands valgrind the real
 # binary should a program ever become a wrapper script again.
 lt="$build/libtool --mode=execute"

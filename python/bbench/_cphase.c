@@ -3,7 +3,7 @@
  *
  * Why an extension: at 8 bytes the sum phase costs about 3 us, and ctypes'
  * call, its callback into Python and its objects cost twice that
- * (README, "From Python").  Here one C call runs a phase: the callbacks
+ * (doc/python.md).  Here one C call runs a phase: the callbacks
  * are called through the C API, the provider's array read through NumPy's
  * C API (no copy), and the sum comes back as a NumPy array, the
  * transfer as the consumer's own value.

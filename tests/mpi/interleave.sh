@@ -7,7 +7,9 @@
 # sum and transfer, whose rows keep their own reps when one fits more than
 # 10 times the fewest (BB_SHARE_FIT).  Each benchmark must measure at least
 # one set of two or more variants; a set of one is overlap's t_comm alone
-# (it sizes the others' compute).  Bookkeeping only, never speed.
+# (it sizes the others' compute).  Bookkeeping only, never speed: a short
+# budget (reps still fitted to it) keeps a loaded machine's run short (the
+# default budget's transfer --mode all took 181 s at load 15).
 . "$(dirname "$0")/../lib.sh"
 
 # check TRACE SAMPLES FIT: the trace's sets, each "NVARIANTS:ok" or a
@@ -50,7 +52,8 @@ for b in "sum --count 1,64 --mode all" "transfer --bytes 8,1K --batches 0,2 --mo
     timeout -k 5 "$BB_TIMEOUT" $MPIEXEC $(bb_launcher_np_flags "$BB_LAUNCHER_KIND" 2) \
         $(bb_launcher_root_flags "$BB_LAUNCHER_KIND") \
         $(bb_launcher_env_flags "$BB_LAUNCHER_KIND" "BB_TRACE_BLOCKS=$trace") \
-        $B/bench/bbench-$b --samples 3 -q > "$BB_TMP/out" 2> "$BB_TMP/err"
+        $B/bench/bbench-$b --samples 3 --budget 0.01 --warmup-blocks 2 -q \
+        > "$BB_TMP/out" 2> "$BB_TMP/err"
     bb_expect_rc 0 $? "bbench-$b"
     fit=0
     case $name in sum|transfer) fit=1 ;; esac

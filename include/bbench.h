@@ -889,6 +889,58 @@ BB_EXPORT int bb_redist_link_is_engine(const bb_redist_link_t *link);
 /* This rank's index and the size of the driver (engine = 0) or engine code. */
 BB_EXPORT int bb_redist_link_code_rank(const bb_redist_link_t *link, int engine);
 BB_EXPORT int bb_redist_link_code_size(const bb_redist_link_t *link, int engine);
+/* Two codes launched as two programs (MPMD: `mpiexec -n 2 ./driver : -n 4
+ * ./engine`, MDI's MPI method, or srun --multi-prog): each rank names its
+ * code, from the launch or explicitly. */
+typedef enum bb_redist_role {
+    BB_REDIST_ROLE_LAUNCH = 0,  /* from the launch: MPI_APPNUM on MPI_COMM_WORLD,
+                                   0 = driver, 1 = engine */
+    BB_REDIST_ROLE_DRIVER,
+    BB_REDIST_ROLE_ENGINE
+} bb_redist_role_t;
+
+/* Why codes were refused (bb_redist_link_create_codes_checked): ranks
+ * counted over the world, identical on every rank. */
+typedef struct bb_redist_codes_fault {
+    int no_driver, no_engine;  /* 1 when that code has no rank */
+    int mixed;         /* ranks that named their code while others took it
+                          from the launch (counted: the naming ones) */
+    int no_appnum;     /* LAUNCH ranks without MPI_APPNUM (an MPI without
+                          the attribute; a single-program launch sets 0
+                          everywhere instead: no engine) */
+    int bad_appnum;    /* LAUNCH ranks whose MPI_APPNUM is not 0 or 1 */
+} bb_redist_codes_fault_t;
+
+/* Collective over the world.  Every rank names its code (role); drivers and
+ * engines may sit anywhere in the world (MPMD order): the link's channel
+ * (bb_redist_link_comm) orders the driver ranks first, each code in world
+ * order, so that a link made here behaves as one of bb_redist_link_create
+ * with driver_ranks = the driver count.  mode must be BB_REDIST_MODE_MDI.
+ * One MPI_Allgather decides, so the verdict is the same on every rank:
+ * BB_ERR_ARG for a mode other than MDI, a role outside the enum, a NULL
+ * link_out or a mode that differs on any rank; BB_REFUSED when a code has
+ * no rank, when LAUNCH and explicit roles are mixed, or when a LAUNCH rank
+ * has no MPI_APPNUM or one other than 0 or 1 (nothing is created; never a
+ * hang).  A NULL world or a call from another thread returns at once and
+ * leaves the others waiting.  Caller owns *link_out
+ * (bb_redist_link_destroy). */
+BB_EXPORT bb_status_t bb_redist_link_create_codes(bb_world_t *world, bb_redist_mode_t mode, bb_redist_role_t role, bb_redist_link_t **link_out);
+/* The same, and the refusal's counts in *fault_out (may be NULL; written on
+ * BB_OK and BB_REFUSED, zero on BB_OK). */
+BB_EXPORT bb_status_t bb_redist_link_create_codes_checked(bb_world_t *world, bb_redist_mode_t mode, bb_redist_role_t role, bb_redist_link_t **link_out, bb_redist_codes_fault_t *fault_out);
+/* Local.  How the link found its codes: "split" (bb_redist_link_create, at
+ * driver_ranks), "appnum" (the launch's MPI_APPNUM) or "role" (each rank
+ * named its code); static, never NULL. */
+BB_EXPORT const char *bb_redist_link_found_by(const bb_redist_link_t *link);
+/* Local, no MPI.  Parses MDI's option string as MDI codes take it
+ * ("-role DRIVER|ENGINE -name NAME -method MPI", in any order, words
+ * separated by blanks): *role_out DRIVER or ENGINE, and the name, truncated
+ * to name_size - 1 bytes, into name_out when it is not NULL.  BB_ERR_PARSE
+ * for a missing or unknown -role, a missing -name or -method, a -method
+ * other than MPI
+ * (TCP, LINK: not one world), an option without its value or an unknown
+ * option; BB_ERR_ARG for NULL text or role_out. */
+BB_EXPORT bb_status_t bb_redist_role_parse_mdi(const char *text, bb_redist_role_t *role_out, char *name_out, size_t name_size);
 /* Local.  0 on every link, kept for the ABI: auto no longer uses a run
  * length threshold timed at link creation (load skewed it) but a trial on
  * each plan's own first executions (BB_REDIST_AUTO). */

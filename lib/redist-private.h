@@ -35,6 +35,7 @@ struct bb_redist_link {
     int driver_first, driver_n, engine_first, engine_n;
     int is_driver, is_engine;
     int64_t plans;          /* plans alive: destroy refuses while > 0 */
+    const char *found_by;   /* "split", "appnum" or "role" (static) */
 };
 
 /* ---- exchange plans (redist-xplan.c) ------------------------------------ */

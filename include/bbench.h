@@ -901,14 +901,73 @@ typedef struct bb_redist_link bb_redist_link_t;
 BB_EXPORT bb_status_t bb_redist_link_create(bb_world_t *world, bb_redist_mode_t mode,
                                             int driver_ranks,
                                             bb_redist_link_t **link_out);
+/* Collective over the link (frees its communicators); BB_OK for NULL;
+ * BB_ERR_STATE, the link kept, while plans of it live. */
 BB_EXPORT bb_status_t bb_redist_link_destroy(bb_redist_link_t *link);
+/* Local accessors.  The channel (both codes, the driver's ranks first) and
+ * this rank's code, both borrowed: the caller may communicate on them (the
+ * examples send MDI's command names on the channel) between the library's
+ * calls, never free them. */
 BB_EXPORT MPI_Comm bb_redist_link_comm(const bb_redist_link_t *link);       /* borrowed */
 BB_EXPORT MPI_Comm bb_redist_link_code_comm(const bb_redist_link_t *link);  /* borrowed */
 BB_EXPORT int bb_redist_link_is_driver(const bb_redist_link_t *link);
 BB_EXPORT int bb_redist_link_is_engine(const bb_redist_link_t *link);
-/* This rank's index and the size of the driver (engine = 0) or engine code. */
+/* Local.  This rank's index and the size of the driver (engine = 0) or
+ * engine code. */
 BB_EXPORT int bb_redist_link_code_rank(const bb_redist_link_t *link, int engine);
 BB_EXPORT int bb_redist_link_code_size(const bb_redist_link_t *link, int engine);
+/* Two codes launched as two programs (MPMD: `mpiexec -n 2 ./driver : -n 4
+ * ./engine`, MDI's MPI method, or srun --multi-prog): each rank names its
+ * code, from the launch or explicitly. */
+typedef enum bb_redist_role {
+    BB_REDIST_ROLE_LAUNCH = 0,  /* from the launch: MPI_APPNUM on MPI_COMM_WORLD,
+                                   0 = driver, 1 = engine */
+    BB_REDIST_ROLE_DRIVER,
+    BB_REDIST_ROLE_ENGINE
+} bb_redist_role_t;
+
+/* Why codes were refused (bb_redist_link_create_codes_checked): ranks
+ * counted over the world, identical on every rank. */
+typedef struct bb_redist_codes_fault {
+    int no_driver, no_engine;  /* 1 when that code has no rank */
+    int mixed;         /* ranks that named their code while others took it
+                          from the launch (counted: the naming ones) */
+    int no_appnum;     /* LAUNCH ranks without MPI_APPNUM (an MPI without
+                          the attribute; a single-program launch sets 0
+                          everywhere instead: no engine) */
+    int bad_appnum;    /* LAUNCH ranks whose MPI_APPNUM is not 0 or 1 */
+} bb_redist_codes_fault_t;
+
+/* Collective over the world.  Every rank names its code (role); drivers and
+ * engines may sit anywhere in the world (MPMD order): the link's channel
+ * (bb_redist_link_comm) orders the driver ranks first, each code in world
+ * order, so that a link made here behaves as one of bb_redist_link_create
+ * with driver_ranks = the driver count.  mode must be BB_REDIST_MODE_MDI.
+ * One MPI_Allgather decides, so the verdict is the same on every rank:
+ * BB_ERR_ARG for a mode other than MDI, a role outside the enum, a NULL
+ * link_out or a mode that differs on any rank; BB_REFUSED when a code has
+ * no rank, when LAUNCH and explicit roles are mixed, or when a LAUNCH rank
+ * has no MPI_APPNUM or one other than 0 or 1 (nothing is created; never a
+ * hang).  A NULL world or a call from another thread returns at once and
+ * leaves the others waiting.  Caller owns *link_out
+ * (bb_redist_link_destroy). */
+BB_EXPORT bb_status_t bb_redist_link_create_codes(bb_world_t *world, bb_redist_mode_t mode, bb_redist_role_t role, bb_redist_link_t **link_out);
+/* The same, and the refusal's counts in *fault_out (may be NULL; written on
+ * BB_OK and BB_REFUSED, zero on BB_OK). */
+BB_EXPORT bb_status_t bb_redist_link_create_codes_checked(bb_world_t *world, bb_redist_mode_t mode, bb_redist_role_t role, bb_redist_link_t **link_out, bb_redist_codes_fault_t *fault_out);
+/* Local.  How the link found its codes: "split" (bb_redist_link_create, at
+ * driver_ranks), "appnum" (the launch's MPI_APPNUM) or "role" (each rank
+ * named its code); static, never NULL. */
+BB_EXPORT const char *bb_redist_link_found_by(const bb_redist_link_t *link);
+/* Local, no MPI.  Parses MDI's option string as MDI codes take it
+ * ("-role DRIVER|ENGINE -name NAME -method MPI", in any order, words
+ * separated by blanks): *role_out DRIVER or ENGINE, and the name, truncated
+ * to name_size - 1 bytes, into name_out when it is not NULL.  BB_ERR_PARSE
+ * for a missing or unknown -role, a missing -name or -method, a -method
+ * other than MPI
+ * (TCP, LINK: not one world), an option without its value or an unknown
+ * option; BB_ERR_ARG for NULL text or role_out. */
+BB_EXPORT bb_status_t bb_redist_role_parse_mdi(const char *text, bb_redist_role_t *role_out, char *name_out, size_t name_size);
 /* Local.  0 on every link, kept for the ABI: auto no longer uses a run
  * length threshold timed at link creation (load skewed it) but a trial on
  * each plan's own first executions (BB_REDIST_AUTO). */
@@ -968,6 +1027,11 @@ BB_EXPORT bb_status_t bb_redist_method_parse(const char *text,
 
 /* Commands (the first character of MDI command names). */
 enum { BB_REDIST_SEND = '>', BB_REDIST_RECEIVE = '<' };
+/* The command bb_redist_plan_update_maps presents in the handshake (never a
+ * message's: an execute that names it is refused, local_cause COMMAND). */
+enum { BB_REDIST_UPDATE = 'U' };
+/* The command bb_redist_plan_set_driver_map presents (">MAP"), likewise. */
+enum { BB_REDIST_MAP = 'M' };
 
 /* The recv_dist flag that prefaces every message. */
 enum {
@@ -1030,9 +1094,35 @@ BB_EXPORT bb_status_t bb_redist_plan_set_engine_map(bb_redist_plan_t *plan,
                                                     const bb_map_t *map,
                                                     bb_redist_setup_t *setup_out);
 /* Collective over the link (MDI_Update_Maps): the driver learns the current
- * engine map; '>' goes in one step again. */
+ * engine map; '>' goes in one step again.  Its handshake is a message's
+ * (bb_redist_plan_execute: the same agreement, or the same eager exchange
+ * with nothing published) presenting the command BB_REDIST_UPDATE, and it
+ * consumes a sequence number: when one code calls it while the other
+ * executes a message of the plan, both meet in that collective and both
+ * return BB_REFUSED (stage CONTRACT, nothing published, the maps as they
+ * were); a code that makes no call of the plan at all cannot be told from
+ * a slow one, and the other code waits.  BB_OK on both codes: the cross
+ * part rebuilt; map_transfer_s in *setup_out (may be NULL).  A NULL plan,
+ * another thread or a poisoned plan return at once (the others wait);
+ * BB_ERR_MPI poisons the plan. */
 BB_EXPORT bb_status_t bb_redist_plan_update_maps(bb_redist_plan_t *plan,
                                                  bb_redist_setup_t *setup_out);
+
+/* Collective over the link (a later MDI_Set_Map on the driver: the ">MAP"
+ * of a changed driver map; the first one is bb_redist_plan_create).  Driver
+ * ranks pass their new map (copied), engine ranks NULL (ignored).  The map
+ * is validated over the driver code, then the message handshake presenting
+ * BB_REDIST_MAP meets the engine, so that an engine executing a message
+ * meanwhile is refused alike (stage CONTRACT).  BB_REFUSED on every rank of
+ * both codes, the plan unchanged and the same *setup_out everywhere, for a
+ * map the driver code refuses (driver_fault), another N (n_mismatch) or an
+ * epoch that does not increase (stale_epoch); admitted, the new map
+ * replaces the plan's and the cross part and both codes' own parts are
+ * rebuilt (the driver learns the engine's current map too).  Consumes a
+ * sequence number.  setup_out may be NULL.  A NULL plan, another thread, a
+ * reentrant call or a poisoned plan return at once (the others wait);
+ * BB_ERR_MPI poisons the plan. */
+BB_EXPORT bb_status_t bb_redist_plan_set_driver_map(bb_redist_plan_t *plan, const bb_map_t *map, bb_redist_setup_t *setup_out);
 
 /* One message's contract: every rank presents it in the admission. */
 typedef struct bb_redist_contract {
@@ -1049,7 +1139,9 @@ typedef enum bb_redist_local {
     BB_REDIST_LOCAL_ELEMENT_BYTES,  /* not the plan's element size */
     BB_REDIST_LOCAL_OVER_CAP,       /* N > cap, or a negative cap */
     BB_REDIST_LOCAL_BUFFER,         /* NULL buffer for a nonzero count */
-    BB_REDIST_LOCAL_CONTRACT        /* a NULL contract */
+    BB_REDIST_LOCAL_CONTRACT,       /* a NULL contract */
+    BB_REDIST_LOCAL_MAP             /* set_driver_map: the driver refused
+                                       its new map (faults in the setup) */
 } bb_redist_local_t;
 
 /* One message, this rank. */

@@ -460,6 +460,11 @@ static int bb_plan_build_internal(bb_redist_plan_t *pl, int sender_side, int rec
     return MPI_SUCCESS;
 }
 
+int bb_plan_rebuild_internal(bb_redist_plan_t *pl)
+{
+    return bb_plan_build_internal(pl, 1, 1);
+}
+
 bb_status_t bb_plan_agree_status(MPI_Comm comm, bb_status_t local)
 {
     int64_t mine = (int64_t)local, all = 0;
@@ -763,13 +768,12 @@ bb_status_t bb_redist_plan_update_maps(bb_redist_plan_t *pl, bb_redist_setup_t *
     if (st != BB_OK)
         return st;
     double t0 = bb_time_now();
-    int rc = bb_plan_build_cross(pl, 1);
-    st = bb_plan_agree_status(pl->link->comm, bb_plan_status_from_rc(rc));
-    su.map_transfer_s = su.total_s = bb_time_now() - t0;
+    bb_redist_metrics_t m;
+    st = bb_exec_update(pl, &m); /* the handshake, then the cross part */
+    su.map_transfer_s = m.map_s;
+    su.total_s = bb_time_now() - t0;
     if (setup_out)
         *setup_out = su;
-    if (st == BB_ERR_MPI)
-        bb_plan_poison(pl);
     return st;
 }
 

@@ -35,6 +35,7 @@ struct bb_redist_link {
     int driver_first, driver_n, engine_first, engine_n;
     int is_driver, is_engine;
     int64_t plans;          /* plans alive: destroy refuses while > 0 */
+    const char *found_by;   /* "split", "appnum" or "role" (static) */
 };
 
 /* ---- exchange plans (redist-xplan.c) ------------------------------------ */
@@ -191,6 +192,12 @@ void bb_plan_poison(bb_redist_plan_t *pl);
 /* Collective over the link: the cross-code part (the map transfer) with the
  * maps held now; learn_epochs: also agree on both epochs. */
 int bb_plan_build_cross(bb_redist_plan_t *pl, int learn_epochs);
+/* Collective over the link (redist-execute.c): bb_redist_plan_update_maps,
+ * the message handshake presenting BB_REDIST_UPDATE, then the cross part. */
+bb_status_t bb_exec_update(bb_redist_plan_t *pl, bb_redist_metrics_t *metrics_out);
+/* Collective over the link: the parts inside each code rebuilt from the
+ * plan's maps (after the driver's map changed); an MPI code. */
+int bb_plan_rebuild_internal(bb_redist_plan_t *pl);
 /* Local.  auto: (re)starts the trial (the cross part was rebuilt). */
 void bb_plan_trial_start(bb_redist_plan_t *pl);
 /* Collective over the link, after each successful payload of an auto plan

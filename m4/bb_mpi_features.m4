@@ -38,6 +38,22 @@ AC_DEFUN([BB_CHECK_MPI_FEATURES], [
        [the MPI makes persistent collectives (include/private/mpi-compat.h names the call)])
      AC_DEFINE_UNQUOTED([BB_ALLREDUCE_INIT_NAME], ["$BB_ALLREDUCE_INIT"],
        [the MPI call that makes a persistent allreduce])])
+  dnl MPI_APPNUM (MPI 2's attribute on MPI_COMM_WORLD: which program of an
+  dnl MPMD launch a rank runs) lets a redistribution link find the driver
+  dnl and engine codes from the launch.  MPICH and Open MPI have it; without
+  dnl it (SMPI) bb_redist_link_create_codes refuses the launch role and the
+  dnl two-program tests skip.  bb_cv_mpi_appnum=no builds as if it were missing.
+  AC_CACHE_CHECK([for MPI_APPNUM], [bb_cv_mpi_appnum],
+    [AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <mpi.h>]],
+        [[int *v = 0, flag = 0;
+          return MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &v, &flag);]])],
+      [bb_cv_mpi_appnum=yes], [bb_cv_mpi_appnum=no])])
+  BB_MPI_APPNUM=no
+  AS_IF([test "x$bb_cv_mpi_appnum" = xyes],
+    [AC_DEFINE([BB_HAVE_MPI_APPNUM], [1],
+       [MPI_APPNUM on MPI_COMM_WORLD names a rank's program in an MPMD launch])
+     BB_MPI_APPNUM=yes])
+  AC_SUBST([BB_MPI_APPNUM])
   dnl For the tests: which call, or empty when the policy is refused.
   AC_SUBST([BB_ALLREDUCE_INIT])
 ])

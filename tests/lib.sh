@@ -112,6 +112,43 @@ bb_mpmd() {
     timeout -k 5 "$BB_TIMEOUT" $MPIEXEC $(bb_launcher_root_flags "$BB_LAUNCHER_KIND") "$@"
 }
 
+# bb_mpmd_codes ND NE A... : B...: the MDI launch of two codes under a
+# timeout, ND ranks running A and NE ranks running B (A and B as the
+# launcher takes a program and its arguments); over the cores as bb_mpirun
+# (Open MPI's --oversubscribe, the ranks yielding when idle).  Slurm's form
+# is srun --multi-prog (tests/slurm/srun.sh).
+bb_mpmd_codes() {
+    _nd=$1 _ne=$2; shift 2
+    _first=yes
+    for _a; do
+        if [ $_first = yes ]; then set -- -n "$_nd"; _first=no; fi
+        if [ "$_a" = : ]; then set -- "$@" : -n "$_ne"; else set -- "$@" "$_a"; fi
+    done
+    _tot=$((_nd + _ne)) _over=
+    [ "$_tot" -gt "$BB_CORES" ] && _over=yes
+    [ "$_over" = yes ] && [ "$BB_LAUNCHER_KIND" = openmpi ] && set -- --oversubscribe "$@"
+    if [ "$_over" = yes ] && [ "${BB_YIELD:-yes}" = yes ] && \
+        [ -f "$B/tests/.libs/libbbyield.so" ]; then
+        (LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD }$B/tests/.libs/libbbyield.so"
+         OMPI_MCA_mpi_yield_when_idle=1
+         ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
+         export LD_PRELOAD OMPI_MCA_mpi_yield_when_idle ASAN_OPTIONS
+         bb_mpmd "$@")
+    else
+        bb_mpmd "$@"
+    fi
+}
+
+# bb_skip_without_appnum: exit 77 (skipped), saying why, when this MPI has no
+# MPI_APPNUM (configure's probe) or the launcher no MPMD form.
+bb_skip_without_appnum() {
+    if [ "$BB_MPI_APPNUM" != yes ]; then
+        echo "SKIP: this MPI has no MPI_APPNUM: the codes of an MPMD launch are not found from it"
+        exit 77
+    fi
+    bb_mpmd_supported || exit 77
+}
+
 # bb_skip_without_persistent: exit 77 (skipped), saying why, when this MPI
 # has no persistent collectives (configure found neither MPI_Allreduce_init
 # nor MPIX_Allreduce_init, and the programs refuse --requests persistent).

@@ -688,7 +688,10 @@ static const bb_bench_desc_t redist_bench = {
     .benchmark = "redist",
     .summary = "Measure MDI parallel communication between a driver code and an engine\n"
                "code whose data are laid out differently: today's rank-0 path against\n"
-               "redistribution with maps (doc/redist.md).  Launch with mpiexec -n P.",
+               "redistribution with maps (doc/redist.md).  Launch with mpiexec -n P\n"
+               "(the world split at --driver-ranks), or as the two programs MDI users\n"
+               "launch: mpiexec -n PD bbench-redist --role driver ... : -n PE\n"
+               "bbench-redist --role engine ...",
     .notes = "A call is one message; a barrier (untimed) precedes each message.  The\n"
              "methods and the bound are measured interleaved, sample by sample.  Setup\n"
              "(validation, map transfer, plan build) is timed apart, once per plan.\n"

@@ -1000,6 +1000,9 @@ BB_EXPORT bb_status_t bb_redist_method_parse(const char *text,
 
 /* Commands (the first character of MDI command names). */
 enum { BB_REDIST_SEND = '>', BB_REDIST_RECEIVE = '<' };
+/* The command bb_redist_plan_update_maps presents in the handshake (never a
+ * message's: an execute that names it is refused, local_cause COMMAND). */
+enum { BB_REDIST_UPDATE = 'U' };
 
 /* The recv_dist flag that prefaces every message. */
 enum {
@@ -1062,7 +1065,17 @@ BB_EXPORT bb_status_t bb_redist_plan_set_engine_map(bb_redist_plan_t *plan,
                                                     const bb_map_t *map,
                                                     bb_redist_setup_t *setup_out);
 /* Collective over the link (MDI_Update_Maps): the driver learns the current
- * engine map; '>' goes in one step again. */
+ * engine map; '>' goes in one step again.  Its handshake is a message's
+ * (bb_redist_plan_execute: the same agreement, or the same eager exchange
+ * with nothing published) presenting the command BB_REDIST_UPDATE, and it
+ * consumes a sequence number: when one code calls it while the other
+ * executes a message of the plan, both meet in that collective and both
+ * return BB_REFUSED (stage CONTRACT, nothing published, the maps as they
+ * were); a code that makes no call of the plan at all cannot be told from
+ * a slow one, and the other code waits.  BB_OK on both codes: the cross
+ * part rebuilt; map_transfer_s in *setup_out (may be NULL).  A NULL plan,
+ * another thread or a poisoned plan return at once (the others wait);
+ * BB_ERR_MPI poisons the plan. */
 BB_EXPORT bb_status_t bb_redist_plan_update_maps(bb_redist_plan_t *plan,
                                                  bb_redist_setup_t *setup_out);
 

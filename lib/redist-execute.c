@@ -659,8 +659,16 @@ static bb_status_t bb_exec_allowed(const bb_redist_plan_t *pl)
     return BB_OK;
 }
 
-bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contract_t *contract,
-                                   const void *send, void *recv,
+/* Collective over the link: one message, or (update) the handshake of
+ * bb_redist_plan_update_maps: the same agreement, or the same eager
+ * exchange with nothing published, presenting the command
+ * BB_REDIST_UPDATE, so that a code that calls update while the other
+ * executes a message (or the other way round) meets it in the same
+ * collective and both are refused by the contract's command field instead
+ * of entering different collectives (a hang or an MPI error).  An admitted
+ * update then rebuilds the cross part (the driver learns the engine map). */
+static bb_status_t bb_exec_message(bb_redist_plan_t *pl, const bb_redist_contract_t *contract,
+                                   const void *send, void *recv, int update,
                                    bb_redist_metrics_t *metrics_out)
 {
     bb_redist_metrics_t m;
@@ -674,8 +682,15 @@ bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contrac
     m.sequence = pl->sequence;
     /* A missing contract presents an impossible one (and the refusal). */
     const bb_redist_contract_t none = {0, -1, -1, -1};
-    bb_redist_local_t cause = bb_exec_local_cause(pl, contract, send, recv);
+    const bb_redist_contract_t upd = {BB_REDIST_UPDATE, pl->n, pl->eb, pl->n};
+    bb_redist_local_t cause = update ? BB_REDIST_LOCAL_NONE
+                                     : bb_exec_local_cause(pl, contract, send, recv);
     m.local_cause = cause;
+    if (update) {
+        contract = &upd;
+        send = NULL; /* an eager update sends its staging as it is */
+        recv = NULL;
+    }
     if (contract == NULL)
         contract = &none;
     int64_t both[2 * BB_REDIST_FIELDS], red[2 * BB_REDIST_FIELDS];
@@ -696,7 +711,7 @@ bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contrac
         if ((rc = bb_xplan_stage_headers(&pl->x1, both, packed)) != MPI_SUCCESS)
             goto mpi_fail;
         double t1 = bb_time_now();
-        rc = bb_exec_post(pl, cause == BB_REDIST_LOCAL_NONE ? send : NULL, &nr, &ns);
+        rc = bb_exec_post(pl, cause == BB_REDIST_LOCAL_NONE && !update ? send : NULL, &nr, &ns);
         double t2 = bb_time_now();
         if (rc != MPI_SUCCESS || (rc = bb_xplan_min_headers(&pl->x1, both, red, packed))
                                      != MPI_SUCCESS)
@@ -711,6 +726,12 @@ bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contrac
         if (m.eager && (rc = bb_exec_drop(pl, nr, ns)) != MPI_SUCCESS)
             goto mpi_fail;
         st = BB_REFUSED;
+        goto leave_call;
+    }
+    if (update) {
+        if (m.eager && (rc = bb_exec_drop(pl, nr, ns)) != MPI_SUCCESS)
+            goto mpi_fail;
+        st = bb_exec_map_reply(pl, &m); /* the cross part, both epochs learned */
         goto leave_call;
     }
     int stale = bb_plan_cross_uses_engine(pl) && mx[BB_REDIST_ENGINE_EPOCH] != pl->engine_known;
@@ -742,4 +763,16 @@ done:
     if (metrics_out)
         *metrics_out = m;
     return st;
+}
+
+bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contract_t *contract,
+                                   const void *send, void *recv,
+                                   bb_redist_metrics_t *metrics_out)
+{
+    return bb_exec_message(pl, contract, send, recv, 0, metrics_out);
+}
+
+bb_status_t bb_exec_update(bb_redist_plan_t *pl, bb_redist_metrics_t *metrics_out)
+{
+    return bb_exec_message(pl, NULL, NULL, NULL, 1, metrics_out);
 }

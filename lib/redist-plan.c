@@ -763,13 +763,12 @@ bb_status_t bb_redist_plan_update_maps(bb_redist_plan_t *pl, bb_redist_setup_t *
     if (st != BB_OK)
         return st;
     double t0 = bb_time_now();
-    int rc = bb_plan_build_cross(pl, 1);
-    st = bb_plan_agree_status(pl->link->comm, bb_plan_status_from_rc(rc));
-    su.map_transfer_s = su.total_s = bb_time_now() - t0;
+    bb_redist_metrics_t m;
+    st = bb_exec_update(pl, &m); /* the handshake, then the cross part */
+    su.map_transfer_s = m.map_s;
+    su.total_s = bb_time_now() - t0;
     if (setup_out)
         *setup_out = su;
-    if (st == BB_ERR_MPI)
-        bb_plan_poison(pl);
     return st;
 }
 

@@ -192,6 +192,9 @@ void bb_plan_poison(bb_redist_plan_t *pl);
 /* Collective over the link: the cross-code part (the map transfer) with the
  * maps held now; learn_epochs: also agree on both epochs. */
 int bb_plan_build_cross(bb_redist_plan_t *pl, int learn_epochs);
+/* Collective over the link (redist-execute.c): bb_redist_plan_update_maps,
+ * the message handshake presenting BB_REDIST_UPDATE, then the cross part. */
+bb_status_t bb_exec_update(bb_redist_plan_t *pl, bb_redist_metrics_t *metrics_out);
 /* Local.  auto: (re)starts the trial (the cross part was rebuilt). */
 void bb_plan_trial_start(bb_redist_plan_t *pl);
 /* Collective over the link, after each successful payload of an auto plan

@@ -49,6 +49,28 @@ if [ "$BB_MPI_LIBRARY" = mpich ]; then
     bb_expect_true "--mpi=none: said once" test "$(grep -c 'alone in its MPI_COMM_WORLD' "$out")" -eq 1
 fi
 bb_expect_true "--mpi=none: no record" test ! -e "$BB_TMP/none.json"
+# The MDI examples as srun starts two programs (doc/mdi.md): --multi-prog,
+# rank 0 the driver, the others the engine, each named by MDI's -mdi string
+# (srun gives every rank the same MPI_APPNUM); exact on every element and
+# rank at 1:1 and 1:2, the engine moving alone every 2 steps.  The
+# wrappers keep the string's blanks out of the --multi-prog file's quoting.
+printf '#!/bin/sh\nexec "%s" -mdi "-role DRIVER -name md -method MPI" --steps 4 --remap 2\n' \
+    "$B/examples/mdi-driver" > "$BB_TMP/mdi-driver.sh"
+printf '#!/bin/sh\nexec "%s" -mdi "-role ENGINE -name md -method MPI" --steps 4 --remap 2\n' \
+    "$B/examples/mdi-engine" > "$BB_TMP/mdi-engine.sh"
+chmod +x "$BB_TMP/mdi-driver.sh" "$BB_TMP/mdi-engine.sh"
+for ne in 1 2; do
+    np=$((1 + ne))
+    printf '0 %s\n1-%d %s\n' "$BB_TMP/mdi-driver.sh" "$ne" "$BB_TMP/mdi-engine.sh" > "$BB_TMP/mdi.conf"
+    # shellcheck disable=SC2046
+    timeout -k 5 "$BB_TIMEOUT" srun --mpi=$plugin $(BB_LAUNCHER_CORES=2 bb_launcher_np_flags slurm $np) \
+        --multi-prog "$BB_TMP/mdi.conf" > "$out" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] || head -n 40 "$out" >&2
+    bb_expect_rc 0 $rc "srun --multi-prog mdi-driver 1 : mdi-engine $ne ($BB_MPI_LIBRARY)"
+    bb_expect_grep "exact on every element and rank: driver 1 ranks, engine $ne ranks, codes found by role" \
+        "$out" "srun --multi-prog 1:$ne: exact, codes found by role"
+done
 # doc/running.md's batch job for this MPI, as written there (its build
 # directory made this build's), submitted and waited for: exit 0, a record.
 python3 - "$S/doc/running.md" "$BB_MPI_LIBRARY" "$B" > "$BB_TMP/job.sh" <<'PY'

@@ -10,7 +10,9 @@
  * joining with the map it set for the command.  Each step: "@STEP" (the
  * engine may move its atoms, telling nobody), ">COORDS" (the driver's
  * coordinates to the engine), "<FORCES" (the forces back), "<ENERGY" (one
- * element); with --update, "UPDATE_MAPS" (MDI_Update_Maps) after each move.
+ * element); with --update, "UPDATE_MAPS" (MDI_Update_Maps) after each move;
+ * with --driver-remap K, every K steps the driver moves its own atoms and
+ * sends ">MAP" again (bb_redist_plan_set_driver_map).
  * Every force and energy is checked exactly; options and exit codes in
  * examples/mdi.h. */
 #include "mdi.h"
@@ -79,7 +81,8 @@ int main(int argc, char **argv)
     MPI_Comm code = bb_redist_link_code_comm(l);
 
     /* MDI_Create_Map: the driver's atoms, the standardized distribution. */
-    if (bb_map_create_std(o.atoms, me, pd, 0, &coords_map) != BB_OK
+    int64_t depoch = 0;
+    if (mdi_driver_map(o.atoms, me, pd, depoch, &coords_map) != BB_OK
         || mdi_scalar_map(me, &scalar_map) != BB_OK) {
         fprintf(stderr, "%s: rank %d: cannot make the maps\n", prog, wrank);
         MPI_Abort(MPI_COMM_WORLD, BB_EXIT_FATAL);
@@ -103,20 +106,13 @@ int main(int argc, char **argv)
         }
     }
 
-    int64_t count = bb_map_count(coords_map);
-    const int64_t *idx = bb_map_indices(coords_map);
-    x = malloc((size_t)(count ? count : 1) * 3 * sizeof *x);
-    f = malloc((size_t)(count ? count : 1) * 3 * sizeof *f);
-    if (x == NULL || f == NULL)
-        MPI_Abort(MPI_COMM_WORLD, BB_EXIT_FATAL);
     /* Whether the driver knows the engine's current map for each plan (the
      * test build's expected counts, doc/mdi.md): the engine moves at the
      * steps the shared --remap gives. */
     int forces_stale = 0;
     for (int s = 0; s < o.steps && rc == BB_EXIT_OK; s++) {
         send_command(l, "@STEP");
-        int moved = o.remap > 0 && s > 0 && s % o.remap == 0;
-        if (moved) {
+        if (o.remap > 0 && s > 0 && s % o.remap == 0) {
             forces_stale = 1;
             if (o.update) {
                 send_command(l, "UPDATE_MAPS");
@@ -131,8 +127,47 @@ int main(int argc, char **argv)
                 forces_stale = 0;
             }
         }
+        if (rc == BB_EXIT_OK && o.driver_remap > 0 && s > 0 && s % o.driver_remap == 0) {
+            /* The driver moves its atoms: MDI_Set_Map on the driver again,
+             * its ">MAP" for each command (the hostile case reuses the
+             * epoch). */
+            bb_map_t *moved = NULL;
+            int64_t d = o.hostile && strcmp(o.hostile, "driver-map") == 0 ? depoch : depoch + 1;
+            if (mdi_driver_map(o.atoms, me, pd, d, &moved) != BB_OK)
+                MPI_Abort(MPI_COMM_WORLD, BB_EXIT_FATAL);
+            for (int c = COORDS; c <= FORCES && rc == BB_EXIT_OK; c++) {
+                char cmd[MDI_COMMAND_LEN];
+                snprintf(cmd, sizeof cmd, ">MAP %s", names[c]);
+                send_command(l, cmd);
+                bb_redist_setup_t su;
+                mdi_calls_t before = mdi_calls_now();
+                st = bb_redist_plan_set_driver_map(plan[c], moved, &su);
+                if (st != BB_OK) {
+                    fprintf(stderr, "%s: rank %d: %s refused: stale epoch %d, the codes "
+                            "disagree on N %d (%s)\n", prog, wrank, cmd, su.stale_epoch,
+                            su.n_mismatch, bb_status_string(st));
+                    rc = st == BB_REFUSED ? BB_EXIT_FAILURE : BB_EXIT_FATAL;
+                } else {
+                    bad |= mdi_calls_check(prog, wrank, cmd, before, 0, MDI_DRIVER_MAP_ALLREDUCE_DRIVER);
+                }
+            }
+            bb_map_free(coords_map);
+            coords_map = moved;
+            depoch = d;
+            forces_stale = 0; /* the rebuilt cross part holds the engine's map */
+        }
         if (rc != BB_EXIT_OK)
             break;
+        int64_t count = bb_map_count(coords_map);
+        const int64_t *idx = bb_map_indices(coords_map);
+        double *nx = realloc(x, (size_t)(count ? count : 1) * 3 * sizeof *x);
+        if (nx == NULL)
+            MPI_Abort(MPI_COMM_WORLD, BB_EXIT_FATAL);
+        x = nx;
+        nx = realloc(f, (size_t)(count ? count : 1) * 3 * sizeof *f);
+        if (nx == NULL)
+            MPI_Abort(MPI_COMM_WORLD, BB_EXIT_FATAL);
+        f = nx;
         for (int64_t i = 0; i < count; i++)
             for (int k = 0; k < 3; k++)
                 x[3 * i + k] = mdi_coord(idx[i], k, s);
@@ -213,9 +248,10 @@ exit_engine:
     }
     if (rc == BB_EXIT_OK && me == 0)
         printf("%s: %d steps of %lld atoms exact on every element and rank: driver %d ranks, "
-               "engine %d ranks, codes found by %s, engine moves every %d steps, update %s\n",
+               "engine %d ranks, codes found by %s, engine moves every %d steps, update %s, "
+               "driver moves every %d steps\n",
                prog, o.steps, (long long)o.atoms, pd, pe, bb_redist_link_found_by(l), o.remap,
-               o.update ? "yes" : "no");
+               o.update ? "yes" : "no", o.driver_remap);
     for (int c = 0; c < PLANS; c++)
         bb_redist_plan_destroy(plan[c]);
     free(x);

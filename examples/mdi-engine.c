@@ -106,6 +106,35 @@ int main(int argc, char **argv)
             int c = 0;
             while (c < PLANS && strcmp(cmd + 5, names[c]) != 0)
                 c++;
+            if (c < PLANS && plan[c] != NULL) {
+                /* a later ">MAP": the driver moved its atoms; the engine
+                 * takes part, its own map unchanged */
+                bb_redist_setup_t su;
+                if (o.hostile && strcmp(o.hostile, "map-alone") == 0) {
+                    /* misuse: the driver sends ">MAP", this engine a '<' */
+                    double *fb = engine_buffer(&x, &xcap, bb_map_count(emap));
+                    bb_redist_contract_t cf = {BB_REDIST_RECEIVE, o.atoms, 24, o.atoms};
+                    st = bb_redist_plan_execute(plan[FORCES], &cf, fb, NULL, &m);
+                    rc = report(wrank, "<FORCES (for >MAP)", st, &m);
+                    break;
+                }
+                before = mdi_calls_now();
+                st = bb_redist_plan_set_driver_map(plan[c], NULL, &su);
+                if (st != BB_OK) {
+                    fprintf(stderr, "%s: rank %d: %s refused: stale epoch %d, the codes "
+                            "disagree on N %d\n", prog, wrank, cmd, su.stale_epoch,
+                            su.n_mismatch);
+                    rc = st == BB_REFUSED ? BB_EXIT_FAILURE : BB_EXIT_FATAL;
+                    break;
+                }
+                bad |= mdi_calls_check(prog, wrank, cmd, before, 0,
+                                       MDI_DRIVER_MAP_ALLREDUCE_ENGINE);
+                if (c == COORDS)
+                    coords_stale = 0; /* the driver learned the engine's map too */
+                else
+                    forces_stale = 0;
+                continue;
+            }
             const bb_map_t *mine = c == ENERGY ? scalar_map : c < PLANS ? emap : NULL;
             bb_redist_plan_t *p = NULL;
             bb_redist_setup_t su;

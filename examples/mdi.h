@@ -7,8 +7,10 @@
  * the codes found from the launch's MPI_APPNUM, or from MDI's option string
  * (-mdi "-role DRIVER -name md -method MPI").  Options, the same for both
  * programs: --atoms N (1000), --steps S (6), --remap K (the engine moves
- * its atoms every K steps, 2; 0 never), --update (MDI_Update_Maps after each
- * move), --hostile CASE (a misuse, doc/mdi.md).  Exit: 0 every element
+ * its atoms every K steps, 2; 0 never), --driver-remap K (the driver moves
+ * its own every K steps, sending ">MAP" again; 0, never), --update
+ * (MDI_Update_Maps after each engine move), --hostile CASE (a misuse,
+ * doc/mdi.md).  Exit: 0 every element
  * exact; 1 a refusal or a wrong element (a message on every rank); 2 a bad
  * command line; 3 an MPI error. */
 #ifndef BB_EXAMPLES_MDI_H
@@ -28,7 +30,9 @@
 typedef struct mdi_opts {
     int64_t atoms;
     int steps, remap, update;
-    const char *hostile;  /* NULL, or: order, n, unset, update */
+    int driver_remap;     /* the driver moves its atoms every K steps (0 never) */
+    const char *hostile;  /* NULL, or: order, n, unset, update, driver-map,
+                             map-alone (doc/mdi.md) */
     const char *mdi;      /* MDI's option string, or NULL: from the launch */
 } mdi_opts_t;
 
@@ -39,6 +43,7 @@ static inline int mdi_parse(int argc, char **argv, const char *prog, mdi_opts_t 
     o->steps = 6;
     o->remap = 2;
     o->update = 0;
+    o->driver_remap = 0;
     o->hostile = NULL;
     o->mdi = NULL;
     for (int i = 1; i < argc; i++) {
@@ -58,6 +63,8 @@ static inline int mdi_parse(int argc, char **argv, const char *prog, mdi_opts_t 
             o->steps = (int)strtol(v, &end, 10);
         else if (strcmp(a, "--remap") == 0)
             o->remap = (int)strtol(v, &end, 10);
+        else if (strcmp(a, "--driver-remap") == 0)
+            o->driver_remap = (int)strtol(v, &end, 10);
         else if (strcmp(a, "--hostile") == 0)
             o->hostile = v;
         else
@@ -66,15 +73,18 @@ static inline int mdi_parse(int argc, char **argv, const char *prog, mdi_opts_t 
             goto usage;
         i++;
     }
-    if (o->atoms < 1 || o->atoms > 100000000 || o->steps < 1 || o->remap < 0)
+    if (o->atoms < 1 || o->atoms > 100000000 || o->steps < 1 || o->remap < 0
+        || o->driver_remap < 0)
         goto usage;
     if (o->hostile && strcmp(o->hostile, "order") && strcmp(o->hostile, "n")
-        && strcmp(o->hostile, "unset") && strcmp(o->hostile, "update"))
+        && strcmp(o->hostile, "unset") && strcmp(o->hostile, "update")
+        && strcmp(o->hostile, "driver-map") && strcmp(o->hostile, "map-alone"))
         goto usage;
     return 0;
 usage:
     fprintf(stderr, "%s: usage: %s [-mdi \"-role DRIVER|ENGINE -name NAME -method MPI\"] "
-            "[--atoms N] [--steps S] [--remap K] [--update] [--hostile order|n|unset|update]\n",
+            "[--atoms N] [--steps S] [--remap K] [--driver-remap K] [--update]\n"
+            "  [--hostile order|n|unset|update|driver-map|map-alone]\n",
             prog, prog);
     return 2;
 }
@@ -137,12 +147,28 @@ static inline bb_status_t mdi_engine_map(int64_t atoms, int rank, int size, int6
     return bb_map_create_block_cyclic(atoms, 1 + e % 4, rank, size, e, map_out);
 }
 
+/* The driver's layout at epoch d: the standardized distribution first,
+ * then block-cyclic in blocks of 2 + d % 3 atoms. */
+static inline bb_status_t mdi_driver_map(int64_t atoms, int rank, int size, int64_t d,
+                                         bb_map_t **map_out)
+{
+    if (d == 0)
+        return bb_map_create_std(atoms, rank, size, 0, map_out);
+    return bb_map_create_block_cyclic(atoms, 2 + d % 3, rank, size, d, map_out);
+}
+
 /* The one-element map of <ENERGY: on the code's rank 0. */
 static inline bb_status_t mdi_scalar_map(int rank, bb_map_t **map_out)
 {
     const int64_t zero = 0;
     return bb_map_create(1, &zero, rank == 0 ? 1 : 0, 0, map_out);
 }
+
+/* bb_redist_plan_set_driver_map's agreements (doc/mdi.md): the handshake,
+ * the verdict on the map, three for the cross part and one for the codes'
+ * own parts; the driver's ranks also validate the map over their code. */
+#define MDI_DRIVER_MAP_ALLREDUCE_ENGINE 6
+#define MDI_DRIVER_MAP_ALLREDUCE_DRIVER 7
 
 /* The MPI calls one library call made, for the test build's count. */
 typedef struct mdi_calls {

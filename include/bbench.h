@@ -881,12 +881,19 @@ typedef struct bb_redist_link bb_redist_link_t;
 BB_EXPORT bb_status_t bb_redist_link_create(bb_world_t *world, bb_redist_mode_t mode,
                                             int driver_ranks,
                                             bb_redist_link_t **link_out);
+/* Collective over the link (frees its communicators); BB_OK for NULL;
+ * BB_ERR_STATE, the link kept, while plans of it live. */
 BB_EXPORT bb_status_t bb_redist_link_destroy(bb_redist_link_t *link);
+/* Local accessors.  The channel (both codes, the driver's ranks first) and
+ * this rank's code, both borrowed: the caller may communicate on them (the
+ * examples send MDI's command names on the channel) between the library's
+ * calls, never free them. */
 BB_EXPORT MPI_Comm bb_redist_link_comm(const bb_redist_link_t *link);       /* borrowed */
 BB_EXPORT MPI_Comm bb_redist_link_code_comm(const bb_redist_link_t *link);  /* borrowed */
 BB_EXPORT int bb_redist_link_is_driver(const bb_redist_link_t *link);
 BB_EXPORT int bb_redist_link_is_engine(const bb_redist_link_t *link);
-/* This rank's index and the size of the driver (engine = 0) or engine code. */
+/* Local.  This rank's index and the size of the driver (engine = 0) or
+ * engine code. */
 BB_EXPORT int bb_redist_link_code_rank(const bb_redist_link_t *link, int engine);
 BB_EXPORT int bb_redist_link_code_size(const bb_redist_link_t *link, int engine);
 /* Two codes launched as two programs (MPMD: `mpiexec -n 2 ./driver : -n 4
@@ -1003,6 +1010,8 @@ enum { BB_REDIST_SEND = '>', BB_REDIST_RECEIVE = '<' };
 /* The command bb_redist_plan_update_maps presents in the handshake (never a
  * message's: an execute that names it is refused, local_cause COMMAND). */
 enum { BB_REDIST_UPDATE = 'U' };
+/* The command bb_redist_plan_set_driver_map presents (">MAP"), likewise. */
+enum { BB_REDIST_MAP = 'M' };
 
 /* The recv_dist flag that prefaces every message. */
 enum {
@@ -1079,6 +1088,22 @@ BB_EXPORT bb_status_t bb_redist_plan_set_engine_map(bb_redist_plan_t *plan,
 BB_EXPORT bb_status_t bb_redist_plan_update_maps(bb_redist_plan_t *plan,
                                                  bb_redist_setup_t *setup_out);
 
+/* Collective over the link (a later MDI_Set_Map on the driver: the ">MAP"
+ * of a changed driver map; the first one is bb_redist_plan_create).  Driver
+ * ranks pass their new map (copied), engine ranks NULL (ignored).  The map
+ * is validated over the driver code, then the message handshake presenting
+ * BB_REDIST_MAP meets the engine, so that an engine executing a message
+ * meanwhile is refused alike (stage CONTRACT).  BB_REFUSED on every rank of
+ * both codes, the plan unchanged and the same *setup_out everywhere, for a
+ * map the driver code refuses (driver_fault), another N (n_mismatch) or an
+ * epoch that does not increase (stale_epoch); admitted, the new map
+ * replaces the plan's and the cross part and both codes' own parts are
+ * rebuilt (the driver learns the engine's current map too).  Consumes a
+ * sequence number.  setup_out may be NULL.  A NULL plan, another thread, a
+ * reentrant call or a poisoned plan return at once (the others wait);
+ * BB_ERR_MPI poisons the plan. */
+BB_EXPORT bb_status_t bb_redist_plan_set_driver_map(bb_redist_plan_t *plan, const bb_map_t *map, bb_redist_setup_t *setup_out);
+
 /* One message's contract: every rank presents it in the admission. */
 typedef struct bb_redist_contract {
     int command;            /* BB_REDIST_SEND or BB_REDIST_RECEIVE */
@@ -1094,7 +1119,9 @@ typedef enum bb_redist_local {
     BB_REDIST_LOCAL_ELEMENT_BYTES,  /* not the plan's element size */
     BB_REDIST_LOCAL_OVER_CAP,       /* N > cap, or a negative cap */
     BB_REDIST_LOCAL_BUFFER,         /* NULL buffer for a nonzero count */
-    BB_REDIST_LOCAL_CONTRACT        /* a NULL contract */
+    BB_REDIST_LOCAL_CONTRACT,       /* a NULL contract */
+    BB_REDIST_LOCAL_MAP             /* set_driver_map: the driver refused
+                                       its new map (faults in the setup) */
 } bb_redist_local_t;
 
 /* One message, this rank. */

@@ -659,6 +659,27 @@ static bb_status_t bb_exec_allowed(const bb_redist_plan_t *pl)
     return BB_OK;
 }
 
+/* What a message's kind is (bb_exec_message). */
+enum { BB_EXEC_MESSAGE = 0, BB_EXEC_UPDATE, BB_EXEC_DRIVER_MAP };
+
+/* Collective over the link, when every rank presented BB_REDIST_MAP: the
+ * driver's verdict on its new map into *su on every rank of both codes. */
+static int bb_exec_agree_setup(bb_redist_plan_t *pl, bb_redist_setup_t *su)
+{
+    const bb_map_fault_t *f = &su->driver_fault;
+    int64_t loc[9] = {f->out_of_range, f->duplicates, f->gaps, f->n_mismatch,
+                      f->epoch_mismatch, f->missing, f->resources, su->n_mismatch,
+                      su->stale_epoch}, mx[9];
+    int rc = bb_agree_max(pl->link->comm, loc, 9, mx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    su->driver_fault = (bb_map_fault_t){mx[0], mx[1], mx[2], (int)mx[3], (int)mx[4],
+                                        (int)mx[5], (int)mx[6]};
+    su->n_mismatch = (int)mx[7];
+    su->stale_epoch = (int)mx[8];
+    return MPI_SUCCESS;
+}
+
 /* Collective over the link: one message, or (update) the handshake of
  * bb_redist_plan_update_maps: the same agreement, or the same eager
  * exchange with nothing published, presenting the command
@@ -669,6 +690,7 @@ static bb_status_t bb_exec_allowed(const bb_redist_plan_t *pl)
  * update then rebuilds the cross part (the driver learns the engine map). */
 static bb_status_t bb_exec_message(bb_redist_plan_t *pl, const bb_redist_contract_t *contract,
                                    const void *send, void *recv, int update,
+                                   const bb_map_t *dmap_new, bb_redist_setup_t *su,
                                    bb_redist_metrics_t *metrics_out)
 {
     bb_redist_metrics_t m;
@@ -682,9 +704,28 @@ static bb_status_t bb_exec_message(bb_redist_plan_t *pl, const bb_redist_contrac
     m.sequence = pl->sequence;
     /* A missing contract presents an impossible one (and the refusal). */
     const bb_redist_contract_t none = {0, -1, -1, -1};
-    const bb_redist_contract_t upd = {BB_REDIST_UPDATE, pl->n, pl->eb, pl->n};
+    const bb_redist_contract_t upd = {update == BB_EXEC_DRIVER_MAP ? BB_REDIST_MAP
+                                                                   : BB_REDIST_UPDATE,
+                                      pl->n, pl->eb, pl->n};
     bb_redist_local_t cause = update ? BB_REDIST_LOCAL_NONE
                                      : bb_exec_local_cause(pl, contract, send, recv);
+    bb_map_t *dcopy = NULL;
+    if (update == BB_EXEC_DRIVER_MAP && pl->link->is_driver) {
+        /* the new map, validated over the driver code alone (the engine
+         * may be anywhere: the handshake below meets it) */
+        bb_status_t vs = bb_map_validate(pl->link->code, dmap_new, &su->driver_fault);
+        if (vs == BB_ERR_MPI)
+            goto mpi_fail;
+        su->validate_s = bb_time_now() - t0;
+        if (vs == BB_OK) {
+            su->n_mismatch = dmap_new->n != pl->n;
+            su->stale_epoch = dmap_new->epoch <= pl->dmap->epoch;
+            if (!su->n_mismatch && !su->stale_epoch && (dcopy = bb_map_copy(dmap_new)) == NULL)
+                su->driver_fault.resources = 1;
+        }
+        if (vs != BB_OK || su->n_mismatch || su->stale_epoch || dcopy == NULL)
+            cause = BB_REDIST_LOCAL_MAP;
+    }
     m.local_cause = cause;
     if (update) {
         contract = &upd;
@@ -722,10 +763,35 @@ static bb_status_t bb_exec_message(bb_redist_plan_t *pl, const bb_redist_contrac
     bb_agree_join(red, BB_REDIST_FIELDS, mn, mx);
     pl->sequence++;
     m.recv_dist = mx[BB_REDIST_RECV_DIST];
+    int all_map = update == BB_EXEC_DRIVER_MAP && mn[BB_REDIST_COMMAND] == BB_REDIST_MAP
+                  && mx[BB_REDIST_COMMAND] == BB_REDIST_MAP;
+    if (all_map && bb_exec_agree_setup(pl, su) != MPI_SUCCESS)
+        goto mpi_fail;
     if (bb_exec_refused(mn, mx, &m)) {
         if (m.eager && (rc = bb_exec_drop(pl, nr, ns)) != MPI_SUCCESS)
             goto mpi_fail;
+        bb_map_free(dcopy);
         st = BB_REFUSED;
+        goto leave_call;
+    }
+    if (update == BB_EXEC_DRIVER_MAP) {
+        /* admitted: the driver's new map replaces the plan's, then the
+         * cross part (both epochs learned) and both codes' own parts */
+        if (m.eager && (rc = bb_exec_drop(pl, nr, ns)) != MPI_SUCCESS)
+            goto mpi_fail;
+        if (dcopy != NULL) {
+            bb_map_free(pl->dmap);
+            pl->dmap = dcopy;
+        }
+        if ((st = bb_exec_map_reply(pl, &m)) != BB_OK)
+            goto leave_call;
+        su->map_transfer_s = m.map_s;
+        double t4 = bb_time_now();
+        st = bb_plan_agree_status(pl->link->comm,
+                                  bb_plan_status_from_rc(bb_plan_rebuild_internal(pl)));
+        su->plan_build_s = bb_time_now() - t4;
+        if (st == BB_ERR_MPI)
+            bb_plan_poison(pl);
         goto leave_call;
     }
     if (update) {
@@ -769,10 +835,25 @@ bb_status_t bb_redist_plan_execute(bb_redist_plan_t *pl, const bb_redist_contrac
                                    const void *send, void *recv,
                                    bb_redist_metrics_t *metrics_out)
 {
-    return bb_exec_message(pl, contract, send, recv, 0, metrics_out);
+    return bb_exec_message(pl, contract, send, recv, BB_EXEC_MESSAGE, NULL, NULL, metrics_out);
 }
 
 bb_status_t bb_exec_update(bb_redist_plan_t *pl, bb_redist_metrics_t *metrics_out)
 {
-    return bb_exec_message(pl, NULL, NULL, NULL, 1, metrics_out);
+    return bb_exec_message(pl, NULL, NULL, NULL, BB_EXEC_UPDATE, NULL, NULL, metrics_out);
+}
+
+bb_status_t bb_redist_plan_set_driver_map(bb_redist_plan_t *pl, const bb_map_t *map,
+                                          bb_redist_setup_t *setup_out)
+{
+    bb_redist_setup_t su;
+    memset(&su, 0, sizeof su);
+    if (setup_out)
+        *setup_out = su;
+    double t0 = bb_time_now();
+    bb_status_t st = bb_exec_message(pl, NULL, NULL, NULL, BB_EXEC_DRIVER_MAP, map, &su, NULL);
+    su.total_s = bb_time_now() - t0;
+    if (setup_out && st != BB_ERR_ARG && st != BB_ERR_THREAD && st != BB_ERR_REENTRY)
+        *setup_out = su;
+    return st;
 }

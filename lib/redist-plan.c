@@ -460,6 +460,11 @@ static int bb_plan_build_internal(bb_redist_plan_t *pl, int sender_side, int rec
     return MPI_SUCCESS;
 }
 
+int bb_plan_rebuild_internal(bb_redist_plan_t *pl)
+{
+    return bb_plan_build_internal(pl, 1, 1);
+}
+
 bb_status_t bb_plan_agree_status(MPI_Comm comm, bb_status_t local)
 {
     int64_t mine = (int64_t)local, all = 0;

@@ -195,6 +195,9 @@ int bb_plan_build_cross(bb_redist_plan_t *pl, int learn_epochs);
 /* Collective over the link (redist-execute.c): bb_redist_plan_update_maps,
  * the message handshake presenting BB_REDIST_UPDATE, then the cross part. */
 bb_status_t bb_exec_update(bb_redist_plan_t *pl, bb_redist_metrics_t *metrics_out);
+/* Collective over the link: the parts inside each code rebuilt from the
+ * plan's maps (after the driver's map changed); an MPI code. */
+int bb_plan_rebuild_internal(bb_redist_plan_t *pl);
 /* Local.  auto: (re)starts the trial (the cross part was rebuilt). */
 void bb_plan_trial_start(bb_redist_plan_t *pl);
 /* Collective over the link, after each successful payload of an auto plan

@@ -6,9 +6,10 @@
 # '<' carrying the map) or followed by MDI_Update_Maps; each library call's
 # MPI_Alltoallw and MPI_Allreduce counted by the interposer (tests/fault.c)
 # against doc/mdi.md's figures (the examples fail otherwise).  The codes
-# found from MPI_APPNUM and from MDI's -mdi option string.  Misuse (wrong
-# order, another N, a command the engine set no map for, update on one code
-# alone) refused on every rank of both codes: exit 1, the message on each
+# found from MPI_APPNUM and from MDI's -mdi option string; the driver
+# moving its own atoms (">MAP" again).  Misuse (wrong order, another N, a
+# command the engine set no map for, update on one code alone, a driver map
+# whose epoch does not increase, >MAP on the driver alone) refused on every rank of both codes: exit 1, the message on each
 # rank, nothing written.  The unequal shapes 1:3, 2:2, 3:1 oversubscribe 2
 # cores: the full tier, but for 1:2.
 . "$(dirname "$0")/../lib.sh"
@@ -46,6 +47,12 @@ if grep -q ">COORDS: 2 Alltoallw" "$out"; then
 else
     bb_expect_true "after MDI_Update_Maps no '>' takes two exchanges" true
 fi
+# The driver moves its own atoms every 3 steps: ">MAP" again
+# (bb_redist_plan_set_driver_map), 6 agreements on the engine, 7 on the
+# driver (its own validation), no exchange; then '<' needs no map.
+exact "1:1 driver moves" 1 1 --steps 7 --remap 2 --driver-remap 3
+bb_expect_grep "mdi-engine: rank 1: >MAP >COORDS: 0 Alltoallw, 6 Allreduce" "$out" "driver map: 6 agreements on the engine"
+bb_expect_grep "mdi-driver: rank 0: >MAP <FORCES: 0 Alltoallw, 7 Allreduce" "$out" "driver map: 7 on the driver"
 # MDI's option string names the codes (the engine launched first).
 bb_mpmd_codes 1 1 "$E" -mdi "-role ENGINE -name md -method MPI" : \
     "$D" -mdi "-role DRIVER -name md -method MPI" > "$out" 2>&1
@@ -58,11 +65,15 @@ bb_expect_grep "not \"-role DRIVER|ENGINE -name NAME -method MPI\"" "$out" "-met
 # every tier (mdi): 1 driver, 2 engines
 exact "1:2 appnum" 1 2 --steps 4 --remap 2
 
-# hostile CASE WANT: refused on every rank of a 1:2 launch, exit 1, WANT
-# said once per rank (3), no received element written.
+# hostile CASE WANT [ARGS...]: refused on every rank of a 1:2 launch
+# (ARGS given to both programs), exit 1, WANT said once per rank (3), no
+# received element written.
 hostile() {
-    bb_mpmd_codes 1 2 "$D" --hostile "$1" : "$E" --hostile "$1" > "$out" 2>&1
-    bb_expect_rc 1 $? "hostile $1: exit 1"
+    case=$1 want=$2; shift 2
+    bb_mpmd_codes 1 2 "$D" --hostile "$case" "$@" : "$E" --hostile "$case" "$@" > "$out" 2>&1
+    rc=$?
+    set -- "$case" "$want"
+    bb_expect_rc 1 $rc "hostile $1: exit 1"
     n=$(grep -c "$2" "$out")
     bb_expect_true "hostile $1: \"$2\" on all 3 ranks ($n)" test "$n" -eq 3
     bb_expect_true "hostile $1: nothing written" test "$(grep -c ' [1-9][0-9]* received elements written' "$out")" -eq 0
@@ -75,12 +86,20 @@ hostile n "refused: engine map missing 0, the codes disagree on N 1"
 hostile unset ">MAP >VELOCITIES refused: engine map missing 1"
 hostile update "refus"
 bb_expect_grep "mdi-driver: rank 0: >COORDS refused: stage contract" "$out" "update alone: the driver's '>' refused"
+hostile driver-map ">MAP >COORDS refused: stale epoch 1" --driver-remap 2
+# ">MAP" on the driver while the engine sends '<': both refused.
+hostile map-alone "refus" --driver-remap 2
+bb_expect_grep "mdi-engine: rank 1: <FORCES (for >MAP) refused: stage contract" "$out" \
+    "map alone: the engine's '<' refused by the contract"
+bb_expect_grep "mdi-driver: rank 0: >MAP >COORDS refused: stale epoch 0, the codes disagree on N 0 (collective refusal)" \
+    "$out" "map alone: the driver's >MAP refused, its map not at fault"
 
 if bb_tier_full; then
     for shape in "1 3" "2 2" "3 1"; do
         set -- $shape
         exact "$1:$2 appnum" "$1" "$2" --steps 6 --remap 2 --atoms 997
         exact "$1:$2 update" "$1" "$2" --steps 6 --remap 3 --update --atoms 1001
+        exact "$1:$2 driver moves" "$1" "$2" --steps 6 --remap 2 --driver-remap 2 --atoms 999
     done
 fi
 bb_finish

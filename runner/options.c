@@ -453,6 +453,111 @@ static void bad_option(bb_run_t *run, char **argv, int missing_value)
     bb_run_usage(run, "unknown option '%s'", arg);
 }
 
+/* 1 when arg names the long option `name` as getopt_long takes it: the
+ * whole name or an abbreviation that no other option of lo shares
+ * (--role, --ro), its value joined (--role=V) or the next argument;
+ * *joined says which. */
+static int names_option(const struct option *lo, const char *name, const char *arg,
+                        int *joined)
+{
+    if (arg[0] != '-' || arg[1] != '-' || arg[2] == '\0')
+        return 0;
+    const char *s = arg + 2;
+    size_t len = strcspn(s, "=");
+    if (len > strlen(name) || strncmp(s, name, len) != 0)
+        return 0;
+    *joined = s[len] == '=';
+    if (len == strlen(name))
+        return 1;
+    for (const struct option *o = lo; o->name != NULL; o++)
+        if (strcmp(o->name, name) != 0 && strncmp(o->name, s, len) == 0)
+            return 0;  /* ambiguous: getopt refuses it alike on every rank */
+    return 1;
+}
+
+/* argv with the code option as "--NAME CODE" whatever its value and
+ * spelling (its presence must agree, its value may differ): words joined
+ * by sep, in a buffer the caller frees (NULL: no memory). */
+static char *arguments_but_code(const struct option *lo, const char *name, int argc,
+                                char **argv, char sep, size_t *len_out)
+{
+    size_t cap = 1;
+    for (int i = 1; i < argc; i++)
+        cap += strlen(argv[i]) + strlen(name) + 9;
+    char *out = malloc(cap), *w = out;
+    if (out == NULL)
+        return NULL;
+    int options_end = 0;
+    for (int i = 1; i < argc; i++) {
+        int joined = 0;
+        if (!options_end && names_option(lo, name, argv[i], &joined)) {
+            w += sprintf(w, "--%s%cCODE", name, sep);
+            i += !joined;  /* its value is the next argument */
+        } else {
+            options_end |= strcmp(argv[i], "--") == 0;
+            w += sprintf(w, "%s", argv[i]);
+        }
+        *w++ = sep;
+    }
+    *w = '\0';
+    *len_out = (size_t)(w - out);
+    return out;
+}
+
+/* The programs of an MPMD launch each parse their own argv: a difference
+ * would leave some ranks on a usage error and the rest waiting in a
+ * collective.  One fused MIN/MAX of a hash of the arguments (but the code
+ * option's value) agrees them; on a difference, the first rank that
+ * differs from rank 0 sends its list, and rank 0 says both (exit 2 on
+ * every rank). */
+static void agree_arguments(bb_run_t *run, const struct option *lo, int argc, char **argv)
+{
+    const char *name = run->desc->code_option;
+    MPI_Comm comm = bb_run_comm(run);
+    size_t len = 0;
+    char *text = arguments_but_code(lo, name, argc, argv, '\0', &len);
+    if (text == NULL)
+        bb_run_fatal(run, "out of memory");
+    uint64_t h = 14695981039346656037ULL;  /* FNV-1a over the words and their ends */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)text[i]) * 1099511628211ULL;
+    free(text);
+    int64_t mine = (int64_t)h, lo_h, hi_h;
+    if (bb_agree_minmax_fused(comm, &mine, 1, &lo_h, &hi_h) != MPI_SUCCESS)
+        bb_run_fatal(run, "MPI_Allreduce failed while agreeing the arguments");
+    if (lo_h == hi_h)
+        return;
+    int64_t h0 = mine;
+    int me = bb_run_rank(run), size = bb_run_size(run), first = size, differs;
+    if (MPI_Bcast(&h0, 1, MPI_INT64_T, 0, comm) != MPI_SUCCESS)
+        bb_run_fatal(run, "MPI_Bcast failed while agreeing the arguments");
+    differs = h0 != mine ? me : size;
+    if (MPI_Allreduce(&differs, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+        bb_run_fatal(run, "MPI_Allreduce failed while agreeing the arguments");
+    /* Both lists as words joined by blanks, at most 200 characters each. */
+    char lists[2][204] = {"", ""};
+    for (int k = 0; k < 2; k++) {
+        int from = k == 0 ? 0 : first;
+        if (me == from) {
+            char *shown = arguments_but_code(lo, name, argc, argv, ' ', &len);
+            if (shown == NULL)
+                bb_run_fatal(run, "out of memory");
+            if (len > 0)
+                shown[len - 1] = '\0';  /* the last word's blank */
+            if (len > 200)
+                snprintf(lists[k], sizeof lists[k], "%.196s ...", shown);
+            else
+                snprintf(lists[k], sizeof lists[k], "%s", shown);
+            free(shown);
+        }
+        if (MPI_Bcast(lists[k], (int)sizeof lists[k], MPI_CHAR, from, comm) != MPI_SUCCESS)
+            bb_run_fatal(run, "MPI_Bcast failed while agreeing the arguments");
+    }
+    bb_run_usage(run, "the launch's programs were given different arguments: every "
+                 "argument but the value of --%s must be the same on every rank (rank 0: "
+                 "'%s'; rank %d: '%s')", name, lists[0], first, lists[1]);
+}
+
 void bb_run_parse_options(bb_run_t *run, void *state, int argc, char **argv)
 {
     const bb_bench_desc_t *d = run->desc;
@@ -461,6 +566,8 @@ void bb_run_parse_options(bb_run_t *run, void *state, int argc, char **argv)
     getopt_tables(d, &lo, &so);
     if (lo == NULL)
         bb_run_fatal(run, "out of memory");
+    if (d->code_option != NULL)
+        agree_arguments(run, lo, argc, argv);
     opterr = 0;  /* our own messages, on rank 0 only */
     optind = 1;
     int c;

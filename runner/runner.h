@@ -304,6 +304,13 @@ typedef struct bb_bench_desc {
     const char *mode_key;
     /* 1: it lends no provider arrays; the run section does not count them. */
     int no_provider;
+    /* The one option (its long name, "role") whose value may differ between
+     * the programs of an MPMD launch (mpiexec -n 2 P --role driver : -n 2 P
+     * --role engine).  Every other argument, and whether this option is
+     * given, are agreed over the world before parsing: a difference is exit
+     * 2 on every rank, rank 0 naming both argument lists.  NULL: no
+     * agreement (no collective). */
+    const char *code_option;
 } bb_bench_desc_t;
 
 /* From validate, before any row is added: measure with workload's variants,

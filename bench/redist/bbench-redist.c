@@ -444,6 +444,12 @@ static const bb_option_t redist_options[] = {
     {"element-bytes", 'e', "B", "8 (CHARGES), 16 or 24 (COORDS, FORCES; default)"},
     {"driver-ranks", BB_REDIST_OPT_DRIVER, "PD", "driver ranks [0, PD), engine [PD, P)\n"
      "(--link mdi; default P/2, 1 <= PD <= P-1)"},
+    {"role", BB_REDIST_OPT_ROLE, "CODE", "driver or engine: this program's code in an MPMD\n"
+     "launch (mpiexec -n PD bbench-redist --role driver\n"
+     "... : -n PE bbench-redist --role engine ...; --link\n"
+     "mdi), every other argument the same in both.\n"
+     "Without --role or --driver-ranks, a launch of two\n"
+     "programs is the driver, then the engine (MPI_APPNUM)"},
     {"from", BB_REDIST_OPT_FROM, "LAYOUT", "the driver's layout; repeat for several\n"
      "(default spatial-shuffled; --full-sweep spatial,\nspatial-shuffled, random:1, root)"},
     {"to", BB_REDIST_OPT_TO, "LAYOUT", "the engine's layout; repeat for several (default std)\n"
@@ -513,6 +519,29 @@ static size_t redist_validate(bb_run_t *run, void *state)
     return points;
 }
 
+/* Where the codes are and how they were found (the record's run.codes,
+ * written by finish). */
+static void codes_note(bb_run_t *run, const bb_rd_options_t *o)
+{
+    static const char *const how[][2] = {
+        {"split", "the world split at --driver-ranks (P/2 by default)"},
+        {"role", "each program's --role"},
+        {"appnum", "the launch's two programs (MPI_APPNUM 0 the driver, 1 the engine)"},
+    };
+    const char *why = o->codes_found_by;
+    for (size_t i = 0; i < sizeof how / sizeof how[0]; i++)
+        if (strcmp(how[i][0], o->codes_found_by) == 0)
+            why = how[i][1];
+    int p = bb_run_size(run), d = o->driver_ranks;
+    if (o->drivers_first)
+        bb_table_note(bb_run_table(run), "codes: driver ranks [0, %d), engine ranks [%d, %d): "
+                      "%s", d, d, p, why);
+    else
+        bb_table_note(bb_run_table(run), "codes: the driver's %d ranks and the engine's %d "
+                      "where the launch placed them (the link orders the driver's first): %s",
+                      d, p - d, why);
+}
+
 static void redist_setup(bb_run_t *run, void *state)
 {
     redist_state_t *st = state;
@@ -522,11 +551,24 @@ static void redist_setup(bb_run_t *run, void *state)
         if (strcmp(redist_variants[m].name, bb_redist_method_name((bb_redist_method_t)m)))
             bb_run_fatal(run, "variant %d is '%s', the library's method '%s'", m,
                          redist_variants[m].name, bb_redist_method_name((bb_redist_method_t)m));
-    bb_status_t s = bb_redist_link_create(bb_run_world(run), o->mode,
-                                          o->mode == BB_REDIST_MODE_MDI ? o->driver_ranks : 0,
-                                          &st->link);
+    /* the codes as validate found them: the link agrees them again (a
+     * difference is this program's error, fatal) */
+    int mdi = o->mode == BB_REDIST_MODE_MDI;
+    bb_world_t *world = bb_run_world(run);
+    bb_status_t s = mdi && strcmp(o->codes_found_by, "split") != 0
+        ? bb_redist_link_create_codes(world, o->mode, o->role_given ? o->role
+                                                                    : BB_REDIST_ROLE_LAUNCH,
+                                      &st->link)
+        : bb_redist_link_create(world, o->mode, mdi ? o->driver_ranks : 0, &st->link);
     if (s != BB_OK)
         bb_run_fatal(run, "cannot create the link: %s", bb_status_string(s));
+    if (mdi && (bb_redist_link_code_size(st->link, 0) != o->driver_ranks
+                || strcmp(bb_redist_link_found_by(st->link), o->codes_found_by) != 0))
+        bb_run_fatal(run, "the link's codes (%d driver ranks, found by %s) are not "
+                     "the options' (%d, %s)", bb_redist_link_code_size(st->link, 0),
+                     bb_redist_link_found_by(st->link), o->driver_ranks, o->codes_found_by);
+    if (mdi)
+        codes_note(run, o);
     st->pt = (bb_rd_point_t){ .run = run, .link = st->link,
                                   .comm = bb_redist_link_comm(st->link),
                                   .element_bytes = o->element_bytes,
@@ -556,9 +598,8 @@ static void redist_setup(bb_run_t *run, void *state)
     bb_rd_ratio_marks(bb_run_settings(run)->confidence, marks, sizeof marks);
     bb_table_note(t, "ratios (root_x, the notes' a/b and 'x the fastest'): %s", marks);
     if (o->mode == BB_REDIST_MODE_MDI)
-        bb_table_note(t, "mdi: driver ranks [0, %d) ('from' layout), engine ranks [%d, %d) "
-                      "('to' layout), %lld-byte elements", o->driver_ranks, o->driver_ranks,
-                      bb_run_size(run), (long long)o->element_bytes);
+        bb_table_note(t, "mdi: %lld-byte elements, the driver's 'from' layout to the "
+                      "engine's 'to' layout", (long long)o->element_bytes);
     else
         bb_table_note(t, "intra: %d ranks, layouts 'from' ('>' from) and 'to' ('<' from), "
                       "%lld-byte elements", bb_run_size(run), (long long)o->element_bytes);
@@ -595,6 +636,16 @@ static int redist_finish(bb_run_t *run, void *state)
     cJSON *section = bb_run_section(run);  /* rank 0 */
     if (section != NULL) {
         cJSON_AddStringToObject(section, "bound_note", BB_REDIST_BOUND_NOTE);
+        if (st->o.mode == BB_REDIST_MODE_MDI) {
+            /* beside the points, not among their parameters: the same
+             * codes found another way are the same points */
+            cJSON *codes = cJSON_AddObjectToObject(section, "codes");
+            cJSON_AddStringToObject(codes, "found_by", bb_redist_link_found_by(st->link));
+            cJSON_AddNumberToObject(codes, "driver_ranks", st->o.driver_ranks);
+            cJSON_AddNumberToObject(codes, "engine_ranks",
+                                    bb_run_size(run) - st->o.driver_ranks);
+            cJSON_AddBoolToObject(codes, "driver_first_in_world", st->o.drivers_first);
+        }
     }
     bb_map_free(st->dmap);
     bb_map_free(st->emap);
@@ -647,7 +698,10 @@ static const bb_bench_desc_t redist_bench = {
     .benchmark = "redist",
     .summary = "Measure MDI parallel communication between a driver code and an engine\n"
                "code whose data are laid out differently: today's rank-0 path against\n"
-               "redistribution with maps (doc/redist.md).  Launch with mpiexec -n P.",
+               "redistribution with maps (doc/redist.md).  Launch with mpiexec -n P\n"
+               "(the world split at --driver-ranks), or as the two programs MDI users\n"
+               "launch: mpiexec -n PD bbench-redist --role driver ... : -n PE\n"
+               "bbench-redist --role engine ...",
     .notes = "A call is one message; a barrier (untimed) precedes each message.  The\n"
              "methods and the bound are measured interleaved, sample by sample.  Setup\n"
              "(validation, map transfer, plan build) is timed apart, once per plan.\n"
@@ -688,6 +742,7 @@ static const bb_bench_desc_t redist_bench = {
     .point_added = redist_point_added,
     .mode_key = "method",
     .no_provider = 1,
+    .code_option = "role",
 };
 
 int main(int argc, char **argv) { return bb_run_main(&redist_bench, argc, argv); }

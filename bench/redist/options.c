@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static void parse_layout(bb_run_t *run, const char *opt, const char *text, bb_layout_t *out)
 {
@@ -124,6 +125,15 @@ void bb_rd_options_parse(bb_run_t *run, bb_rd_options_t *o, int key,
         break;
     }
     case BB_REDIST_OPT_RATIOS: o->ratios = 1; break;
+    case BB_REDIST_OPT_ROLE:
+        /* the value differs between the launch's programs: a bad one is
+         * said after the ranks agree (bb_rd_options_validate) */
+        o->role_given = 1;
+        o->role = strcasecmp(value, "driver") == 0 ? BB_REDIST_ROLE_DRIVER
+                  : strcasecmp(value, "engine") == 0 ? BB_REDIST_ROLE_ENGINE
+                  : BB_REDIST_ROLE_LAUNCH;
+        o->role_bad = o->role == BB_REDIST_ROLE_LAUNCH;
+        break;
     }
 }
 
@@ -315,8 +325,9 @@ static size_t validate_cases(bb_run_t *run, bb_rd_options_t *o, int ranks)
                          "to its B layout, '>', --link intra): no --from, --to, --elements, "
                          "-m, --direction, --link mdi, --workload md, --ratios or "
                          "--full-sweep");
-    if (o->driver_ranks >= 0)
-        bb_run_usage(run, "--driver-ranks applies to --link mdi only");
+    if (o->driver_ranks >= 0 || o->role_given)
+        bb_run_usage(run, "--%s applies to --link mdi only",
+                     o->role_given ? "role" : "driver-ranks");
     o->mode = BB_REDIST_MODE_INTRA;
     o->ndirections = 1;
     o->directions[0] = BB_REDIST_SEND;
@@ -327,6 +338,71 @@ static size_t validate_cases(bb_run_t *run, bb_rd_options_t *o, int ranks)
     }
     read_cases(run, o, ranks);
     return o->ncases;
+}
+
+/* This rank's MPI_APPNUM (its program's place in an MPMD launch), or -1
+ * where the launch or the MPI gives none. */
+static int launch_appnum(void)
+{
+#ifdef BB_HAVE_MPI_APPNUM
+    int *v = NULL, flag = 0;
+    if (MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &v, &flag) == MPI_SUCCESS && flag
+        && v != NULL)
+        return *v;
+#endif
+    return -1;
+}
+
+/* Collective (--link mdi): the codes.  --driver-ranks splits the world at
+ * PD; --role names each rank's code; with neither, a launch of two programs
+ * (MPI_APPNUM 0 and 1) is a driver and an engine, one program is split at
+ * P/2.  One MPI_Allreduce, after which every check is alike on every rank
+ * (the arguments but --role's value are agreed: code_option). */
+static void find_codes(bb_run_t *run, bb_rd_options_t *o, int ranks)
+{
+    if (o->role_given && o->driver_ranks >= 0)
+        bb_run_usage(run, "--role and --driver-ranks: give one (--role names each program's "
+                     "code in an MPMD launch, --driver-ranks splits one program's ranks)");
+    if (o->driver_ranks >= 0) {
+        o->codes_found_by = "split";
+        o->drivers_first = 1;
+        return;
+    }
+    enum { BAD, DRIVERS, ENGINES, APP0, APP1, DRIVER_RANKS, FIELDS };
+    int me = bb_run_rank(run), app = launch_appnum();
+    int driver = o->role_given ? o->role == BB_REDIST_ROLE_DRIVER : app == 0;
+    int engine = o->role_given ? o->role == BB_REDIST_ROLE_ENGINE : app == 1;
+    int64_t mine[FIELDS] = { o->role_bad, driver, engine, app == 0, app == 1,
+                             driver ? me : 0 }, all[FIELDS];
+    if (MPI_Allreduce(mine, all, FIELDS, MPI_INT64_T, MPI_SUM, bb_run_comm(run))
+            != MPI_SUCCESS)
+        bb_run_fatal(run, "MPI_Allreduce failed while finding the codes");
+    if (all[BAD] > 0)
+        bb_run_usage(run, "--role: %lld of %d ranks gave a code other than driver or engine",
+                     (long long)all[BAD], ranks);
+    if (o->role_given) {
+        if (all[DRIVERS] == 0 || all[ENGINES] == 0)
+            bb_run_usage(run, "--role: every rank is %s: launch both codes (mpiexec -n PD "
+                         "bbench-redist --role driver ... : -n PE bbench-redist --role engine "
+                         "...)", all[DRIVERS] ? "a driver" : "an engine");
+        o->codes_found_by = "role";
+    } else if (all[APP0] > 0 && all[APP1] > 0 && all[APP0] + all[APP1] == ranks) {
+        o->codes_found_by = "appnum";
+    } else if (all[APP1] > 0 || (all[APP0] > 0 && all[APP0] < ranks)) {
+        bb_run_usage(run, "the launch started %s programs than two (MPI_APPNUM): launch one "
+                     "program (split at --driver-ranks) or two (the driver, then the engine), "
+                     "or give each rank --role driver or --role engine",
+                     all[APP1] > 0 ? "more" : "other");
+    } else {
+        /* one program (or an MPI that does not say): the world split */
+        o->codes_found_by = "split";
+        o->drivers_first = 1;
+        o->driver_ranks = ranks / 2;
+        return;
+    }
+    o->driver_ranks = (int)all[DRIVERS];
+    /* distinct ranks sum to 0 + 1 + ... + (D - 1) only when they are [0, D) */
+    o->drivers_first = all[DRIVER_RANKS] == all[DRIVERS] * (all[DRIVERS] - 1) / 2;
 }
 
 void bb_rd_options_clear(bb_rd_options_t *o)
@@ -414,8 +490,7 @@ size_t bb_rd_options_validate(bb_run_t *run, bb_rd_options_t *o)
         if (ranks < 2)
             bb_run_usage(run, "--link mdi needs a driver and an engine: run on at "
                          "least 2 ranks (mpiexec -n 2), or use --link intra");
-        if (o->driver_ranks < 0)
-            o->driver_ranks = ranks / 2;
+        find_codes(run, o, ranks);
         if (o->driver_ranks < 1 || o->driver_ranks > ranks - 1)
             bb_run_usage(run, "--driver-ranks: %d leaves %s without ranks: give 1 to "
                          "%d on %d ranks", o->driver_ranks,
@@ -423,8 +498,9 @@ size_t bb_rd_options_validate(bb_run_t *run, bb_rd_options_t *o)
                          ranks);
         dr = o->driver_ranks;
         er = ranks - o->driver_ranks;
-    } else if (o->driver_ranks >= 0) {
-        bb_run_usage(run, "--driver-ranks applies to --link mdi only");
+    } else if (o->driver_ranks >= 0 || o->role_given) {
+        bb_run_usage(run, "--%s applies to --link mdi only",
+                     o->role_given ? "role" : "driver-ranks");
     }
     for (int i = 0; i < o->nfrom; i++)
         check_layout_fits(run, "--from", &o->from_layout[i], dr, &o->elements);

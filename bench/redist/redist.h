@@ -369,7 +369,7 @@ enum { BB_REDIST_LAYOUTS_MAX = 8 };
 enum { BB_REDIST_OPT_DRIVER = BB_OPT_LONG, BB_REDIST_OPT_FROM, BB_REDIST_OPT_TO,
        BB_REDIST_OPT_METHODS, BB_REDIST_OPT_MESSAGES, BB_REDIST_OPT_LINK,
        BB_REDIST_OPT_RATIOS, BB_REDIST_OPT_WORKLOAD, BB_REDIST_OPT_REMAP,
-       BB_REDIST_OPT_CASES, BB_REDIST_OPT_NO_BOUND };
+       BB_REDIST_OPT_CASES, BB_REDIST_OPT_NO_BOUND, BB_REDIST_OPT_ROLE };
 
 /* One case of a --cases file (ScaLAPACK's GEMR2D.dat line): a whole
  * matrix moved from one bc2d layout to another, '>' on the intra link. */
@@ -406,6 +406,17 @@ typedef struct bb_rd_options {
     char **skipped;            /* why each other case was skipped (owned) */
     size_t nskipped;
     int no_bound;              /* --no-bound: no probe, no bound row */
+    /* --role: this rank's code in an MPMD launch (DRIVER or ENGINE; LAUNCH
+     * when not given); role_bad: a value that is neither, said only once
+     * every rank knows (validate), so that all leave together */
+    bb_redist_role_t role;
+    int role_given, role_bad;
+    /* validate, --link mdi: how the codes were found ("split": the world
+     * split at driver_ranks; "role": --role; "appnum": a launch of two
+     * programs, MPI_APPNUM 0 the driver) and whether the driver is world
+     * ranks [0, driver_ranks) */
+    const char *codes_found_by;
+    int drivers_first;
 } bb_rd_options_t;
 
 void bb_rd_options_defaults(bb_rd_options_t *options);

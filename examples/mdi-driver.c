@@ -61,21 +61,10 @@ int main(int argc, char **argv)
     if (bb_world_bind(MPI_COMM_WORLD, &world) != BB_OK)
         MPI_Abort(MPI_COMM_WORLD, BB_EXIT_FATAL);
     int wrank = bb_world_rank(world);
-    bb_status_t st = mdi_link(world, &o, prog, &l);
-    if (st != BB_OK) {
-        rc = st == BB_REFUSED || st == BB_ERR_ARG ? BB_EXIT_FAILURE : BB_EXIT_FATAL;
+    bb_status_t st;
+    rc = mdi_open(world, &o, prog, 0, &l);
+    if (rc != 0)
         goto release_world;
-    }
-    /* A program launched in the other code's place (two drivers, the
-     * engine first by MPI_APPNUM): every rank of both stops alike. */
-    int wrong = !bb_redist_link_is_driver(l), any_wrong = 0;
-    MPI_Allreduce(&wrong, &any_wrong, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (any_wrong) {
-        fprintf(stderr, "%s: rank %d: %s\n", prog, wrank,
-                wrong ? "launched as the engine's code" : "a program runs in the other code");
-        rc = BB_EXIT_USAGE;
-        goto destroy_link;
-    }
     int me = bb_redist_link_code_rank(l, 0), pd = bb_redist_link_code_size(l, 0),
         pe = bb_redist_link_code_size(l, 1);
     MPI_Comm code = bb_redist_link_code_comm(l);
@@ -258,7 +247,6 @@ exit_engine:
     free(f);
     bb_map_free(coords_map);
     bb_map_free(scalar_map);
-destroy_link:
     if (bb_redist_link_destroy(l) != BB_OK && rc == BB_EXIT_OK)
         rc = BB_EXIT_FATAL;
 release_world:

@@ -63,19 +63,10 @@ int main(int argc, char **argv)
     if (bb_world_bind(MPI_COMM_WORLD, &world) != BB_OK)
         MPI_Abort(MPI_COMM_WORLD, BB_EXIT_FATAL);
     int wrank = bb_world_rank(world);
-    bb_status_t st = mdi_link(world, &o, prog, &l);
-    if (st != BB_OK) {
-        rc = st == BB_REFUSED || st == BB_ERR_ARG ? BB_EXIT_FAILURE : BB_EXIT_FATAL;
+    bb_status_t st;
+    rc = mdi_open(world, &o, prog, 1, &l);
+    if (rc != 0)
         goto release_world;
-    }
-    int wrong = !bb_redist_link_is_engine(l), any_wrong = 0;
-    MPI_Allreduce(&wrong, &any_wrong, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (any_wrong) {
-        fprintf(stderr, "%s: rank %d: %s\n", prog, wrank,
-                wrong ? "launched as the driver's code" : "a program runs in the other code");
-        rc = BB_EXIT_USAGE;
-        goto destroy_link;
-    }
     int me = bb_redist_link_code_rank(l, 1), pe = bb_redist_link_code_size(l, 1);
     MPI_Comm code = bb_redist_link_code_comm(l);
 
@@ -277,7 +268,6 @@ int main(int argc, char **argv)
     free(x);
     bb_map_free(emap);
     bb_map_free(scalar_map);
-destroy_link:
     if (bb_redist_link_destroy(l) != BB_OK && rc == BB_EXIT_OK)
         rc = BB_EXIT_FATAL;
 release_world:

@@ -116,6 +116,29 @@ static inline bb_status_t mdi_link(bb_world_t *world, const mdi_opts_t *o, const
     return st;
 }
 
+/* The link, as the code this program is (engine 0: the driver): 0, or the
+ * exit code, the same on every rank of both codes, with no link left.  A
+ * program launched in the other code's place (two drivers, the engine
+ * first by MPI_APPNUM) stops every rank alike. */
+static inline int mdi_open(bb_world_t *world, const mdi_opts_t *o, const char *prog,
+                           int engine, bb_redist_link_t **link_out)
+{
+    bb_status_t st = mdi_link(world, o, prog, link_out);
+    if (st != BB_OK)
+        return st == BB_REFUSED || st == BB_ERR_ARG ? BB_EXIT_FAILURE : BB_EXIT_FATAL;
+    int wrong = engine ? !bb_redist_link_is_engine(*link_out)
+                       : !bb_redist_link_is_driver(*link_out), any_wrong = 0;
+    MPI_Allreduce(&wrong, &any_wrong, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (!any_wrong)
+        return 0;
+    fprintf(stderr, "%s: rank %d: %s\n", prog, bb_world_rank(world),
+            !wrong ? "a program runs in the other code"
+            : engine ? "launched as the driver's code" : "launched as the engine's code");
+    bb_redist_link_destroy(*link_out);
+    *link_out = NULL;
+    return BB_EXIT_USAGE;
+}
+
 /* The command channel: MDI's command names, from the driver's rank 0 to
  * every rank of both codes (the link's rank 0 is the driver's). */
 enum { MDI_COMMAND_LEN = 32 };

@@ -62,6 +62,12 @@ bb_mpmd_codes 1 1 "$D" -mdi "-role DRIVER -name md -method TCP" : \
     "$E" -mdi "-role ENGINE -name md -method MPI" > "$out" 2>&1
 bb_expect_rc 1 $? "-mdi -method TCP refused on both codes"
 bb_expect_grep "not \"-role DRIVER|ENGINE -name NAME -method MPI\"" "$out" "-method TCP: said"
+# The programs in each other's place by MPI_APPNUM: both stop, exit 2, each
+# rank saying which code it was launched as.
+bb_mpmd_codes 1 1 "$E" : "$D" > "$out" 2>&1
+bb_expect_rc 2 $? "the engine launched as the driver's code: exit 2 on both"
+bb_expect_grep "mdi-engine: rank 0: launched as the driver's code" "$out" "the engine says so"
+bb_expect_grep "mdi-driver: rank 1: launched as the engine's code" "$out" "the driver says so"
 # every tier (mdi): 1 driver, 2 engines
 exact "1:2 appnum" 1 2 --steps 4 --remap 2
 

@@ -44,15 +44,9 @@ static int report(int rank, const char *what, bb_status_t st, const bb_redist_me
 int main(int argc, char **argv)
 {
     mdi_opts_t o;
-    int provided, rc = BB_EXIT_OK, bad = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-    int usage = mdi_parse(argc, argv, prog, &o), any_usage = 0;
-    /* A bad command line on one program stops both, after one agreement. */
-    MPI_Allreduce(&usage, &any_usage, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (any_usage) {
-        MPI_Finalize();
-        return BB_EXIT_USAGE;
-    }
+    int rc = mdi_start(&argc, &argv, prog, &o), bad = 0;
+    if (rc != 0)
+        return rc;
     bb_world_t *world = NULL;
     bb_redist_link_t *l = NULL;
     bb_redist_plan_t *plan[PLANS] = {NULL};

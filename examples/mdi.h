@@ -89,6 +89,21 @@ usage:
     return 2;
 }
 
+/* MPI started and the command line read on every rank of both codes: 0,
+ * or (MPI finalized) the usage exit code of every rank.  A bad command line
+ * on one program stops both, after one agreement. */
+static inline int mdi_start(int *argc, char ***argv, const char *prog, mdi_opts_t *o)
+{
+    int provided;
+    MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    int usage = mdi_parse(*argc, *argv, prog, o), any_usage = 0;
+    MPI_Allreduce(&usage, &any_usage, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (!any_usage)
+        return 0;
+    MPI_Finalize();
+    return BB_EXIT_USAGE;
+}
+
 /* The codes: from MDI's option string when given, else from the launch. */
 static inline bb_status_t mdi_link(bb_world_t *world, const mdi_opts_t *o, const char *prog,
                             bb_redist_link_t **link_out)

@@ -77,15 +77,22 @@ bb_full_tier_only() {
 # (after what LD_PRELOAD holds); BB_YIELD=no launches them as they are.
 bb_mpirun() {
     np=$1
-    if [ "$np" -gt "$BB_CORES" ] && [ "${BB_YIELD:-yes}" = yes ] && \
+    bb_yield_over "$np" bb_mpirun_as_is "$@"
+}
+# bb_yield_over NP CMD...: CMD, with the ranks yielding when idle (as above)
+# when NP ranks are more than the cores.
+bb_yield_over() {
+    if [ "$1" -gt "$BB_CORES" ] && [ "${BB_YIELD:-yes}" = yes ] && \
         [ -f "$B/tests/.libs/libbbyield.so" ]; then
+        shift
         (LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD }$B/tests/.libs/libbbyield.so"
          OMPI_MCA_mpi_yield_when_idle=1
          ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
          export LD_PRELOAD OMPI_MCA_mpi_yield_when_idle ASAN_OPTIONS
-         bb_mpirun_as_is "$@")
+         "$@")
     else
-        bb_mpirun_as_is "$@"
+        shift
+        "$@"
     fi
 }
 bb_mpirun_as_is() {
@@ -124,19 +131,10 @@ bb_mpmd_codes() {
         if [ $_first = yes ]; then set -- -n "$_nd"; _first=no; fi
         if [ "$_a" = : ]; then set -- "$@" : -n "$_ne"; else set -- "$@" "$_a"; fi
     done
-    _tot=$((_nd + _ne)) _over=
-    [ "$_tot" -gt "$BB_CORES" ] && _over=yes
-    [ "$_over" = yes ] && [ "$BB_LAUNCHER_KIND" = openmpi ] && set -- --oversubscribe "$@"
-    if [ "$_over" = yes ] && [ "${BB_YIELD:-yes}" = yes ] && \
-        [ -f "$B/tests/.libs/libbbyield.so" ]; then
-        (LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD }$B/tests/.libs/libbbyield.so"
-         OMPI_MCA_mpi_yield_when_idle=1
-         ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
-         export LD_PRELOAD OMPI_MCA_mpi_yield_when_idle ASAN_OPTIONS
-         bb_mpmd "$@")
-    else
-        bb_mpmd "$@"
-    fi
+    _tot=$((_nd + _ne))
+    [ "$_tot" -gt "$BB_CORES" ] && [ "$BB_LAUNCHER_KIND" = openmpi ] && \
+        set -- --oversubscribe "$@"
+    bb_yield_over "$_tot" bb_mpmd "$@"
 }
 
 # bb_skip_without_appnum: exit 77 (skipped), saying why, when this MPI has no
